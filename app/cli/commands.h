@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QStringList>
+
+namespace orrery::cli {
+
+// Exit codes (UX.md): 0 ok, 1 the operation failed, 2 usage error.
+enum ExitCode { kOk = 0, kFailed = 1, kUsage = 2 };
+
+// `orrery doctor [--json]`: every environment check, as a table or one JSON object.
+int runDoctor(const QStringList &args);
+
+}  // namespace orrery::cli

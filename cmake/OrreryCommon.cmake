@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# orrery_common: the one place for strictness. Every Orrery target links it; it carries the C++
+# standard, the warnings and the Qt safety macros (harmless for the Qt-free trainer).
+# Included by the top-level project and by trainer/ when that is built on its own.
+include_guard(GLOBAL)
+
+# Standard C++ (no GNU extensions) for every target of the including project.
+set(CMAKE_CXX_EXTENSIONS OFF)
+
+option(ORRERY_WERROR "Treat compiler warnings as errors" OFF)
+
+add_library(orrery_common INTERFACE)
+add_library(orrery::common ALIAS orrery_common)
+target_compile_features(orrery_common INTERFACE cxx_std_20)
+target_compile_options(orrery_common INTERFACE
+  $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Wformat=2>
+  $<$<AND:$<BOOL:${ORRERY_WERROR}>,$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>>:-Werror>)
+target_compile_definitions(orrery_common INTERFACE
+  QT_NO_CAST_FROM_ASCII
+  QT_NO_CAST_TO_ASCII
+  QT_NO_CAST_FROM_BYTEARRAY
+  QT_NO_URL_CAST_FROM_STRING
+  QT_NO_NARROWING_CONVERSIONS_IN_CONNECT
+  QT_NO_CONTEXTLESS_CONNECT
+  QT_NO_FOREACH
+  QT_USE_QSTRINGBUILDER
+  QT_STRICT_ITERATORS
+  # Qt 6.4 (Debian 12) knows QT_DISABLE_DEPRECATED_BEFORE; 6.5+ reads QT_DISABLE_DEPRECATED_UP_TO.
+  QT_DISABLE_DEPRECATED_BEFORE=0x060400
+  QT_DISABLE_DEPRECATED_UP_TO=0x060400)
+
+# Sanitizer builds (preset `asan`): ASan + UBSan on every target, no recovery from UB.
+option(ORRERY_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+if(ORRERY_SANITIZE)
+  target_compile_options(orrery_common INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(orrery_common INTERFACE -fsanitize=address,undefined)
+endif()

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QString>
+
+namespace orrery::core {
+
+// Where Orrery keeps its files. Every face resolves paths through these, so the CLI and the GUI
+// always open the same database.
+
+// The tracking database: $ORRERY_DB if set, else <AppDataLocation>/orrery.sqlite.
+QString defaultDatabasePath();
+
+// The directory of cluster profiles and settings (<AppConfigLocation>).
+QString configDirectory();
+
+// The orrery-train executable: $ORRERY_TRAINER if set, else the one next to the running
+// executable (build tree and install tree both put them side by side), else the first on PATH.
+// Empty when none is found.
+QString trainerExecutable();
+
+}  // namespace orrery::core

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/core/paths.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+namespace orrery::core {
+
+QString defaultDatabasePath()
+{
+    const QString fromEnv = qEnvironmentVariable("ORRERY_DB");
+    if (!fromEnv.isEmpty())
+        return fromEnv;
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+        .filePath(QStringLiteral("orrery.sqlite"));
+}
+
+QString configDirectory()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
+}
+
+QString trainerExecutable()
+{
+    const QString fromEnv = qEnvironmentVariable("ORRERY_TRAINER");
+    if (!fromEnv.isEmpty())
+        return fromEnv;
+    const QString name = QStringLiteral("orrery-train");
+    if (QCoreApplication::instance()) {
+        const QFileInfo beside(QDir(QCoreApplication::applicationDirPath()).filePath(name));
+        if (beside.isExecutable())
+            return beside.absoluteFilePath();
+    }
+    return QStandardPaths::findExecutable(name);
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include <QString>
+
+#include <stdexcept>
+
+namespace orrery::remote {
+
+// What went wrong talking to a cluster. The message names the host and, where there is one, the
+// command, and says what to do (UX.md: errors name the host and command that failed).
+class RemoteError : public std::runtime_error {
+public:
+    enum class Kind {
+        Connect,  // TCP or SSH handshake failed, or the connection dropped
+        HostKeyUnknown,  // the host is not in known_hosts: the caller decides whether to trust it
+        HostKeyChanged,  // known_hosts holds another key for this host: refused
+        Auth,  // no authentication method was accepted
+        Timeout,  // a call ran past its deadline
+        Channel,  // opening a channel or running a command failed
+        Sftp,  // an SFTP operation failed (message has the path)
+    };
+
+    RemoteError(Kind kind, const QString &message);
+
+    Kind kind() const noexcept { return m_kind; }
+    QString message() const { return QString::fromUtf8(what()); }
+
+private:
+    Kind m_kind;
+};
+
+QString kindName(RemoteError::Kind kind);
+
+}  // namespace orrery::remote

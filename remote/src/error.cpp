@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/remote/error.h"
+
+namespace orrery::remote {
+
+RemoteError::RemoteError(Kind kind, const QString &message)
+    : std::runtime_error(message.toStdString()), m_kind(kind)
+{ }
+
+QString kindName(RemoteError::Kind kind)
+{
+    switch (kind) {
+    case RemoteError::Kind::Connect:
+        return QStringLiteral("connect");
+    case RemoteError::Kind::HostKeyUnknown:
+        return QStringLiteral("host-key-unknown");
+    case RemoteError::Kind::HostKeyChanged:
+        return QStringLiteral("host-key-changed");
+    case RemoteError::Kind::Auth:
+        return QStringLiteral("auth");
+    case RemoteError::Kind::Timeout:
+        return QStringLiteral("timeout");
+    case RemoteError::Kind::Channel:
+        return QStringLiteral("channel");
+    case RemoteError::Kind::Sftp:
+        return QStringLiteral("sftp");
+    }
+    return {};
+}
+
+}  // namespace orrery::remote

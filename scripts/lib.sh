@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Shared by scripts/quickstart and scripts/test: set up, configure and build a preset, timing each
+# step so the README's figures can be checked.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+step_started=0
+step() {  # step NAME: prints a header and remembers when it began
+  step_started=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
+step_done() { printf '==> done in %ss\n' "$((SECONDS - step_started))"; }
+
+setup_and_build() {  # setup_and_build PRESET
+  local preset=$1
+  step "setup (scripts/setup)"
+  "$root/scripts/setup"
+  step_done
+  # ccache makes a rebuild on the same machine (a second CI run) take seconds.
+  if command -v ccache >/dev/null; then
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  fi
+  step "configure (cmake --preset $preset)"
+  cmake --preset "$preset" >/dev/null
+  step_done
+  step "build (cmake --build --preset $preset)"
+  cmake --build --preset "$preset"
+  step_done
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+// Shared by every Qt Test executable: a test main that makes GUI tests headless and keeps tests
+// out of the user's real files, and access to the local cluster fixture.
+
+#include <QByteArray>
+#include <QFile>
+#include <QHash>
+#include <QList>
+#include <QStandardPaths>
+#include <QString>
+#include <QTest>
+
+namespace orrery::test {
+
+// Prepares the process before Q*Application exists: offscreen platform unless the caller chose
+// one (QT_QPA_PLATFORM=xcb under Xvfb), and QStandardPaths test mode (~/.qttest/...), so tests
+// never read or write the user's database or cluster profiles.
+inline void prepareTestProcess()
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QStandardPaths::setTestModeEnabled(true);
+}
+
+// The connection details of the running local cluster (tests/fixture/localcluster.py up),
+// read from the file ORRERY_TEST_CLUSTER_ENV names. CTest sets that variable for every test
+// that requires the `cluster` fixture.
+class TestCluster {
+public:
+    // Empty `error()` when loaded.
+    TestCluster()
+    {
+        const QString path = qEnvironmentVariable("ORRERY_TEST_CLUSTER_ENV");
+        if (path.isEmpty()) {
+            m_error = QStringLiteral("ORRERY_TEST_CLUSTER_ENV is not set: run this test through ctest "
+                                     "(it starts the cluster fixture) or export it yourself");
+            return;
+        }
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            m_error = QStringLiteral("cannot read %1: is the cluster fixture up?").arg(path);
+            return;
+        }
+        while (!file.atEnd()) {
+            const QByteArray line = file.readLine().trimmed();
+            const qsizetype eq = line.indexOf('=');
+            if (line.startsWith('#') || eq <= 0)
+                continue;
+            m_values.insert(QString::fromUtf8(line.left(eq)), QString::fromUtf8(line.mid(eq + 1)));
+        }
+    }
+
+    QString error() const { return m_error; }
+    QString value(const char *key) const { return m_values.value(QLatin1String(key)); }
+
+    // For failure messages: where the daemons' logs are (kept after teardown too).
+    QString logsHint() const
+    {
+        return QStringLiteral("cluster logs: %1 (copied next to the fixture's state file on teardown)")
+            .arg(value("ORRERY_TEST_CLUSTER_LOGS"));
+    }
+
+private:
+    QHash<QString, QString> m_values;
+    QString m_error;
+};
+
+// Strings a user or a cluster might hand us that a shell must never interpret: each must reach
+// the program as exactly one argument, byte for byte. Shared by the local and the SSH tests.
+inline QList<QByteArray> hostileArguments()
+{
+    return {
+        QByteArray("plain"),
+        QByteArray("with space"),
+        QByteArray("single'quote"),
+        QByteArray("double\"quote"),
+        QByteArray("$(touch /tmp/orrery-pwned)"),
+        QByteArray("`touch /tmp/orrery-pwned`"),
+        QByteArray("${HOME}"),
+        QByteArray("a;touch /tmp/orrery-pwned"),
+        QByteArray("a && touch /tmp/orrery-pwned"),
+        QByteArray("a | cat"),
+        QByteArray("line\nbreak"),
+        QByteArray("*"),
+        QByteArray("?[a-z]"),
+        QByteArray("~root"),
+        QByteArray("-rf"),
+        QByteArray("--help"),
+        QByteArray("back\\slash"),
+        QByteArray("'"),
+        QByteArray("''"),
+        QByteArray(""),
+        QByteArray("\xff\xfe not utf-8 \x80"),
+        QByteArray("tab\there"),
+        QByteArray("!event"),
+        QByteArray("#comment"),
+        QByteArray("> /tmp/orrery-pwned"),
+    };
+}
+
+}  // namespace orrery::test
+
+// QTEST_MAIN with prepareTestProcess() first. AppClass: QCoreApplication / QApplication.
+#define ORRERY_TEST_MAIN(TestObject, AppClass)                                                               \
+    int main(int argc, char **argv)                                                                          \
+    {                                                                                                        \
+        orrery::test::prepareTestProcess();                                                                  \
+        AppClass app(argc, argv);                                                                            \
+        app.setAttribute(Qt::AA_Use96Dpi, true);                                                             \
+        TestObject tc;                                                                                       \
+        QTEST_SET_MAIN_SOURCE_PATH                                                                           \
+        return QTest::qExec(&tc, argc, argv);                                                                \
+    }

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The main window, offscreen: the Environment tab fills from the same checks as `orrery doctor`,
+// off the UI thread, and its model obeys the QAbstractItemModel contract.
+#include "testsupport.h"
+
+#include "environmentmodel.h"
+#include "mainwindow.h"
+
+#include "orrery/remote/diagnostics.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTableView>
+
+using orrery::core::Check;
+using orrery::gui::EnvironmentModel;
+using orrery::gui::MainWindow;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void environmentModelContract()
+    {
+        EnvironmentModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setChecks(
+            {Check{QStringLiteral("a"), Check::Status::Ok, QStringLiteral("1"), {}},
+             Check{QStringLiteral("b"), Check::Status::Failed, QStringLiteral("2"), QStringLiteral("fix")}});
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(1, EnvironmentModel::StatusColumn).data().toString(), QStringLiteral("FAIL"));
+        QCOMPARE(model.index(1, EnvironmentModel::DetailColumn).data().toString(), QStringLiteral("2 — fix"));
+        model.setChecks({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void environmentTabShowsTheDoctorChecks()
+    {
+        MainWindow window;
+        QSignalSpy refreshed(&window, &MainWindow::environmentRefreshed);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // The checks start orrery-train (LibTorch loads in a few seconds) on a pool thread.
+        QVERIFY(refreshed.wait(60'000));
+        const QList<Check> expected = orrery::remote::environmentChecks();
+        EnvironmentModel *model = window.environmentModel();
+        QCOMPARE(model->rowCount(), expected.size());
+        for (int row = 0; row < model->rowCount(); ++row)
+            QCOMPARE(model->index(row, EnvironmentModel::NameColumn).data().toString(), expected[row].name);
+        auto *view = window.findChild<QTableView *>(QStringLiteral("environmentView"));
+        QVERIFY(view);
+        QVERIFY(view->isVisible());
+    }
+};
+
+ORRERY_TEST_MAIN(TestMainWindow, QApplication)
+#include "tst_mainwindow.moc"

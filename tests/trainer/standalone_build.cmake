@@ -1,0 +1,19 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Configures and builds trainer/ as a project of its own, then runs the result: proves a cluster
+# with only PyTorch, a compiler and CMake can build orrery-train from the bundled source.
+# cmake -DSOURCE_DIR=... -DBINARY_DIR=... -DGENERATOR=... -P standalone_build.cmake
+file(REMOVE_RECURSE "${BINARY_DIR}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
+  -DCMAKE_BUILD_TYPE=Release -DORRERY_WERROR=ON COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${BINARY_DIR}/bin/orrery-train" --version
+  OUTPUT_VARIABLE out COMMAND_ERROR_IS_FATAL ANY)
+if(NOT out MATCHES "LibTorch 2\\.11")
+  message(FATAL_ERROR "standalone orrery-train --version printed:\n${out}")
+endif()
+# Qt must not have leaked in.
+file(READ "${BINARY_DIR}/CMakeCache.txt" cache)
+if(cache MATCHES "Qt6_DIR:PATH=/")
+  message(FATAL_ERROR "the standalone trainer build found Qt; it must not use it")
+endif()
+message(STATUS "standalone trainer OK:\n${out}")
