@@ -10,7 +10,7 @@ namespace orrery::core {
 
 QString defaultDatabasePath()
 {
-    const QString fromEnv = qEnvironmentVariable("ORRERY_DB");
+    QString fromEnv = qEnvironmentVariable("ORRERY_DB");
     if (!fromEnv.isEmpty())
         return fromEnv;
     return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
@@ -24,7 +24,7 @@ QString configDirectory()
 
 QString trainerExecutable()
 {
-    const QString fromEnv = qEnvironmentVariable("ORRERY_TRAINER");
+    QString fromEnv = qEnvironmentVariable("ORRERY_TRAINER");
     if (!fromEnv.isEmpty())
         return fromEnv;
     const QString name = QStringLiteral("orrery-train");
