@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "output.h"
 
+#include "orrery/core/paths.h"
 #include "orrery/core/version.h"
 
 #include <QCoreApplication>
@@ -27,9 +28,7 @@ const QString kUsageText =
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
-    QCoreApplication::setApplicationName(QStringLiteral("orrery"));
-    QCoreApplication::setOrganizationName(QStringLiteral("orrery"));
-    QCoreApplication::setApplicationVersion(orrery::core::version());
+    orrery::core::applyApplicationIdentity();
 
     QStringList args = QCoreApplication::arguments().mid(1);
     if (args.isEmpty()) {

@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
-#include "orrery/core/version.h"
+#include "orrery/core/paths.h"
 
 #include <QApplication>
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("orrery"));
-    QApplication::setOrganizationName(QStringLiteral("orrery"));
+    orrery::core::applyApplicationIdentity();
     QApplication::setApplicationDisplayName(QStringLiteral("Orrery"));
-    QApplication::setApplicationVersion(orrery::core::version());
     QApplication::setDesktopFileName(QStringLiteral("orrery-gui"));
 
     orrery::gui::MainWindow window;

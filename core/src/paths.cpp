@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/paths.h"
 
+#include "orrery/core/version.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QStandardPaths>
 
 namespace orrery::core {
+
+void applyApplicationIdentity()
+{
+    // No organization name: it would add a second path level (~/.local/share/orrery/orrery).
+    QCoreApplication::setApplicationName(QStringLiteral("orrery"));
+    QCoreApplication::setApplicationVersion(version());
+}
 
 QString defaultDatabasePath()
 {

@@ -15,6 +15,7 @@ namespace orrery::train {
 
 namespace {
 
+#ifdef ORRERY_TORCH_CUDA
 std::string cudaVersionString(long version)
 {
     // CUDART encodes major * 1000 + minor * 10.
@@ -22,6 +23,7 @@ std::string cudaVersionString(long version)
     out << version / 1000 << '.' << (version % 1000) / 10;
     return out.str();
 }
+#endif
 
 const char *yesNo(bool value)
 {

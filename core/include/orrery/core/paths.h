@@ -5,6 +5,11 @@
 
 namespace orrery::core {
 
+// Names the running application "orrery" (with Orrery's version) so that every face resolves
+// the same QStandardPaths locations (~/.local/share/orrery, ~/.config/orrery). Call right after
+// constructing the Q*Application.
+void applyApplicationIdentity();
+
 // Where Orrery keeps its files. Every face resolves paths through these, so the CLI and the GUI
 // always open the same database.
 
