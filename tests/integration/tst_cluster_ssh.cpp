@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QThread>
 
+#include <optional>
+
 using orrery::remote::commandLine;
 using orrery::remote::Endpoint;
 using orrery::remote::RemoteError;
@@ -47,6 +49,17 @@ class TestClusterSsh : public QObject {
                          __LINE__);
             return false;
         }
+    }
+
+    // The error connect() refused with; empty if it connected.
+    static std::optional<RemoteError> refusal(Session &session)
+    {
+        try {
+            session.connect();
+        } catch (const RemoteError &e) {
+            return e;
+        }
+        return std::nullopt;
     }
 
     // `ssh-keygen -l` of the fixture's host key: OpenSSH's own view of the fingerprint.
@@ -131,15 +144,12 @@ private Q_SLOTS:
     void wrongHostKeyIsRefused()
     {
         Session session(endpoint("ORRERY_TEST_SSH_KNOWN_HOSTS_WRONG"));
-        try {
-            session.connect();
-            QFAIL("connected to a host whose key does not match known_hosts");
-        } catch (const RemoteError &e) {
-            QCOMPARE(e.kind(), RemoteError::Kind::HostKeyChanged);
-            // Both fingerprints are shown: the offered one and the one on file.
-            QVERIFY2(e.message().contains(openSshFingerprint()), qPrintable(e.message()));
-            QVERIFY2(e.message().count(QStringLiteral("SHA256:")) == 2, qPrintable(e.message()));
-        }
+        const auto e = refusal(session);
+        QVERIFY2(e, "connected to a host whose key does not match known_hosts");
+        QCOMPARE(e->kind(), RemoteError::Kind::HostKeyChanged);
+        // Both fingerprints are shown: the offered one and the one on file.
+        QVERIFY2(e->message().contains(openSshFingerprint()), qPrintable(e->message()));
+        QVERIFY2(e->message().count(QStringLiteral("SHA256:")) == 2, qPrintable(e->message()));
         QVERIFY(!session.isConnected());
     }
 
@@ -151,13 +161,10 @@ private Q_SLOTS:
         Endpoint e = endpoint();
         e.knownHostsFile = empty;
         Session session(e);
-        try {
-            session.connect();
-            QFAIL("connected to a host that is not in known_hosts");
-        } catch (const RemoteError &err) {
-            QCOMPARE(err.kind(), RemoteError::Kind::HostKeyUnknown);
-            QVERIFY(err.message().contains(openSshFingerprint()));
-        }
+        const auto err = refusal(session);
+        QVERIFY2(err, "connected to a host that is not in known_hosts");
+        QCOMPARE(err->kind(), RemoteError::Kind::HostKeyUnknown);
+        QVERIFY(err->message().contains(openSshFingerprint()));
     }
 
     void strangerKeyIsRefused()
@@ -171,12 +178,9 @@ private Q_SLOTS:
         Endpoint e = endpoint();
         e.identityFile = key;
         Session session(e);
-        try {
-            session.connect();
-            QFAIL("a key that is not in authorized_keys was accepted");
-        } catch (const RemoteError &err) {
-            QCOMPARE(err.kind(), RemoteError::Kind::Auth);
-        }
+        const auto err = refusal(session);
+        QVERIFY2(err, "a key that is not in authorized_keys was accepted");
+        QCOMPARE(err->kind(), RemoteError::Kind::Auth);
     }
 
     void commandThatHangsTimesOut()
