@@ -10,6 +10,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDir>
 #include <QSignalSpy>
 #include <QTableView>
 
@@ -50,6 +51,13 @@ private Q_SLOTS:
         auto *view = window.findChild<QTableView *>(QStringLiteral("environmentView"));
         QVERIFY(view);
         QVERIFY(view->isVisible());
+
+        // A screenshot for people to look at (CTest sets the directory; kept with the build).
+        const QString shots = qEnvironmentVariable("ORRERY_TEST_SCREENSHOTS");
+        if (!shots.isEmpty()) {
+            QDir().mkpath(shots);
+            QVERIFY(window.grab().save(QDir(shots).filePath(QStringLiteral("mainwindow-environment.png"))));
+        }
     }
 };
 
