@@ -1,0 +1,956 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runs_commands.h"
+
+#include "commands.h"
+#include "output.h"
+
+#include "orrery/core/store.h"
+#include "orrery/remote/mlflow.h"
+
+#include <QCommandLineParser>
+#include <QDateTime>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <functional>
+
+namespace orrery::cli {
+
+using namespace orrery::core;
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void onInterrupt(int)
+{
+    g_interrupted.store(true);
+}
+
+// Ctrl-C during long work: finish the current transaction, then stop (everything stored so far
+// stays; rerunning continues from there).
+void catchInterrupt()
+{
+    std::signal(SIGINT, onInterrupt);
+}
+
+QString number(double v)
+{
+    if (std::isnan(v))
+        return QStringLiteral("nan");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, 'g', 6);
+}
+
+QJsonValue jsonNumber(double v)
+{
+    // JSON has no NaN/inf: written as strings, as events.jsonl does.
+    if (!std::isfinite(v))
+        return number(v);
+    return v;
+}
+
+QString timeText(qint64 ms)
+{
+    return ms ? QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+              : QString();
+}
+
+QString durationText(const Run &r)
+{
+    if (!r.startTimeMs)
+        return {};
+    const qint64 end = r.endTimeMs ? r.endTimeMs : QDateTime::currentMSecsSinceEpoch();
+    const qint64 s = std::max<qint64>(0, (end - r.startTimeMs) / 1000);
+    if (s < 3600)
+        return QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+void printJson(const QJsonValue &v)
+{
+    const QJsonDocument doc = v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(v.toObject());
+    out(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
+}
+
+// Parses `args` (without the verb) with Qt's parser; on error prints usage and returns false.
+bool parse(QCommandLineParser &p, const QString &usage, const QStringList &args, int *code)
+{
+    p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    if (!p.parse(QStringList{QStringLiteral("orrery")} + args)) {
+        err(QStringLiteral("orrery: %1\nusage: %2\n").arg(p.errorText(), usage));
+        *code = kUsage;
+        return false;
+    }
+    return true;
+}
+
+std::unique_ptr<TrackingStore> openStore(const Context &ctx,
+                                         TrackingStore::Mode mode = TrackingStore::Mode::ReadWrite)
+{
+    auto store = TrackingStore::open(ctx.dbPath, mode);
+    if (store->isReadOnly() && mode == TrackingStore::Mode::ReadWrite)
+        err(QStringLiteral("orrery: %1\n").arg(store->readOnlyReason()));
+    return store;
+}
+
+QJsonObject runJson(const Run &r)
+{
+    return QJsonObject{{QStringLiteral("id"), r.id},
+                       {QStringLiteral("uuid"), r.uuid},
+                       {QStringLiteral("experiment"), r.experimentName},
+                       {QStringLiteral("name"), r.name},
+                       {QStringLiteral("status"), toString(r.status)},
+                       {QStringLiteral("start_time"), r.startTimeMs},
+                       {QStringLiteral("end_time"), r.endTimeMs ? QJsonValue(r.endTimeMs) : QJsonValue()},
+                       {QStringLiteral("run_dir"), r.runDir}};
+}
+
+QJsonObject latestJson(const LatestMetric &m)
+{
+    return QJsonObject{
+        {QStringLiteral("step"), qint64(m.last.step)},       {QStringLiteral("time"), qint64(m.last.timeMs)},
+        {QStringLiteral("value"), jsonNumber(m.last.value)}, {QStringLiteral("min"), jsonNumber(m.min)},
+        {QStringLiteral("max"), jsonNumber(m.max)},          {QStringLiteral("count"), m.count}};
+}
+
+QJsonObject mapJson(const QMap<QString, QString> &m)
+{
+    QJsonObject o;
+    for (auto it = m.begin(); it != m.end(); ++it)
+        o.insert(it.key(), it.value());
+    return o;
+}
+
+// The runs a listing or export selects: --experiment, --sweep, --filter (repeatable),
+// --status; sorted by --sort METRIC [--desc]; --limit N.
+struct Selection {
+    QCommandLineOption experiment{QStringLiteral("experiment"),
+                                  QStringLiteral("only runs of this experiment"), QStringLiteral("NAME")};
+    QCommandLineOption sweep{QStringLiteral("sweep"), QStringLiteral("only runs of this sweep (id or name)"),
+                             QStringLiteral("SWEEP")};
+    QCommandLineOption filter{QStringLiteral("filter"),
+                              QStringLiteral("e.g. \"params.optim.lr = 0.001\", \"metrics.eval/loss < 0.2\""),
+                              QStringLiteral("EXPR")};
+    QCommandLineOption status{QStringLiteral("status"), QStringLiteral("RUNNING, FINISHED, FAILED, KILLED"),
+                              QStringLiteral("STATUS")};
+    QCommandLineOption sort{QStringLiteral("sort"), QStringLiteral("order by a metric's latest value"),
+                            QStringLiteral("METRIC")};
+    QCommandLineOption desc{QStringLiteral("desc"), QStringLiteral("descending order")};
+    QCommandLineOption limit{QStringLiteral("limit"), QStringLiteral("at most N runs"), QStringLiteral("N")};
+
+    void add(QCommandLineParser &p) { p.addOptions({experiment, sweep, filter, status, sort, desc, limit}); }
+
+    // Returns false (after printing why) on a bad option value.
+    bool query(const QCommandLineParser &p, const TrackingStore &store, RunQuery &q) const
+    {
+        if (p.isSet(experiment))
+            q.experiment = p.value(experiment);
+        if (p.isSet(sweep)) {
+            const auto s = store.findSweep(p.value(sweep));
+            if (!s) {
+                err(QStringLiteral("orrery: no sweep '%1'\n").arg(p.value(sweep)));
+                return false;
+            }
+            q.sweep = s->id;
+        }
+        for (const QString &f : p.values(filter)) {
+            QString error;
+            const auto c = parseRunCondition(f, &error);
+            if (!c) {
+                err(QStringLiteral("orrery: %1\n").arg(error));
+                return false;
+            }
+            q.conditions.push_back(*c);
+        }
+        if (p.isSet(status)) {
+            const auto st = runStatusFromString(p.value(status));
+            if (!st) {
+                err(QStringLiteral("orrery: unknown status '%1'\n").arg(p.value(status)));
+                return false;
+            }
+            q.conditions.push_back({RunCondition::Scope::Attribute, QStringLiteral("status"),
+                                    RunCondition::Op::Eq, toString(*st)});
+        }
+        q.orderByMetric = p.value(sort);
+        q.descending = p.isSet(desc);
+        if (p.isSet(limit)) {
+            bool ok = false;
+            q.limit = p.value(limit).toInt(&ok);
+            if (!ok || q.limit < 0) {
+                err(QStringLiteral("orrery: --limit takes a number\n"));
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+// The metric columns of a run table: the ones asked for, else the sort metric and the keys
+// most runs have (at most 4).
+QStringList metricColumns(const QList<RunRow> &rows, const QString &requested, const QString &sortMetric)
+{
+    if (!requested.isEmpty())
+        return requested.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    QMap<QString, int> seen;
+    for (const RunRow &r : rows)
+        for (auto it = r.latest.begin(); it != r.latest.end(); ++it)
+            ++seen[it.key()];
+    QStringList keys = seen.keys();
+    std::stable_sort(keys.begin(), keys.end(),
+                     [&](const QString &a, const QString &b) { return seen[a] > seen[b]; });
+    QStringList out;
+    if (!sortMetric.isEmpty())
+        out.push_back(sortMetric);
+    for (const QString &k : keys)
+        if (out.size() < 4 && !out.contains(k))
+            out.push_back(k);
+    return out;
+}
+
+int experimentsList(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption json(QStringLiteral("json"));
+    p.addOption(json);
+    int code = kOk;
+    if (!parse(p, QStringLiteral("orrery experiments list [--json]"), args, &code))
+        return code;
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    const QList<Experiment> list = store->experiments();
+    if (p.isSet(json)) {
+        QJsonArray a;
+        for (const Experiment &e : list)
+            a.append(QJsonObject{{QStringLiteral("id"), e.id},
+                                 {QStringLiteral("name"), e.name},
+                                 {QStringLiteral("runs"), e.runCount},
+                                 {QStringLiteral("creation_time"), e.creationTimeMs},
+                                 {QStringLiteral("tags"), mapJson(e.tags)}});
+        printJson(a);
+        return kOk;
+    }
+    QList<QStringList> rows;
+    for (const Experiment &e : list)
+        rows.push_back(
+            {QString::number(e.id), e.name, QString::number(e.runCount), timeText(e.creationTimeMs)});
+    out(formatTable(
+        {QStringLiteral("ID"), QStringLiteral("NAME"), QStringLiteral("RUNS"), QStringLiteral("CREATED")},
+        rows));
+    return kOk;
+}
+
+int runsList(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    Selection sel;
+    sel.add(p);
+    QCommandLineOption metrics(QStringLiteral("metrics"), QStringLiteral("metric columns"),
+                               QStringLiteral("K1,K2"));
+    QCommandLineOption json(QStringLiteral("json"));
+    p.addOptions({metrics, json});
+    int code = kOk;
+    const QString usage = QStringLiteral("orrery runs list [--experiment NAME] [--sweep S] [--filter "
+                                         "EXPR]... [--status S] [--sort METRIC [--desc]] "
+                                         "[--limit N] [--metrics K1,K2] [--json]");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (!p.positionalArguments().isEmpty()) {
+        err(QStringLiteral("orrery: unexpected '%1'\nusage: %2\n")
+                .arg(p.positionalArguments().first(), usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    RunQuery q;
+    if (!sel.query(p, *store, q))
+        return kUsage;
+    const QList<RunRow> rows = store->queryRuns(q);
+    if (p.isSet(json)) {
+        QJsonArray a;
+        for (const RunRow &r : rows) {
+            QJsonObject o = runJson(r.run);
+            QJsonObject m;
+            for (auto it = r.latest.begin(); it != r.latest.end(); ++it)
+                m.insert(it.key(), jsonNumber(it->last.value));
+            o.insert(QStringLiteral("metrics"), m);
+            a.append(o);
+        }
+        printJson(a);
+        return kOk;
+    }
+    const QStringList keys = metricColumns(rows, p.value(metrics), q.orderByMetric);
+    QStringList header{QStringLiteral("ID"),      QStringLiteral("RUN"),    QStringLiteral("EXPERIMENT"),
+                       QStringLiteral("NAME"),    QStringLiteral("STATUS"), QStringLiteral("STARTED"),
+                       QStringLiteral("DURATION")};
+    header += keys;
+    QList<QStringList> table;
+    for (const RunRow &r : rows) {
+        QStringList row{
+            QString::number(r.run.id), r.run.uuid.left(8),          r.run.experimentName, r.run.name,
+            toString(r.run.status),    timeText(r.run.startTimeMs), durationText(r.run)};
+        for (const QString &k : keys)
+            row.push_back(r.latest.contains(k) ? number(r.latest[k].last.value) : QStringLiteral("-"));
+        table.push_back(row);
+    }
+    out(formatTable(header, table));
+    return kOk;
+}
+
+std::optional<Run> resolveRun(const TrackingStore &store, const QString &ref)
+{
+    auto r = store.findRun(ref);
+    if (!r)
+        err(QStringLiteral(
+                "orrery: no run '%1' (use an id, a uuid or its prefix, or a name; see `orrery runs list`)\n")
+                .arg(ref));
+    return r;
+}
+
+int runsShow(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption json(QStringLiteral("json"));
+    p.addOption(json);
+    int code = kOk;
+    const QString usage = QStringLiteral("orrery runs show RUN [--json]");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (p.positionalArguments().size() != 1) {
+        err(QStringLiteral("usage: %1\n").arg(usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    const auto r = resolveRun(*store, p.positionalArguments().first());
+    if (!r)
+        return kFailed;
+    const RunDetails d = store->details(r->id);
+    if (p.isSet(json)) {
+        QJsonObject o = runJson(d.run);
+        o.insert(QStringLiteral("params"), mapJson(d.params));
+        o.insert(QStringLiteral("tags"), mapJson(d.tags));
+        QJsonObject metrics;
+        for (const LatestMetric &m : d.metrics)
+            metrics.insert(m.key, latestJson(m));
+        o.insert(QStringLiteral("metrics"), metrics);
+        QJsonArray artifacts;
+        for (const Artifact &a : d.artifacts)
+            artifacts.append(QJsonObject{{QStringLiteral("path"), a.path},
+                                         {QStringLiteral("kind"), a.kind},
+                                         {QStringLiteral("step"), a.step},
+                                         {QStringLiteral("remote_path"), a.remotePath},
+                                         {QStringLiteral("local_path"), a.localPath},
+                                         {QStringLiteral("size"), a.size}});
+        o.insert(QStringLiteral("artifacts"), artifacts);
+        printJson(o);
+        return kOk;
+    }
+    QString text = QStringLiteral("run %1 (%2)  %3 / %4\nstatus %5  started %6  duration %7\n")
+                       .arg(d.run.id)
+                       .arg(d.run.uuid, d.run.experimentName, d.run.name, toString(d.run.status),
+                            timeText(d.run.startTimeMs), durationText(d.run));
+    if (!d.run.runDir.isEmpty())
+        text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
+    QList<QStringList> rows;
+    for (auto it = d.params.begin(); it != d.params.end(); ++it)
+        rows.push_back({it.key(), it.value()});
+    text += QStringLiteral("\nparams (%1)\n").arg(d.params.size()) +
+        formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
+    rows.clear();
+    for (const LatestMetric &m : d.metrics)
+        rows.push_back({m.key, QString::number(m.last.step), number(m.last.value), number(m.min),
+                        number(m.max), QString::number(m.count)});
+    text += QStringLiteral("\nmetrics (%1)\n").arg(d.metrics.size()) +
+        formatTable({QStringLiteral("KEY"), QStringLiteral("STEP"), QStringLiteral("LATEST"),
+                     QStringLiteral("MIN"), QStringLiteral("MAX"), QStringLiteral("POINTS")},
+                    rows);
+    rows.clear();
+    for (const Artifact &a : d.artifacts)
+        rows.push_back({a.kind, a.step >= 0 ? QString::number(a.step) : QString(),
+                        a.localPath.isEmpty() ? a.remotePath : a.localPath,
+                        a.size >= 0 ? QString::number(a.size) : QString()});
+    text += QStringLiteral("\nartifacts (%1)\n").arg(d.artifacts.size()) +
+        formatTable({QStringLiteral("KIND"), QStringLiteral("STEP"), QStringLiteral("PATH"),
+                     QStringLiteral("BYTES")},
+                    rows);
+    rows.clear();
+    for (auto it = d.tags.begin(); it != d.tags.end(); ++it)
+        rows.push_back({it.key(), it.value()});
+    text += QStringLiteral("\ntags (%1)\n").arg(d.tags.size()) +
+        formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
+    out(text);
+    return kOk;
+}
+
+int runsCompare(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption json(QStringLiteral("json"));
+    QCommandLineOption all(QStringLiteral("all"), QStringLiteral("show params that are equal too"));
+    p.addOptions({json, all});
+    int code = kOk;
+    const QString usage = QStringLiteral("orrery runs compare RUN RUN... [--all] [--json]");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (p.positionalArguments().size() < 2) {
+        err(QStringLiteral("usage: %1\n").arg(usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    QList<RunDetails> runs;
+    for (const QString &ref : p.positionalArguments()) {
+        const auto r = resolveRun(*store, ref);
+        if (!r)
+            return kFailed;
+        runs.push_back(store->details(r->id));
+    }
+    QStringList paramKeys, metricKeys;
+    for (const RunDetails &d : runs) {
+        for (auto it = d.params.begin(); it != d.params.end(); ++it)
+            if (!paramKeys.contains(it.key()))
+                paramKeys.push_back(it.key());
+        for (const LatestMetric &m : d.metrics)
+            if (!metricKeys.contains(m.key))
+                metricKeys.push_back(m.key);
+    }
+    paramKeys.sort();
+    metricKeys.sort();
+    auto differs = [&](const QString &key) {
+        for (const RunDetails &d : runs)
+            if (d.params.value(key, QStringLiteral("\x01")) !=
+                runs.front().params.value(key, QStringLiteral("\x01")))
+                return true;
+        return false;
+    };
+    auto latest = [](const RunDetails &d, const QString &key) -> const LatestMetric * {
+        for (const LatestMetric &m : d.metrics)
+            if (m.key == key)
+                return &m;
+        return nullptr;
+    };
+    if (p.isSet(json)) {
+        QJsonArray a;
+        for (const RunDetails &d : runs) {
+            QJsonObject o = runJson(d.run);
+            o.insert(QStringLiteral("params"), mapJson(d.params));
+            QJsonObject m;
+            for (const LatestMetric &lm : d.metrics)
+                m.insert(lm.key, latestJson(lm));
+            o.insert(QStringLiteral("metrics"), m);
+            a.append(o);
+        }
+        QJsonArray differing;
+        for (const QString &k : paramKeys)
+            if (differs(k))
+                differing.append(k);
+        printJson(QJsonObject{{QStringLiteral("runs"), a}, {QStringLiteral("differing_params"), differing}});
+        return kOk;
+    }
+    QStringList header{QString()};
+    for (const RunDetails &d : runs)
+        header.push_back(QStringLiteral("%1 %2").arg(d.run.id).arg(d.run.name));
+    QList<QStringList> rows;
+    int same = 0;
+    for (const QString &k : paramKeys) {
+        if (!p.isSet(all) && !differs(k)) {
+            ++same;
+            continue;
+        }
+        QStringList row{k};
+        for (const RunDetails &d : runs)
+            row.push_back(d.params.value(k, QStringLiteral("-")));
+        rows.push_back(row);
+    }
+    QString text = QStringLiteral("params that differ (%1; %2 equal%3)\n")
+                       .arg(rows.size())
+                       .arg(same)
+                       .arg(p.isSet(all) ? QString() : QStringLiteral(", --all shows them"));
+    text += formatTable(header, rows);
+    rows.clear();
+    for (const QString &k : metricKeys) {
+        QStringList row{k};
+        for (const RunDetails &d : runs) {
+            const LatestMetric *m = latest(d, k);
+            row.push_back(m ? QStringLiteral("%1 @%2 (min %3)")
+                                  .arg(number(m->last.value))
+                                  .arg(m->last.step)
+                                  .arg(number(m->min))
+                            : QStringLiteral("-"));
+        }
+        rows.push_back(row);
+    }
+    text += QStringLiteral("\nmetrics: latest @step (min)\n") + formatTable(header, rows);
+    out(text);
+    return kOk;
+}
+
+int runsHistory(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption csv(QStringLiteral("csv")), json(QStringLiteral("json"));
+    QCommandLineOption buckets(QStringLiteral("buckets"),
+                               QStringLiteral("min/max downsampling into N buckets"), QStringLiteral("N"));
+    QCommandLineOption from(QStringLiteral("from"), QStringLiteral("first step"), QStringLiteral("STEP"));
+    QCommandLineOption to(QStringLiteral("to"), QStringLiteral("last step"), QStringLiteral("STEP"));
+    p.addOptions({csv, json, buckets, from, to});
+    int code = kOk;
+    const QString usage = QStringLiteral(
+        "orrery runs history RUN METRIC [--csv|--json] [--buckets N] [--from STEP] [--to STEP]");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (p.positionalArguments().size() != 2) {
+        err(QStringLiteral("usage: %1\n").arg(usage));
+        return kUsage;
+    }
+    HistoryQuery q;
+    bool ok = true;
+    if (p.isSet(buckets))
+        q.buckets = p.value(buckets).toInt(&ok);
+    if (ok && p.isSet(from))
+        q.stepMin = p.value(from).toLongLong(&ok);
+    if (ok && p.isSet(to))
+        q.stepMax = p.value(to).toLongLong(&ok);
+    if (!ok || q.buckets < 0) {
+        err(QStringLiteral("orrery: --buckets, --from and --to take numbers\nusage: %1\n").arg(usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    const auto r = resolveRun(*store, p.positionalArguments()[0]);
+    if (!r)
+        return kFailed;
+    const QString key = p.positionalArguments()[1];
+    if (!store->metricKeys(r->id).contains(key)) {
+        err(QStringLiteral("orrery: run %1 has no metric '%2' (it has: %3)\n")
+                .arg(r->id)
+                .arg(key, store->metricKeys(r->id).join(QLatin1String(", "))));
+        return kFailed;
+    }
+    const MetricHistory h = store->history(r->id, key, q);
+    if (p.isSet(json)) {
+        QJsonArray points;
+        for (const MetricPoint &pt : h.points)
+            points.append(QJsonArray{qint64(pt.step), qint64(pt.timeMs), jsonNumber(pt.value)});
+        QJsonObject o{{QStringLiteral("run"), r->uuid},
+                      {QStringLiteral("metric"), key},
+                      {QStringLiteral("points_in_range"), h.pointsInRange},
+                      {QStringLiteral("downsampled"), h.downsampled},
+                      {QStringLiteral("points"), points}};
+        if (h.downsampled) {
+            QJsonArray bs;
+            for (const HistoryBucket &b : h.buckets)
+                bs.append(QJsonObject{{QStringLiteral("first_step"), qint64(b.first.step)},
+                                      {QStringLiteral("last_step"), qint64(b.last.step)},
+                                      {QStringLiteral("count"), qint64(b.count)},
+                                      {QStringLiteral("min"), jsonNumber(b.min.value)},
+                                      {QStringLiteral("min_step"), qint64(b.min.step)},
+                                      {QStringLiteral("max"), jsonNumber(b.max.value)},
+                                      {QStringLiteral("max_step"), qint64(b.max.step)}});
+            o.insert(QStringLiteral("buckets"), bs);
+        }
+        printJson(o);
+        return kOk;
+    }
+    if (p.isSet(csv)) {
+        QString text = QStringLiteral("step,time,value\n");
+        for (const MetricPoint &pt : h.points)
+            text += QStringLiteral("%1,%2,%3\n")
+                        .arg(pt.step)
+                        .arg(pt.timeMs / 1000.0, 0, 'f', 3)
+                        .arg(number(pt.value));
+        out(text);
+        return kOk;
+    }
+    QList<QStringList> rows;
+    for (const MetricPoint &pt : h.points)
+        rows.push_back({QString::number(pt.step), timeText(pt.timeMs), number(pt.value)});
+    out(formatTable({QStringLiteral("STEP"), QStringLiteral("TIME"), QStringLiteral("VALUE")}, rows));
+    if (h.downsampled)
+        err(QStringLiteral("(%1 points downsampled to %2: first, min, max and last of %3 buckets)\n")
+                .arg(h.pointsInRange)
+                .arg(h.points.size())
+                .arg(h.buckets.size()));
+    return kOk;
+}
+
+QString csvField(const QString &s)
+{
+    if (!s.contains(QLatin1Char(',')) && !s.contains(QLatin1Char('"')) && !s.contains(QLatin1Char('\n')) &&
+        !s.contains(QLatin1Char('\r')))
+        return s;
+    QString quoted = s;
+    quoted.replace(QLatin1String("\""), QLatin1String("\"\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+int runsExport(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    Selection sel;
+    sel.add(p);
+    QCommandLineOption format(QStringLiteral("format"), QStringLiteral("csv or json"),
+                              QStringLiteral("FORMAT"), QStringLiteral("csv"));
+    QCommandLineOption points(QStringLiteral("points"),
+                              QStringLiteral("every metric point, not one row per run"));
+    QCommandLineOption output(QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                              QStringLiteral("write to FILE (default: stdout)"), QStringLiteral("FILE"));
+    p.addOptions({format, points, output});
+    int code = kOk;
+    const QString usage = QStringLiteral("orrery runs export [--format csv|json] [--points] [-o FILE] "
+                                         "[--experiment NAME] [--sweep S] [--filter EXPR]...");
+    if (!parse(p, usage, args, &code))
+        return code;
+    const QString fmt = p.value(format).toLower();
+    if (fmt != QLatin1String("csv") && fmt != QLatin1String("json")) {
+        err(QStringLiteral("orrery: --format is csv or json\nusage: %1\n").arg(usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+    RunQuery q;
+    if (!sel.query(p, *store, q))
+        return kUsage;
+    const QList<RunRow> rows = store->queryRuns(q);
+
+    QFile file;
+    if (p.isSet(output)) {
+        // Written beside, then renamed: an interrupted export never leaves half a file.
+        file.setFileName(p.value(output) + QStringLiteral(".part"));
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            err(QStringLiteral("orrery: cannot write %1: %2\n").arg(file.fileName(), file.errorString()));
+            return kFailed;
+        }
+    } else if (!file.open(stdout, QIODevice::WriteOnly)) {
+        return kFailed;
+    }
+    auto write = [&](const QString &text) {
+        const QByteArray bytes = text.toUtf8();
+        if (file.write(bytes) != bytes.size())
+            throw StoreError("cannot write " + file.fileName().toStdString() + ": " +
+                             file.errorString().toStdString());
+    };
+    if (p.isSet(points)) {
+        if (fmt == QLatin1String("csv"))
+            write(QStringLiteral("run_uuid,run_name,experiment,key,step,time,value\n"));
+        else
+            write(QStringLiteral("["));
+        bool firstRun = true;
+        for (const RunRow &r : rows) {
+            for (const QString &key : store->metricKeys(r.run.id)) {
+                const std::vector<MetricPoint> pts = store->allPoints(r.run.id, key);
+                QString chunk;
+                if (fmt == QLatin1String("csv")) {
+                    const QString prefix = QStringLiteral("%1,%2,%3,%4,")
+                                               .arg(r.run.uuid, csvField(r.run.name),
+                                                    csvField(r.run.experimentName), csvField(key));
+                    for (const MetricPoint &pt : pts)
+                        chunk += prefix +
+                            QStringLiteral("%1,%2,%3\n").arg(pt.step).arg(pt.timeMs).arg(number(pt.value));
+                } else {
+                    QJsonArray a;
+                    for (const MetricPoint &pt : pts)
+                        a.append(QJsonArray{qint64(pt.step), qint64(pt.timeMs), jsonNumber(pt.value)});
+                    chunk = (firstRun ? QString() : QStringLiteral(",")) + QStringLiteral("\n") +
+                        QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("run_uuid"), r.run.uuid},
+                                                                    {QStringLiteral("key"), key},
+                                                                    {QStringLiteral("points"), a}})
+                                              .toJson(QJsonDocument::Compact));
+                    firstRun = false;
+                }
+                write(chunk);
+            }
+        }
+        if (fmt == QLatin1String("json"))
+            write(QStringLiteral("\n]\n"));
+    } else if (fmt == QLatin1String("json")) {
+        QJsonArray a;
+        for (const RunRow &r : rows) {
+            const RunDetails d = store->details(r.run.id);
+            QJsonObject o = runJson(d.run);
+            o.insert(QStringLiteral("params"), mapJson(d.params));
+            o.insert(QStringLiteral("tags"), mapJson(d.tags));
+            QJsonObject m;
+            for (const LatestMetric &lm : d.metrics)
+                m.insert(lm.key, latestJson(lm));
+            o.insert(QStringLiteral("metrics"), m);
+            a.append(o);
+        }
+        write(QString::fromUtf8(QJsonDocument(a).toJson(QJsonDocument::Indented)));
+    } else {
+        // One row per run, MLflow's search_runs layout: params.* and metrics.* columns.
+        QList<RunDetails> details;
+        QStringList paramKeys, metricKeys;
+        for (const RunRow &r : rows) {
+            details.push_back(store->details(r.run.id));
+            for (auto it = details.back().params.begin(); it != details.back().params.end(); ++it)
+                if (!paramKeys.contains(it.key()))
+                    paramKeys.push_back(it.key());
+            for (const LatestMetric &m : details.back().metrics)
+                if (!metricKeys.contains(m.key))
+                    metricKeys.push_back(m.key);
+        }
+        paramKeys.sort();
+        metricKeys.sort();
+        QStringList header{QStringLiteral("run_id"),     QStringLiteral("run_uuid"),
+                           QStringLiteral("experiment"), QStringLiteral("name"),
+                           QStringLiteral("status"),     QStringLiteral("start_time"),
+                           QStringLiteral("end_time"),   QStringLiteral("run_dir")};
+        for (const QString &k : paramKeys)
+            header.push_back(csvField(QStringLiteral("params.") + k));
+        for (const QString &k : metricKeys)
+            header.push_back(csvField(QStringLiteral("metrics.") + k));
+        QString text = header.join(QLatin1Char(',')) + QLatin1Char('\n');
+        for (const RunDetails &d : details) {
+            QStringList row{QString::number(d.run.id),
+                            d.run.uuid,
+                            csvField(d.run.experimentName),
+                            csvField(d.run.name),
+                            toString(d.run.status),
+                            QString::number(d.run.startTimeMs),
+                            d.run.endTimeMs ? QString::number(d.run.endTimeMs) : QString(),
+                            csvField(d.run.runDir)};
+            for (const QString &k : paramKeys)
+                row.push_back(csvField(d.params.value(k)));
+            for (const QString &k : metricKeys) {
+                QString v;
+                for (const LatestMetric &m : d.metrics)
+                    if (m.key == k)
+                        v = number(m.last.value);
+                row.push_back(v);
+            }
+            text += row.join(QLatin1Char(',')) + QLatin1Char('\n');
+        }
+        write(text);
+    }
+    if (p.isSet(output)) {
+        file.close();
+        QFile::remove(p.value(output));
+        if (!QFile::rename(file.fileName(), p.value(output))) {
+            err(QStringLiteral("orrery: cannot rename %1 to %2\n").arg(file.fileName(), p.value(output)));
+            return kFailed;
+        }
+        err(QStringLiteral("wrote %1 (%2 runs)\n").arg(p.value(output)).arg(rows.size()));
+    }
+    return kOk;
+}
+
+// Run directories under `root`: those holding events.jsonl or exit.json.
+QStringList findRunDirectories(const QString &root)
+{
+    QStringList dirs;
+    const QFileInfo info(root);
+    auto isRunDir = [](const QString &d) {
+        return QFileInfo::exists(QDir(d).filePath(QStringLiteral("events.jsonl"))) ||
+            QFileInfo::exists(QDir(d).filePath(QStringLiteral("exit.json")));
+    };
+    if (isRunDir(root))
+        dirs.push_back(root);
+    QDirIterator it(root, QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString d = it.next();
+        if (isRunDir(d))
+            dirs.push_back(d);
+    }
+    dirs.sort();
+    return dirs;
+}
+
+int runsIngest(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption experiment(
+        QStringLiteral("experiment"),
+        QStringLiteral("experiment of runs seen for the first time (default: Default)"),
+        QStringLiteral("NAME"), QStringLiteral("Default"));
+    QCommandLineOption json(QStringLiteral("json"));
+    p.addOptions({experiment, json});
+    int code = kOk;
+    const QString usage = QStringLiteral("orrery runs ingest DIR... [--experiment NAME] [--json]");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (p.positionalArguments().isEmpty()) {
+        err(QStringLiteral("usage: %1\n(DIR is a run directory or a folder of them; rerunning ingests only "
+                           "what is new)\n")
+                .arg(usage));
+        return kUsage;
+    }
+    QStringList runDirs;
+    for (const QString &root : p.positionalArguments()) {
+        if (!QFileInfo(root).isDir()) {
+            err(QStringLiteral("orrery: %1 is not a directory\n").arg(root));
+            return kFailed;
+        }
+        const QStringList found = findRunDirectories(root);
+        if (found.isEmpty())
+            err(QStringLiteral("orrery: no run directory (with events.jsonl or exit.json) under %1\n")
+                    .arg(root));
+        runDirs += found;
+    }
+    auto store = openStore(ctx);
+    catchInterrupt();
+    QJsonArray report;
+    qint64 totalPoints = 0, totalMalformed = 0;
+    int index = 0;
+    for (const QString &dir : runDirs) {
+        ++index;
+        const auto r =
+            store->ingestRunDirectory(dir, p.value(experiment), [] { return g_interrupted.load(); });
+        totalPoints += r.events.points;
+        totalMalformed += r.events.malformed;
+        for (const IngestIssue &issue : r.events.issues)
+            err(QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
+        if (p.isSet(json)) {
+            report.append(QJsonObject{{QStringLiteral("dir"), dir},
+                                      {QStringLiteral("run_id"), r.run},
+                                      {QStringLiteral("created"), r.created},
+                                      {QStringLiteral("lines"), r.events.lines},
+                                      {QStringLiteral("points"), r.events.points},
+                                      {QStringLiteral("malformed"), r.events.malformed},
+                                      {QStringLiteral("offset"), r.events.newOffset},
+                                      {QStringLiteral("exited"), r.exited}});
+        } else {
+            err(QStringLiteral("[%1/%2] %3: run %4%5, %6 new lines, %7 points%8\n")
+                    .arg(index)
+                    .arg(runDirs.size())
+                    .arg(dir)
+                    .arg(r.run)
+                    .arg(r.created ? QStringLiteral(" (new)") : QString())
+                    .arg(r.events.lines)
+                    .arg(r.events.points)
+                    .arg(r.events.malformed
+                             ? QStringLiteral(", %1 malformed lines skipped").arg(r.events.malformed)
+                             : QString()));
+        }
+        if (g_interrupted.load()) {
+            err(QStringLiteral("orrery: interrupted; everything up to here is stored, rerun to continue\n"));
+            return kFailed;
+        }
+    }
+    if (p.isSet(json))
+        printJson(report);
+    else
+        out(QStringLiteral("ingested %1 run director%2: %3 points%4\n")
+                .arg(runDirs.size())
+                .arg(runDirs.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
+                .arg(totalPoints)
+                .arg(totalMalformed ? QStringLiteral(", %1 malformed lines skipped").arg(totalMalformed)
+                                    : QString()));
+    return kOk;
+}
+
+int runsPush(const Context &ctx, const QStringList &args)
+{
+    QCommandLineParser p;
+    QCommandLineOption url(QStringLiteral("mlflow"), QStringLiteral("MLflow tracking server URL"),
+                           QStringLiteral("URL"));
+    Selection sel;
+    sel.add(p);
+    p.addOption(url);
+    int code = kOk;
+    const QString usage =
+        QStringLiteral("orrery runs push --mlflow URL [RUN...] [--sweep S] [--experiment NAME] "
+                       "[--filter EXPR]...");
+    if (!parse(p, usage, args, &code))
+        return code;
+    if (!p.isSet(url)) {
+        err(QStringLiteral("orrery: --mlflow URL is required\nusage: %1\n").arg(usage));
+        return kUsage;
+    }
+    auto store = openStore(ctx);
+    QList<RunId> runs;
+    for (const QString &ref : p.positionalArguments()) {
+        const auto r = resolveRun(*store, ref);
+        if (!r)
+            return kFailed;
+        runs.push_back(r->id);
+    }
+    if (runs.isEmpty()) {
+        RunQuery q;
+        if (!sel.query(p, *store, q))
+            return kUsage;
+        for (const RunRow &r : store->queryRuns(q))
+            runs.push_back(r.run.id);
+    }
+    catchInterrupt();
+    remote::MlflowPushOptions options;
+    options.progress = [](const QString &line) { err(line + QLatin1Char('\n')); };
+    options.cancel = [] { return g_interrupted.load(); };
+    const remote::MlflowPushReport report = remote::pushToMlflow(*store, p.value(url), runs, options);
+    for (const QString &note : report.adjustments)
+        err(QStringLiteral("note: %1\n").arg(note));
+    if (!report.error.isEmpty()) {
+        err(QStringLiteral("orrery: MLflow push to %1 failed: %2\n").arg(p.value(url), report.error));
+        return kFailed;
+    }
+    out(QStringLiteral(
+            "pushed %1 runs to %2: %3 new metric points, %4 params, %5 tags (%6 runs already up to date)\n")
+            .arg(report.runs)
+            .arg(p.value(url))
+            .arg(report.metricPoints)
+            .arg(report.params)
+            .arg(report.tags)
+            .arg(report.upToDate));
+    return kOk;
+}
+
+const QString kRunsUsage = QStringLiteral(
+    "usage: orrery runs <verb> [options]\n"
+    "  list      runs with their latest metrics (filters, --sort METRIC, --json)\n"
+    "  show      RUN: params, latest metrics, artifacts, tags\n"
+    "  compare   RUN RUN...: the params that differ and the metrics side by side\n"
+    "  history   RUN METRIC: every point, or --buckets N min/max buckets (--csv, --json)\n"
+    "  export    runs (one row each) or --points, as CSV or JSON\n"
+    "  ingest    DIR...: import run directories (events.jsonl, exit.json); reruns add what is new\n"
+    "  push      --mlflow URL: mirror runs to an MLflow tracking server (only what is new)\n"
+    "RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name.\n");
+
+}  // namespace
+
+int runExperiments(const Context &ctx, const QStringList &args)
+{
+    const QString verb = args.value(0);
+    try {
+        if (verb == QLatin1String("list"))
+            return experimentsList(ctx, args.mid(1));
+    } catch (const std::exception &e) {
+        err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+    err(QStringLiteral("usage: orrery experiments list [--json]\n"));
+    return kUsage;
+}
+
+int runRuns(const Context &ctx, const QStringList &args)
+{
+    const QString verb = args.value(0);
+    const QStringList rest = args.mid(1);
+    using Handler = int (*)(const Context &, const QStringList &);
+    const std::pair<const char *, Handler> verbs[] = {
+        {"list", runsList},     {"show", runsShow},     {"compare", runsCompare}, {"history", runsHistory},
+        {"export", runsExport}, {"ingest", runsIngest}, {"push", runsPush},
+    };
+    for (const auto &[name, handler] : verbs) {
+        if (verb != QLatin1String(name))
+            continue;
+        try {
+            return handler(ctx, rest);
+        } catch (const std::exception &e) {
+            err(QStringLiteral("orrery runs %1: %2\n").arg(verb, QString::fromUtf8(e.what())));
+            return kFailed;
+        }
+    }
+    if (verb.isEmpty() || verb == QLatin1String("--help") || verb == QLatin1String("help")) {
+        (verb.isEmpty() ? err : out)(kRunsUsage);
+        return verb.isEmpty() ? kUsage : kOk;
+    }
+    err(QStringLiteral("orrery: unknown verb 'runs %1'\n").arg(verb) + kRunsUsage);
+    return kUsage;
+}
+
+}  // namespace orrery::cli

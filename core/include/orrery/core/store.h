@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The tracking store: experiments, runs, params, tags, metrics, artifacts, sweeps and trials in
+// one SQLite file, with MLflow's concepts and names where they fit (docs/store.md).
+//
+// Ownership and threads: a TrackingStore is one SQLite connection and belongs to the thread that
+// uses it (open one per thread; readers never block the writer in WAL mode). Several processes
+// may open the same file; writes take SQLite's write lock up front (BEGIN IMMEDIATE) and wait on
+// a busy timeout, so two writers queue instead of failing with "database is locked".
+#pragma once
+
+#include "orrery/core/metricseries.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+namespace orrery::core {
+
+using ExperimentId = qint64;
+using RunId = qint64;
+using SweepId = qint64;
+
+// Every failure of the store: SQLite's message plus what the store was doing.
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// MLflow's run statuses.
+enum class RunStatus { Scheduled, Running, Finished, Failed, Killed };
+QString toString(RunStatus s);
+std::optional<RunStatus> runStatusFromString(const QString &s);  // case-insensitive
+
+struct Experiment {
+    ExperimentId id = 0;
+    QString name;
+    QString artifactLocation;
+    qint64 creationTimeMs = 0;
+    qint64 runCount = 0;
+    QMap<QString, QString> tags;
+};
+
+struct Run {
+    RunId id = 0;
+    QString uuid;  // 32 hex digits, as MLflow's run ids
+    ExperimentId experimentId = 0;
+    QString experimentName;
+    QString name;
+    RunStatus status = RunStatus::Running;
+    qint64 startTimeMs = 0;
+    qint64 endTimeMs = 0;  // 0 while not ended
+    QString runDir;
+};
+
+struct LatestMetric {
+    QString key;
+    MetricPoint last;
+    double min = 0, max = 0;  // over the finite and infinite values; NaN when all were NaN
+    qint64 count = 0;
+};
+
+struct Artifact {
+    QString path;  // relative to the run dir, as the trainer announced it
+    QString kind;  // video, image, checkpoint, ...
+    qint64 step = -1;
+    QString remotePath;  // where it lives (on a cluster, or the local run dir)
+    QString localPath;  // a local copy, when there is one
+    qint64 size = -1;
+};
+
+struct RunDetails {
+    Run run;
+    QMap<QString, QString> params;
+    QMap<QString, QString> tags;
+    QList<LatestMetric> metrics;  // sorted by key
+    QList<Artifact> artifacts;  // by step, then path
+};
+
+// A run filter term, MLflow search style: `params.optim.lr = 0.001`, `metrics.eval/loss < 0.2`,
+// `tags.orrery.device = cuda`, `attributes.status = FINISHED`, `attributes.name LIKE 'lr-%'`.
+struct RunCondition {
+    enum class Scope { Param, Tag, Metric, Attribute };
+    enum class Op { Eq, Ne, Lt, Le, Gt, Ge, Like };
+    Scope scope = Scope::Param;
+    QString key;
+    Op op = Op::Eq;
+    QString value;
+};
+// Parses one term; on error returns nullopt and sets *error.
+std::optional<RunCondition> parseRunCondition(const QString &text, QString *error);
+
+struct RunQuery {
+    std::optional<QString> experiment;  // by name
+    std::optional<SweepId> sweep;
+    QList<RunCondition> conditions;  // all must hold
+    QString orderByMetric;  // empty: newest first
+    bool descending = false;
+    int limit = 0;  // 0: all
+};
+
+struct RunRow {
+    Run run;
+    QMap<QString, LatestMetric> latest;  // every metric of the run
+};
+
+// A metric's history: raw points when the range holds at most 2 × buckets of them (or buckets
+// is 0), else min/max buckets (spikes kept). Query a narrower step range to zoom in at full
+// fidelity.
+struct HistoryQuery {
+    qint64 stepMin = std::numeric_limits<qint64>::min();
+    qint64 stepMax = std::numeric_limits<qint64>::max();
+    int buckets = 0;
+};
+struct MetricHistory {
+    qint64 pointsInRange = 0;
+    bool downsampled = false;
+    std::vector<MetricPoint> points;  // raw (when not downsampled) or flatten(buckets)
+    std::vector<HistoryBucket> buckets;  // when downsampled
+};
+
+// What one ingest call did. Line numbers are 1-based within the file.
+struct IngestIssue {
+    qint64 line = 0;
+    QString message;
+};
+struct IngestResult {
+    bool applied = true;  // false: the stored offset was not the caller's (another writer won)
+    qint64 newOffset = 0;
+    qint64 lines = 0;  // complete lines consumed
+    qint64 points = 0;  // metric points stored
+    qint64 events = 0;  // events applied (any kind)
+    qint64 malformed = 0;
+    qint64 unknownKinds = 0;
+    QList<IngestIssue> issues;  // the first 100
+};
+
+struct IngestState {
+    qint64 offset = 0;
+    qint64 lines = 0;
+    qint64 malformed = 0;
+};
+
+struct Sweep {
+    SweepId id = 0;
+    QString name;
+    ExperimentId experimentId = 0;
+    QString spec;  // the YAML as submitted
+    QString method;  // grid | random | bayes
+    QString metricName;
+    QString metricGoal;  // minimize | maximize
+    QString cluster;  // empty: local
+    QString arrayJobId;
+    QString state;
+};
+
+struct Trial {
+    qint64 id = 0;
+    SweepId sweepId = 0;
+    int index = 0;
+    int attempt = 0;
+    RunId runId = 0;
+    QString slurmJobId, slurmTaskId, runDir, state, exitReason;
+};
+
+class TrackingStore {
+public:
+    enum class Mode { ReadWrite, ReadOnly };
+
+    // Opens (creating it and its directory if needed) and migrates to the current schema. A file
+    // written by a newer Orrery opens read-only: readOnlyReason() says so, and writes throw.
+    static std::unique_ptr<TrackingStore> open(const QString &path, Mode mode = Mode::ReadWrite);
+    ~TrackingStore();
+
+    static int currentSchemaVersion();
+    int schemaVersion() const;
+    QString path() const;
+    bool isReadOnly() const;
+    QString readOnlyReason() const;
+
+    // --- experiments and runs (MLflow) -------------------------------------------------------
+    ExperimentId ensureExperiment(const QString &name);
+    std::optional<Experiment> experiment(const QString &name) const;
+    QList<Experiment> experiments() const;
+    void setExperimentTag(ExperimentId id, const QString &key, const QString &value);
+
+    RunId createRun(ExperimentId experiment, const QString &name, qint64 startTimeMs = 0,
+                    const QString &runDir = {});
+    void endRun(RunId run, RunStatus status, qint64 endTimeMs = 0);
+    void setRunStatus(RunId run, RunStatus status);
+    // A run by numeric id, uuid, uuid prefix (at least 6 hex digits) or exact name.
+    std::optional<Run> findRun(const QString &ref) const;
+    std::optional<Run> run(RunId id) const;
+    std::optional<RunId> runByDirectory(const QString &runDir) const;
+    RunDetails details(RunId run) const;
+
+    // Params are immutable once logged (as MLflow): logging a different value for a logged key
+    // throws; the same value again is fine. Tags overwrite.
+    void logParams(RunId run, const QList<std::pair<QString, QString>> &params);
+    void setTags(RunId run, const QList<std::pair<QString, QString>> &tags);
+    void logMetrics(RunId run, const QList<std::pair<QString, MetricPoint>> &points);
+    void addArtifact(RunId run, const Artifact &artifact);
+
+    QList<RunRow> queryRuns(const RunQuery &query) const;
+    QStringList metricKeys(RunId run) const;
+    MetricHistory history(RunId run, const QString &key, const HistoryQuery &query = {}) const;
+    // Every point of a run's metric, in step order (export).
+    std::vector<MetricPoint> allPoints(RunId run, const QString &key) const;
+    qint64 pointCount(RunId run) const;
+
+    // --- ingest of events.jsonl --------------------------------------------------------------
+    IngestState ingestState(RunId run, const QString &file) const;
+    // Applies the complete lines of `data`, which starts at byte `fromOffset` of `file` (a
+    // name relative to the run dir, e.g. "events.jsonl"). The points, the run's new state and
+    // the new offset (after the last complete line) are committed in one transaction, so a
+    // crash at any instant neither loses nor duplicates a point. If the stored offset is not
+    // `fromOffset` (another writer ingested meanwhile) nothing is applied: applied == false.
+    IngestResult ingestEvents(RunId run, const QString &file, qint64 fromOffset, QByteArrayView data);
+    // Ingests a run directory (events.jsonl from its stored offset, then exit.json), creating the
+    // run in `experiment` on first sight. `cancel` is polled between transactions.
+    struct DirectoryIngest {
+        RunId run = 0;
+        bool created = false;
+        IngestResult events;
+        bool exited = false;
+    };
+    DirectoryIngest ingestRunDirectory(const QString &runDir, const QString &experiment,
+                                       const std::function<bool()> &cancel = {});
+
+    // --- sweeps and trials -------------------------------------------------------------------
+    SweepId createSweep(const Sweep &sweep);
+    std::optional<Sweep> sweep(SweepId id) const;
+    std::optional<Sweep> findSweep(const QString &ref) const;  // id or name
+    QList<Sweep> sweeps() const;
+    void setSweepState(SweepId id, const QString &state, const QString &arrayJobId = {});
+    qint64 addTrial(const Trial &trial);
+    void updateTrial(const Trial &trial);
+    QList<Trial> trials(SweepId sweep) const;
+    // The run with the best latest value of the sweep's metric, by its goal.
+    std::optional<RunRow> bestRun(SweepId sweep) const;
+
+    // --- MLflow mirror bookkeeping -----------------------------------------------------------
+    struct MirrorState {
+        QString remoteRunId;
+        QMap<QString, qint64> lastStep;  // metric key → last step sent
+        bool paramsSent = false;
+    };
+    MirrorState mirrorState(const QString &server, RunId run) const;
+    void saveMirrorState(const QString &server, RunId run, const MirrorState &state);
+
+    // Runs `f` in one write transaction (for callers that batch several calls).
+    void writeTransaction(const std::function<void()> &f);
+
+    struct Impl;
+
+private:
+    explicit TrackingStore(std::unique_ptr<Impl> d);
+    std::unique_ptr<Impl> d;
+};
+
+}  // namespace orrery::core

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "schema.h"
+
+namespace orrery::core::schema {
+
+namespace {
+
+// Times are unix milliseconds (as MLflow). Metric names are integer ids (metric_keys). Metric
+// points live in chunks of up to 256 points per (run, key), keyed by (run, key, first step) —
+// never by value — and encoded by encodeChunk() (metricseries.h); a NULL min/max means the
+// chunk held only NaN. latest_metrics is the last point by step of each series plus its min,
+// max and count, for run lists and filters.
+constexpr const char kV1[] = R"sql(
+CREATE TABLE experiments (
+  experiment_id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  artifact_location TEXT NOT NULL DEFAULT '',
+  lifecycle_stage TEXT NOT NULL DEFAULT 'active',
+  creation_time INTEGER NOT NULL,
+  last_update_time INTEGER NOT NULL
+);
+CREATE TABLE experiment_tags (
+  experiment_id INTEGER NOT NULL REFERENCES experiments ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (experiment_id, key)
+) WITHOUT ROWID;
+CREATE TABLE runs (
+  run_id INTEGER PRIMARY KEY,
+  run_uuid TEXT NOT NULL UNIQUE,
+  experiment_id INTEGER NOT NULL REFERENCES experiments ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL DEFAULT 'RUNNING'
+    CHECK (status IN ('SCHEDULED', 'RUNNING', 'FINISHED', 'FAILED', 'KILLED')),
+  start_time INTEGER NOT NULL,
+  end_time INTEGER,
+  lifecycle_stage TEXT NOT NULL DEFAULT 'active',
+  run_dir TEXT
+);
+CREATE INDEX runs_by_experiment ON runs (experiment_id, start_time);
+CREATE UNIQUE INDEX runs_by_dir ON runs (run_dir) WHERE run_dir IS NOT NULL;
+CREATE TABLE params (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE tags (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE metric_keys (
+  key_id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE metric_chunks (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  key_id INTEGER NOT NULL REFERENCES metric_keys,
+  first_step INTEGER NOT NULL,
+  last_step INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  min_value REAL,
+  max_value REAL,
+  points BLOB NOT NULL,
+  PRIMARY KEY (run_id, key_id, first_step)
+) WITHOUT ROWID;
+CREATE TABLE latest_metrics (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  key_id INTEGER NOT NULL REFERENCES metric_keys,
+  step INTEGER NOT NULL,
+  time INTEGER NOT NULL,
+  value REAL,
+  min_value REAL,
+  max_value REAL,
+  count INTEGER NOT NULL,
+  PRIMARY KEY (run_id, key_id)
+) WITHOUT ROWID;
+CREATE TABLE ingest_offsets (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  file TEXT NOT NULL,
+  offset INTEGER NOT NULL,
+  lines INTEGER NOT NULL,
+  malformed INTEGER NOT NULL,
+  last_step INTEGER NOT NULL DEFAULT 0,
+  updated INTEGER NOT NULL,
+  PRIMARY KEY (run_id, file)
+) WITHOUT ROWID;
+)sql";
+
+// Orrery's own: sweeps, their trials (one row per attempt) and run artifacts.
+constexpr const char kV2[] = R"sql(
+CREATE TABLE sweeps (
+  sweep_id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  experiment_id INTEGER NOT NULL REFERENCES experiments ON DELETE CASCADE,
+  spec TEXT NOT NULL,
+  method TEXT NOT NULL,
+  metric_name TEXT NOT NULL DEFAULT '',
+  metric_goal TEXT NOT NULL DEFAULT 'minimize' CHECK (metric_goal IN ('minimize', 'maximize')),
+  cluster TEXT NOT NULL DEFAULT '',
+  array_job_id TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT 'pending',
+  created INTEGER NOT NULL,
+  updated INTEGER NOT NULL
+);
+CREATE INDEX sweeps_by_name ON sweeps (name);
+CREATE TABLE trials (
+  trial_id INTEGER PRIMARY KEY,
+  sweep_id INTEGER NOT NULL REFERENCES sweeps ON DELETE CASCADE,
+  trial_index INTEGER NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 0,
+  run_id INTEGER REFERENCES runs ON DELETE SET NULL,
+  slurm_job_id TEXT NOT NULL DEFAULT '',
+  slurm_task_id TEXT NOT NULL DEFAULT '',
+  run_dir TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT 'pending',
+  exit_reason TEXT NOT NULL DEFAULT '',
+  UNIQUE (sweep_id, trial_index, attempt)
+);
+CREATE INDEX trials_by_run ON trials (run_id);
+CREATE TABLE artifacts (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  path TEXT NOT NULL,
+  kind TEXT NOT NULL DEFAULT '',
+  step INTEGER NOT NULL DEFAULT -1,
+  remote_path TEXT NOT NULL DEFAULT '',
+  local_path TEXT NOT NULL DEFAULT '',
+  size INTEGER NOT NULL DEFAULT -1,
+  created INTEGER NOT NULL,
+  PRIMARY KEY (run_id, path)
+) WITHOUT ROWID;
+)sql";
+
+// What has been sent to which MLflow server, so a re-push sends only what is new.
+constexpr const char kV3[] = R"sql(
+CREATE TABLE mlflow_mirror (
+  server TEXT NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  remote_run_id TEXT NOT NULL,
+  params_sent INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (server, run_id)
+) WITHOUT ROWID;
+CREATE TABLE mlflow_mirror_metrics (
+  server TEXT NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  key_id INTEGER NOT NULL REFERENCES metric_keys,
+  last_step INTEGER NOT NULL,
+  PRIMARY KEY (server, run_id, key_id)
+) WITHOUT ROWID;
+)sql";
+
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}};
+
+}  // namespace
+
+std::span<const Migration> migrations()
+{
+    return kMigrations;
+}
+
+}  // namespace orrery::core::schema

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Ingest of a run's events.jsonl (format: ARCHITECTURE.md) and of run directories.
+#include "orrery/core/events.h"
+#include "storeimpl.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+namespace orrery::core {
+
+using sql::Stmt;
+
+namespace {
+
+// One transaction takes at most this much of a file: ~16k metrics lines, ~0.1 s of work, so a
+// reader or a second writer never waits long and a kill loses at most that much work (which the
+// next run redoes from the stored offset).
+constexpr qint64 kIngestBytes = 8 << 20;
+constexpr int kMaxIssues = 100;
+
+void addIssue(IngestResult &r, qint64 line, QString message)
+{
+    if (r.issues.size() < kMaxIssues)
+        r.issues.push_back({line, std::move(message)});
+}
+
+}  // namespace
+
+IngestState TrackingStore::ingestState(RunId run, const QString &file) const
+{
+    return d->guarded("ingestState", [&] {
+        IngestState st;
+        Stmt &s =
+            d->stmt("SELECT offset, lines, malformed FROM ingest_offsets WHERE run_id = ? AND file = ?");
+        s.bind(1, run).bind(2, utf8(file));
+        if (s.step())
+            st = {s.int64(0), s.int64(1), s.int64(2)};
+        s.reset();
+        return st;
+    });
+}
+
+IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 fromOffset,
+                                         QByteArrayView data)
+{
+    return d->guarded("ingest", [&] {
+        IngestResult r;
+        Impl::Tx tx(*d);
+        Stmt &st = d->stmt(
+            "SELECT offset, lines, malformed, last_step FROM ingest_offsets WHERE run_id = ? AND file = ?");
+        st.bind(1, run).bind(2, utf8(file));
+        qint64 offset = 0, lines = 0, malformed = 0, lastStep = 0;
+        if (st.step()) {
+            offset = st.int64(0);
+            lines = st.int64(1);
+            malformed = st.int64(2);
+            lastStep = st.int64(3);
+        }
+        st.reset();
+        r.newOffset = offset;
+        if (offset != fromOffset) {
+            r.applied = false;
+            return r;
+        }
+        const qsizetype end = data.lastIndexOf('\n') + 1;  // complete lines only
+        if (end <= 0)
+            return r;
+
+        std::string runDir;
+        {
+            Stmt &s = d->stmt("SELECT coalesce(run_dir, ''), start_time FROM runs WHERE run_id = ?");
+            s.bind(1, run);
+            if (!s.step())
+                throw StoreError("no run " + std::to_string(run));
+            runDir = std::string(s.text(0));
+            s.reset();
+        }
+
+        // The parser reads a little past each line: give the buffer padding.
+        std::string buffer;
+        buffer.reserve(std::size_t(end) + EventParser::kPadding);
+        buffer.assign(data.data(), std::size_t(end));
+        buffer.append(EventParser::kPadding, ' ');
+        EventParser parser;
+        Event ev;
+        std::unordered_map<qint64, std::vector<MetricPoint>> series;
+        std::optional<double> firstTime;
+        const char *base = buffer.data();
+        std::size_t pos = 0;
+        while (pos < std::size_t(end)) {
+            const char *nl = static_cast<const char *>(std::memchr(base + pos, '\n', std::size_t(end) - pos));
+            const std::size_t len = std::size_t(nl - (base + pos));
+            const std::string_view line(base + pos, len);
+            const qint64 lineNo = lines + r.lines + 1;
+            pos += len + 1;
+            ++r.lines;
+            if (line.find_first_not_of(" \t\r") == std::string_view::npos)
+                continue;  // blank lines are harmless
+            const std::string error = parser.parse(line, buffer.size() - std::size_t(line.data() - base), ev);
+            if (!error.empty()) {
+                ++r.malformed;
+                addIssue(r, lineNo, QString::fromStdString(error));
+                continue;
+            }
+            ++r.events;
+            if (!firstTime && ev.time > 0)
+                firstTime = ev.time;
+            const qint64 timeMs = qint64(std::llround(ev.time * 1000.0));
+            for (std::string_view bad : ev.badValues)
+                addIssue(r, lineNo, QStringLiteral("value of '%1' is not a number").arg(qstr(bad)));
+            switch (ev.kind) {
+            case EventKind::Metrics:
+                lastStep = ev.step;
+                [[fallthrough]];
+            case EventKind::System: {
+                // System samples have no step of their own: they take the last training step.
+                const qint64 step = ev.hasStep ? ev.step : lastStep;
+                for (const auto &[name, value] : ev.values)
+                    series[d->ensureKey(name)].push_back({step, timeMs, value});
+                r.points += qint64(ev.values.size());
+                break;
+            }
+            case EventKind::Start: {
+                for (const auto &[k, v] : ev.params) {
+                    try {
+                        d->logParam(run, k, v);
+                    } catch (const StoreError &e) {
+                        addIssue(r, lineNo, QString::fromUtf8(e.what()));
+                    }
+                }
+                for (const auto &[k, v] : ev.runInfo)
+                    d->setTag(run, "orrery." + k, v);
+                d->stmt("UPDATE runs SET status = 'RUNNING', end_time = NULL WHERE run_id = ?")
+                    .bind(1, run)
+                    .exec();
+                break;
+            }
+            case EventKind::Status: {
+                d->setTag(run, "orrery.state", ev.state);
+                const char *status = ev.state == "completed" ? "FINISHED"
+                    : ev.state == "failed"                   ? "FAILED"
+                    : ev.state == "running"                  ? "RUNNING"
+                                                             : nullptr;
+                if (status && ev.state != "running")
+                    d->stmt("UPDATE runs SET status = ?, end_time = ? WHERE run_id = ?")
+                        .bind(1, status)
+                        .bind(2, timeMs)
+                        .bind(3, run)
+                        .exec();
+                else if (status)
+                    d->stmt("UPDATE runs SET status = 'RUNNING', end_time = NULL WHERE run_id = ?")
+                        .bind(1, run)
+                        .exec();
+                if (!ev.message.empty())
+                    d->setTag(run, "orrery.message", ev.message);
+                break;
+            }
+            case EventKind::Artifact: {
+                Artifact a;
+                a.path = qstr(ev.path);
+                a.kind = qstr(ev.type);
+                a.step = ev.hasStep ? ev.step : -1;
+                if (!runDir.empty()) {
+                    a.remotePath = QDir(qstr(runDir)).filePath(a.path);
+                    const QFileInfo local(a.remotePath);
+                    if (local.isFile()) {
+                        a.localPath = local.absoluteFilePath();
+                        a.size = local.size();
+                    }
+                }
+                d->addArtifact(run, a);
+                break;
+            }
+            case EventKind::Unknown:
+                --r.events;
+                ++r.unknownKinds;
+                break;
+            }
+        }
+        for (auto &[key, points] : series)
+            d->appendSeries(run, key, std::move(points));
+        if (firstTime && lines == 0)  // the first event is when the run started
+            d->stmt("UPDATE runs SET start_time = ? WHERE run_id = ?")
+                .bind(1, qint64(std::llround(*firstTime * 1000.0)))
+                .bind(2, run)
+                .exec();
+        r.newOffset = offset + end;
+        d->stmt("INSERT INTO ingest_offsets (run_id, file, offset, lines, malformed, last_step, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, file) DO UPDATE SET offset = "
+                "excluded.offset, "
+                "lines = excluded.lines, malformed = excluded.malformed, last_step = excluded.last_step, "
+                "updated = excluded.updated")
+            .bind(1, run)
+            .bind(2, utf8(file))
+            .bind(3, r.newOffset)
+            .bind(4, lines + r.lines)
+            .bind(5, malformed + r.malformed)
+            .bind(6, lastStep)
+            .bind(7, QDateTime::currentMSecsSinceEpoch())
+            .exec();
+        tx.commit();
+        return r;
+    });
+}
+
+TrackingStore::DirectoryIngest TrackingStore::ingestRunDirectory(const QString &runDirIn,
+                                                                 const QString &experiment,
+                                                                 const std::function<bool()> &cancel)
+{
+    DirectoryIngest out;
+    const QFileInfo info(runDirIn);
+    if (!info.isDir())
+        throw StoreError(utf8(runDirIn) + " is not a directory");
+    const QString runDir = info.canonicalFilePath();
+    const QString eventsPath = QDir(runDir).filePath(QStringLiteral("events.jsonl"));
+
+    if (auto existing = runByDirectory(runDir)) {
+        out.run = *existing;
+    } else {
+        writeTransaction([&] {
+            if (auto again = runByDirectory(runDir)) {  // another process created it meanwhile
+                out.run = *again;
+                return;
+            }
+            const ExperimentId exp = ensureExperiment(experiment);
+            out.run = createRun(exp, QFileInfo(runDir).fileName(), 0, runDir);
+            d->setTag(out.run, "orrery.run_dir", utf8(runDir));
+            out.created = true;
+        });
+    }
+
+    QFile file(eventsPath);
+    if (file.exists() && !file.open(QIODevice::ReadOnly))
+        throw StoreError("cannot read " + utf8(eventsPath) + ": " + utf8(file.errorString()));
+    out.events.newOffset = ingestState(out.run, QStringLiteral("events.jsonl")).offset;
+    qint64 want = kIngestBytes;
+    while (file.isOpen()) {
+        if (cancel && cancel())
+            break;
+        const IngestState state = ingestState(out.run, QStringLiteral("events.jsonl"));
+        if (file.size() < state.offset)
+            throw StoreError(utf8(eventsPath) + " is shorter than what was already ingested (" +
+                             std::to_string(state.offset) + " bytes): it was replaced, not appended to");
+        if (!file.seek(state.offset))
+            break;
+        const QByteArray chunk = file.read(want);
+        if (chunk.isEmpty())
+            break;
+        const IngestResult r = ingestEvents(out.run, QStringLiteral("events.jsonl"), state.offset, chunk);
+        if (!r.applied)
+            continue;  // another writer advanced the offset: read again from the new one
+        if (r.lines == 0) {
+            if (chunk.size() < want)
+                break;  // a partial last line: the writer is still writing it
+            want *= 2;  // a line longer than the read size
+            continue;
+        }
+        want = kIngestBytes;
+        out.events.newOffset = r.newOffset;
+        out.events.lines += r.lines;
+        out.events.points += r.points;
+        out.events.events += r.events;
+        out.events.malformed += r.malformed;
+        out.events.unknownKinds += r.unknownKinds;
+        for (const IngestIssue &issue : r.issues)
+            if (out.events.issues.size() < kMaxIssues)
+                out.events.issues.push_back(issue);
+    }
+
+    // exit.json: the trainer's last word on how the run ended (ARCHITECTURE.md).
+    QFile exitFile(QDir(runDir).filePath(QStringLiteral("exit.json")));
+    if (exitFile.open(QIODevice::ReadOnly)) {
+        QJsonParseError error;
+        const QJsonObject exit = QJsonDocument::fromJson(exitFile.readAll(), &error).object();
+        if (error.error != QJsonParseError::NoError) {
+            out.events.issues.push_back({0, QStringLiteral("exit.json: %1").arg(error.errorString())});
+        } else {
+            const QString state = exit.value(QLatin1String("state")).toString();
+            const RunStatus status = state == QLatin1String("completed") ? RunStatus::Finished
+                : state == QLatin1String("failed")                       ? RunStatus::Failed
+                                                                         : RunStatus::Killed;
+            writeTransaction([&] {
+                setTags(
+                    out.run,
+                    {{QStringLiteral("orrery.exit_state"), state},
+                     {QStringLiteral("orrery.exit_reason"), exit.value(QLatin1String("reason")).toString()}});
+                endRun(out.run, status,
+                       exitFile.fileTime(QFileDevice::FileModificationTime).toMSecsSinceEpoch());
+            });
+            out.exited = true;
+        }
+    }
+    return out;
+}
+
+}  // namespace orrery::core

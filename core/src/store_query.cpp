@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Reading runs and metric histories.
+#include "storeimpl.h"
+
+#include <QRegularExpression>
+
+#include <unordered_map>
+
+namespace orrery::core {
+
+using sql::Stmt;
+
+std::optional<RunCondition> parseRunCondition(const QString &text, QString *error)
+{
+    // scope.key op value; the key may contain dots, slashes and spaces, so the operator is the
+    // first one that follows it (LIKE needs spaces around it).
+    static const QRegularExpression re(
+        QStringLiteral(R"(^\s*(params|param|tags|tag|metrics|metric|attributes|attribute|attr)\.(.+?)\s*)"
+                       R"((<=|>=|!=|<>|==|=|<|>|\sLIKE\s)\s*(.*?)\s*$)"),
+        QRegularExpression::CaseInsensitiveOption);
+    const auto m = re.match(text);
+    if (!m.hasMatch()) {
+        if (error)
+            *error = QStringLiteral("cannot read the filter '%1': expected SCOPE.KEY OP VALUE, e.g. "
+                                    "\"params.optim.lr = 0.001\" or \"metrics.eval/loss < 0.2\"")
+                         .arg(text);
+        return std::nullopt;
+    }
+    RunCondition c;
+    const QString scope = m.captured(1).toLower();
+    c.scope = scope.startsWith(QLatin1String("param")) ? RunCondition::Scope::Param
+        : scope.startsWith(QLatin1String("tag"))       ? RunCondition::Scope::Tag
+        : scope.startsWith(QLatin1String("metric"))    ? RunCondition::Scope::Metric
+                                                       : RunCondition::Scope::Attribute;
+    c.key = m.captured(2);
+    if (c.key.size() >= 2 && c.key.startsWith(QLatin1Char('`')) && c.key.endsWith(QLatin1Char('`')))
+        c.key = c.key.mid(1, c.key.size() - 2);
+    const QString op = m.captured(3).trimmed().toUpper();
+    c.op = op == QLatin1String("<=")                               ? RunCondition::Op::Le
+        : op == QLatin1String(">=")                                ? RunCondition::Op::Ge
+        : (op == QLatin1String("!=") || op == QLatin1String("<>")) ? RunCondition::Op::Ne
+        : op == QLatin1String("<")                                 ? RunCondition::Op::Lt
+        : op == QLatin1String(">")                                 ? RunCondition::Op::Gt
+        : op == QLatin1String("LIKE")                              ? RunCondition::Op::Like
+                                                                   : RunCondition::Op::Eq;
+    c.value = m.captured(4);
+    if (c.value.size() >= 2 &&
+        (c.value.front() == QLatin1Char('"') || c.value.front() == QLatin1Char('\'')) &&
+        c.value.back() == c.value.front())
+        c.value = c.value.mid(1, c.value.size() - 2);
+    if (c.scope == RunCondition::Scope::Metric) {
+        bool ok = false;
+        c.value.toDouble(&ok);
+        if (!ok || c.op == RunCondition::Op::Like) {
+            if (error)
+                *error = QStringLiteral("metric filters compare numbers: '%1'").arg(text);
+            return std::nullopt;
+        }
+    }
+    if (c.scope == RunCondition::Scope::Attribute) {
+        static const QStringList known = {QStringLiteral("status"), QStringLiteral("name"),
+                                          QStringLiteral("run_dir"), QStringLiteral("run_id"),
+                                          QStringLiteral("uuid")};
+        if (!known.contains(c.key.toLower())) {
+            if (error)
+                *error = QStringLiteral("unknown attribute '%1' (one of: %2)")
+                             .arg(c.key, known.join(QLatin1String(", ")));
+            return std::nullopt;
+        }
+        c.key = c.key.toLower();
+    }
+    return c;
+}
+
+namespace {
+
+const char *sqlOp(RunCondition::Op op)
+{
+    switch (op) {
+    case RunCondition::Op::Eq:
+        return "=";
+    case RunCondition::Op::Ne:
+        return "!=";
+    case RunCondition::Op::Lt:
+        return "<";
+    case RunCondition::Op::Le:
+        return "<=";
+    case RunCondition::Op::Gt:
+        return ">";
+    case RunCondition::Op::Ge:
+        return ">=";
+    case RunCondition::Op::Like:
+        return "LIKE";
+    }
+    return "=";
+}
+
+// A bound value: text, or a number when the comparison is an ordering of numbers.
+struct Bind {
+    std::string text;
+    std::optional<double> number;
+    std::optional<qint64> integer;
+};
+
+}  // namespace
+
+QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
+{
+    return d->guarded("queryRuns", [&] {
+        sql::ReadTransaction read(d->db.get());
+        std::string where = "WHERE r.lifecycle_stage = 'active'";
+        std::vector<Bind> binds;
+        if (q.experiment) {
+            where += " AND e.name = ?";
+            binds.push_back({utf8(*q.experiment), {}, {}});
+        }
+        if (q.sweep) {
+            where += " AND r.run_id IN (SELECT run_id FROM trials WHERE sweep_id = ?)";
+            binds.push_back({{}, {}, *q.sweep});
+        }
+        for (const RunCondition &c : q.conditions) {
+            const std::string op = sqlOp(c.op);
+            const bool ordering = c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne &&
+                c.op != RunCondition::Op::Like;
+            bool numeric = false;
+            const double number = c.value.toDouble(&numeric);
+            switch (c.scope) {
+            case RunCondition::Scope::Param:
+            case RunCondition::Scope::Tag: {
+                const char *table = c.scope == RunCondition::Scope::Param ? "params" : "tags";
+                const std::string lhs = ordering && numeric ? "CAST(x.value AS REAL)" : "x.value";
+                where += std::string(" AND EXISTS (SELECT 1 FROM ") + table +
+                    " x WHERE x.run_id = r.run_id AND x.key = ? AND " + lhs + " " + op + " ?)";
+                binds.push_back({utf8(c.key), {}, {}});
+                binds.push_back(ordering && numeric ? Bind{{}, number, {}} : Bind{utf8(c.value), {}, {}});
+                break;
+            }
+            case RunCondition::Scope::Metric:
+                where +=
+                    " AND EXISTS (SELECT 1 FROM latest_metrics l JOIN metric_keys k ON k.key_id = l.key_id "
+                    "WHERE l.run_id = r.run_id AND k.name = ? AND l.value " +
+                    op + " ?)";
+                binds.push_back({utf8(c.key), {}, {}});
+                binds.push_back({{}, number, {}});
+                break;
+            case RunCondition::Scope::Attribute: {
+                const std::string column = c.key == QLatin1String("status") ? "r.status"
+                    : c.key == QLatin1String("name")                        ? "r.name"
+                    : c.key == QLatin1String("run_dir")                     ? "r.run_dir"
+                    : c.key == QLatin1String("uuid")                        ? "r.run_uuid"
+                                                                            : "r.run_id";
+                where += " AND " + column + " " + op + " ?";
+                if (c.key == QLatin1String("status"))
+                    binds.push_back({utf8(c.value.toUpper()), {}, {}});
+                else if (c.key == QLatin1String("run_id"))
+                    binds.push_back({{}, {}, c.value.toLongLong()});
+                else
+                    binds.push_back({utf8(c.value), {}, {}});
+                break;
+            }
+            }
+        }
+        std::string order = " ORDER BY r.start_time DESC, r.run_id DESC";
+        std::string select = Impl::kRunColumns;
+        if (!q.orderByMetric.isEmpty()) {
+            // Runs without the metric (or with NaN) sort last either way.
+            select.insert(select.find(" FROM runs"),
+                          ", (SELECT l.value FROM latest_metrics l WHERE l.run_id = r.run_id AND l.key_id = "
+                          "(SELECT key_id FROM metric_keys WHERE name = ?)) AS sort_value");
+            binds.insert(binds.begin(), {utf8(q.orderByMetric), {}, {}});
+            order = std::string(" ORDER BY sort_value IS NULL, sort_value ") +
+                (q.descending ? "DESC" : "ASC") + ", r.run_id";
+        }
+        std::string text = select + where + order;
+        if (q.limit > 0)
+            text += " LIMIT " + std::to_string(q.limit);
+        Stmt s(d->db.get(), text);
+        int i = 1;
+        for (const Bind &b : binds) {
+            if (b.integer)
+                s.bind(i++, *b.integer);
+            else if (b.number)
+                s.bind(i++, *b.number);
+            else
+                s.bind(i++, b.text);
+        }
+        QList<RunRow> rows;
+        std::unordered_map<qint64, qsizetype> index;
+        while (s.step()) {
+            RunRow row;
+            row.run = Impl::readRun(s);
+            index.emplace(row.run.id, rows.size());
+            rows.push_back(std::move(row));
+        }
+        if (rows.isEmpty())
+            return rows;
+        // Latest metrics of the selected runs: one pass in primary-key order (by run), which
+        // beats one lookup per run once the list holds more than a few runs.
+        const bool few = rows.size() < 64;
+        Stmt latest(d->db.get(),
+                    few ? "SELECT run_id, key_id, step, time, value, min_value, max_value, count FROM "
+                          "latest_metrics WHERE run_id = ?"
+                        : "SELECT run_id, key_id, step, time, value, min_value, max_value, count FROM "
+                          "latest_metrics");
+        auto readLatest = [&] {
+            while (latest.step()) {
+                auto it = index.find(latest.int64(0));
+                if (it == index.end())
+                    continue;
+                LatestMetric m;
+                m.key = d->keyName(latest.int64(1));
+                m.last = {latest.int64(2), latest.int64(3), latest.real(4)};
+                m.min = latest.real(5);
+                m.max = latest.real(6);
+                m.count = latest.int64(7);
+                rows[it->second].latest.insert(m.key, m);
+            }
+            latest.reset();
+        };
+        if (few) {
+            for (const RunRow &row : rows) {
+                latest.bind(1, row.run.id);
+                readLatest();
+            }
+        } else {
+            readLatest();
+        }
+        return rows;
+    });
+}
+
+QStringList TrackingStore::metricKeys(RunId run) const
+{
+    return d->guarded("metricKeys", [&] {
+        QStringList out;
+        Stmt &s = d->stmt("SELECT k.name FROM latest_metrics l JOIN metric_keys k ON k.key_id = l.key_id "
+                          "WHERE l.run_id = ? ORDER BY k.name");
+        s.bind(1, run);
+        while (s.step())
+            out.push_back(qstr(s.text(0)));
+        s.reset();
+        return out;
+    });
+}
+
+MetricHistory TrackingStore::history(RunId run, const QString &key, const HistoryQuery &q) const
+{
+    return d->guarded("history", [&] {
+        MetricHistory out;
+        const auto keyId = d->keyId(utf8(key));
+        if (!keyId)
+            return out;
+        sql::ReadTransaction read(d->db.get());
+        struct Chunk {
+            std::int64_t first, last, count;
+            std::string blob;
+        };
+        std::vector<Chunk> chunks;
+        Stmt &s =
+            d->stmt("SELECT first_step, last_step, count, points FROM metric_chunks WHERE run_id = ? AND "
+                    "key_id = ? AND first_step <= ? AND last_step >= ? ORDER BY first_step");
+        s.bind(1, run).bind(2, *keyId).bind(3, std::int64_t(q.stepMax)).bind(4, std::int64_t(q.stepMin));
+        std::int64_t estimate = 0;
+        while (s.step()) {
+            chunks.push_back({s.int64(0), s.int64(1), s.int64(2), std::string(s.blob(3))});
+            estimate += s.int64(2);
+        }
+        s.reset();
+        if (chunks.empty())
+            return out;
+        std::vector<MetricPoint> points;
+        auto decode = [&](const Chunk &c) {
+            points.clear();
+            if (!decodeChunk(c.blob, points))
+                throw StoreError("a metric chunk of run " + std::to_string(run) + " is corrupt");
+        };
+        if (q.buckets <= 0 || estimate <= 2 * std::int64_t(q.buckets)) {
+            for (const Chunk &c : chunks) {
+                decode(c);
+                for (const MetricPoint &p : points)
+                    if (p.step >= q.stepMin && p.step <= q.stepMax)
+                        out.points.push_back(p);
+            }
+            out.pointsInRange = qint64(out.points.size());
+            return out;
+        }
+        const std::int64_t lo = std::max<std::int64_t>(q.stepMin, chunks.front().first);
+        const std::int64_t hi = std::min<std::int64_t>(q.stepMax, chunks.back().last);
+        MinMaxBucketer bucketer(lo, hi, q.buckets);
+        for (const Chunk &c : chunks) {
+            decode(c);
+            for (const MetricPoint &p : points) {
+                if (p.step < lo || p.step > hi)
+                    continue;
+                bucketer.add(p);
+                ++out.pointsInRange;
+            }
+        }
+        out.downsampled = true;
+        out.buckets = bucketer.finish();
+        out.points = flatten(out.buckets);
+        return out;
+    });
+}
+
+std::vector<MetricPoint> TrackingStore::allPoints(RunId run, const QString &key) const
+{
+    return history(run, key, {}).points;
+}
+
+qint64 TrackingStore::pointCount(RunId run) const
+{
+    return d->guarded("pointCount", [&] {
+        Stmt &s = d->stmt("SELECT coalesce(sum(count), 0) FROM latest_metrics WHERE run_id = ?");
+        s.bind(1, run);
+        s.step();
+        const qint64 n = s.int64(0);
+        s.reset();
+        return n;
+    });
+}
+
+}  // namespace orrery::core

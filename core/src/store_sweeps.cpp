@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Sweeps, trials and the MLflow mirror's bookkeeping.
+#include "storeimpl.h"
+
+#include <QDateTime>
+
+namespace orrery::core {
+
+using sql::Stmt;
+
+namespace {
+
+constexpr const char kSweepColumns[] = "SELECT sweep_id, name, experiment_id, spec, method, metric_name, "
+                                       "metric_goal, cluster, array_job_id, state FROM sweeps ";
+constexpr const char kTrialColumns[] =
+    "SELECT trial_id, sweep_id, trial_index, attempt, coalesce(run_id, 0), "
+    "slurm_job_id, slurm_task_id, run_dir, state, exit_reason FROM trials ";
+
+Sweep readSweep(const Stmt &s)
+{
+    return {s.int64(0),      qstr(s.text(1)), s.int64(2),      qstr(s.text(3)), qstr(s.text(4)),
+            qstr(s.text(5)), qstr(s.text(6)), qstr(s.text(7)), qstr(s.text(8)), qstr(s.text(9))};
+}
+
+}  // namespace
+
+SweepId TrackingStore::createSweep(const Sweep &sw)
+{
+    return d->guarded("createSweep", [&] {
+        Impl::Tx tx(*d);
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        d->stmt("INSERT INTO sweeps (name, experiment_id, spec, method, metric_name, metric_goal, cluster, "
+                "array_job_id, state, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .bind(1, utf8(sw.name))
+            .bind(2, sw.experimentId)
+            .bind(3, utf8(sw.spec))
+            .bind(4, utf8(sw.method))
+            .bind(5, utf8(sw.metricName))
+            .bind(6, utf8(sw.metricGoal.isEmpty() ? QStringLiteral("minimize") : sw.metricGoal))
+            .bind(7, utf8(sw.cluster))
+            .bind(8, utf8(sw.arrayJobId))
+            .bind(9, utf8(sw.state.isEmpty() ? QStringLiteral("pending") : sw.state))
+            .bind(10, now)
+            .bind(11, now)
+            .exec();
+        const SweepId id = sqlite3_last_insert_rowid(d->db.get());
+        tx.commit();
+        return id;
+    });
+}
+
+std::optional<Sweep> TrackingStore::sweep(SweepId id) const
+{
+    return d->guarded("sweep", [&]() -> std::optional<Sweep> {
+        Stmt &s = d->stmt(std::string(kSweepColumns) + "WHERE sweep_id = ?");
+        s.bind(1, id);
+        std::optional<Sweep> out;
+        if (s.step())
+            out = readSweep(s);
+        s.reset();
+        return out;
+    });
+}
+
+std::optional<Sweep> TrackingStore::findSweep(const QString &ref) const
+{
+    bool isNumber = false;
+    const qint64 id = ref.toLongLong(&isNumber);
+    if (isNumber)
+        if (auto s = sweep(id))
+            return s;
+    return d->guarded("findSweep", [&]() -> std::optional<Sweep> {
+        // The newest sweep of that name (names repeat as people rerun a spec).
+        Stmt &s = d->stmt(std::string(kSweepColumns) + "WHERE name = ? ORDER BY sweep_id DESC LIMIT 1");
+        s.bind(1, utf8(ref));
+        std::optional<Sweep> out;
+        if (s.step())
+            out = readSweep(s);
+        s.reset();
+        return out;
+    });
+}
+
+QList<Sweep> TrackingStore::sweeps() const
+{
+    return d->guarded("sweeps", [&] {
+        QList<Sweep> out;
+        Stmt &s = d->stmt(std::string(kSweepColumns) + "ORDER BY sweep_id");
+        while (s.step())
+            out.push_back(readSweep(s));
+        s.reset();
+        return out;
+    });
+}
+
+void TrackingStore::setSweepState(SweepId id, const QString &state, const QString &arrayJobId)
+{
+    d->guarded("setSweepState", [&] {
+        Impl::Tx tx(*d);
+        d->stmt("UPDATE sweeps SET state = ?, array_job_id = CASE WHEN ? = '' THEN array_job_id ELSE ? END, "
+                "updated = ? WHERE sweep_id = ?")
+            .bind(1, utf8(state))
+            .bind(2, utf8(arrayJobId))
+            .bind(3, utf8(arrayJobId))
+            .bind(4, QDateTime::currentMSecsSinceEpoch())
+            .bind(5, id)
+            .exec();
+        tx.commit();
+    });
+}
+
+static void bindTrial(Stmt &s, const Trial &t)
+{
+    s.bind(1, t.sweepId).bind(2, t.index).bind(3, t.attempt);
+    if (t.runId)
+        s.bind(4, t.runId);
+    else
+        s.bindNull(4);
+    s.bind(5, utf8(t.slurmJobId))
+        .bind(6, utf8(t.slurmTaskId))
+        .bind(7, utf8(t.runDir))
+        .bind(8, utf8(t.state.isEmpty() ? QStringLiteral("pending") : t.state))
+        .bind(9, utf8(t.exitReason));
+}
+
+qint64 TrackingStore::addTrial(const Trial &trial)
+{
+    return d->guarded("addTrial", [&] {
+        Impl::Tx tx(*d);
+        Stmt &s = d->stmt(
+            "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
+            "run_dir, state, exit_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        bindTrial(s, trial);
+        s.exec();
+        const qint64 id = sqlite3_last_insert_rowid(d->db.get());
+        tx.commit();
+        return id;
+    });
+}
+
+void TrackingStore::updateTrial(const Trial &trial)
+{
+    d->guarded("updateTrial", [&] {
+        Impl::Tx tx(*d);
+        Stmt &s = d->stmt(
+            "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
+            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ? WHERE trial_id = ?");
+        bindTrial(s, trial);
+        s.bind(10, trial.id).exec();
+        tx.commit();
+    });
+}
+
+QList<Trial> TrackingStore::trials(SweepId sweepId) const
+{
+    return d->guarded("trials", [&] {
+        QList<Trial> out;
+        Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE sweep_id = ? ORDER BY trial_index, attempt");
+        s.bind(1, sweepId);
+        while (s.step())
+            out.push_back({s.int64(0), s.int64(1), int(s.int64(2)), int(s.int64(3)), s.int64(4),
+                           qstr(s.text(5)), qstr(s.text(6)), qstr(s.text(7)), qstr(s.text(8)),
+                           qstr(s.text(9))});
+        s.reset();
+        return out;
+    });
+}
+
+std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
+{
+    const auto sw = sweep(sweepId);
+    if (!sw || sw->metricName.isEmpty())
+        return std::nullopt;
+    RunQuery q;
+    q.sweep = sweepId;
+    q.orderByMetric = sw->metricName;
+    q.descending = sw->metricGoal == QLatin1String("maximize");
+    q.limit = 1;
+    const QList<RunRow> rows = queryRuns(q);
+    if (rows.isEmpty() || !rows.front().latest.contains(sw->metricName))
+        return std::nullopt;
+    return rows.front();
+}
+
+TrackingStore::MirrorState TrackingStore::mirrorState(const QString &server, RunId run) const
+{
+    return d->guarded("mirrorState", [&] {
+        MirrorState st;
+        Stmt &s =
+            d->stmt("SELECT remote_run_id, params_sent FROM mlflow_mirror WHERE server = ? AND run_id = ?");
+        s.bind(1, utf8(server)).bind(2, run);
+        if (s.step()) {
+            st.remoteRunId = qstr(s.text(0));
+            st.paramsSent = s.int64(1) != 0;
+        }
+        s.reset();
+        Stmt &m = d->stmt("SELECT k.name, m.last_step FROM mlflow_mirror_metrics m JOIN metric_keys k ON "
+                          "k.key_id = m.key_id WHERE m.server = ? AND m.run_id = ?");
+        m.bind(1, utf8(server)).bind(2, run);
+        while (m.step())
+            st.lastStep.insert(qstr(m.text(0)), m.int64(1));
+        m.reset();
+        return st;
+    });
+}
+
+void TrackingStore::saveMirrorState(const QString &server, RunId run, const MirrorState &st)
+{
+    d->guarded("saveMirrorState", [&] {
+        Impl::Tx tx(*d);
+        d->stmt("INSERT INTO mlflow_mirror (server, run_id, remote_run_id, params_sent) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET remote_run_id = excluded.remote_run_id, params_sent = "
+                "excluded.params_sent")
+            .bind(1, utf8(server))
+            .bind(2, run)
+            .bind(3, utf8(st.remoteRunId))
+            .bind(4, st.paramsSent ? 1 : 0)
+            .exec();
+        for (auto it = st.lastStep.begin(); it != st.lastStep.end(); ++it)
+            d->stmt(
+                 "INSERT INTO mlflow_mirror_metrics (server, run_id, key_id, last_step) VALUES (?, ?, ?, ?) "
+                 "ON CONFLICT DO UPDATE SET last_step = excluded.last_step")
+                .bind(1, utf8(server))
+                .bind(2, run)
+                .bind(3, d->ensureKey(utf8(it.key())))
+                .bind(4, it.value())
+                .exec();
+        tx.commit();
+    });
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// TrackingStore's private half, shared by the store_*.cpp files.
+#pragma once
+
+#include "orrery/core/store.h"
+#include "sqlite.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace orrery::core {
+
+struct TrackingStore::Impl {
+    // Points per metric chunk. Small enough that rewriting a run's open tail chunks on every
+    // monitor tick stays cheap (~3 KB per metric), large enough that a 1M-point history is
+    // ~4,000 rows and the per-row overhead is < 1 byte per point.
+    static constexpr std::int64_t kChunkPoints = 256;
+    static const char *const kRunColumns;
+
+    sql::DbHandle db;
+    QString path;
+    int version = 0;
+    bool readOnly = false;
+    QString readOnlyReason;
+
+    // Prepared statements by SQL text (the pointer: every caller passes a literal).
+    std::map<std::string, sql::Stmt> statements;
+    // Metric key ids: ids are never reused once committed, so the cache is valid across
+    // transactions and processes; ids created in a transaction enter it only on commit.
+    mutable std::unordered_map<std::string, qint64> keyIds;
+    mutable std::unordered_map<qint64, QString> keyNames;
+    std::unordered_map<std::string, qint64> pendingKeys;
+
+    sqlite3 *writable();
+    sql::Stmt &stmt(const char *sqlText);
+    sql::Stmt &stmt(const std::string &sqlText) { return stmt(sqlText.c_str()); }
+    std::optional<qint64> keyId(std::string_view name) const;
+    qint64 ensureKey(std::string_view name);
+    QString keyName(qint64 id) const;
+
+    void appendSeries(qint64 run, qint64 key, std::vector<MetricPoint> points);
+    void logParam(qint64 run, std::string_view key, std::string_view value);
+    void setTag(qint64 run, std::string_view key, std::string_view value);
+    void addArtifact(qint64 run, const Artifact &a);
+    QList<LatestMetric> latestOf(qint64 run) const;
+    static Run readRun(const sql::Stmt &s);
+
+    // Converts SQLite errors into StoreError with what the store was doing.
+    template<typename F>
+    auto guarded(const char *what, F &&f) const -> decltype(f());
+
+    // A write transaction, or nothing when one is already open (writeTransaction() nesting).
+    class Tx {
+    public:
+        explicit Tx(Impl &impl);
+        ~Tx();
+        void commit();
+
+    private:
+        Impl &d;
+        std::optional<sql::WriteTransaction> tx;
+        bool committed = false;
+    };
+};
+
+template<typename F>
+auto TrackingStore::Impl::guarded(const char *what, F &&f) const -> decltype(f())
+{
+    try {
+        return f();
+    } catch (const sql::Error &e) {
+        throw StoreError(std::string(what) + ": " + e.what());
+    }
+}
+
+inline QString qstr(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+inline std::string utf8(const QString &s)
+{
+    return s.toStdString();
+}
+
+}  // namespace orrery::core
