@@ -21,10 +21,10 @@ using sql::Stmt;
 
 namespace {
 
-// One transaction takes at most this much of a file: ~16k metrics lines, ~0.1 s of work, so a
-// reader or a second writer never waits long and a kill loses at most that much work (which the
-// next run redoes from the stored offset).
-constexpr qint64 kIngestBytes = 8 << 20;
+// One transaction takes at most this much of a file: ~4k metrics lines of 20 values, ~20 ms of
+// work (measured), so a reader or a second writer never waits long and a kill loses at most that
+// much work (which the next run redoes from the stored offset). Larger gains < 5% throughput.
+constexpr qint64 kIngestBytes = 1 << 20;
 constexpr int kMaxIssues = 100;
 
 void addIssue(IngestResult &r, qint64 line, QString message)

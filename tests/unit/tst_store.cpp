@@ -24,10 +24,11 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-QByteArray metricsLine(qint64 step, const QList<std::pair<QByteArray, QByteArray>> &values, double t = 1700000000.0)
+QByteArray metricsLine(qint64 step, const QList<std::pair<QByteArray, QByteArray>> &values,
+                       double t = 1700000000.0)
 {
     QByteArray line = "{\"v\":1,\"t\":" + QByteArray::number(t + double(step), 'f', 3) +
-                      ",\"kind\":\"metrics\",\"step\":" + QByteArray::number(step) + ",\"values\":{";
+        ",\"kind\":\"metrics\",\"step\":" + QByteArray::number(step) + ",\"values\":{";
     for (qsizetype i = 0; i < values.size(); ++i)
         line += (i ? "," : "") + ("\"" + values[i].first + "\":" + values[i].second);
     return line + "}}\n";
@@ -61,10 +62,13 @@ private Q_SLOTS:
     // --- metric series, pure functions --------------------------------------------------------
     void chunkRoundTripKeepsNaNInfAndExtremes()
     {
-        const std::vector<MetricPoint> points {
-            { 0, 1700000000000, 1.5 },     { 1, 1700000000100, kNaN },
-            { 2, 1700000000200, kInf },    { 10, 1700000000150, -kInf },
-            { 11, 0, -0.0 },               { std::numeric_limits<std::int64_t>::max(), -5, 1e308 },
+        const std::vector<MetricPoint> points{
+            {0, 1700000000000, 1.5},
+            {1, 1700000000100, kNaN},
+            {2, 1700000000200, kInf},
+            {10, 1700000000150, -kInf},
+            {11, 0, -0.0},
+            {std::numeric_limits<std::int64_t>::max(), -5, 1e308},
         };
         const std::string bytes = encodeChunk(points);
         std::vector<MetricPoint> back;
@@ -79,7 +83,7 @@ private Q_SLOTS:
 
     void corruptChunkIsRejected()
     {
-        std::string bytes = encodeChunk(std::vector<MetricPoint> { { 1, 2, 3.0 }, { 2, 3, 4.0 } });
+        std::string bytes = encodeChunk(std::vector<MetricPoint>{{1, 2, 3.0}, {2, 3, 4.0}});
         std::vector<MetricPoint> out;
         QVERIFY(!decodeChunk(bytes.substr(0, bytes.size() - 3), out));
         bytes[0] = 'X';
@@ -90,9 +94,9 @@ private Q_SLOTS:
 
     void mergeReplacesRelLoggedSteps()
     {
-        std::vector<MetricPoint> series { { 1, 0, 1 }, { 2, 0, 2 }, { 3, 0, 3 } };
-        mergeSeries(series, { { 2, 5, 20 }, { 5, 5, 50 }, { 2, 6, 21 }, { 0, 5, 0 } });
-        const std::vector<MetricPoint> expected { { 0, 5, 0 }, { 1, 0, 1 }, { 2, 6, 21 }, { 3, 0, 3 }, { 5, 5, 50 } };
+        std::vector<MetricPoint> series{{1, 0, 1}, {2, 0, 2}, {3, 0, 3}};
+        mergeSeries(series, {{2, 5, 20}, {5, 5, 50}, {2, 6, 21}, {0, 5, 0}});
+        const std::vector<MetricPoint> expected{{0, 5, 0}, {1, 0, 1}, {2, 6, 21}, {3, 0, 3}, {5, 5, 50}};
         QCOMPARE(series, expected);
     }
 
@@ -107,7 +111,7 @@ private Q_SLOTS:
                 v = -1000.0;  // one spike down
             if (s == 500'000)
                 v = kNaN;
-            b.add({ s, s, v });
+            b.add({s, s, v});
         }
         const auto buckets = b.finish();
         QCOMPARE(buckets.size(), std::size_t(2000));
@@ -134,23 +138,26 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("line");
         QTest::addColumn<int>("kind");
         QTest::addColumn<QString>("error");
-        QTest::newRow("metrics") << QByteArray(R"({"v":1,"t":1.5,"kind":"metrics","step":3,"values":{"a":1}})")
+        QTest::newRow("metrics") << QByteArray(
+                                        R"({"v":1,"t":1.5,"kind":"metrics","step":3,"values":{"a":1}})")
                                  << int(EventKind::Metrics) << QString();
         QTest::newRow("fields in any order")
             << QByteArray(R"({"values":{"a":1},"step":3,"kind":"metrics","t":1.5,"v":1,"extra":[1,{"x":2}]})")
             << int(EventKind::Metrics) << QString();
         QTest::newRow("unknown kind kept apart") << QByteArray(R"({"v":1,"t":1,"kind":"gradients","x":1})")
                                                  << int(EventKind::Unknown) << QString();
-        QTest::newRow("metrics without step") << QByteArray(R"({"v":1,"t":1,"kind":"metrics","values":{}})")
-                                              << int(EventKind::Metrics) << QStringLiteral("without \"step\"");
-        QTest::newRow("future version") << QByteArray(R"({"v":2,"t":1,"kind":"metrics","step":1,"values":{}})")
-                                        << int(EventKind::Unknown) << QStringLiteral("unsupported");
+        QTest::newRow("metrics without step")
+            << QByteArray(R"({"v":1,"t":1,"kind":"metrics","values":{}})") << int(EventKind::Metrics)
+            << QStringLiteral("without \"step\"");
+        QTest::newRow("future version")
+            << QByteArray(R"({"v":2,"t":1,"kind":"metrics","step":1,"values":{}})") << int(EventKind::Unknown)
+            << QStringLiteral("unsupported");
         QTest::newRow("truncated") << QByteArray(R"({"v":1,"t":1,"kind":"metrics","step":1,"values":{"a":)")
                                    << int(EventKind::Unknown) << QStringLiteral("not");
-        QTest::newRow("not an object") << QByteArray("[1,2,3]") << int(EventKind::Unknown)
-                                       << QStringLiteral("not a JSON object");
-        QTest::newRow("binary garbage") << QByteArray("\x00\xff\xfe{", 4) << int(EventKind::Unknown)
-                                        << QStringLiteral("not");
+        QTest::newRow("not an object")
+            << QByteArray("[1,2,3]") << int(EventKind::Unknown) << QStringLiteral("not a JSON object");
+        QTest::newRow("binary garbage")
+            << QByteArray("\x00\xff\xfe{", 4) << int(EventKind::Unknown) << QStringLiteral("not");
         QTest::newRow("values not an object")
             << QByteArray(R"({"v":1,"t":1,"kind":"metrics","step":1,"values":7})") << int(EventKind::Metrics)
             << QStringLiteral("\"values\" is not an object");
@@ -164,8 +171,8 @@ private Q_SLOTS:
         QByteArray padded = line + QByteArray(EventParser::kPadding, ' ');
         EventParser parser;
         Event ev;
-        const QString got = QString::fromStdString(
-            parser.parse(std::string_view(padded.constData(), std::size_t(line.size())), std::size_t(padded.size()), ev));
+        const QString got = QString::fromStdString(parser.parse(
+            std::string_view(padded.constData(), std::size_t(line.size())), std::size_t(padded.size()), ev));
         if (error.isEmpty()) {
             QVERIFY2(got.isEmpty(), qPrintable(got));
             QCOMPARE(int(ev.kind), kind);
@@ -181,7 +188,9 @@ private Q_SLOTS:
         const QByteArray padded = line + QByteArray(EventParser::kPadding, ' ');
         EventParser parser;
         Event ev;
-        QVERIFY(parser.parse(std::string_view(padded.constData(), std::size_t(line.size())), std::size_t(padded.size()), ev)
+        QVERIFY(parser
+                    .parse(std::string_view(padded.constData(), std::size_t(line.size())),
+                           std::size_t(padded.size()), ev)
                     .empty());
         QCOMPARE(ev.values.size(), std::size_t(4));
         QVERIFY(std::isnan(ev.values[0].second));
@@ -206,12 +215,12 @@ private Q_SLOTS:
     {
         auto store = TrackingStore::open(freshPath());
         const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
-        store->logParams(run, { { QStringLiteral("optim.lr"), QStringLiteral("0.001") } });
-        store->logParams(run, { { QStringLiteral("optim.lr"), QStringLiteral("0.001") } });  // same value: fine
-        QVERIFY_THROWS_EXCEPTION(StoreError,
-                                 store->logParams(run, { { QStringLiteral("optim.lr"), QStringLiteral("0.1") } }));
-        store->setTags(run, { { QStringLiteral("t"), QStringLiteral("1") } });
-        store->setTags(run, { { QStringLiteral("t"), QStringLiteral("2") } });
+        store->logParams(run, {{QStringLiteral("optim.lr"), QStringLiteral("0.001")}});
+        store->logParams(run, {{QStringLiteral("optim.lr"), QStringLiteral("0.001")}});  // same value: fine
+        QVERIFY_THROWS_EXCEPTION(
+            StoreError, store->logParams(run, {{QStringLiteral("optim.lr"), QStringLiteral("0.1")}}));
+        store->setTags(run, {{QStringLiteral("t"), QStringLiteral("1")}});
+        store->setTags(run, {{QStringLiteral("t"), QStringLiteral("2")}});
         const RunDetails d = store->details(run);
         QCOMPARE(d.params.value(QStringLiteral("optim.lr")), QStringLiteral("0.001"));
         QCOMPARE(d.tags.value(QStringLiteral("t")), QStringLiteral("2"));
@@ -222,8 +231,8 @@ private Q_SLOTS:
         auto store = TrackingStore::open(freshPath());
         const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
         const QString k = QStringLiteral("train/loss");
-        store->logMetrics(run, { { k, { 5, 5000, 0.5 } }, { k, { 1, 1000, kNaN } }, { k, { 3, 3000, kInf } } });
-        store->logMetrics(run, { { k, { 2, 2000, -2.0 } } });  // out of order: merged, not latest
+        store->logMetrics(run, {{k, {5, 5000, 0.5}}, {k, {1, 1000, kNaN}}, {k, {3, 3000, kInf}}});
+        store->logMetrics(run, {{k, {2, 2000, -2.0}}});  // out of order: merged, not latest
         const auto pts = store->allPoints(run, k);
         QCOMPARE(pts.size(), std::size_t(4));
         QVERIFY(std::isnan(pts[0].value));
@@ -245,10 +254,10 @@ private Q_SLOTS:
         const QString k = QStringLiteral("loss");
         QList<std::pair<QString, MetricPoint>> first, again;
         for (qint64 s = 0; s < 1000; ++s)
-            first.push_back({ k, { s, s, 1.0 } });
+            first.push_back({k, {s, s, 1.0}});
         store->logMetrics(run, first);
         for (qint64 s = 600; s < 1200; ++s)  // resumed from the checkpoint at 600
-            again.push_back({ k, { s, s, 2.0 } });
+            again.push_back({k, {s, s, 2.0}});
         store->logMetrics(run, again);
         const auto pts = store->allPoints(run, k);
         QCOMPARE(pts.size(), std::size_t(1200));
@@ -263,15 +272,16 @@ private Q_SLOTS:
         const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
         QList<std::pair<QString, MetricPoint>> pts;
         for (qint64 s = 0; s < 100'000; ++s)
-            pts.push_back({ QStringLiteral("m"), { s, s, s == 77'777 ? 50.0 : std::sin(double(s) / 1000) } });
+            pts.push_back({QStringLiteral("m"), {s, s, s == 77'777 ? 50.0 : std::sin(double(s) / 1000)}});
         store->logMetrics(run, pts);
-        const MetricHistory all = store->history(run, QStringLiteral("m"), { .buckets = 500 });
+        const MetricHistory all = store->history(run, QStringLiteral("m"), {.buckets = 500});
         QVERIFY(all.downsampled);
         QCOMPARE(all.pointsInRange, 100'000);
         QVERIFY(all.points.size() <= 2000);
-        QVERIFY(std::any_of(all.points.begin(), all.points.end(), [](const MetricPoint &p) { return p.value == 50.0; }));
+        QVERIFY(std::any_of(all.points.begin(), all.points.end(),
+                            [](const MetricPoint &p) { return p.value == 50.0; }));
         const MetricHistory zoom =
-            store->history(run, QStringLiteral("m"), { .stepMin = 77'700, .stepMax = 77'899, .buckets = 500 });
+            store->history(run, QStringLiteral("m"), {.stepMin = 77'700, .stepMax = 77'899, .buckets = 500});
         QVERIFY(!zoom.downsampled);
         QCOMPARE(zoom.points.size(), std::size_t(200));
         QCOMPARE(zoom.points.front().step, 77'700);
@@ -283,14 +293,15 @@ private Q_SLOTS:
         auto store = TrackingStore::open(freshPath());
         const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
         const ExperimentId other = store->ensureExperiment(QStringLiteral("other"));
-        const double lrs[] = { 1e-4, 3e-4, 1e-3, 3e-3 };
+        const double lrs[] = {1e-4, 3e-4, 1e-3, 3e-3};
         QList<RunId> ids;
         for (int i = 0; i < 4; ++i) {
             const RunId r = store->createRun(i == 3 ? other : e, QStringLiteral("run%1").arg(i));
             ids.push_back(r);
-            store->logParams(r, { { QStringLiteral("optim.lr"), QString::number(lrs[i]) } });
-            store->setTags(r, { { QStringLiteral("size"), i % 2 ? QStringLiteral("small") : QStringLiteral("tiny") } });
-            store->logMetrics(r, { { QStringLiteral("eval/loss"), { 10, 0, 1.0 - 0.2 * i } } });
+            store->logParams(r, {{QStringLiteral("optim.lr"), QString::number(lrs[i])}});
+            store->setTags(
+                r, {{QStringLiteral("size"), i % 2 ? QStringLiteral("small") : QStringLiteral("tiny")}});
+            store->logMetrics(r, {{QStringLiteral("eval/loss"), {10, 0, 1.0 - 0.2 * i}}});
         }
         store->endRun(ids[0], RunStatus::Failed);
         auto names = [](const QList<RunRow> &rows) {
@@ -307,20 +318,21 @@ private Q_SLOTS:
             return *c;
         };
         RunQuery q;
-        q.conditions = { cond("params.optim.lr >= 3e-4") };
+        q.conditions = {cond("params.optim.lr >= 3e-4")};
         q.orderByMetric = QStringLiteral("eval/loss");
-        QCOMPARE(names(store->queryRuns(q)), (QStringList { QStringLiteral("run3"), QStringLiteral("run2"), QStringLiteral("run1") }));
+        QCOMPARE(names(store->queryRuns(q)),
+                 (QStringList{QStringLiteral("run3"), QStringLiteral("run2"), QStringLiteral("run1")}));
         q.descending = true;
         q.experiment = QStringLiteral("e");
-        QCOMPARE(names(store->queryRuns(q)), (QStringList { QStringLiteral("run1"), QStringLiteral("run2") }));
+        QCOMPARE(names(store->queryRuns(q)), (QStringList{QStringLiteral("run1"), QStringLiteral("run2")}));
         RunQuery m;
-        m.conditions = { cond("metrics.eval/loss < 0.7"), cond("tags.size = small") };
-        QCOMPARE(names(store->queryRuns(m)), QStringList { QStringLiteral("run3") });
+        m.conditions = {cond("metrics.eval/loss < 0.7"), cond("tags.size = small")};
+        QCOMPARE(names(store->queryRuns(m)), QStringList{QStringLiteral("run3")});
         RunQuery s;
-        s.conditions = { cond("attributes.status = failed") };
-        QCOMPARE(names(store->queryRuns(s)), QStringList { QStringLiteral("run0") });
+        s.conditions = {cond("attributes.status = failed")};
+        QCOMPARE(names(store->queryRuns(s)), QStringList{QStringLiteral("run0")});
         RunQuery like;
-        like.conditions = { cond("attributes.name LIKE 'run%'") };
+        like.conditions = {cond("attributes.name LIKE 'run%'")};
         like.limit = 2;
         QCOMPARE(store->queryRuns(like).size(), 2);
         QString error;
@@ -329,7 +341,7 @@ private Q_SLOTS:
         QVERIFY(error.contains(QStringLiteral("SCOPE.KEY")));
         // Hostile values are bound, never pasted into SQL.
         RunQuery hostile;
-        hostile.conditions = { cond("params.optim.lr = '; DROP TABLE runs; --") };
+        hostile.conditions = {cond("params.optim.lr = '; DROP TABLE runs; --")};
         QCOMPARE(store->queryRuns(hostile).size(), 0);
         QCOMPARE(store->queryRuns({}).size(), 4);
     }
@@ -348,11 +360,11 @@ private Q_SLOTS:
         const SweepId id = store->createSweep(sw);
         for (int i = 0; i < 3; ++i) {
             const RunId r = store->createRun(e, QStringLiteral("t%1").arg(i));
-            store->logMetrics(r, { { QStringLiteral("eval/acc"), { 1, 0, i == 1 ? 0.9 : 0.5 } } });
-            store->addTrial({ 0, id, i, 0, r, {}, {}, {}, QStringLiteral("completed"), {} });
+            store->logMetrics(r, {{QStringLiteral("eval/acc"), {1, 0, i == 1 ? 0.9 : 0.5}}});
+            store->addTrial({0, id, i, 0, r, {}, {}, {}, QStringLiteral("completed"), {}});
         }
         const RunId outside = store->createRun(e, QStringLiteral("outside"));
-        store->logMetrics(outside, { { QStringLiteral("eval/acc"), { 1, 0, 0.99 } } });
+        store->logMetrics(outside, {{QStringLiteral("eval/acc"), {1, 0, 0.99}}});
         const auto best = store->bestRun(id);
         QVERIFY(best);
         QCOMPARE(best->run.name, QStringLiteral("t1"));
@@ -366,9 +378,10 @@ private Q_SLOTS:
         const QString exp = QStringLiteral("実験 🚀 ünïcödé");
         const QString longKey = QString(5000, QLatin1Char('k'));
         const QString longValue = QString(1 << 20, QChar(0x4e2d));  // 1M CJK characters
-        const RunId run = store->createRun(store->ensureExperiment(exp), QStringLiteral("\"; rm -rf ~ `x` $(y)"));
-        store->logParams(run, { { longKey, longValue }, { QStringLiteral("損失"), QStringLiteral("値") } });
-        store->logMetrics(run, { { QStringLiteral("损失/loss ✓"), { 1, 1, 0.25 } }, { longKey, { 1, 1, 1.0 } } });
+        const RunId run =
+            store->createRun(store->ensureExperiment(exp), QStringLiteral("\"; rm -rf ~ `x` $(y)"));
+        store->logParams(run, {{longKey, longValue}, {QStringLiteral("損失"), QStringLiteral("値")}});
+        store->logMetrics(run, {{QStringLiteral("损失/loss ✓"), {1, 1, 0.25}}, {longKey, {1, 1, 1.0}}});
         const RunDetails d = store->details(run);
         QCOMPARE(d.run.experimentName, exp);
         QCOMPARE(d.params.value(longKey), longValue);
@@ -392,7 +405,8 @@ private Q_SLOTS:
         QCOMPARE(pts.back().value, 1.0 / 300);
         QCOMPARE(store->ingestState(run->id, QStringLiteral("events.jsonl")).offset, 12345);
         // The tables of later versions exist and work.
-        store->addArtifact(run->id, { QStringLiteral("samples/step-300.mp4"), QStringLiteral("video"), 300, {}, {}, -1 });
+        store->addArtifact(
+            run->id, {QStringLiteral("samples/step-300.mp4"), QStringLiteral("video"), 300, {}, {}, -1});
         QCOMPARE(store->details(run->id).artifacts.size(), 1);
         store.reset();
         // Opening again is a no-op.
@@ -405,7 +419,8 @@ private Q_SLOTS:
         TrackingStore::open(path)->ensureExperiment(QStringLiteral("kept"));
         sqlite3 *db = nullptr;
         QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
-        const QByteArray bump = "PRAGMA user_version = " + QByteArray::number(TrackingStore::currentSchemaVersion() + 5);
+        const QByteArray bump =
+            "PRAGMA user_version = " + QByteArray::number(TrackingStore::currentSchemaVersion() + 5);
         QCOMPARE(sqlite3_exec(db, bump.constData(), nullptr, nullptr, nullptr), SQLITE_OK);
         sqlite3_close(db);
         auto store = TrackingStore::open(path);
@@ -436,24 +451,26 @@ private Q_SLOTS:
     {
         auto store = TrackingStore::open(freshPath());
         const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
-        QByteArray data = R"({"v":1,"t":1700000000,"kind":"start","run":{"world_size":2,"params":{"optim":{"lr":0.001},"tags":["a","b"]}}})"
-                          "\n";
-        data += metricsLine(1, { { "loss", "1.0" } });
+        QByteArray data =
+            R"({"v":1,"t":1700000000,"kind":"start","run":{"world_size":2,"params":{"optim":{"lr":0.001},"tags":["a","b"]}}})"
+            "\n";
+        data += metricsLine(1, {{"loss", "1.0"}});
         data += "this is not json\n";
-        data += metricsLine(2, { { "loss", "\"nan\"" } });
+        data += metricsLine(2, {{"loss", "\"nan\""}});
         data += "\n";
         data += R"({"v":1,"t":1,"kind":"gradients","norms":[1,2]})"
                 "\n";
-        data += metricsLine(3, { { "loss", "\"bogus\"" }, { "acc", "0.5" } });
+        data += metricsLine(3, {{"loss", "\"bogus\""}, {"acc", "0.5"}});
         data += R"({"v":1,"t":1,"kind":"metrics","step":4,"values":{"loss":)"
                 "\n";  // truncated mid-line by a crash, then the writer went on
-        data += metricsLine(5, { { "loss", "0.25" } });
-        data += R"({"v":1,"t":1700000009,"kind":"artifact","step":5,"path":"samples/step-5.mp4","type":"video"})"
-                "\n";
+        data += metricsLine(5, {{"loss", "0.25"}});
+        data +=
+            R"({"v":1,"t":1700000009,"kind":"artifact","step":5,"path":"samples/step-5.mp4","type":"video"})"
+            "\n";
         data += R"({"v":1,"t":1700000010,"kind":"status","state":"failed","message":"CUDA OOM"})"
                 "\n";
         const qsizetype complete = data.size();
-        data += metricsLine(6, { { "loss", "0.125" } }).chopped(5);  // still being written
+        data += metricsLine(6, {{"loss", "0.125"}}).chopped(5);  // still being written
 
         const IngestResult r = store->ingestEvents(run, QStringLiteral("events.jsonl"), 0, data);
         QVERIFY(r.applied);
@@ -465,7 +482,7 @@ private Q_SLOTS:
         QList<qint64> lines;
         for (const IngestIssue &i : r.issues)
             lines.push_back(i.line);
-        QCOMPARE(lines, (QList<qint64> { 3, 7, 8 }));
+        QCOMPARE(lines, (QList<qint64>{3, 7, 8}));
         const RunDetails d = store->details(run);
         QCOMPARE(toString(d.run.status), toString(RunStatus::Failed));
         QCOMPARE(d.params.value(QStringLiteral("optim.lr")), QStringLiteral("0.001"));
@@ -491,7 +508,7 @@ private Q_SLOTS:
     {
         auto store = TrackingStore::open(freshPath());
         const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
-        const QByteArray data = metricsLine(1, { { "loss", "1" } });
+        const QByteArray data = metricsLine(1, {{"loss", "1"}});
         QVERIFY(store->ingestEvents(run, QStringLiteral("events.jsonl"), 0, data).applied);
         const IngestResult again = store->ingestEvents(run, QStringLiteral("events.jsonl"), 0, data);
         QVERIFY(!again.applied);
@@ -507,14 +524,14 @@ private Q_SLOTS:
         QFile events(dir + QStringLiteral("/events.jsonl"));
         QVERIFY(events.open(QIODevice::WriteOnly | QIODevice::Unbuffered));
         for (qint64 s = 1; s <= 100; ++s)
-            events.write(metricsLine(s, { { "a", "1" }, { "b", "2" } }));
+            events.write(metricsLine(s, {{"a", "1"}, {"b", "2"}}));
         auto r = store->ingestRunDirectory(dir, QStringLiteral("exp"));
         QVERIFY(r.created);
         QCOMPARE(r.events.points, 200);
         QVERIFY(!r.exited);
         QCOMPARE(toString(store->run(r.run)->status), toString(RunStatus::Running));
         for (qint64 s = 101; s <= 150; ++s)
-            events.write(metricsLine(s, { { "a", "1" }, { "b", "2" } }));
+            events.write(metricsLine(s, {{"a", "1"}, {"b", "2"}}));
         QFile exitJson(dir + QStringLiteral("/exit.json"));
         QVERIFY(exitJson.open(QIODevice::WriteOnly));
         exitJson.write(R"({"state":"preempted","reason":"SIGUSR1 before the time limit","step":150})");
@@ -530,7 +547,7 @@ private Q_SLOTS:
         // A file replaced by a shorter one is an error, not silent data loss.
         events.close();
         QVERIFY(events.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        events.write(metricsLine(1, { { "a", "1" } }));
+        events.write(metricsLine(1, {{"a", "1"}}));
         events.close();
         QVERIFY_THROWS_EXCEPTION(StoreError, store->ingestRunDirectory(dir, QStringLiteral("exp")));
         QCOMPARE(store->pointCount(r.run), 300);
