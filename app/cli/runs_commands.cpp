@@ -204,8 +204,8 @@ QStringList metricColumns(const QList<RunRow> &rows, const QString &requested, c
         return requested.split(QLatin1Char(','), Qt::SkipEmptyParts);
     QMap<QString, int> seen;
     for (const RunRow &r : rows)
-        for (auto it = r.latest.begin(); it != r.latest.end(); ++it)
-            ++seen[it.key()];
+        for (const LatestMetric &m : r.latest)
+            ++seen[m.key];
     QStringList keys = seen.keys();
     std::stable_sort(keys.begin(), keys.end(),
                      [&](const QString &a, const QString &b) { return seen[a] > seen[b]; });
@@ -279,8 +279,8 @@ int runsList(const Context &ctx, const QStringList &args)
         for (const RunRow &r : rows) {
             QJsonObject o = runJson(r.run);
             QJsonObject m;
-            for (auto it = r.latest.begin(); it != r.latest.end(); ++it)
-                m.insert(it.key(), jsonNumber(it->last.value));
+            for (const LatestMetric &lm : r.latest)
+                m.insert(lm.key, jsonNumber(lm.last.value));
             o.insert(QStringLiteral("metrics"), m);
             a.append(o);
         }
@@ -298,7 +298,7 @@ int runsList(const Context &ctx, const QStringList &args)
             QString::number(r.run.id), r.run.uuid.left(8),          r.run.experimentName, r.run.name,
             toString(r.run.status),    timeText(r.run.startTimeMs), durationText(r.run)};
         for (const QString &k : keys)
-            row.push_back(r.latest.contains(k) ? number(r.latest[k].last.value) : QStringLiteral("-"));
+            row.push_back(r.metric(k) ? number(r.metric(k)->last.value) : QStringLiteral("-"));
         table.push_back(row);
     }
     out(formatTable(header, table));

@@ -22,25 +22,9 @@ void putVarint(std::string &out, std::uint64_t v)
     out.push_back(char(v));
 }
 
-bool getVarint(const unsigned char *&p, const unsigned char *end, std::uint64_t &v)
-{
-    v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-        const unsigned char b = *p++;
-        v |= std::uint64_t(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
-}
-
 std::uint64_t zigzag(std::int64_t v)
 {
     return (std::uint64_t(v) << 1) ^ std::uint64_t(v >> 63);
-}
-std::int64_t unzigzag(std::uint64_t v)
-{
-    return std::int64_t(v >> 1) ^ -std::int64_t(v & 1);
 }
 
 }  // namespace
@@ -69,27 +53,7 @@ std::string encodeChunk(std::span<const MetricPoint> points)
 
 bool decodeChunk(std::string_view bytes, std::vector<MetricPoint> &out)
 {
-    if (bytes.size() < 3 || bytes[0] != kMagic || bytes[1] != kVersion)
-        return false;
-    const auto *p = reinterpret_cast<const unsigned char *>(bytes.data()) + 2;
-    const auto *end = reinterpret_cast<const unsigned char *>(bytes.data()) + bytes.size();
-    std::uint64_t count = 0;
-    if (!getVarint(p, end, count) || count > std::uint64_t(end - p) / 10)
-        return false;
-    out.reserve(out.size() + count);
-    std::uint64_t step = 0, time = 0;
-    for (std::uint64_t i = 0; i < count; ++i) {
-        std::uint64_t ds = 0, dt = 0;
-        if (!getVarint(p, end, ds) || !getVarint(p, end, dt) || end - p < 8)
-            return false;
-        step += std::uint64_t(unzigzag(ds));
-        time += std::uint64_t(unzigzag(dt));
-        MetricPoint point{std::int64_t(step), std::int64_t(time), 0};
-        std::memcpy(&point.value, p, 8);
-        p += 8;
-        out.push_back(point);
-    }
-    return p == end;
+    return forEachPoint(bytes, [&out](const MetricPoint &p) { out.push_back(p); });
 }
 
 void mergeSeries(std::vector<MetricPoint> &series, std::vector<MetricPoint> incoming)
@@ -137,7 +101,7 @@ void MinMaxBucketer::add(const MetricPoint &p)
 {
     if (p.step < m_lo || p.step > m_hi)
         return;
-    auto index = static_cast<std::size_t>(static_cast<long double>(p.step - m_lo) * m_scale);
+    auto index = static_cast<std::size_t>(double(p.step - m_lo) * m_scale);
     index = std::min(index, m_buckets.size() - 1);
     HistoryBucket &b = m_buckets[index];
     if (b.count == 0)

@@ -151,8 +151,23 @@ CREATE TABLE mlflow_mirror_metrics (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}};
+// Every run's latest metrics in one row (encoded in store.cpp): a list of 10,000 runs reads
+// 10,000 rows instead of 200,000 latest_metrics rows (46 ms of SQLite stepping alone, measured).
+// latest_metrics stays the queryable truth; run_latest is derived from it in the same
+// transactions.
+constexpr const char kV4[] = R"sql(
+CREATE TABLE run_latest (
+  run_id INTEGER PRIMARY KEY REFERENCES runs ON DELETE CASCADE,
+  metrics BLOB NOT NULL
+);
+)sql";
 
+}  // namespace
+
+void backfillRunLatest(sqlite3 *db);  // store.cpp
+
+namespace {
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest}};
 }  // namespace
 
 std::span<const Migration> migrations()

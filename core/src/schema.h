@@ -6,11 +6,15 @@
 
 #include <span>
 
+struct sqlite3;
+
 namespace orrery::core::schema {
 
 struct Migration {
     int version;
     const char *sql;
+    // Runs after the SQL, in the same transaction, for data that SQL alone cannot convert.
+    void (*convert)(sqlite3 *db) = nullptr;
 };
 
 std::span<const Migration> migrations();

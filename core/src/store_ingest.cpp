@@ -188,6 +188,8 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
         }
         for (auto &[key, points] : series)
             d->appendSeries(run, key, std::move(points));
+        if (!series.empty())
+            d->refreshRunLatest(run);
         if (firstTime && lines == 0)  // the first event is when the run started
             d->stmt("UPDATE runs SET start_time = ? WHERE run_id = ?")
                 .bind(1, qint64(std::llround(*firstTime * 1000.0)))

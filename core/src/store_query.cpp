@@ -196,25 +196,51 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
         if (rows.isEmpty())
             return rows;
         // Latest metrics of the selected runs: one pass in primary-key order (by run), which
-        // beats one lookup per run once the list holds more than a few runs.
+        // beats one lookup per run once the list holds more than a few runs. Key names come
+        // from one read of metric_keys, ranked by name so each run's list sorts on integers.
+        std::vector<QString> names;
+        std::vector<int> rank;
+        {
+            Stmt &k = d->stmt("SELECT key_id, name FROM metric_keys ORDER BY name");
+            int r = 0;
+            while (k.step()) {
+                const auto id = std::size_t(k.int64(0));
+                if (id >= names.size()) {
+                    names.resize(id + 1);
+                    rank.resize(id + 1);
+                }
+                names[id] = qstr(k.text(1));
+                rank[id] = r++;
+            }
+            k.reset();
+        }
         const bool few = rows.size() < 64;
         Stmt latest(d->db.get(),
-                    few ? "SELECT run_id, key_id, step, time, value, min_value, max_value, count FROM "
-                          "latest_metrics WHERE run_id = ?"
-                        : "SELECT run_id, key_id, step, time, value, min_value, max_value, count FROM "
-                          "latest_metrics");
+                    few ? "SELECT run_id, metrics FROM run_latest WHERE run_id = ?"
+                        : "SELECT run_id, metrics FROM run_latest");
+        // One flat vector (row, key rank, metric): no allocation per run.
+        struct Entry {
+            qsizetype row;
+            int rank;
+            LatestMetric metric;
+        };
+        std::vector<Entry> entries;
+        entries.reserve(std::size_t(rows.size()) * 16);
         auto readLatest = [&] {
             while (latest.step()) {
                 auto it = index.find(latest.int64(0));
                 if (it == index.end())
                     continue;
-                LatestMetric m;
-                m.key = d->keyName(latest.int64(1));
-                m.last = {latest.int64(2), latest.int64(3), latest.real(4)};
-                m.min = latest.real(5);
-                m.max = latest.real(6);
-                m.count = latest.int64(7);
-                rows[it->second].latest.insert(m.key, m);
+                const qsizetype row = it->second;
+                const bool ok = decodeRunLatest(latest.blob(1), [&](qint64 key, const LatestMetric &m) {
+                    if (key < 0 || std::size_t(key) >= names.size())
+                        return;
+                    Entry &e = entries.emplace_back(Entry{row, rank[std::size_t(key)], m});
+                    e.metric.key = names[std::size_t(key)];
+                });
+                if (!ok)
+                    throw StoreError("the latest metrics of run " + std::to_string(latest.int64(0)) +
+                                     " are corrupt");
             }
             latest.reset();
         };
@@ -226,8 +252,28 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
         } else {
             readLatest();
         }
+        // Each run's entries are contiguous: sort each group by key name, no global sort.
+        for (std::size_t from = 0; from < entries.size();) {
+            std::size_t to = from;
+            while (to < entries.size() && entries[to].row == entries[from].row)
+                ++to;
+            std::sort(entries.begin() + std::ptrdiff_t(from), entries.begin() + std::ptrdiff_t(to),
+                      [](const Entry &a, const Entry &b) { return a.rank < b.rank; });
+            QList<LatestMetric> &list = rows[entries[from].row].latest;
+            list.reserve(list.size() + qsizetype(to - from));
+            for (; from < to; ++from)
+                list.push_back(std::move(entries[from].metric));
+        }
         return rows;
     });
+}
+
+const LatestMetric *RunRow::metric(const QString &key) const
+{
+    for (const LatestMetric &m : latest)
+        if (m.key == key)
+            return &m;
+    return nullptr;
 }
 
 QStringList TrackingStore::metricKeys(RunId run) const
@@ -252,54 +298,50 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
         if (!keyId)
             return out;
         sql::ReadTransaction read(d->db.get());
-        struct Chunk {
-            std::int64_t first, last, count;
-            std::string blob;
-        };
-        std::vector<Chunk> chunks;
-        Stmt &s =
-            d->stmt("SELECT first_step, last_step, count, points FROM metric_chunks WHERE run_id = ? AND "
-                    "key_id = ? AND first_step <= ? AND last_step >= ? ORDER BY first_step");
+        // First the chunks' headers (the blobs stay unread): how many points, which steps.
+        Stmt &range =
+            d->stmt("SELECT coalesce(sum(count), 0), min(first_step), max(last_step) FROM metric_chunks "
+                    "WHERE run_id = ? AND key_id = ? AND first_step <= ? AND last_step >= ?");
+        range.bind(1, run).bind(2, *keyId).bind(3, std::int64_t(q.stepMax)).bind(4, std::int64_t(q.stepMin));
+        range.step();
+        const std::int64_t estimate = range.int64(0);
+        const std::int64_t first = range.int64(1), last = range.int64(2);
+        range.reset();
+        if (estimate == 0)
+            return out;
+        const bool raw = q.buckets <= 0 || estimate <= 2 * std::int64_t(q.buckets);
+        const std::int64_t lo = std::max<std::int64_t>(q.stepMin, first);
+        const std::int64_t hi = std::min<std::int64_t>(q.stepMax, last);
+        std::optional<MinMaxBucketer> bucketer;
+        if (raw)
+            out.points.reserve(std::size_t(estimate));
+        else
+            bucketer.emplace(lo, hi, q.buckets);
+        Stmt &s = d->stmt(
+            "SELECT points FROM metric_chunks WHERE run_id = ? AND key_id = ? AND first_step <= ? AND "
+            "last_step >= ? ORDER BY first_step");
         s.bind(1, run).bind(2, *keyId).bind(3, std::int64_t(q.stepMax)).bind(4, std::int64_t(q.stepMin));
-        std::int64_t estimate = 0;
         while (s.step()) {
-            chunks.push_back({s.int64(0), s.int64(1), s.int64(2), std::string(s.blob(3))});
-            estimate += s.int64(2);
+            const bool ok = forEachPoint(s.blob(0), [&](const MetricPoint &p) {
+                if (p.step < lo || p.step > hi)
+                    return;
+                ++out.pointsInRange;
+                if (raw)
+                    out.points.push_back(p);
+                else
+                    bucketer->add(p);
+            });
+            if (!ok) {
+                s.reset();
+                throw StoreError("a metric chunk of run " + std::to_string(run) + " is corrupt");
+            }
         }
         s.reset();
-        if (chunks.empty())
-            return out;
-        std::vector<MetricPoint> points;
-        auto decode = [&](const Chunk &c) {
-            points.clear();
-            if (!decodeChunk(c.blob, points))
-                throw StoreError("a metric chunk of run " + std::to_string(run) + " is corrupt");
-        };
-        if (q.buckets <= 0 || estimate <= 2 * std::int64_t(q.buckets)) {
-            for (const Chunk &c : chunks) {
-                decode(c);
-                for (const MetricPoint &p : points)
-                    if (p.step >= q.stepMin && p.step <= q.stepMax)
-                        out.points.push_back(p);
-            }
-            out.pointsInRange = qint64(out.points.size());
-            return out;
+        if (!raw) {
+            out.downsampled = true;
+            out.buckets = bucketer->finish();
+            out.points = flatten(out.buckets);
         }
-        const std::int64_t lo = std::max<std::int64_t>(q.stepMin, chunks.front().first);
-        const std::int64_t hi = std::min<std::int64_t>(q.stepMax, chunks.back().last);
-        MinMaxBucketer bucketer(lo, hi, q.buckets);
-        for (const Chunk &c : chunks) {
-            decode(c);
-            for (const MetricPoint &p : points) {
-                if (p.step < lo || p.step > hi)
-                    continue;
-                bucketer.add(p);
-                ++out.pointsInRange;
-            }
-        }
-        out.downsampled = true;
-        out.buckets = bucketer.finish();
-        out.points = flatten(out.buckets);
         return out;
     });
 }

@@ -178,7 +178,7 @@ std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
     q.descending = sw->metricGoal == QLatin1String("maximize");
     q.limit = 1;
     const QList<RunRow> rows = queryRuns(q);
-    if (rows.isEmpty() || !rows.front().latest.contains(sw->metricName))
+    if (rows.isEmpty() || !rows.front().metric(sw->metricName))
         return std::nullopt;
     return rows.front();
 }

@@ -6,6 +6,7 @@
 #include "orrery/core/store.h"
 #include "sqlite.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct TrackingStore::Impl {
     QString keyName(qint64 id) const;
 
     void appendSeries(qint64 run, qint64 key, std::vector<MetricPoint> points);
+    // Rewrites run_latest for `run` from latest_metrics; call once per transaction that
+    // appended to any of the run's series.
+    void refreshRunLatest(qint64 run);
     void logParam(qint64 run, std::string_view key, std::string_view value);
     void setTag(qint64 run, std::string_view key, std::string_view value);
     void addArtifact(qint64 run, const Artifact &a);
@@ -75,6 +79,9 @@ auto TrackingStore::Impl::guarded(const char *what, F &&f) const -> decltype(f()
         throw StoreError(std::string(what) + ": " + e.what());
     }
 }
+
+// Calls f(key id, metric) for each entry of a run_latest blob; false when it is corrupt.
+bool decodeRunLatest(std::string_view bytes, const std::function<void(qint64 key, const LatestMetric &)> &f);
 
 inline QString qstr(std::string_view s)
 {

@@ -404,6 +404,12 @@ private Q_SLOTS:
         QCOMPARE(pts.size(), std::size_t(300));
         QCOMPARE(pts.back().value, 1.0 / 300);
         QCOMPARE(store->ingestState(run->id, QStringLiteral("events.jsonl")).offset, 12345);
+        // Version 4 derived every run's latest metrics for the run list from version 1's rows.
+        const QList<RunRow> rows = store->queryRuns({});
+        QCOMPARE(rows.size(), 1);
+        QVERIFY(rows.front().metric(QStringLiteral("train/loss")));
+        QCOMPARE(rows.front().metric(QStringLiteral("train/loss"))->last.step, 300);
+        QCOMPARE(rows.front().metric(QStringLiteral("train/loss"))->count, 300);
         // The tables of later versions exist and work.
         store->addArtifact(
             run->id, {QStringLiteral("samples/step-300.mp4"), QStringLiteral("video"), 300, {}, {}, -1});

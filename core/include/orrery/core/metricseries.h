@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,9 +27,12 @@ struct MetricPoint {
 // zigzag-LEB128 time delta (ms), the value's 8 IEEE-754 bytes little-endian. Steps and times
 // usually grow by small constants, so a point costs about 11 bytes (vs ~40 in a row table).
 std::string encodeChunk(std::span<const MetricPoint> points);
-// Appends the chunk's points to `out`; std::nullopt on a corrupt or unknown encoding (the
-// store reports it, it never crashes on a damaged file).
+// Appends the chunk's points to `out`; false on a corrupt or unknown encoding (the store
+// reports it, it never crashes on a damaged file).
 bool decodeChunk(std::string_view bytes, std::vector<MetricPoint> &out);
+// Calls f(point) for each point, without a vector in between; false on a corrupt encoding.
+template<typename F>
+bool forEachPoint(std::string_view bytes, F &&f);
 
 // Merges `incoming` (any order, later entries win on equal steps) into `series` (sorted, one
 // point per step): a re-logged step replaces the old value, as a resumed run's curve should show.
@@ -54,12 +58,55 @@ public:
 private:
     std::int64_t m_lo, m_hi;
     int m_n;
-    long double m_scale;
+    double m_scale;
     std::vector<HistoryBucket> m_buckets;
 };
 
 // The points a plot needs from buckets, in step order, duplicates removed: first, min and
 // max (in the order they occurred), last.
 std::vector<MetricPoint> flatten(std::span<const HistoryBucket> buckets);
+
+namespace detail {
+inline bool getVarint(const unsigned char *&p, const unsigned char *end, std::uint64_t &v)
+{
+    v = 0;
+    for (int shift = 0; shift < 64 && p < end; shift += 7) {
+        const unsigned char b = *p++;
+        v |= std::uint64_t(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+inline std::int64_t unzigzag(std::uint64_t v)
+{
+    return std::int64_t(v >> 1) ^ -std::int64_t(v & 1);
+}
+}  // namespace detail
+
+template<typename F>
+bool forEachPoint(std::string_view bytes, F &&f)
+{
+    if (bytes.size() < 3 || bytes[0] != 'P' || bytes[1] != 1)
+        return false;
+    const auto *p = reinterpret_cast<const unsigned char *>(bytes.data()) + 2;
+    const auto *end = reinterpret_cast<const unsigned char *>(bytes.data()) + bytes.size();
+    std::uint64_t count = 0;
+    if (!detail::getVarint(p, end, count) || count > std::uint64_t(end - p) / 10)
+        return false;
+    std::uint64_t step = 0, time = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        std::uint64_t ds = 0, dt = 0;
+        if (!detail::getVarint(p, end, ds) || !detail::getVarint(p, end, dt) || end - p < 8)
+            return false;
+        step += std::uint64_t(detail::unzigzag(ds));
+        time += std::uint64_t(detail::unzigzag(dt));
+        MetricPoint point{std::int64_t(step), std::int64_t(time), 0};
+        std::memcpy(&point.value, p, 8);
+        p += 8;
+        f(point);
+    }
+    return p == end;
+}
 
 }  // namespace orrery::core

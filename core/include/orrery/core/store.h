@@ -108,7 +108,9 @@ struct RunQuery {
 
 struct RunRow {
     Run run;
-    QMap<QString, LatestMetric> latest;  // every metric of the run
+    QList<LatestMetric> latest;  // every metric of the run, by key
+    // The run's latest value of `key`, or nullptr.
+    const LatestMetric *metric(const QString &key) const;
 };
 
 // A metric's history: raw points when the range holds at most 2 × buckets of them (or buckets
