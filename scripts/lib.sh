@@ -12,10 +12,11 @@ step() {  # step NAME: prints a header and remembers when it began
 }
 step_done() { printf '==> done in %ss\n' "$((SECONDS - step_started))"; }
 
-setup_and_build() {  # setup_and_build PRESET
+setup_and_build() {  # setup_and_build PRESET [SETUP OPTIONS...]
   local preset=$1
-  step "setup (scripts/setup)"
-  "$root/scripts/setup"
+  shift
+  step "setup (scripts/setup $*)"
+  "$root/scripts/setup" "$@"
   step_done
   # ccache makes a rebuild on the same machine (a second CI run) take seconds.
   if command -v ccache >/dev/null; then
