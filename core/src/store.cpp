@@ -136,6 +136,11 @@ std::unique_ptr<TrackingStore> TrackingStore::open(const QString &path, Mode mod
         sql::execScript(db, "PRAGMA mmap_size = 1073741824");
         sql::execScript(db, "PRAGMA cache_size = -65536");
         if (!readOnly) {
+            // 16 KiB pages hold a whole metric chunk (~2.8 KB) in the b-tree leaf: with SQLite's
+            // default 4 KiB pages a chunk spills into overflow pages and the file grows by 70%
+            // (measured: 18.8 vs 14.7 bytes per point, 11 of them payload; 64 KiB pages: 13.8 but
+            // 4x the WAL traffic per live tick). Only takes effect on a new file.
+            sql::execScript(db, "PRAGMA page_size = 16384");
             // WAL: readers (the GUI) never block the writer and vice versa. synchronous=NORMAL
             // in WAL mode survives any process crash (kill -9); only a power cut may lose the
             // last transactions, never corrupt the file.
