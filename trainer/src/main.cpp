@@ -1,30 +1,166 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// orrery-train: the bundled distributed video diffusion trainer. This is the skeleton of the
-// Foundation issue: it reports what it was built with; training arrives with the Trainer issue.
+// orrery-train: the bundled distributed video diffusion trainer (docs/trainer.md).
 #include "build_info.h"
+#include "config.h"
+#include "train.h"
 
+#include <arpa/inet.h>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <string>
 #include <string_view>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
 
 namespace {
 
 constexpr const char *kUsage =
-    "usage: orrery-train --version [--json]\n"
-    "       orrery-train --help\n"
+    "usage: orrery-train [--config FILE] [--set KEY=VALUE]... --run-dir DIR [--resume auto] [--nproc N]\n"
+    "       orrery-train --print-schema [--json]\n"
+    "       orrery-train --check-config [--config FILE] [--set KEY=VALUE]...\n"
+    "       orrery-train --version [--json]\n"
     "\n"
-    "  --version   print the LibTorch version and whether CUDA, NCCL, Gloo and FFmpeg are\n"
-    "              compiled in and available on this machine (--json: one JSON object)\n";
+    "  --config FILE      a YAML file of settings (see --print-schema); defaults: the tiny model\n"
+    "  --set KEY=VALUE    override one setting (repeatable), e.g. --set optim.lr=1e-3\n"
+    "  --run-dir DIR      where events.jsonl, checkpoints/, samples/ and exit.json go\n"
+    "  --resume auto      continue from the run dir's latest checkpoint if there is one\n"
+    "  --nproc N          start N local ranks (Gloo on CPU, NCCL on GPUs), as torchrun would\n"
+    "  --stop-at-step N   stop after step N with a checkpoint, as if preempted (for tests)\n"
+    "  --print-schema     every setting with its type, default and meaning (--json for tools)\n"
+    "  --check-config     validate the settings and print them resolved, then exit\n"
+    "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
+    "\n"
+    "Distributed: under srun the ranks come from SLURM_PROCID/SLURM_NTASKS; otherwise from\n"
+    "RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT. Exit status: 0 completed, 1 failed, 2 usage or config\n"
+    "error, 75 preempted (a checkpoint was written; run again with --resume auto).\n";
+
+std::vector<pid_t> g_children;
+
+extern "C" void forwardSignal(int sig)
+{
+    for (pid_t p : g_children)
+        ::kill(p, sig);
+}
+
+int freePort()
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0) {
+        if (fd >= 0)
+            ::close(fd);
+        return 29500;
+    }
+    const int port = ntohs(a.sin_port);
+    ::close(fd);
+    return port;
+}
+
+// --nproc N: this process becomes a launcher of N ranks of itself (torchrun's job). Signals are
+// forwarded to the ranks; if one rank fails the others are killed (they would otherwise wait in a
+// collective until the timeout). Exit: 0 when all completed, 75 when they were preempted, else 1.
+int launch(int nproc, const std::vector<std::string> &args)
+{
+    const int port = freePort();
+    std::vector<std::string> base;
+    for (char **e = environ; *e; ++e) {
+        const std::string_view kv(*e);
+        if (kv.starts_with("RANK=") || kv.starts_with("WORLD_SIZE=") || kv.starts_with("LOCAL_RANK=") ||
+            kv.starts_with("MASTER_ADDR=") || kv.starts_with("MASTER_PORT="))
+            continue;
+        base.emplace_back(kv);
+    }
+    std::signal(SIGTERM, forwardSignal);
+    std::signal(SIGUSR1, forwardSignal);
+    std::signal(SIGINT, forwardSignal);
+    std::vector<char *> argv;
+    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    argv.push_back(self.data());
+    std::vector<std::string> argCopy = args;
+    for (auto &a : argCopy)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (int rank = 0; rank < nproc; ++rank) {
+        std::vector<std::string> env = base;
+        env.push_back("RANK=" + std::to_string(rank));
+        env.push_back("LOCAL_RANK=" + std::to_string(rank));
+        env.push_back("WORLD_SIZE=" + std::to_string(nproc));
+        env.push_back("MASTER_ADDR=127.0.0.1");
+        env.push_back("MASTER_PORT=" + std::to_string(port));
+        std::vector<char *> envp;
+        for (auto &e : env)
+            envp.push_back(e.data());
+        envp.push_back(nullptr);
+        pid_t pid = 0;
+        if (::posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) {
+            std::perror("orrery-train: cannot start a rank");
+            forwardSignal(SIGKILL);
+            return 1;
+        }
+        g_children.push_back(pid);
+    }
+    int result = 0;
+    std::size_t left = g_children.size();
+    while (left > 0) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        --left;
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code == orrery::train::kExitPreempted && result == 0)
+            result = code;
+        else if (code != 0 && code != orrery::train::kExitPreempted && (result == 0 || result == orrery::train::kExitPreempted)) {
+            result = 1;
+            std::fprintf(stderr, "orrery-train: a rank (pid %d) exited with %d; stopping the others\n", int(pid), code);
+            for (pid_t p : g_children)
+                if (p != pid)
+                    ::kill(p, SIGKILL);
+        }
+    }
+    return result;
+}
 
 }  // namespace
 
 int main(int argc, char **argv)
 {
-    bool version = false;
-    bool json = false;
+    using namespace orrery::train;
+    bool version = false, json = false, printSchema = false, checkConfig = false;
+    std::string configPath, runDir;
+    std::vector<std::string> sets, passOn;
+    int nproc = 0;
+    RunOptions opt;
+    auto usageError = [](const std::string &what) {
+        std::fprintf(stderr, "orrery-train: %s\n\n%s", what.c_str(), kUsage);
+        return 2;
+    };
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
+        auto value = [&](std::string &out) {
+            if (i + 1 >= argc)
+                return false;
+            out = argv[++i];
+            return true;
+        };
+        std::string v;
         if (arg == "--version" || arg == "-V") {
             version = true;
         } else if (arg == "--json") {
@@ -32,17 +168,68 @@ int main(int argc, char **argv)
         } else if (arg == "--help" || arg == "-h") {
             std::fputs(kUsage, stdout);
             return 0;
+        } else if (arg == "--print-schema") {
+            printSchema = true;
+        } else if (arg == "--check-config") {
+            checkConfig = true;
+        } else if (arg == "--config") {
+            if (!value(configPath))
+                return usageError("--config needs a file");
+            passOn.insert(passOn.end(), { "--config", configPath });
+        } else if (arg == "--set") {
+            if (!value(v))
+                return usageError("--set needs KEY=VALUE");
+            sets.push_back(v);
+            passOn.insert(passOn.end(), { "--set", v });
+        } else if (arg == "--run-dir") {
+            if (!value(runDir))
+                return usageError("--run-dir needs a directory");
+            passOn.insert(passOn.end(), { "--run-dir", runDir });
+        } else if (arg == "--resume") {
+            if (!value(v) || (v != "auto" && v != "never"))
+                return usageError("--resume takes auto or never");
+            opt.resume = v == "auto";
+            passOn.insert(passOn.end(), { "--resume", v });
+        } else if (arg == "--nproc") {
+            if (!value(v) || (nproc = std::atoi(v.c_str())) < 1 || nproc > 1024)
+                return usageError("--nproc takes a number of ranks (1..1024)");
+        } else if (arg == "--stop-at-step") {
+            if (!value(v) || (opt.stopAtStep = std::atoll(v.c_str())) < 1)
+                return usageError("--stop-at-step takes a step number");
+            passOn.insert(passOn.end(), { "--stop-at-step", v });
         } else {
-            std::fprintf(stderr, "orrery-train: unknown argument '%s'\n\n%s", argv[i], kUsage);
-            return 2;
+            return usageError("unknown argument '" + std::string(arg) + "'");
         }
     }
-    if (!version) {
-        std::fputs(kUsage, stderr);
+    if (version) {
+        const auto info = probeBuildInfo();
+        std::fputs((json ? formatBuildInfoJson(info) : formatBuildInfo(info)).c_str(), stdout);
+        return 0;
+    }
+    if (printSchema) {
+        std::fputs(formatSchema(json).c_str(), stdout);
+        return 0;
+    }
+    try {
+        opt.config = loadConfig(configPath, sets);
+    } catch (const ConfigError &e) {
+        std::fprintf(stderr, "orrery-train: %s\n", e.what());
         return 2;
     }
-    const auto info = orrery::train::probeBuildInfo();
-    const auto text = json ? orrery::train::formatBuildInfoJson(info) : orrery::train::formatBuildInfo(info);
-    std::fputs(text.c_str(), stdout);
-    return 0;
+    if (checkConfig) {
+        std::fputs(opt.config.toYaml().c_str(), stdout);
+        return 0;
+    }
+    if (runDir.empty())
+        return usageError("--run-dir is required");
+    if (nproc > 1)
+        return launch(nproc, passOn);
+    opt.configPath = configPath;
+    opt.runDir = runDir;
+    try {
+        return runTraining(opt);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "orrery-train: %s\n", e.what());
+        return 1;
+    }
 }

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Training data: the bundled moving-shapes clips (several shapes and colours bouncing in the
+// frame, labelled by shape and colour), generated on the fly, deterministic in (seed, sample
+// index). Every random draw of a training sample — the clip, its noise, its flow time and whether
+// its label is dropped — is a function of its global sample index, so 2 ranks with batch b see
+// exactly what 1 rank with batch 2b sees, and a resumed run sees what an uninterrupted one did.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace orrery::train {
+
+struct ShapesSpec {
+    std::int64_t frames = 8, size = 32, classes = 8;
+    std::uint64_t seed = 0;
+};
+
+// The clip of sample `index` in [-1, 1], [3, T, H, W], and its label.
+std::pair<torch::Tensor, std::int64_t> movingShapesClip(const ShapesSpec &spec, std::uint64_t index);
+
+// What a class label means: shape 0 circle, 1 square, 2 triangle, 3 cross; colour index into
+// kPalette (RGB in [0, 1]).
+int shapeOf(std::int64_t label);
+int colourOf(std::int64_t label);
+extern const float kPalette[8][3];
+
+struct Batch {
+    torch::Tensor clips;   // x0 [B, 3, T, H, W]
+    torch::Tensor noise;   // [B, 3, T, H, W]
+    torch::Tensor t;       // flow time [B] (logit-normal, as SD3)
+    torch::Tensor labels;  // [B], `classes` where dropped for classifier-free guidance
+};
+
+// One batch of the given global sample indices (pure; what the workers call).
+Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout);
+
+// Worker threads that prepare batches ahead of the training loop. Batches are requested by a
+// sequence number; batch n holds samples [offset(n), offset(n) + batch). The owner's destructor
+// stops and joins the workers. next() is called from one thread (the training loop).
+class Loader {
+public:
+    using IndexFn = std::function<std::uint64_t(std::int64_t sequence)>;
+    Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf, std::int64_t firstSequence,
+           int workers, int prefetch);
+    ~Loader();
+    Loader(const Loader &) = delete;
+    Loader &operator=(const Loader &) = delete;
+
+    // The next batch in sequence; `waitedSeconds` gets how long the caller waited for it.
+    Batch next(double *waitedSeconds);
+
+private:
+    void work();
+
+    ShapesSpec m_spec;
+    std::int64_t m_batch;
+    double m_dropout;
+    IndexFn m_firstIndexOf;
+    int m_prefetch;
+    std::mutex m_mutex;
+    std::condition_variable m_ready, m_space;
+    std::map<std::int64_t, Batch> m_done;
+    std::int64_t m_nextToBuild, m_nextToTake;
+    bool m_stop = false;
+    std::vector<std::thread> m_threads;
+};
+
+}  // namespace orrery::train

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "evaluate.h"
+
+#include "flow.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace orrery::train {
+
+namespace {
+
+// Held-out samples live far from any training index.
+constexpr std::uint64_t kHeldOut = 1ull << 50;
+constexpr std::uint64_t kSampleNoise = 1ull << 51;
+
+}  // namespace
+
+ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double expectedFill)
+{
+    const auto clip = ((clipIn.detach().to(torch::kFloat32).cpu().clamp(-1, 1) + 1) / 2).contiguous();  // [3,T,H,W] in [0,1]
+    const auto frames = clip.size(1), h = clip.size(2), w = clip.size(3);
+    const auto mask = std::get<0>(clip.max(0)) > 0.3;  // [T,H,W]: the background is black
+    const float *target = kPalette[colourOf(label)];
+    std::vector<double> areas, fills, cx, cy;
+    double colourErr = 0;
+    int present = 0;
+    const double minArea = double(h * w) * 0.005, maxArea = double(h * w) * 0.5;
+    for (std::int64_t f = 0; f < frames; ++f) {
+        const auto m = mask[f];
+        const double area = m.sum().item<double>();
+        if (area < minArea || area > maxArea)
+            continue;
+        ++present;
+        const auto idx = m.nonzero().to(torch::kFloat32);  // [N, 2] (y, x)
+        const auto lo = std::get<0>(idx.min(0)), hi = std::get<0>(idx.max(0));
+        const double bbox = (hi[0].item<double>() - lo[0].item<double>() + 1) * (hi[1].item<double>() - lo[1].item<double>() + 1);
+        fills.push_back(area / bbox);
+        areas.push_back(area);
+        const auto centre = idx.mean(0);
+        cy.push_back(centre[0].item<double>());
+        cx.push_back(centre[1].item<double>());
+        const auto colour = clip.select(1, f).masked_select(m.unsqueeze(0).expand({ 3, h, w })).view({ 3, -1 }).mean(1);
+        double e = 0;
+        for (int ch = 0; ch < 3; ++ch)
+            e += std::pow(colour[ch].item<double>() - target[ch], 2);
+        colourErr += std::sqrt(e);
+    }
+    ClipQuality q;
+    q.presence = double(present) / double(frames);
+    if (present == 0) {
+        q.colourError = q.shapeError = 1;
+        q.areaCv = 1;
+        q.motionJerk = double(w);
+        return q;
+    }
+    q.colourError = colourErr / present;
+    double meanArea = 0, meanFill = 0;
+    for (std::size_t i = 0; i < areas.size(); ++i) {
+        meanArea += areas[i];
+        meanFill += fills[i];
+    }
+    meanArea /= double(areas.size());
+    meanFill /= double(fills.size());
+    double var = 0;
+    for (double a : areas)
+        var += (a - meanArea) * (a - meanArea);
+    q.areaCv = std::sqrt(var / double(areas.size())) / meanArea;
+    q.shapeError = std::abs(meanFill - expectedFill);
+    double jerk = 0;
+    int n = 0;
+    for (std::size_t i = 1; i + 1 < cx.size(); ++i, ++n)
+        jerk += std::hypot(cx[i + 1] - 2 * cx[i] + cx[i - 1], cy[i + 1] - 2 * cy[i] + cy[i - 1]);
+    q.motionJerk = n ? jerk / n : 0;
+    q.score = q.presence * std::exp(-q.colourError / 0.15) * std::exp(-q.shapeError / 0.15) * std::exp(-q.areaCv / 0.25);
+    return q;
+}
+
+Evaluator::Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device)
+    : m_c(c)
+    , m_spec(spec)
+    , m_device(device)
+    , m_fill(4, 0.0)
+{
+    // The fill ratio of each shape in real clips, and the score real clips get (the ceiling).
+    std::vector<int> counts(4, 0);
+    std::vector<std::pair<torch::Tensor, std::int64_t>> real;
+    for (std::uint64_t i = 0; i < 64; ++i)
+        real.push_back(movingShapesClip(spec, kHeldOut + 1000 + i));
+    for (const auto &[clip, label] : real) {
+        const ClipQuality q = scoreClip(clip, label, 0);
+        m_fill[std::size_t(shapeOf(label))] += q.shapeError;  // with expectedFill 0, shapeError is the fill
+        ++counts[std::size_t(shapeOf(label))];
+    }
+    for (std::size_t s = 0; s < 4; ++s)
+        m_fill[s] = counts[s] ? m_fill[s] / counts[s] : 0.5;
+    double total = 0;
+    for (const auto &[clip, label] : real)
+        total += scoreClip(clip, label, m_fill[std::size_t(shapeOf(label))]).score;
+    m_dataScore = total / double(real.size());
+}
+
+torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
+{
+    std::vector<std::int64_t> labels;
+    for (std::int64_t i = 0; i < count; ++i)
+        labels.push_back(i % m_spec.classes);
+    // The same noise at every evaluation, so samples of successive steps are comparable.
+    auto gen = at::detail::createCPUGenerator(m_spec.seed ^ kSampleNoise);
+    const auto noise = torch::randn({ count, 3, m_spec.frames, m_spec.size, m_spec.size }, gen).to(m_device);
+    torch::Tensor reference;
+    if (m_c.b("model.reference_frame")) {
+        std::vector<torch::Tensor> refs;
+        for (std::int64_t i = 0; i < count; ++i)
+            refs.push_back(movingShapesClip(m_spec, kSampleNoise + std::uint64_t(i)).first.select(1, 0));
+        reference = torch::stack(refs).to(m_device);
+    }
+    return sampleFlow(model, noise, torch::tensor(labels).to(m_device), m_spec.classes, int(m_c.i("sample.steps")),
+                      m_c.f("sample.guidance"), reference);
+}
+
+std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model)
+{
+    torch::NoGradGuard ng;
+    std::vector<std::pair<std::string, double>> out;
+    const auto times = m_c.list("eval.timesteps");
+    const auto B = m_c.i("train.batch_size");
+    std::vector<double> sums(times.size(), 0.0);
+    for (std::int64_t b = 0; b < m_c.i("eval.batches"); ++b) {
+        const Batch batch = makeBatch(m_spec, kHeldOut + std::uint64_t(b * B), B, 0.0);
+        const auto x0 = batch.clips.to(m_device), noise = batch.noise.to(m_device), labels = batch.labels.to(m_device);
+        const auto ref = m_c.b("model.reference_frame") ? x0.select(2, 0) : torch::Tensor();
+        for (std::size_t i = 0; i < times.size(); ++i) {
+            const auto t = torch::full({ B }, times[i], x0.options());
+            const auto v = model->forward(noisyInput(x0, noise, t), t, labels, ref).to(torch::kFloat32);
+            sums[i] += torch::mse_loss(v, velocityTarget(x0, noise)).item<double>();
+        }
+    }
+    double mean = 0;
+    for (std::size_t i = 0; i < times.size(); ++i) {
+        char name[64];
+        std::snprintf(name, sizeof name, "eval/loss_t%.2g", times[i]);
+        const double l = sums[i] / double(m_c.i("eval.batches"));
+        out.emplace_back(name, l);
+        mean += l / double(times.size());
+    }
+    out.emplace_back("eval/loss", mean);
+
+    const auto count = std::max<std::int64_t>(m_c.i("sample.count"), 8);
+    const auto clips = samples(model, count);
+    ClipQuality sum;
+    for (std::int64_t i = 0; i < count; ++i) {
+        const auto label = i % m_spec.classes;
+        const ClipQuality q = scoreClip(clips[i], label, m_fill[std::size_t(shapeOf(label))]);
+        sum.presence += q.presence / double(count);
+        sum.colourError += q.colourError / double(count);
+        sum.shapeError += q.shapeError / double(count);
+        sum.areaCv += q.areaCv / double(count);
+        sum.motionJerk += q.motionJerk / double(count);
+        sum.score += q.score / double(count);
+    }
+    out.insert(out.end(), { { "eval/sample_presence", sum.presence },
+                            { "eval/sample_colour_error", sum.colourError },
+                            { "eval/sample_shape_error", sum.shapeError },
+                            { "eval/sample_area_cv", sum.areaCv },
+                            { "eval/sample_motion_jerk", sum.motionJerk },
+                            { "eval/sample_score", sum.score },
+                            { "eval/data_score", m_dataScore } });
+    return out;
+}
+
+}  // namespace orrery::train

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The video diffusion UNet: per-frame 2D ResBlocks with timestep (and class) embedding applied as
+// scale-shift, spatial self-attention at chosen levels, temporal self-attention across frames at
+// every level (the AnimateDiff "motion module" idea: zero-initialised, so a fresh model starts as
+// a per-frame image model), down/up paths with skips. Optional image-to-video conditioning on the
+// clean first frame, concatenated to every frame's input channels.
+// Tensors are [B, C, T, H, W] outside, [B*T, C, H, W] inside.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <set>
+#include <vector>
+
+namespace orrery::train {
+
+struct ModelOptions {
+    std::int64_t inChannels = 3;
+    std::int64_t channels = 32;
+    std::vector<std::int64_t> mult { 1, 2 };
+    std::int64_t resBlocks = 1;
+    std::set<std::int64_t> attnLevels { 1 };
+    std::int64_t temporalLayers = 1;
+    std::int64_t heads = 4;
+    std::int64_t classes = 8;  // label `classes` is the "no label" of classifier-free guidance
+    std::int64_t frames = 8;
+    bool referenceFrame = false;
+};
+
+class ResBlockImpl : public torch::nn::Module {
+public:
+    ResBlockImpl(std::int64_t in, std::int64_t out, std::int64_t embDim);
+    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &emb);
+
+private:
+    torch::nn::GroupNorm norm1 { nullptr }, norm2 { nullptr };
+    torch::nn::Conv2d conv1 { nullptr }, conv2 { nullptr }, skip { nullptr };
+    torch::nn::Linear embProj { nullptr };
+};
+TORCH_MODULE(ResBlock);
+
+class SpatialAttentionImpl : public torch::nn::Module {
+public:
+    SpatialAttentionImpl(std::int64_t channels, std::int64_t heads);
+    torch::Tensor forward(const torch::Tensor &x);
+
+private:
+    std::int64_t m_heads;
+    torch::nn::GroupNorm norm { nullptr };
+    torch::nn::Conv2d qkv { nullptr }, proj { nullptr };
+};
+TORCH_MODULE(SpatialAttention);
+
+class TemporalAttentionImpl : public torch::nn::Module {
+public:
+    TemporalAttentionImpl(std::int64_t channels, std::int64_t heads, std::int64_t maxFrames);
+    torch::Tensor forward(const torch::Tensor &x, std::int64_t frames);
+
+private:
+    std::int64_t m_heads;
+    torch::nn::GroupNorm norm { nullptr };
+    torch::nn::Linear qkv { nullptr }, proj { nullptr };
+    torch::Tensor framePos;  // sinusoidal frame positions [maxFrames, C]
+};
+TORCH_MODULE(TemporalAttention);
+
+// ResBlock + optional spatial attention + temporal layers: one step of a level.
+class UNetBlockImpl : public torch::nn::Module {
+public:
+    UNetBlockImpl(std::int64_t in, std::int64_t out, std::int64_t embDim, bool spatial, std::int64_t temporal,
+                  std::int64_t heads, std::int64_t maxFrames);
+    torch::Tensor forward(torch::Tensor x, const torch::Tensor &emb, std::int64_t frames);
+
+private:
+    ResBlock res { nullptr };
+    SpatialAttention attn { nullptr };
+    torch::nn::ModuleList temporal;
+};
+TORCH_MODULE(UNetBlock);
+
+class VideoUNetImpl : public torch::nn::Module {
+public:
+    explicit VideoUNetImpl(const ModelOptions &o);
+    // x: noisy clips [B, C, T, H, W]; t: flow time in [0, 1] [B]; labels [B] (o.classes = none);
+    // reference: clean first frames [B, C, H, W] (when o.referenceFrame). Returns the velocity.
+    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
+                          const torch::Tensor &reference = {});
+    const ModelOptions &options() const { return m_opt; }
+
+private:
+    ModelOptions m_opt;
+    torch::nn::Conv2d convIn { nullptr }, convOut { nullptr };
+    torch::nn::GroupNorm normOut { nullptr };
+    torch::nn::Linear time1 { nullptr }, time2 { nullptr };
+    torch::nn::Embedding classEmb { nullptr };
+    torch::nn::ModuleList down, downsample, mid, up, upsample;
+    std::vector<std::int64_t> m_downPerLevel;
+};
+TORCH_MODULE(VideoUNet);
+
+std::int64_t parameterCount(const torch::nn::Module &m);
+
+}  // namespace orrery::train

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runlog.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace orrery::train {
+
+namespace fs = std::filesystem;
+
+nlohmann::json jsonValue(double v)
+{
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+void writeFileAtomically(const std::string &path, const std::string &bytes)
+{
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            const std::string why = std::strerror(errno);
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw std::runtime_error("cannot write " + tmp + ": " + why);
+        }
+        done += std::size_t(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        ::unlink(tmp.c_str());
+        throw std::runtime_error("cannot flush " + tmp + ": " + std::strerror(errno));
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0)
+        throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
+    const int dir = ::open(fs::path(path).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
+}
+
+RunLog::RunLog(const std::string &runDir, bool enabled)
+    : m_dir(runDir)
+{
+    if (!enabled)
+        return;
+    m_file = std::fopen((fs::path(runDir) / "events.jsonl").c_str(), "ab");
+    if (!m_file)
+        throw std::runtime_error("cannot open " + (fs::path(runDir) / "events.jsonl").string() + ": " +
+                                 std::strerror(errno));
+}
+
+RunLog::~RunLog()
+{
+    if (m_file)
+        std::fclose(m_file);
+}
+
+void RunLog::write(nlohmann::json line)
+{
+    if (!m_file)
+        return;
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    nlohmann::json out { { "v", 1 }, { "t", std::round(now * 1000.0) / 1000.0 } };
+    out.update(line);
+    const std::string text = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fwrite(text.data(), 1, text.size(), m_file);
+    std::fflush(m_file);
+}
+
+void RunLog::start(const nlohmann::json &run) { write({ { "kind", "start" }, { "run", run } }); }
+
+void RunLog::metrics(std::int64_t step, const std::vector<std::pair<std::string, double>> &values)
+{
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto &[k, x] : values)
+        v[k] = jsonValue(x);
+    write({ { "kind", "metrics" }, { "step", step }, { "values", v } });
+}
+
+void RunLog::artifact(std::int64_t step, const std::string &relativePath, const std::string &type)
+{
+    write({ { "kind", "artifact" }, { "step", step }, { "path", relativePath }, { "type", type } });
+}
+
+void RunLog::status(const std::string &state, const std::string &message)
+{
+    nlohmann::json j { { "kind", "status" }, { "state", state } };
+    if (!message.empty())
+        j["message"] = message;
+    write(j);
+}
+
+void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step)
+{
+    if (!m_file)
+        return;
+    writeFileAtomically((fs::path(m_dir) / "exit.json").string(),
+                        nlohmann::json { { "state", state }, { "reason", reason }, { "step", step } }.dump() + "\n");
+}
+
+}  // namespace orrery::train

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The run directory's event log (events.jsonl, format: ARCHITECTURE.md) and exit.json. Written by
+// rank 0 only; every line is flushed whole, so a reader never sees half an event unless the
+// process dies mid-write (and readers skip an incomplete last line).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orrery::train {
+
+class RunLog {
+public:
+    // enabled == false (ranks other than 0): every call is a no-op.
+    RunLog(const std::string &runDir, bool enabled);
+    ~RunLog();
+    RunLog(const RunLog &) = delete;
+    RunLog &operator=(const RunLog &) = delete;
+
+    void start(const nlohmann::json &run);
+    void metrics(std::int64_t step, const std::vector<std::pair<std::string, double>> &values);
+    void artifact(std::int64_t step, const std::string &relativePath, const std::string &type);
+    void status(const std::string &state, const std::string &message = {});
+    // exit.json, written atomically (temp file, fsync, rename).
+    void exit(const std::string &state, const std::string &reason, std::int64_t step);
+
+private:
+    void write(nlohmann::json line);
+    std::string m_dir;
+    std::FILE *m_file = nullptr;
+};
+
+// Writes `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.
+void writeFileAtomically(const std::string &path, const std::string &bytes);
+
+// A non-finite value as ARCHITECTURE.md spells it ("nan", "inf", "-inf"), else the number.
+nlohmann::json jsonValue(double v);
+
+}  // namespace orrery::train

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "train.h"
+
+#include "data.h"
+#include "distributed.h"
+#include "evaluate.h"
+#include "flow.h"
+#include "model.h"
+#include "runlog.h"
+#include "video.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+#if ORRERY_TORCH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace orrery::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_signal { 0 };
+extern "C" void onStopSignal(int sig) { g_signal.store(sig); }
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Linear warmup, then cosine from lr to lr * min_ratio at the last step.
+double learningRate(const Config &c, std::int64_t step)
+{
+    const double peak = c.f("optim.lr");
+    const auto warmup = c.i("optim.warmup_steps"), total = c.i("train.steps");
+    if (warmup > 0 && step <= warmup)
+        return peak * double(step) / double(warmup);
+    const double progress = total > warmup ? double(step - warmup) / double(total - warmup) : 1.0;
+    const double floor = peak * c.f("optim.min_lr_ratio");
+    return floor + (peak - floor) * 0.5 * (1 + std::cos(M_PI * std::min(1.0, progress)));
+}
+
+ModelOptions modelOptions(const Config &c)
+{
+    ModelOptions o;
+    o.channels = c.i("model.channels");
+    o.mult.clear();
+    for (double m : c.list("model.channel_mult"))
+        o.mult.push_back(std::int64_t(m));
+    o.resBlocks = c.i("model.res_blocks");
+    o.attnLevels.clear();
+    for (double l : c.list("model.attn_levels"))
+        o.attnLevels.insert(std::int64_t(l));
+    o.temporalLayers = c.i("model.temporal_layers");
+    o.heads = c.i("model.heads");
+    o.classes = c.i("data.classes");
+    o.frames = c.i("data.frames");
+    o.referenceFrame = c.b("model.reference_frame");
+    return o;
+}
+
+struct Checkpointer {
+    fs::path dir;
+    int keep;
+
+    static std::string name(std::int64_t step) { return "step-" + std::to_string(step) + ".ckpt"; }
+
+    std::optional<fs::path> latest() const
+    {
+        std::ifstream in(dir / "latest");
+        std::string file;
+        if (in && std::getline(in, file) && !file.empty() && fs::exists(dir / file))
+            return dir / file;
+        return std::nullopt;
+    }
+
+    void save(std::int64_t step, VideoUNet &model, VideoUNet &ema, const std::vector<torch::Tensor> &expAvg,
+              const std::vector<torch::Tensor> &expAvgSq, const std::vector<torch::Tensor> &steps, std::uint64_t seed,
+              int world)
+    {
+        torch::serialize::OutputArchive a;
+        for (const auto &p : model->named_parameters())
+            a.write("model/" + p.key(), p.value().detach().cpu());
+        for (const auto &p : model->named_buffers())
+            a.write("model_buf/" + p.key(), p.value().cpu());
+        for (const auto &p : ema->named_parameters())
+            a.write("ema/" + p.key(), p.value().detach().cpu());
+        for (std::size_t i = 0; i < expAvg.size(); ++i) {
+            a.write("optim/exp_avg/" + std::to_string(i), expAvg[i].cpu());
+            a.write("optim/exp_avg_sq/" + std::to_string(i), expAvgSq[i].cpu());
+            a.write("optim/step/" + std::to_string(i), steps[i].cpu());
+        }
+        // The data position and every random draw are functions of (seed, step, rank), so the
+        // step and the seed are the whole RNG and data state.
+        a.write("meta/step", torch::tensor(step));
+        a.write("meta/seed", torch::tensor(std::int64_t(seed)));
+        a.write("meta/world_size", torch::tensor(std::int64_t(world)));
+        std::ostringstream bytes;
+        a.save_to(bytes);
+        writeFileAtomically((dir / name(step)).string(), bytes.str());
+        writeFileAtomically((dir / "latest").string(), name(step) + "\n");
+        // Keep the newest `keep`.
+        std::vector<std::pair<std::int64_t, fs::path>> all;
+        static const std::regex re(R"(step-(\d+)\.ckpt)");
+        for (const auto &e : fs::directory_iterator(dir)) {
+            std::smatch m;
+            const std::string f = e.path().filename().string();
+            if (std::regex_match(f, m, re))
+                all.emplace_back(std::stoll(m[1]), e.path());
+        }
+        std::sort(all.begin(), all.end());
+        for (std::size_t i = 0; i + std::size_t(keep) < all.size(); ++i)
+            fs::remove(all[i].second);
+    }
+
+    std::int64_t load(const fs::path &file, VideoUNet &model, VideoUNet &ema, std::vector<torch::Tensor> &expAvg,
+                      std::vector<torch::Tensor> &expAvgSq, std::vector<torch::Tensor> &steps)
+    {
+        torch::serialize::InputArchive a;
+        a.load_from(file.string());
+        torch::NoGradGuard ng;
+        auto read = [&](const std::string &key, torch::Tensor &into) {
+            torch::Tensor t;
+            if (!a.try_read(key, t))
+                throw std::runtime_error(file.string() + ": no '" + key + "' (a checkpoint of another model?)");
+            if (t.sizes() != into.sizes())
+                throw std::runtime_error(file.string() + ": '" + key + "' has another shape (a different config?)");
+            into.copy_(t);
+        };
+        for (auto &p : model->named_parameters())
+            read("model/" + p.key(), p.value());
+        for (auto &p : model->named_buffers())
+            read("model_buf/" + p.key(), p.value());
+        for (auto &p : ema->named_parameters())
+            read("ema/" + p.key(), p.value());
+        for (std::size_t i = 0; i < expAvg.size(); ++i) {
+            read("optim/exp_avg/" + std::to_string(i), expAvg[i]);
+            read("optim/exp_avg_sq/" + std::to_string(i), expAvgSq[i]);
+            read("optim/step/" + std::to_string(i), steps[i]);
+        }
+        torch::Tensor step;
+        a.read("meta/step", step);
+        return step.item<std::int64_t>();
+    }
+};
+
+}  // namespace
+
+torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels, std::int64_t nullLabel,
+                         int steps, double guidance, const torch::Tensor &reference)
+{
+    torch::NoGradGuard ng;
+    auto x = noise;
+    const auto b = noise.size(0);
+    const auto both = torch::cat({ labels, torch::full_like(labels, nullLabel) });
+    const auto ref = reference.defined() ? torch::cat({ reference, reference }) : torch::Tensor();
+    for (int i = 0; i < steps; ++i) {
+        const double t = 1.0 - double(i) / steps, tNext = 1.0 - double(i + 1) / steps;
+        const auto tt = torch::full({ 2 * b }, t, noise.options());
+        const auto v2 = model->forward(torch::cat({ x, x }), tt, both, ref).to(x.dtype());
+        const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
+        x = x + (tNext - t) * (vu + guidance * (vc - vu));
+    }
+    return x;
+}
+
+int runTraining(const RunOptions &opt)
+{
+    const Config &c = opt.config;
+    const Rendezvous r = rendezvousFromEnvironment();
+    const bool lead = r.rank == 0;
+
+    const std::string want = c.s("train.device");
+    const bool cuda = want == "cuda" || (want == "auto" && torch::cuda::is_available());
+    if (cuda && !torch::cuda::is_available())
+        throw std::runtime_error("train.device is cuda but no CUDA device is available");
+    torch::Device device(torch::kCPU);
+    if (cuda) {
+        const auto index = c10::DeviceIndex(r.localRank % int(torch::cuda::device_count()));
+        device = torch::Device(torch::kCUDA, index);
+#if ORRERY_TORCH_CUDA
+        c10::cuda::set_device(index);
+#endif
+    }
+    const std::string precision = c.s("train.precision");
+    const bool bf16 = precision == "bf16" || (precision == "auto" && cuda);
+
+    const fs::path runDir = opt.runDir;
+    const fs::path ckptDir = runDir / "checkpoints";
+    if (lead) {
+        fs::create_directories(ckptDir);
+        fs::create_directories(runDir / "samples");
+        writeFileAtomically((runDir / "config.resolved.yaml").string(), c.toYaml());
+    }
+    RunLog log(runDir.string(), lead);
+    std::int64_t step = 0;
+    try {
+        ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")));
+        pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
+
+        const auto seed = std::uint64_t(c.i("seed"));
+        torch::manual_seed(seed);  // the same initial weights on every rank
+        VideoUNet model(modelOptions(c));
+        VideoUNet ema(modelOptions(c));
+        model->to(device);
+        ema->to(device);
+        std::vector<torch::Tensor> params, emaParams, expAvg, expAvgSq, steps;
+        for (auto &p : model->parameters()) {
+            params.push_back(p);
+            expAvg.push_back(torch::zeros_like(p));
+            expAvgSq.push_back(torch::zeros_like(p));
+            steps.push_back(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
+        }
+        for (auto &p : ema->parameters())
+            emaParams.push_back(p);
+        {
+            torch::NoGradGuard ng;
+            for (std::size_t i = 0; i < params.size(); ++i)
+                emaParams[i].copy_(params[i]);
+            for (auto &p : ema->parameters())
+                p.requires_grad_(false);
+        }
+        ema->eval();
+
+        Checkpointer ckpt { ckptDir, int(c.i("train.keep_checkpoints")) };
+        std::string resumedFrom;
+        if (opt.resume) {
+            // Every rank reads the shared run dir's checkpoint.
+            if (const auto file = ckpt.latest()) {
+                step = ckpt.load(*file, model, ema, expAvg, expAvgSq, steps);
+                resumedFrom = file->filename().string();
+            }
+        }
+
+        const std::int64_t B = c.i("train.batch_size"), accum = c.i("train.grad_accum"), total = c.i("train.steps");
+        nlohmann::json params_json = nlohmann::json::object();
+        for (const auto &[k, v] : c.flat())
+            params_json[k] = v;
+        log.start({ { "world_size", r.worldSize },
+                    { "nodes", std::getenv("SLURM_JOB_NUM_NODES") ? std::getenv("SLURM_JOB_NUM_NODES") : "1" },
+                    { "device", cuda ? "cuda" : "cpu" },
+                    { "torch", TORCH_VERSION },
+                    { "precision", bf16 ? "bf16" : "fp32" },
+                    { "rendezvous", r.source },
+                    { "parameters", parameterCount(*model) },
+                    { "resumed_from", resumedFrom },
+                    { "config_file", opt.configPath },
+                    { "params", params_json } });
+        log.status("running", resumedFrom.empty() ? "" : "resumed from " + resumedFrom);
+        if (step >= total) {
+            log.status("completed", "nothing to do: the checkpoint is at the last step");
+            log.exit("completed", "", step);
+            return 0;
+        }
+
+        GradientSync sync(pg, params, c.f("dist.bucket_mb"));
+        ShapesSpec spec { c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed };
+        const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
+        // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
+        Loader loader(spec, B, c.f("train.cfg_dropout"),
+                      [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
+                      step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")));
+        Evaluator evaluator(c, spec, device);
+
+        std::signal(SIGUSR1, onStopSignal);
+        std::signal(SIGTERM, onStopSignal);
+
+        const auto logEvery = c.i("train.log_every");
+        auto lossAcc = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+        auto normAcc = torch::zeros_like(lossAcc);
+        double windowStart = now(), dataWait = 0;
+        std::int64_t windowSteps = 0;
+        const double clip = c.f("optim.grad_clip");
+        const double decay = c.f("train.ema_decay");
+
+        auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
+            if (!lead)
+                return;
+            if (samples) {
+                const auto clips = evaluator.samples(ema, c.i("sample.count"));
+                const std::string name = writeSamples((runDir / "samples").string(), at, clips, int(c.i("sample.fps")), 4);
+                log.artifact(at, "samples/" + name, "video");
+                log.artifact(at, "samples/step-" + std::to_string(at) + ".png", "image");
+            }
+            if (eval)
+                log.metrics(at, evaluator.evaluate(ema));
+        };
+        auto checkpoint = [&](std::int64_t at) {
+            if (lead) {
+                ckpt.save(at, model, ema, expAvg, expAvgSq, steps, seed, r.worldSize);
+                log.artifact(at, "checkpoints/" + Checkpointer::name(at), "checkpoint");
+                log.status("checkpointed", "step " + std::to_string(at));
+            }
+            pg.barrier();
+        };
+
+        model->train();
+        while (step < total) {
+            ++step;
+            const double lr = learningRate(c, step);
+            for (std::int64_t micro = 0; micro < accum; ++micro) {
+                sync.setSyncEnabled(micro == accum - 1);  // no sync on accumulation micro-steps
+                double waited = 0;
+                Batch batch = loader.next(&waited);
+                dataWait += waited;
+                const bool nb = cuda;
+                const auto x0 = batch.clips.to(device, nb), noise = batch.noise.to(device, nb);
+                const auto t = batch.t.to(device, nb), labels = batch.labels.to(device, nb);
+                const auto ref = c.b("model.reference_frame") ? x0.select(2, 0) : torch::Tensor();
+                torch::Tensor v;
+                {
+                    if (bf16) {
+                        at::autocast::set_autocast_enabled(device.type(), true);
+                        at::autocast::set_autocast_dtype(device.type(), at::kBFloat16);
+                    }
+                    v = model->forward(noisyInput(x0, noise, t), t, labels, ref);
+                    if (bf16) {
+                        at::autocast::set_autocast_enabled(device.type(), false);
+                        at::autocast::clear_cache();
+                    }
+                }
+                auto loss = torch::mse_loss(v.to(torch::kFloat32), velocityTarget(x0, noise)) / double(accum);
+                loss.backward();
+                lossAcc += loss.detach();
+            }
+            sync.finish();
+            std::vector<torch::Tensor> grads;
+            grads.reserve(params.size());
+            for (auto &p : params)
+                grads.push_back(p.grad());
+            {
+                torch::NoGradGuard ng;
+                const auto norm = torch::stack(at::_foreach_norm(grads)).norm();  // stays on the device: no sync
+                normAcc += norm;
+                if (clip > 0)
+                    at::_foreach_mul_(grads, torch::clamp_max(clip / (norm + 1e-6), 1.0));
+                at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"), c.f("optim.beta2"),
+                                  c.f("optim.weight_decay"), 1e-8, false, false);
+                at::_foreach_lerp_(emaParams, params, 1.0 - decay);
+                for (auto &g : grads)
+                    g.zero_();
+            }
+            ++windowSteps;
+
+            if (step % logEvery == 0 || step == total) {
+                // One device sync per log window, never per step.
+                const double lossMean = lossAcc.item<double>() / double(windowSteps);
+                const double normMean = normAcc.item<double>() / double(windowSteps);
+                const double elapsed = now() - windowStart;
+                std::vector<std::pair<std::string, double>> m {
+                    { "train/loss", lossMean },
+                    { "train/lr", lr },
+                    { "train/grad_norm", normMean },
+                    { "perf/samples_per_s", double(windowSteps * B * accum * r.worldSize) / elapsed },
+                    { "perf/step_time_s", elapsed / double(windowSteps) },
+                    { "perf/data_wait_frac", dataWait / elapsed },
+                };
+#if ORRERY_TORCH_CUDA
+                if (cuda) {
+                    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+                    m.push_back({ "perf/gpu_mem_gb",
+                                  double(stats.allocated_bytes[0].peak) / 1e9 });
+                }
+#endif
+                log.metrics(step, m);
+                lossAcc.zero_();
+                normAcc.zero_();
+                windowStart = now();
+                dataWait = 0;
+                windowSteps = 0;
+            }
+            const auto ckptEvery = c.i("train.ckpt_every"), sampleEvery = c.i("train.sample_every"),
+                       evalEvery = c.i("train.eval_every");
+            if (step < total) {
+                if (ckptEvery && step % ckptEvery == 0)
+                    checkpoint(step);
+                const bool s = sampleEvery && step % sampleEvery == 0, e = evalEvery && step % evalEvery == 0;
+                if (s || e) {
+                    samplesAndEval(step, s, e);
+                    pg.barrier();
+                }
+            }
+
+            // The stop flag, agreed across ranks, so all stop after the same step.
+            const bool checkNow = step % c.i("train.stop_check_every") == 0 || step == opt.stopAtStep;
+            if (checkNow && step < total) {
+                int local = g_signal.load() != 0 || step == opt.stopAtStep ? 1 : 0;
+                auto flag = torch::tensor({ local }, torch::TensorOptions().dtype(torch::kInt32).device(device));
+                pg.allreduceMax(flag);
+                if (flag.item<int>() != 0) {
+                    const int sig = g_signal.load();
+                    const std::string reason = sig == SIGUSR1   ? "SIGUSR1 (pre-timeout signal)"
+                                               : sig == SIGTERM ? "SIGTERM"
+                                               : sig            ? "signal " + std::to_string(sig)
+                                               : step == opt.stopAtStep ? "--stop-at-step " + std::to_string(step)
+                                                                        : "another rank was signalled";
+                    checkpoint(step);
+                    log.status("preempted", reason);
+                    log.exit("preempted", reason, step);
+                    return kExitPreempted;
+                }
+            }
+        }
+        checkpoint(step);
+        samplesAndEval(step, true, true);
+        pg.barrier();
+        log.status("completed");
+        log.exit("completed", "", step);
+        return 0;
+    } catch (const std::exception &e) {
+        log.status("failed", e.what());
+        log.exit("failed", e.what(), step);
+        throw;
+    }
+}
+
+}  // namespace orrery::train

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The training run: rectified-flow training of the video UNet with AdamW (the fused kernel),
+// warmup + cosine LR, gradient clipping and accumulation, EMA, bf16 autocast on CUDA, DDP-style
+// gradient sync, checkpoints (atomic; on SIGUSR1/SIGTERM too, agreed across ranks), sample
+// videos, evaluation, and the run directory's events.jsonl / exit.json.
+#pragma once
+
+#include "config.h"
+
+#include <cstdint>
+#include <string>
+
+namespace orrery::train {
+
+struct RunOptions {
+    Config config;
+    std::string configPath;  // as given, for the start event
+    std::string runDir;
+    bool resume = false;          // --resume auto
+    std::int64_t stopAtStep = 0;  // --stop-at-step N: stop after step N as if preempted (tests, debugging)
+};
+
+// Exit codes: 0 completed, 1 failed (exit.json says why), 75 preempted (EX_TEMPFAIL: a
+// checkpoint was written; requeue and run again with --resume auto).
+constexpr int kExitPreempted = 75;
+
+int runTraining(const RunOptions &options);
+
+}  // namespace orrery::train
