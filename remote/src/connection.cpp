@@ -46,7 +46,6 @@ struct Connection::Worker {
     std::deque<Item> queue;
     bool stopping = false;
 
-    std::atomic<quint64> commands{0};
     std::atomic<int> connects{0};
     std::atomic<bool> connected{false};
     std::thread thread;
@@ -172,7 +171,6 @@ struct Connection::Worker {
                 runTask(item);
             }
             runBatch(execs);
-            commands = session.commandCount();
             connected = session.isConnected();
             lastUse = std::chrono::steady_clock::now();
         }
@@ -245,7 +243,7 @@ void Connection::post(std::function<void(Session &)> task, std::function<void(st
 
 quint64 Connection::commandCount() const
 {
-    return d->commands;
+    return d->session.commandCount();
 }
 
 int Connection::connectCount() const

@@ -102,7 +102,7 @@ struct Session::Impl {
     ssh_callbacks_struct sessionCallbacks{};
     QString fingerprint;
     QString resolvedWhere;
-    quint64 commandsSent = 0;
+    std::atomic<quint64> commandsSent{0};  // read by Connection from other threads
 
     QString where() const
     {
@@ -467,34 +467,34 @@ struct Session::Impl {
     {
         ssh_session s = connected();
         std::vector<Running> runs(static_cast<size_t>(commands.size()));
-        for (qsizetype i = 0; i < commands.size(); ++i) {
-            Running &run = runs[static_cast<size_t>(i)];
-            run.command = commands[i].line;
-            run.timeout = commands[i].timeout;
-            run.deadline = QDeadlineTimer(run.timeout);
-            run.channel.reset(ssh_channel_new(s));
-            if (!run.channel || ssh_channel_open_session(run.channel.get()) != SSH_OK) {
-                // Nothing ran: a dead connection shows here, and the call may be retried.
-                const QString error = lastError();
-                if (!ssh_is_connected(s))
-                    drop();
-                fail(RemoteError::Kind::Connect, QStringLiteral("cannot open a channel: %1").arg(error),
-                     false);
-            }
-            ++commandsSent;
-            if (ssh_channel_request_exec(run.channel.get(), run.command.constData()) != SSH_OK)
-                fail(RemoteError::Kind::Channel,
-                     QStringLiteral("cannot run `%1`: %2").arg(QString::fromUtf8(run.command), lastError()));
-        }
-
-        // One wait for every channel: the event wakes on any packet of this session, so a
-        // command's end is seen as soon as it arrives (no polling interval).
-        const EventPtr event(ssh_event_new());
-        if (!event || ssh_event_add_session(event.get(), s) != SSH_OK)
-            fail(RemoteError::Kind::Channel,
-                 QStringLiteral("cannot wait for the session: %1").arg(lastError()));
+        EventPtr event;
         std::array<char, 64 * 1024> buffer{};
         try {
+            for (qsizetype i = 0; i < commands.size(); ++i) {
+                Running &run = runs[static_cast<size_t>(i)];
+                run.command = commands[i].line;
+                run.timeout = commands[i].timeout;
+                run.deadline = QDeadlineTimer(run.timeout);
+                run.channel.reset(ssh_channel_new(s));
+                if (!run.channel || ssh_channel_open_session(run.channel.get()) != SSH_OK)
+                    // Nothing ran: a dead connection shows here, and the call may be retried.
+                    fail(RemoteError::Kind::Connect,
+                         QStringLiteral("cannot open a channel: %1").arg(lastError()), false);
+                ++commandsSent;
+                if (ssh_channel_request_exec(run.channel.get(), run.command.constData()) != SSH_OK)
+                    fail(RemoteError::Kind::Channel,
+                         QStringLiteral("cannot run `%1`: %2")
+                             .arg(QString::fromUtf8(run.command), lastError()));
+            }
+
+            // One wait for every channel: the event wakes on any packet of this session, so a
+            // command's end is seen as soon as it arrives (no polling interval).
+            event.reset(ssh_event_new());
+            if (!event || ssh_event_add_session(event.get(), s) != SSH_OK) {
+                event.reset();
+                fail(RemoteError::Kind::Channel,
+                     QStringLiteral("cannot wait for the session: %1").arg(lastError()));
+            }
             for (;;) {
                 qint64 wait = -1;
                 bool pending = false;
@@ -534,7 +534,11 @@ struct Session::Impl {
                          QStringLiteral("connection lost while running commands: %1").arg(lastError()));
             }
         } catch (...) {
-            ssh_event_remove_session(event.get(), s);
+            // Channels and the event go before the session they belong to.
+            if (event)
+                ssh_event_remove_session(event.get(), s);
+            event.reset();
+            runs.clear();
             if (session && !ssh_is_connected(s))
                 drop();
             throw;
@@ -613,8 +617,10 @@ struct Session::Impl {
                 if (chunk.isEmpty())
                     break;
                 for (qsizetype at = 0; at < chunk.size();) {
-                    const ssize_t n = sftp_write(file.get(), chunk.constData() + at,
-                                                 static_cast<size_t>(chunk.size() - at));
+                    // OpenSSH's sftp-server drops the connection on a message over 256 KiB, and
+                    // libssh 0.10 does not split writes: 32 KiB per request (libssh's own limit).
+                    const size_t piece = static_cast<size_t>(std::min<qint64>(chunk.size() - at, 32 * 1024));
+                    const ssize_t n = sftp_write(file.get(), chunk.constData() + at, piece);
                     if (n <= 0)
                         failSftp(QStringLiteral("cannot write"), temp);
                     at += n;
@@ -626,8 +632,15 @@ struct Session::Impl {
             if (sftp_close(file.release()) != SSH_OK)
                 failSftp(QStringLiteral("cannot finish writing"), temp);
             const QByteArray target = path.toUtf8();
-            if (sftp_rename(sf, tempName.constData(), target.constData()) != SSH_OK)
-                failSftp(QStringLiteral("cannot rename %1 to").arg(temp), path);
+            if (sftp_rename(sf, tempName.constData(), target.constData()) != SSH_OK) {
+                // SFTP v3's rename refuses an existing target (libssh 0.10 does not send
+                // OpenSSH's posix-rename here); `mv -f` on the same filesystem is rename(2):
+                // atomic, and it replaces.
+                const QList<QByteArray> mv{"mv", "-f", "--", tempName, target};
+                const QList<Outcome> moved = execMany({Command{commandLine(mv), std::chrono::seconds(60)}});
+                if (moved.front().error || moved.front().result.exitStatus != 0)
+                    failSftp(QStringLiteral("cannot rename %1 to").arg(temp), path);
+            }
         } catch (...) {
             file.reset();
             if (sftp && session && ssh_is_connected(session.get()))

@@ -87,9 +87,9 @@ slurm::Submitted SlurmClient::submit(const QString &remotePath, const QByteArray
     if (!options.workDir.isEmpty())
         argv << option("--chdir", options.workDir);
     for (const QString &extra : options.extra) {
-        if (!extra.startsWith(QLatin1String("--")) || !extra.contains(QLatin1Char('=')))
+        if (!extra.startsWith(QLatin1String("--")))
             throw RemoteError(RemoteError::Kind::Slurm,
-                              QStringLiteral("sbatch option '%1' must be written --name=value").arg(extra));
+                              QStringLiteral("sbatch option '%1' must start with --").arg(extra));
         argv << extra.toUtf8();
     }
     argv << remotePath.toUtf8();
@@ -133,29 +133,28 @@ slurm::ClusterInfo SlurmClient::clusterInfo()
         slurm::parseSinfo(run({"sinfo", "--noheader", "--Node", "--Format=" + slurm::sinfoFormat()}).out));
 }
 
+slurm::Record SlurmClient::show(const char *entity, const QString &name)
+{
+    QList<slurm::Record> records =
+        parsed("scontrol show",
+               slurm::parseScontrol(run({"scontrol", "--oneliner", "show", entity, name.toUtf8()}).out));
+    if (records.isEmpty())
+        throw RemoteError(RemoteError::Kind::Slurm,
+                          QStringLiteral("%1 %2 is not known to Slurm").arg(QLatin1String(entity), name));
+    return records.front();
+}
+
 slurm::Record SlurmClient::showJob(const QString &jobId)
 {
     requireJobId(jobId);
-    QList<slurm::Record> records =
-        parsed("scontrol show job",
-               slurm::parseScontrol(run({"scontrol", "--oneliner", "show", "job", jobId.toUtf8()}).out));
-    if (records.isEmpty())
-        throw RemoteError(RemoteError::Kind::Slurm,
-                          QStringLiteral("job %1 is not known to Slurm").arg(jobId));
-    return records.front();
+    return show("job", jobId);
 }
 
 slurm::Record SlurmClient::showNode(const QString &node)
 {
     if (node.isEmpty() || node.startsWith(QLatin1Char('-')))
         throw RemoteError(RemoteError::Kind::Slurm, QStringLiteral("'%1' is not a node name").arg(node));
-    QList<slurm::Record> records =
-        parsed("scontrol show node",
-               slurm::parseScontrol(run({"scontrol", "--oneliner", "show", "node", node.toUtf8()}).out));
-    if (records.isEmpty())
-        throw RemoteError(RemoteError::Kind::Slurm,
-                          QStringLiteral("node %1 is not known to Slurm").arg(node));
-    return records.front();
+    return show("node", node);
 }
 
 void SlurmClient::cancel(const QString &jobId)

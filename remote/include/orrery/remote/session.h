@@ -122,6 +122,7 @@ public:
     };
     QList<Outcome> execMany(const QList<Command> &commands);
     // Commands sent over this Session's lifetime (reconnects included): what polling costs.
+    // The one member safe to call from another thread.
     quint64 commandCount() const;
 
     // --- SFTP (one SFTP session per connection, opened on first use) ---

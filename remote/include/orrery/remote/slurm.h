@@ -21,7 +21,7 @@ struct SubmitOptions {
     QString output;  // Slurm's %A/%a patterns allowed
     QString error;
     QString workDir;
-    QStringList extra;  // further "--opt=value" arguments, each checked to start with "--"
+    QStringList extra;  // further options, "--flag" or "--opt=value" (each must start with "--")
 };
 
 // The Slurm client of one cluster, over one Connection. Every call sends one command (the poll
@@ -61,6 +61,7 @@ public:
 private:
     ExecResult run(const QList<QByteArray> &argv, bool allowFailure = false);
     [[noreturn]] void refuse(const QList<QByteArray> &argv, const ExecResult &result);
+    slurm::Record show(const char *entity, const QString &name);
     template<typename T>
     T parsed(const char *command, slurm::Parsed<T> result);
 
