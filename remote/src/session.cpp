@@ -202,6 +202,11 @@ struct Session::Impl {
             static_cast<long>(
                 std::chrono::duration_cast<std::chrono::seconds>(endpoint.connectTimeout).count()));
         set(SSH_OPTIONS_TIMEOUT, &timeoutSec, "timeout");
+        // Commands are small request/reply exchanges: without TCP_NODELAY, Nagle's algorithm
+        // and the server's delayed ACK hold the channel-open reply ~40 ms (measured on
+        // loopback: opening a channel took 41-45 ms without it, 0.1 ms with it).
+        const int noDelay = 1;
+        set(SSH_OPTIONS_NODELAY, &noDelay, "nodelay");
         const QByteArray known = QFile::encodeName(knownHostsPath());
         set(SSH_OPTIONS_KNOWNHOSTS, known.constData(), "known-hosts");
         if (!endpoint.knownHostsFile.isEmpty())
