@@ -2,6 +2,7 @@
 //
 // `orrery`: the headless face. `orrery <noun> <verb> [options]`; every command calls core/remote
 // and only formats what they return.
+#include "cluster_commands.h"
 #include "commands.h"
 #include "output.h"
 
@@ -20,6 +21,8 @@ const QString kUsageText =
                    "commands:\n"
                    "  doctor [--json]    check this machine: Qt, SQLite, the data and config directories,\n"
                    "                     the trainer (LibTorch, CUDA, NCCL, Gloo), libssh, ssh-agent\n"
+                   "  cluster add|list|show|test|remove\n"
+                   "                     cluster profiles; `test` connects and reports Slurm, nodes, GPUs\n"
                    "\n"
                    "exit status: 0 ok, 1 the operation failed, 2 usage error\n");
 
@@ -47,6 +50,8 @@ int main(int argc, char **argv)
     }
     if (command == QLatin1String("doctor"))
         return runDoctor(args);
+    if (command == QLatin1String("cluster"))
+        return runCluster(args);
     err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + kUsageText);
     return kUsage;
 }

@@ -26,7 +26,8 @@
 #include <cstring>
 #include <type_traits>
 
-Q_LOGGING_CATEGORY(lcRemote, "orrery.remote")
+// Warnings by default: the CLI prints its own messages; QT_LOGGING_RULES turns on the rest.
+Q_LOGGING_CATEGORY(lcRemote, "orrery.remote", QtWarningMsg)
 
 namespace orrery::remote {
 
