@@ -116,6 +116,42 @@ private Q_SLOTS:
         QVERIFY2(session.where().endsWith(QLatin1Char(':') + m_cluster.value("ORRERY_TEST_SSH_PORT")),
                  qPrintable(session.where()));
         QCOMPARE(session.exec("echo via-alias").out, QByteArray("via-alias\n"));
+
+        // A ProxyCommand of the config file: OpenSSH's `ssh -W` through the same sshd as a hop.
+        QVERIFY(f.open(QIODevice::Append));
+        f.write(
+            QStringLiteral("Host orrery-test-via\n  HostName %1\n  Port %2\n  User %3\n  IdentityFile %4\n"
+                           "  ProxyCommand ssh -F /dev/null -o BatchMode=yes -o UserKnownHostsFile=%5 -i %4 "
+                           "-p %2 -l %3 -W %h:%p %1\n")
+                .arg(m_cluster.value("ORRERY_TEST_SSH_HOST"), m_cluster.value("ORRERY_TEST_SSH_PORT"),
+                     m_cluster.value("ORRERY_TEST_SSH_USER"), m_cluster.value("ORRERY_TEST_SSH_KEY"),
+                     m_cluster.value("ORRERY_TEST_SSH_KNOWN_HOSTS"))
+                .toUtf8());
+        f.close();
+        e.host = QStringLiteral("orrery-test-via");
+        Session via(e);
+        via.connect();
+        // Through the hop the target sees a connection forwarded by the hop's sshd.
+        QCOMPARE(via.exec("echo via-proxy-command").out, QByteArray("via-proxy-command\n"));
+    }
+
+    // The budget: a command on an open session adds < 10 ms over the command's own run
+    // time on loopback (bench/bench_remote_exec measures ~1 ms). `true` itself takes ~1 ms here.
+    void commandOnAnOpenSessionIsFast()
+    {
+        Session session(endpoint());
+        session.connect();
+        session.exec("true");
+        std::vector<qint64> us;
+        for (int i = 0; i < 30; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            QCOMPARE(session.exec("true").exitStatus, 0);
+            us.push_back(clock.nsecsElapsed() / 1000);
+        }
+        std::sort(us.begin(), us.end());
+        const qint64 median = us[us.size() / 2];
+        QVERIFY2(median < 10'000, qPrintable(QStringLiteral("median %1 us per `true`").arg(median)));
     }
 
     void proxyJumpReachesTheHostThroughAHop()
