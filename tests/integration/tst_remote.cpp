@@ -11,7 +11,9 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QHostAddress>
 #include <QProcess>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QUuid>
 
@@ -291,6 +293,32 @@ private Q_SLOTS:
         QCOMPARE(::kill(pid.toInt(), SIGKILL), 0);
         QTRY_VERIFY_WITH_TIMEOUT(!connection.isConnected(), 5'000);
         QCOMPARE(connection.exec("echo back").get().out, QByteArray("back\n"));
+    }
+
+    void unreachableHostIsRetriedWithBackoffThenReported()
+    {
+        // A loopback port nobody listens on: refused at once, so the time is the backoff's.
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        Endpoint e = endpoint();
+        e.port = probe.serverPort();
+        probe.close();
+        orrery::remote::ConnectionOptions options;
+        options.reconnectAttempts = 3;
+        options.firstDelay = 100ms;  // then 200 ms
+        Connection connection(e, {}, options);
+        QElapsedTimer clock;
+        clock.start();
+        try {
+            connection.exec("true").get();
+            QFAIL("connected to a closed port");
+        } catch (const RemoteError &err) {
+            QCOMPARE(err.kind(), RemoteError::Kind::Connect);
+            QVERIFY2(err.message().contains(QString::number(e.port)), qPrintable(err.message()));
+        }
+        QVERIFY2(clock.elapsed() >= 300, qPrintable(QString::number(clock.elapsed())));
+        QCOMPARE(connection.connectCount(), 0);
+        QCOMPARE(connection.commandCount(), quint64(0));
     }
 
     void concurrentCallsAreChannelsOfOneSession()
