@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QSaveFile>
 
 #include <libssh/callbacks.h>
@@ -214,6 +215,17 @@ struct Session::Impl {
             // Only the given file decides; the system-wide list must not vouch for a host.
             set(SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null", "global-known-hosts");
         if (!endpoint.proxyJump.trimmed().isEmpty()) {
+            // libssh pastes the target host into the ProxyCommand (%h) before the shell reads
+            // it, so it must be a plain host name or address.
+            char *target = nullptr;
+            ssh_options_get(s, SSH_OPTIONS_HOST, &target);
+            const QString targetHost = QString::fromUtf8(target);
+            ssh_string_free_char(target);
+            static const QRegularExpression plainHost(QStringLiteral("^[A-Za-z0-9._:-]+$"));
+            if (!plainHost.match(targetHost).hasMatch())
+                fail(RemoteError::Kind::Connect,
+                     QStringLiteral("'%1' is not a host name that can be reached through a proxy jump")
+                         .arg(targetHost));
             const QByteArray proxy = proxyCommand();
             set(SSH_OPTIONS_PROXYCOMMAND, proxy.constData(), "proxy-command");
         }

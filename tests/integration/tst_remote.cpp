@@ -171,6 +171,17 @@ private Q_SLOTS:
         e.proxyJump = QStringLiteral("a%h@b");
         Session bad(e);
         QVERIFY(refusal(bad));
+        // The target host is pasted into the proxy command by libssh: only plain names pass.
+        const QString canary = QStringLiteral("/tmp/orrery-pwned");
+        QFile::remove(canary);
+        e.proxyJump = QStringLiteral("%1:%2").arg(m_cluster.value("ORRERY_TEST_SSH_HOST"),
+                                                  m_cluster.value("ORRERY_TEST_SSH_PORT"));
+        e.host = QStringLiteral("x';touch /tmp/orrery-pwned;'");
+        Session hostile(e);
+        const auto err = refusal(hostile);
+        QVERIFY(err);  // libssh 0.10.6 refuses such a name itself; ours is the second wall
+        QCOMPARE(err->kind(), RemoteError::Kind::Connect);
+        QVERIFY(!QFile::exists(canary));
     }
 
     void realSshAgentAuthenticates()
