@@ -248,6 +248,54 @@ private Q_SLOTS:
         QCOMPARE(session.exec("echo unlocked").out, QByteArray("unlocked\n"));
     }
 
+    // The fixture's second sshd takes only passwords and keyboard-interactive answers (PAM).
+    void passwordAndKeyboardInteractiveComeFromCallbacks()
+    {
+        if (m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").isEmpty())
+            QSKIP("the fixture could not start its password sshd (no mount namespaces here)");
+        const QByteArray password = m_cluster.value("ORRERY_TEST_SSH_PASSWORD").toUtf8();
+        Endpoint e = endpoint();
+        e.port = m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").toInt();
+        e.identityFile.clear();
+        {
+            Session none(e);  // no callbacks: nothing to answer with
+            const auto err = refusal(none);
+            QVERIFY(err);
+            QCOMPARE(err->kind(), RemoteError::Kind::Auth);
+        }
+        QList<orrery::remote::Prompt> seen;
+        AuthCallbacks kbdint;
+        kbdint.keyboardInteractive =
+            [&](const QString &, const QString &,
+                const QList<orrery::remote::Prompt> &prompts) -> std::optional<QList<QByteArray>> {
+            seen += prompts;
+            return QList<QByteArray>(prompts.size(), password);
+        };
+        Session viaKbdint(e, kbdint);
+        viaKbdint.connect();
+        QCOMPARE(viaKbdint.exec("echo 2fa").out, QByteArray("2fa\n"));
+        QVERIFY(!seen.isEmpty());
+        QVERIFY(!seen.front().echo);  // a password prompt: not echoed
+
+        AuthCallbacks wrong;
+        wrong.password = [](const QString &) { return std::optional<QByteArray>("not the password"); };
+        Session refused(e, wrong);
+        const auto err = refusal(refused);
+        QVERIFY(err);
+        QCOMPARE(err->kind(), RemoteError::Kind::Auth);
+
+        AuthCallbacks right;
+        QString askedFor;
+        right.password = [&](const QString &who) {
+            askedFor = who;
+            return std::optional<QByteArray>(password);
+        };
+        Session viaPassword(e, right);
+        viaPassword.connect();
+        QCOMPARE(viaPassword.exec("echo password").out, QByteArray("password\n"));
+        QVERIFY2(askedFor.contains(m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT")), qPrintable(askedFor));
+    }
+
     void unknownHostKeyIsRecordedOnlyWhenAccepted()
     {
         QTemporaryDir dir;
