@@ -407,6 +407,51 @@ private Q_SLOTS:
         QCOMPARE(connection.connectCount(), 1);
     }
 
+    void largeOutputOnBothStreamsAndExitStatus()
+    {
+        Session session(endpoint());
+        session.connect();
+        // 5 MB on stdout is many channel windows; stderr interleaved; a non-zero exit.
+        const QList<QByteArray> argv{"sh", "-c", "head -c 5000000 /dev/zero; echo oops >&2; exit 3"};
+        const auto r = session.exec(commandLine(argv));
+        QCOMPARE(r.out.size(), 5'000'000);
+        QCOMPARE(r.out.count('\0'), 5'000'000);
+        QCOMPARE(r.err, QByteArray("oops\n"));
+        QCOMPARE(r.exitStatus, 3);
+    }
+
+    void destroyingAConnectionFailsWhatIsQueuedAndJoins()
+    {
+        std::vector<std::future<orrery::remote::ExecResult>> results;
+        std::future<void> task;
+        QElapsedTimer clock;
+        {
+            Connection connection(endpoint());
+            connection.connect().get();
+            for (int i = 0; i < 5; ++i)
+                results.push_back(connection.exec("sleep 0.2; echo done"));
+            task = connection.run([](Session &s) { s.exec("sleep 0.2"); });
+            clock.start();
+        }  // the destructor stops the worker and waits for it
+        QVERIFY2(clock.elapsed() < 5'000, qPrintable(QString::number(clock.elapsed())));
+        int finished = 0;
+        int failed = 0;
+        auto settle = [&](auto &future) {
+            QCOMPARE(future.wait_for(0s), std::future_status::ready);  // nothing left hanging
+            try {
+                future.get();
+                ++finished;
+            } catch (const RemoteError &e) {
+                QCOMPARE(e.kind(), RemoteError::Kind::Connect);
+                ++failed;
+            }
+        };
+        for (auto &f : results)
+            settle(f);
+        settle(task);
+        QCOMPARE(finished + failed, 6);
+    }
+
     void hangingCommandTimesOutAndTheConnectionGoesOn()
     {
         Connection connection(endpoint());
