@@ -225,6 +225,11 @@ private Q_SLOTS:
             try {
                 const QString id = submit("true", options);
                 ++accepted;
+                // The name reached Slurm as one value, byte for byte.
+                if (!hostile.isEmpty() && !hostile.contains('\n') &&
+                    QString::fromUtf8(hostile).toUtf8() == hostile)
+                    QCOMPARE(m_slurm->showJob(id).value(QStringLiteral("JobName")).toUtf8(),
+                             hostile.trimmed());
                 m_slurm->cancel(id);
             } catch (const RemoteError &e) {
                 // Slurm may refuse a name; it must say so, not run it.
@@ -232,6 +237,15 @@ private Q_SLOTS:
             }
         }
         QVERIFY(accepted > 15);
+        // As a partition or an account: Slurm refuses them all, with its own words.
+        options.jobName.clear();
+        options.output.clear();
+        for (const QByteArray &hostile : orrery::test::hostileArguments()) {
+            if (hostile.isEmpty())
+                continue;
+            options.partition = QString::fromUtf8(hostile);
+            QVERIFY_THROWS_EXCEPTION(RemoteError, submit("true", options));
+        }
         QVERIFY2(!QFile::exists(canary), "a hostile job name ran a command");
     }
 };
