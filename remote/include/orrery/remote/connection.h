@@ -47,7 +47,9 @@ public:
                                  std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
     // Runs `f(Session &)` on the owner thread (SFTP work, several steps in a row). `f` must not
-    // keep the Session reference.
+    // keep the Session reference. Like an exec, it is run once more from the start when the
+    // connection turned out dead before its first remote command: keep such tasks idempotent
+    // (mkdir -p, an atomic write, a read).
     template<typename F>
     auto run(F f) -> std::future<std::invoke_result_t<F &, Session &>>
     {
