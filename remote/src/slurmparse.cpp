@@ -2,7 +2,9 @@
 #include "orrery/remote/slurmparse.h"
 
 #include <QRegularExpression>
+#include <QSet>
 
+#include <algorithm>
 #include <limits>
 
 namespace orrery::remote::slurm {
@@ -255,6 +257,21 @@ Parsed<ClusterInfo> parseSinfo(const QByteArray &out)
             p.gpusUsed += node.gpusUsed;
         }
     }
+    // `sinfo -N` lists a node's partitions in no fixed order (seen on 22.05: "debug" before or
+    // after "gpu*" from one call to the next): the default partition first, then by name.
+    QSet<QString> defaults;
+    for (const Partition &p : std::as_const(info.partitions))
+        if (p.isDefault)
+            defaults.insert(p.name);
+    auto before = [&](const QString &a, const QString &b) {
+        const bool da = defaults.contains(a);
+        const bool db = defaults.contains(b);
+        return da != db ? da : a < b;
+    };
+    std::sort(info.partitions.begin(), info.partitions.end(),
+              [&](const Partition &a, const Partition &b) { return before(a.name, b.name); });
+    for (Node &n : info.nodes)
+        std::sort(n.partitions.begin(), n.partitions.end(), before);
     return {info, {}};
 }
 

@@ -260,6 +260,19 @@ private Q_SLOTS:
         QCOMPARE(debug.gpusTotal, 4);
     }
 
+    void sinfoPartitionOrderDoesNotDependOnSinfosOrder()
+    {
+        // 22.05 lists a node's partitions in either order from one call to the next.
+        QList<QByteArray> records = kSinfo2205.split('\n');
+        records.removeAll(QByteArray());
+        std::swap(records[0], records[1]);
+        const auto r = slurm::parseSinfo(records.join('\n') + '\n');
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.partitions[0].name, QStringLiteral("gpu"));
+        QCOMPARE(r.value.partitions[1].name, QStringLiteral("debug"));
+        QCOMPARE(r.value.nodes[0].partitions, (QStringList{QStringLiteral("gpu"), QStringLiteral("debug")}));
+    }
+
     void sinfoMalformed_data()
     {
         QTest::addColumn<QByteArray>("out");

@@ -53,7 +53,7 @@ QByteArray squeueFormat();
 Parsed<QList<Job>> parseSqueue(const QByteArray &out);
 
 // `sinfo -h -N -O <sinfoFormat()>`: one record per node and partition, folded into nodes and
-// partitions.
+// partitions. Partitions (also each node's) come default first, then by name.
 struct Node {
     QString name;
     QStringList partitions;
