@@ -671,6 +671,10 @@ struct Session::Impl {
 
 Session::Session(Endpoint endpoint, AuthCallbacks callbacks) : d(std::make_unique<Impl>())
 {
+    // "~/" as OpenSSH reads it (profiles written by hand have it; libssh's key loader does not).
+    for (QString *file : {&endpoint.identityFile, &endpoint.knownHostsFile, &endpoint.sshConfigFile})
+        if (file->startsWith(QLatin1String("~/")))
+            *file = QDir::home().filePath(file->mid(2));
     d->endpoint = std::move(endpoint);
     d->callbacks = std::move(callbacks);
 }

@@ -113,6 +113,10 @@ private Q_SLOTS:
         e.host = QStringLiteral("orrery-test-alias");
         e.sshConfigFile = config;
         e.knownHostsFile = m_cluster.value("ORRERY_TEST_SSH_KNOWN_HOSTS");
+        Endpoint tilde = e;
+        tilde.identityFile = QStringLiteral("~/.ssh/id_test");
+        QCOMPARE(Session(tilde).endpoint().identityFile,
+                 QDir::home().filePath(QStringLiteral(".ssh/id_test")));
         Session session(e);
         session.connect();
         QVERIFY2(session.where().endsWith(QLatin1Char(':') + m_cluster.value("ORRERY_TEST_SSH_PORT")),

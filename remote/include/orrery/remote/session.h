@@ -19,7 +19,8 @@ namespace orrery::remote {
 // Where and as whom to connect. Nothing secret: keys are files or the agent, passphrases and
 // passwords come from AuthCallbacks, and the host key is checked against `knownHostsFile`.
 // `host` may be an alias of the SSH config file: its HostName, User, Port, IdentityFile and
-// ProxyJump/ProxyCommand apply; fields set here override the file.
+// ProxyJump/ProxyCommand apply; fields set here override the file. File names may start with
+// "~/" (the home directory).
 struct Endpoint {
     QString host;
     int port = 0;  // 0: the config file's Port, else 22
