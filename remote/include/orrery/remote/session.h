@@ -56,7 +56,7 @@ struct AuthCallbacks {
 struct ExecResult {
     QByteArray out;
     QByteArray err;
-    int exitStatus = -1;  // the remote command's exit status
+    int exitStatus = -1;  // the remote command's exit status; -1 when a signal ended it
 };
 
 struct RemoteFileInfo {
