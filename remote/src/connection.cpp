@@ -15,16 +15,18 @@ namespace {
 // One queued call: an exec (batched with its neighbours into one execMany) or a task.
 struct Item {
     std::optional<Session::Command> command;
-    std::shared_ptr<std::promise<ExecResult>> execPromise;
+    std::shared_ptr<QPromise<ExecResult>> execPromise;
     std::function<void(Session &)> task;
     std::function<void(std::exception_ptr)> fail;
 
     void failWith(std::exception_ptr error) const
     {
-        if (execPromise)
-            execPromise->set_exception(error);
-        else
+        if (execPromise) {
+            execPromise->setException(error);
+            execPromise->finish();
+        } else {
             fail(error);
+        }
     }
 };
 
@@ -114,10 +116,12 @@ struct Connection::Worker {
             connectedRun([&] { outcomes = session.execMany(batch); });
             for (size_t i = 0; i < execs.size(); ++i) {
                 Session::Outcome &o = outcomes[static_cast<qsizetype>(i)];
+                QPromise<ExecResult> &promise = *execs[i].execPromise;
                 if (o.error)
-                    execs[i].execPromise->set_exception(std::make_exception_ptr(*o.error));
+                    promise.setException(std::make_exception_ptr(*o.error));
                 else
-                    execs[i].execPromise->set_value(std::move(o.result));
+                    promise.addResult(std::move(o.result));
+                promise.finish();
             }
         } catch (...) {
             for (const Item &item : execs)
@@ -218,17 +222,18 @@ Connection::~Connection()
     d->thread.join();
 }
 
-std::future<void> Connection::connect()
+QFuture<void> Connection::connect()
 {
     return run([](Session &) {});
 }
 
-std::future<ExecResult> Connection::exec(const QByteArray &commandLine, std::chrono::milliseconds timeout)
+QFuture<ExecResult> Connection::exec(const QByteArray &commandLine, std::chrono::milliseconds timeout)
 {
     Item item;
     item.command = Session::Command{commandLine, timeout};
-    item.execPromise = std::make_shared<std::promise<ExecResult>>();
-    std::future<ExecResult> future = item.execPromise->get_future();
+    item.execPromise = std::make_shared<QPromise<ExecResult>>();
+    QFuture<ExecResult> future = item.execPromise->future();
+    item.execPromise->start();
     d->push(std::move(item));
     return future;
 }

@@ -222,7 +222,7 @@ ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &c
                 report.where = s.where();
                 report.fingerprint = s.serverFingerprint();
             })
-            .get();
+            .waitForFinished();
         report.connected = true;
     } catch (const RemoteError &e) {
         report.errors.append(e.message());
@@ -249,7 +249,7 @@ ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &c
                     s.writeFile(probe, "ok\n", 0600);
                     s.remove(probe);
                 })
-                .get();
+                .waitForFinished();
             report.remoteRootWritable = true;
         } catch (const RemoteError &e) {
             report.remoteRootError = e.message();
@@ -263,7 +263,7 @@ ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &c
             // The setup lines are shell by design (the user wrote them to be run); they are one
             // quoted argument of `bash -c`, so nothing else is interpreted around them.
             const QList<QByteArray> argv{"bash", "-c", profile.setup.join(QLatin1Char('\n')).toUtf8()};
-            report.setup = connection.exec(commandLine(argv), std::chrono::minutes(2)).get();
+            report.setup = connection.exec(commandLine(argv), std::chrono::minutes(2)).result();
             if (report.setup->exitStatus != 0)
                 report.errors.append(QStringLiteral("setup lines exited with status %1: %2")
                                          .arg(report.setup->exitStatus)

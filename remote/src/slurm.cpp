@@ -32,7 +32,7 @@ SlurmClient::SlurmClient(Connection &connection) : m_connection(connection)
 
 ExecResult SlurmClient::run(const QList<QByteArray> &argv, bool allowFailure)
 {
-    ExecResult result = m_connection.exec(commandLine(argv), kSlurmTimeout).get();
+    ExecResult result = m_connection.exec(commandLine(argv), kSlurmTimeout).result();
     if (result.exitStatus != 0 && !allowFailure)
         refuse(argv, result);
     return result;
@@ -100,7 +100,7 @@ slurm::Submitted SlurmClient::submit(const QString &remotePath, const QByteArray
             session.makeDirectories(dir);
             session.writeFile(remotePath, script, 0755);
         })
-        .get();
+        .waitForFinished();
     return parsed("sbatch --parsable", slurm::parseSbatch(run(argv).out));
 }
 

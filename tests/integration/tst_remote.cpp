@@ -18,7 +18,6 @@
 #include <QUuid>
 
 #include <csignal>
-#include <future>
 #include <optional>
 #include <thread>
 
@@ -27,6 +26,7 @@ using orrery::remote::AuthCallbacks;
 using orrery::remote::commandLine;
 using orrery::remote::Connection;
 using orrery::remote::Endpoint;
+using orrery::remote::kindName;
 using orrery::remote::RemoteError;
 using orrery::remote::Session;
 using orrery::remote::Transfer;
@@ -333,13 +333,13 @@ private Q_SLOTS:
     {
         Connection connection(endpoint());
         // The shell's parent is the sshd process serving this connection.
-        const QByteArray pid = connection.exec("echo $PPID").get().out.trimmed();
+        const QByteArray pid = connection.exec("echo $PPID").result().out.trimmed();
         QVERIFY(pid.toInt() > 1);
         QCOMPARE(connection.connectCount(), 1);
         QCOMPARE(::kill(pid.toInt(), SIGKILL), 0);
         QThread::msleep(100);
         // The next call finds the connection dead, reconnects and runs the command.
-        const auto r = connection.exec("echo $PPID").get();
+        const auto r = connection.exec("echo $PPID").result();
         QCOMPARE(r.exitStatus, 0);
         QVERIFY(r.out.trimmed() != pid);
         QCOMPARE(connection.connectCount(), 2);
@@ -351,11 +351,11 @@ private Q_SLOTS:
         orrery::remote::ConnectionOptions options;
         options.keepaliveInterval = 200ms;
         Connection connection(endpoint(), {}, options);
-        const QByteArray pid = connection.exec("echo $PPID").get().out.trimmed();
+        const QByteArray pid = connection.exec("echo $PPID").result().out.trimmed();
         QVERIFY(connection.isConnected());
         QCOMPARE(::kill(pid.toInt(), SIGKILL), 0);
         QTRY_VERIFY_WITH_TIMEOUT(!connection.isConnected(), 5'000);
-        QCOMPARE(connection.exec("echo back").get().out, QByteArray("back\n"));
+        QCOMPARE(connection.exec("echo back").result().out, QByteArray("back\n"));
     }
 
     void unreachableHostIsRetriedWithBackoffThenReported()
@@ -373,7 +373,7 @@ private Q_SLOTS:
         QElapsedTimer clock;
         clock.start();
         try {
-            connection.exec("true").get();
+            connection.exec("true").result();
             QFAIL("connected to a closed port");
         } catch (const RemoteError &err) {
             QCOMPARE(err.kind(), RemoteError::Kind::Connect);
@@ -387,10 +387,10 @@ private Q_SLOTS:
     void concurrentCallsAreChannelsOfOneSession()
     {
         Connection connection(endpoint());
-        connection.connect().get();
+        connection.connect().waitForFinished();
         QElapsedTimer clock;
         clock.start();
-        std::vector<std::future<orrery::remote::ExecResult>> results;
+        std::vector<QFuture<orrery::remote::ExecResult>> results;
         std::vector<std::thread> threads;
         std::mutex mutex;
         for (int i = 0; i < 8; ++i)
@@ -404,7 +404,7 @@ private Q_SLOTS:
             t.join();
         QSet<QByteArray> outputs;
         for (auto &f : results)
-            outputs.insert(f.get().out);
+            outputs.insert(f.result().out);
         QCOMPARE(outputs.size(), 8);
         // Eight one-second commands, one after another, would take 8 s.
         QVERIFY2(clock.elapsed() < 4'000, qPrintable(QString::number(clock.elapsed())));
@@ -426,12 +426,12 @@ private Q_SLOTS:
 
     void destroyingAConnectionFailsWhatIsQueuedAndJoins()
     {
-        std::vector<std::future<orrery::remote::ExecResult>> results;
-        std::future<void> task;
+        std::vector<QFuture<orrery::remote::ExecResult>> results;
+        QFuture<void> task;
         QElapsedTimer clock;
         {
             Connection connection(endpoint());
-            connection.connect().get();
+            connection.connect().waitForFinished();
             for (int i = 0; i < 5; ++i)
                 results.push_back(connection.exec("sleep 0.2; echo done"));
             task = connection.run([](Session &s) { s.exec("sleep 0.2"); });
@@ -441,9 +441,9 @@ private Q_SLOTS:
         int finished = 0;
         int failed = 0;
         auto settle = [&](auto &future) {
-            QCOMPARE(future.wait_for(0s), std::future_status::ready);  // nothing left hanging
+            QVERIFY(future.isFinished());  // nothing left hanging
             try {
-                future.get();
+                future.waitForFinished();  // rethrows the call's error
                 ++finished;
             } catch (const RemoteError &e) {
                 QCOMPARE(e.kind(), RemoteError::Kind::Connect);
@@ -456,20 +456,45 @@ private Q_SLOTS:
         QCOMPARE(finished + failed, 6);
     }
 
+    // How the GUI takes results: a continuation on its own thread, nothing blocks.
+    void resultsAndErrorsArriveOnTheCallersThread()
+    {
+        Connection connection(endpoint());
+        QObject context;  // lives on this (the "UI") thread
+        QThread *resultThread = nullptr;
+        QByteArray out;
+        connection.exec("echo async").then(&context, [&](const orrery::remote::ExecResult &r) {
+            resultThread = QThread::currentThread();
+            out = r.out;
+        });
+        QThread *errorThread = nullptr;
+        QString error;
+        connection.exec("sleep 5", 100ms)
+            .then(&context, [](const orrery::remote::ExecResult &) {})
+            .onFailed(&context, [&](const RemoteError &e) {
+                errorThread = QThread::currentThread();
+                error = kindName(e.kind());
+            });
+        QTRY_COMPARE_WITH_TIMEOUT(out, QByteArray("async\n"), 10'000);
+        QTRY_COMPARE_WITH_TIMEOUT(error, QStringLiteral("timeout"), 10'000);
+        QCOMPARE(resultThread, QThread::currentThread());
+        QCOMPARE(errorThread, QThread::currentThread());
+    }
+
     void hangingCommandTimesOutAndTheConnectionGoesOn()
     {
         Connection connection(endpoint());
         QElapsedTimer clock;
         clock.start();
         try {
-            connection.exec("sleep 30", 300ms).get();
+            connection.exec("sleep 30", 300ms).result();
             QFAIL("a hanging command returned");
         } catch (const RemoteError &e) {
             QCOMPARE(e.kind(), RemoteError::Kind::Timeout);
             QVERIFY(e.message().contains(QLatin1String("sleep 30")));
         }
         QVERIFY(clock.elapsed() < 5'000);
-        QCOMPARE(connection.exec("echo alive").get().out, QByteArray("alive\n"));
+        QCOMPARE(connection.exec("echo alive").result().out, QByteArray("alive\n"));
         QCOMPARE(connection.connectCount(), 1);
     }
 
@@ -508,7 +533,7 @@ private Q_SLOTS:
         }
         const QString remoteDir = m_remoteDir + QStringLiteral("/transfer");
         const QString remote = remoteDir + QStringLiteral("/video.bin");
-        connection.run([&](Session &s) { s.makeDirectories(remoteDir); }).get();
+        connection.run([&](Session &s) { s.makeDirectories(remoteDir); }).waitForFinished();
 
         QList<qint64> seen;
         Transfer progress;
@@ -516,7 +541,7 @@ private Q_SLOTS:
             QCOMPARE(total, data.size());
             seen.append(done);
         };
-        connection.run([&](Session &s) { s.upload(source, remote, progress); }).get();
+        connection.run([&](Session &s) { s.upload(source, remote, progress); }).waitForFinished();
         QVERIFY(seen.size() > 3);
         QCOMPARE(seen.last(), data.size());
 
@@ -537,21 +562,21 @@ private Q_SLOTS:
             f.write(other);
         }
         try {
-            connection.run([&](Session &s) { s.upload(otherSource, remote, cancelling); }).get();
+            connection.run([&](Session &s) { s.upload(otherSource, remote, cancelling); }).waitForFinished();
             QFAIL("the cancelled upload finished");
         } catch (const RemoteError &e) {
             QCOMPARE(e.kind(), RemoteError::Kind::Cancelled);
         }
         const QString back = local.filePath(QStringLiteral("back.bin"));
         seen.clear();
-        connection.run([&](Session &s) { s.download(remote, back, progress); }).get();
+        connection.run([&](Session &s) { s.download(remote, back, progress); }).waitForFinished();
         QFile f(back);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.readAll() == data);
         QCOMPARE(seen.last(), data.size());
         QCOMPARE(
             connection.exec(commandLine(QStringList{QStringLiteral("ls"), QStringLiteral("-A"), remoteDir}))
-                .get()
+                .result()
                 .out,
             QByteArray("video.bin\n"));
 
@@ -559,7 +584,8 @@ private Q_SLOTS:
         cancel = false;
         const QString partial = local.filePath(QStringLiteral("partial.bin"));
         QVERIFY_THROWS_EXCEPTION(
-            RemoteError, connection.run([&](Session &s) { s.download(remote, partial, cancelling); }).get());
+            RemoteError,
+            connection.run([&](Session &s) { s.download(remote, partial, cancelling); }).waitForFinished());
         QVERIFY(!QFile::exists(partial));
     }
 
@@ -572,7 +598,7 @@ private Q_SLOTS:
         QFile::remove(canary);
         Connection connection(endpoint());
         const QString dir = m_remoteDir + QStringLiteral("/hostile");
-        connection.run([&](Session &s) { s.makeDirectories(dir); }).get();
+        connection.run([&](Session &s) { s.makeDirectories(dir); }).waitForFinished();
         int index = 0;
         for (QByteArray name : orrery::test::hostileArguments()) {
             name.replace('/', '_');  // a file name cannot hold '/'; the rest stays as hostile as it was
@@ -581,18 +607,19 @@ private Q_SLOTS:
             const QByteArray content = "content " + QByteArray::number(index++);
             const QByteArray path = QFile::encodeName(dir) + '/' + name;
             if (QString::fromUtf8(path).toUtf8() == path) {
-                connection.run([&](Session &s) { s.writeFile(QString::fromUtf8(path), content); }).get();
+                connection.run([&](Session &s) { s.writeFile(QString::fromUtf8(path), content); })
+                    .waitForFinished();
             } else {
                 // Session's paths are UTF-8 strings; other bytes go through a command's argv,
                 // here as the positional parameter of a fixed script.
                 const QList<QByteArray> write{"sh", "-c", "printf %s \"$1\" > \"$2\"", "sh", content, path};
-                QCOMPARE(connection.exec(commandLine(write)).get().exitStatus, 0);
+                QCOMPARE(connection.exec(commandLine(write)).result().exitStatus, 0);
             }
             // `cat -- <name>` and `cat <dir>/<name>`: the name is one argument either way.
-            const auto r = connection.exec(commandLine(QList<QByteArray>{"cat", "--", path})).get();
+            const auto r = connection.exec(commandLine(QList<QByteArray>{"cat", "--", path})).result();
             QVERIFY2(r.exitStatus == 0, qPrintable(QString::fromUtf8(r.err)));
             QCOMPARE(r.out, content);
-            const auto bare = connection.exec(commandLine(QList<QByteArray>{"printf", "%s", name})).get();
+            const auto bare = connection.exec(commandLine(QList<QByteArray>{"printf", "%s", name})).result();
             QCOMPARE(bare.out, name);
         }
         QVERIFY2(!QFile::exists(canary), "a hostile name ran a command");

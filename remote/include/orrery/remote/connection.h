@@ -4,12 +4,13 @@
 #include "orrery/remote/session.h"
 
 #include <QByteArray>
+#include <QFuture>
+#include <QPromise>
 
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
-#include <future>
 #include <memory>
 #include <type_traits>
 
@@ -28,7 +29,9 @@ struct ConnectionOptions {
 
 // A handle on one cluster connection. It owns a worker thread, and that thread alone owns the
 // Session (libssh sessions are not thread-safe); every call is queued to it and returns a
-// std::future. Calls may come from any thread. Exec calls queued together run at once, as
+// QFuture: block on result() from a worker, or `.then(context, ...)` to get the result on the UI
+// thread without blocking it. A failure is the RemoteError, rethrown by result() /
+// waitForFinished(). Calls may come from any thread. Exec calls queued together run at once, as
 // channels of the one session. The session connects on the first call; when the connection
 // has died (keepalive, or a channel that cannot be opened) the next call reconnects with backoff,
 // and a call that failed before anything ran remotely is retried once, transparently.
@@ -41,31 +44,34 @@ public:
     Connection &operator=(const Connection &) = delete;
 
     // Connects now (normally the first call does). The future throws the RemoteError.
-    std::future<void> connect();
+    QFuture<void> connect();
 
-    std::future<ExecResult> exec(const QByteArray &commandLine,
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    QFuture<ExecResult> exec(const QByteArray &commandLine,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
     // Runs `f(Session &)` on the owner thread (SFTP work, several steps in a row). `f` must not
     // keep the Session reference. Like an exec, it is run once more from the start when the
     // connection turned out dead before its first remote command: keep such tasks idempotent
     // (mkdir -p, an atomic write, a read).
     template<typename F>
-    auto run(F f) -> std::future<std::invoke_result_t<F &, Session &>>
+    auto run(F f) -> QFuture<std::invoke_result_t<F &, Session &>>
     {
         using R = std::invoke_result_t<F &, Session &>;
-        auto promise = std::make_shared<std::promise<R>>();
-        std::future<R> future = promise->get_future();
+        auto promise = std::make_shared<QPromise<R>>();
+        QFuture<R> future = promise->future();
+        promise->start();
         post(
             [promise, f = std::move(f)](Session &session) mutable {
-                if constexpr (std::is_void_v<R>) {
+                if constexpr (std::is_void_v<R>)
                     f(session);
-                    promise->set_value();
-                } else {
-                    promise->set_value(f(session));
-                }
+                else
+                    promise->addResult(f(session));
+                promise->finish();
             },
-            [promise](std::exception_ptr error) { promise->set_exception(error); });
+            [promise](std::exception_ptr error) {
+                promise->setException(error);
+                promise->finish();
+            });
         return future;
     }
 
