@@ -7,7 +7,6 @@
 #include <QFuture>
 #include <QPromise>
 
-#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
