@@ -2,6 +2,7 @@
 //
 // `orrery`: the headless face. `orrery <noun> <verb> [options]`; every command calls core/remote
 // and only formats what they return.
+#include "cluster_commands.h"
 #include "commands.h"
 #include "output.h"
 #include "runs_commands.h"
@@ -23,6 +24,8 @@ const QString kUsageText = QStringLiteral(
     "                     the trainer (LibTorch, CUDA, NCCL, Gloo), libssh, ssh-agent\n"
     "  experiments list   experiments and how many runs each has\n"
     "  runs <verb>        list, show, compare, history, export, ingest, push (`orrery runs help`)\n"
+    "  cluster add|list|show|test|remove\n"
+    "                     cluster profiles; `test` connects and reports Slurm, nodes, GPUs\n"
     "\n"
     "--db PATH: the tracking database (default $ORRERY_DB, else %1)\n"
     "exit status: 0 ok, 1 the operation failed, 2 usage error\n");
@@ -82,6 +85,8 @@ int main(int argc, char **argv)
         return runExperiments(ctx, args);
     if (command == QLatin1String("runs"))
         return runRuns(ctx, args);
+    if (command == QLatin1String("cluster"))
+        return runCluster(args);
     err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + usage);
     return kUsage;
 }

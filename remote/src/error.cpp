@@ -3,8 +3,8 @@
 
 namespace orrery::remote {
 
-RemoteError::RemoteError(Kind kind, const QString &message)
-    : std::runtime_error(message.toStdString()), m_kind(kind)
+RemoteError::RemoteError(Kind kind, const QString &message, bool commandStarted)
+    : std::runtime_error(message.toStdString()), m_kind(kind), m_commandStarted(commandStarted)
 { }
 
 QString kindName(RemoteError::Kind kind)
@@ -24,6 +24,10 @@ QString kindName(RemoteError::Kind kind)
         return QStringLiteral("channel");
     case RemoteError::Kind::Sftp:
         return QStringLiteral("sftp");
+    case RemoteError::Kind::Cancelled:
+        return QStringLiteral("cancelled");
+    case RemoteError::Kind::Slurm:
+        return QStringLiteral("slurm");
     }
     return {};
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The local cluster fixture through libssh: a real sshd with a verified host key, a real Slurm
 // (slurmctld + two slurmd) behind it, output read back over SFTP. Fails if either is down.
-#include "testsupport.h"
+#include "remotesupport.h"
 
 #include "orrery/remote/session.h"
 #include "orrery/remote/shell.h"
@@ -20,6 +20,7 @@ using orrery::remote::commandLine;
 using orrery::remote::Endpoint;
 using orrery::remote::RemoteError;
 using orrery::remote::Session;
+using orrery::test::refusal;
 
 class TestClusterSsh : public QObject {
     Q_OBJECT
@@ -28,14 +29,7 @@ class TestClusterSsh : public QObject {
 
     Endpoint endpoint(const char *knownHostsKey = "ORRERY_TEST_SSH_KNOWN_HOSTS") const
     {
-        Endpoint e;
-        e.host = m_cluster.value("ORRERY_TEST_SSH_HOST");
-        e.port = m_cluster.value("ORRERY_TEST_SSH_PORT").toInt();
-        e.user = m_cluster.value("ORRERY_TEST_SSH_USER");
-        e.identityFile = m_cluster.value("ORRERY_TEST_SSH_KEY");
-        e.knownHostsFile = m_cluster.value(knownHostsKey);
-        e.connectTimeout = std::chrono::seconds(10);
-        return e;
+        return orrery::test::clusterEndpoint(m_cluster, knownHostsKey);
     }
 
     // Connects or fails the test with the error and where the cluster's logs are.
@@ -49,17 +43,6 @@ class TestClusterSsh : public QObject {
                          __LINE__);
             return false;
         }
-    }
-
-    // The error connect() refused with; empty if it connected.
-    static std::optional<RemoteError> refusal(Session &session)
-    {
-        try {
-            session.connect();
-        } catch (const RemoteError &e) {
-            return e;
-        }
-        return std::nullopt;
     }
 
     // `ssh-keygen -l` of the fixture's host key: OpenSSH's own view of the fingerprint.

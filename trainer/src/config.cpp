@@ -21,56 +21,158 @@ std::vector<KeySpec> makeSchema()
 {
     const double inf = 1e300;
     return {
-        { "seed", Type::Int, I(0), "seed of everything random (data, noise, init); per rank and step by construction", 0, inf, {} },
+        {"seed",
+         Type::Int,
+         I(0),
+         "seed of everything random (data, noise, init); per rank and step by construction",
+         0,
+         inf,
+         {}},
         // model
-        { "model.channels", Type::Int, I(32), "base channel count of the UNet", 8, 4096, {} },
-        { "model.channel_mult", Type::String, std::string("1,2"), "channel multiplier per resolution level (comma-separated); one downsampling between levels", 0, 0, {} },
-        { "model.res_blocks", Type::Int, I(1), "ResBlocks per level", 1, 8, {} },
-        { "model.attn_levels", Type::String, std::string("1"), "levels (0 = full resolution) with spatial self-attention (comma-separated, may be empty)", 0, 0, {} },
-        { "model.temporal_layers", Type::Int, I(1), "temporal self-attention layers after each ResBlock, at every level (the motion module); 0 disables", 0, 8, {} },
-        { "model.heads", Type::Int, I(4), "attention heads", 1, 64, {} },
-        { "model.reference_frame", Type::Bool, false, "condition on the clip's clean first frame (image-to-video)", 0, 0, {} },
+        {"model.channels", Type::Int, I(32), "base channel count of the UNet", 8, 4096, {}},
+        {"model.channel_mult",
+         Type::String,
+         std::string("1,2"),
+         "channel multiplier per resolution level (comma-separated); one downsampling between levels",
+         0,
+         0,
+         {}},
+        {"model.res_blocks", Type::Int, I(1), "ResBlocks per level", 1, 8, {}},
+        {"model.attn_levels",
+         Type::String,
+         std::string("1"),
+         "levels (0 = full resolution) with spatial self-attention (comma-separated, may be empty)",
+         0,
+         0,
+         {}},
+        {"model.temporal_layers",
+         Type::Int,
+         I(1),
+         "temporal self-attention layers after each ResBlock, at every level (the motion module); 0 disables",
+         0,
+         8,
+         {}},
+        {"model.heads", Type::Int, I(4), "attention heads", 1, 64, {}},
+        {"model.reference_frame",
+         Type::Bool,
+         false,
+         "condition on the clip's clean first frame (image-to-video)",
+         0,
+         0,
+         {}},
         // data
-        { "data.kind", Type::String, std::string("moving_shapes"), "moving_shapes (bundled, synthetic; video folders and tar shards are not implemented yet)", 0, 0, { "moving_shapes" } },
-        { "data.frames", Type::Int, I(8), "frames per clip (T)", 2, 256, {} },
-        { "data.size", Type::Int, I(32), "frame height and width (H = W)", 8, 1024, {} },
-        { "data.classes", Type::Int, I(8), "number of class labels (moving_shapes: 4 shapes x 2 colours)", 1, 100000, {} },
-        { "data.workers", Type::Int, I(2), "data loader threads per rank", 1, 64, {} },
-        { "data.prefetch", Type::Int, I(4), "batches prepared ahead per rank", 1, 64, {} },
+        {"data.kind",
+         Type::String,
+         std::string("moving_shapes"),
+         "moving_shapes (bundled, synthetic; video folders and tar shards are not implemented yet)",
+         0,
+         0,
+         {"moving_shapes"}},
+        {"data.frames", Type::Int, I(8), "frames per clip (T)", 2, 256, {}},
+        {"data.size", Type::Int, I(32), "frame height and width (H = W)", 8, 1024, {}},
+        {"data.classes",
+         Type::Int,
+         I(8),
+         "number of class labels (moving_shapes: 4 shapes x 2 colours)",
+         1,
+         100000,
+         {}},
+        {"data.workers", Type::Int, I(2), "data loader threads per rank", 1, 64, {}},
+        {"data.prefetch", Type::Int, I(4), "batches prepared ahead per rank", 1, 64, {}},
         // optimisation
-        { "optim.lr", Type::Float, 3e-4, "peak learning rate (AdamW)", 0, 10, {} },
-        { "optim.weight_decay", Type::Float, 0.01, "AdamW weight decay", 0, 10, {} },
-        { "optim.beta1", Type::Float, 0.9, "AdamW beta1", 0, 1, {} },
-        { "optim.beta2", Type::Float, 0.99, "AdamW beta2", 0, 1, {} },
-        { "optim.warmup_steps", Type::Int, I(50), "linear warmup steps, then cosine decay", 0, 1e9, {} },
-        { "optim.min_lr_ratio", Type::Float, 0.1, "the cosine ends at lr x this", 0, 1, {} },
-        { "optim.grad_clip", Type::Float, 1.0, "clip the global gradient norm to this (0: off)", 0, 1e9, {} },
+        {"optim.lr", Type::Float, 3e-4, "peak learning rate (AdamW)", 0, 10, {}},
+        {"optim.weight_decay", Type::Float, 0.01, "AdamW weight decay", 0, 10, {}},
+        {"optim.beta1", Type::Float, 0.9, "AdamW beta1", 0, 1, {}},
+        {"optim.beta2", Type::Float, 0.99, "AdamW beta2", 0, 1, {}},
+        {"optim.warmup_steps", Type::Int, I(50), "linear warmup steps, then cosine decay", 0, 1e9, {}},
+        {"optim.min_lr_ratio", Type::Float, 0.1, "the cosine ends at lr x this", 0, 1, {}},
+        {"optim.grad_clip", Type::Float, 1.0, "clip the global gradient norm to this (0: off)", 0, 1e9, {}},
         // training
-        { "train.steps", Type::Int, I(500), "optimizer steps", 1, 1e12, {} },
-        { "train.batch_size", Type::Int, I(8), "clips per rank per micro-step", 1, 1e6, {} },
-        { "train.grad_accum", Type::Int, I(1), "micro-steps per optimizer step (no gradient sync on the others)", 1, 1024, {} },
-        { "train.precision", Type::String, std::string("auto"), "auto (bf16 autocast on CUDA, fp32 on CPU) | fp32 | bf16", 0, 0, { "auto", "fp32", "bf16" } },
-        { "train.device", Type::String, std::string("auto"), "auto | cpu | cuda", 0, 0, { "auto", "cpu", "cuda" } },
-        { "train.ema_decay", Type::Float, 0.999, "EMA of the weights (samples and eval use the EMA)", 0, 1, {} },
-        { "train.cfg_dropout", Type::Float, 0.1, "probability of dropping the label (classifier-free guidance)", 0, 1, {} },
-        { "train.log_every", Type::Int, I(10), "metrics event every M steps", 1, 1e9, {} },
-        { "train.ckpt_every", Type::Int, I(100), "checkpoint every K steps (0: only at the end and on a signal)", 0, 1e9, {} },
-        { "train.keep_checkpoints", Type::Int, I(2), "checkpoints kept (older ones deleted)", 1, 1000, {} },
-        { "train.sample_every", Type::Int, I(250), "sample videos every K steps and at the end (0: only at the end)", 0, 1e9, {} },
-        { "train.eval_every", Type::Int, I(250), "evaluation every K steps and at the end (0: only at the end)", 0, 1e9, {} },
-        { "train.stop_check_every", Type::Int, I(1), "agree on the stop flag across ranks every n steps", 1, 1e6, {} },
+        {"train.steps", Type::Int, I(500), "optimizer steps", 1, 1e12, {}},
+        {"train.batch_size", Type::Int, I(8), "clips per rank per micro-step", 1, 1e6, {}},
+        {"train.grad_accum",
+         Type::Int,
+         I(1),
+         "micro-steps per optimizer step (no gradient sync on the others)",
+         1,
+         1024,
+         {}},
+        {"train.precision",
+         Type::String,
+         std::string("auto"),
+         "auto (bf16 autocast on CUDA, fp32 on CPU) | fp32 | bf16",
+         0,
+         0,
+         {"auto", "fp32", "bf16"}},
+        {"train.device",
+         Type::String,
+         std::string("auto"),
+         "auto | cpu | cuda",
+         0,
+         0,
+         {"auto", "cpu", "cuda"}},
+        {"train.ema_decay",
+         Type::Float,
+         0.999,
+         "EMA of the weights (samples and eval use the EMA)",
+         0,
+         1,
+         {}},
+        {"train.cfg_dropout",
+         Type::Float,
+         0.1,
+         "probability of dropping the label (classifier-free guidance)",
+         0,
+         1,
+         {}},
+        {"train.log_every", Type::Int, I(10), "metrics event every M steps", 1, 1e9, {}},
+        {"train.ckpt_every",
+         Type::Int,
+         I(100),
+         "checkpoint every K steps (0: only at the end and on a signal)",
+         0,
+         1e9,
+         {}},
+        {"train.keep_checkpoints", Type::Int, I(2), "checkpoints kept (older ones deleted)", 1, 1000, {}},
+        {"train.sample_every",
+         Type::Int,
+         I(250),
+         "sample videos every K steps and at the end (0: only at the end)",
+         0,
+         1e9,
+         {}},
+        {"train.eval_every",
+         Type::Int,
+         I(250),
+         "evaluation every K steps and at the end (0: only at the end)",
+         0,
+         1e9,
+         {}},
+        {"train.stop_check_every",
+         Type::Int,
+         I(1),
+         "agree on the stop flag across ranks every n steps",
+         1,
+         1e6,
+         {}},
         // sampling
-        { "sample.count", Type::Int, I(4), "clips per sampling", 1, 64, {} },
-        { "sample.steps", Type::Int, I(16), "Euler steps of the flow sampler", 1, 1000, {} },
-        { "sample.guidance", Type::Float, 2.0, "classifier-free guidance scale (1: off)", 0, 100, {} },
-        { "sample.fps", Type::Int, I(8), "frames per second of the sample videos", 1, 240, {} },
+        {"sample.count", Type::Int, I(4), "clips per sampling", 1, 64, {}},
+        {"sample.steps", Type::Int, I(16), "Euler steps of the flow sampler", 1, 1000, {}},
+        {"sample.guidance", Type::Float, 2.0, "classifier-free guidance scale (1: off)", 0, 100, {}},
+        {"sample.fps", Type::Int, I(8), "frames per second of the sample videos", 1, 240, {}},
         // evaluation
-        { "eval.batches", Type::Int, I(2), "held-out batches for the denoising loss", 1, 1000, {} },
-        { "eval.timesteps", Type::String, std::string("0.1,0.3,0.5,0.7,0.9"), "flow times of the held-out denoising loss", 0, 0, {} },
+        {"eval.batches", Type::Int, I(2), "held-out batches for the denoising loss", 1, 1000, {}},
+        {"eval.timesteps",
+         Type::String,
+         std::string("0.1,0.3,0.5,0.7,0.9"),
+         "flow times of the held-out denoising loss",
+         0,
+         0,
+         {}},
         // distributed
-        { "dist.bucket_mb", Type::Float, 25.0, "gradient bucket size in MB (DDP's default)", 0.01, 4096, {} },
-        { "dist.timeout_s", Type::Int, I(120), "collective timeout", 1, 1e6, {} },
-        { "dist.health_timeout_s", Type::Int, I(30), "start-up health check timeout", 1, 1e6, {} },
+        {"dist.bucket_mb", Type::Float, 25.0, "gradient bucket size in MB (DDP's default)", 0.01, 4096, {}},
+        {"dist.timeout_s", Type::Int, I(120), "collective timeout", 1, 1e6, {}},
+        {"dist.health_timeout_s", Type::Int, I(30), "start-up health check timeout", 1, 1e6, {}},
     };
 }
 
@@ -109,7 +211,7 @@ std::string closest(const std::string &key)
             row[0] = i;
             for (std::size_t j = 1; j <= b.size(); ++j) {
                 const std::size_t cur = row[j];
-                row[j] = std::min({ row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1) });
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] == b[j - 1] ? 0 : 1)});
                 prev = cur;
             }
         }
@@ -163,10 +265,22 @@ Config::Config()
         m_values[k.key] = k.fallback;
 }
 
-std::int64_t Config::i(const std::string &key) const { return std::get<I>(m_values.at(key)); }
-double Config::f(const std::string &key) const { return std::get<double>(m_values.at(key)); }
-bool Config::b(const std::string &key) const { return std::get<bool>(m_values.at(key)); }
-const std::string &Config::s(const std::string &key) const { return std::get<std::string>(m_values.at(key)); }
+std::int64_t Config::i(const std::string &key) const
+{
+    return std::get<I>(m_values.at(key));
+}
+double Config::f(const std::string &key) const
+{
+    return std::get<double>(m_values.at(key));
+}
+bool Config::b(const std::string &key) const
+{
+    return std::get<bool>(m_values.at(key));
+}
+const std::string &Config::s(const std::string &key) const
+{
+    return std::get<std::string>(m_values.at(key));
+}
 
 std::vector<double> Config::list(const std::string &key) const
 {
@@ -184,7 +298,8 @@ void Config::set(const std::string &key, const std::string &textIn, const std::s
     const KeySpec *spec = findSpec(key);
     if (!spec) {
         const std::string hint = closest(key);
-        throw ConfigError(origin + ": unknown key '" + key + "'" + (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
+        throw ConfigError(origin + ": unknown key '" + key + "'" +
+                          (hint.empty() ? "" : " (did you mean '" + hint + "'?)") +
                           "; `orrery-train --print-schema` lists them all");
     }
     const std::string text = trim(textIn);
@@ -199,12 +314,14 @@ void Config::set(const std::string &key, const std::string &textIn, const std::s
         if (ec != std::errc() || p != text.data() + text.size()) {
             // 1e3 is an integer too (W&B sweeps write them so).
             const auto [p2, ec2] = std::from_chars(text.data(), text.data() + text.size(), d);
-            if (ec2 != std::errc() || p2 != text.data() + text.size() || d != std::floor(d) || std::abs(d) > 9e15)
+            if (ec2 != std::errc() || p2 != text.data() + text.size() || d != std::floor(d) ||
+                std::abs(d) > 9e15)
                 throw bad("expected an integer");
             v = I(d);
         }
         if (double(v) < spec->min || double(v) > spec->max)
-            throw bad("must be between " + valueText(I(spec->min)) + " and " + valueText(I(std::min(spec->max, 9e18))));
+            throw bad("must be between " + valueText(I(spec->min)) + " and " +
+                      valueText(I(std::min(spec->max, 9e18))));
         m_values[key] = v;
         break;
     }
@@ -230,7 +347,8 @@ void Config::set(const std::string &key, const std::string &textIn, const std::s
         break;
     }
     case Type::String:
-        if (!spec->choices.empty() && std::find(spec->choices.begin(), spec->choices.end(), text) == spec->choices.end()) {
+        if (!spec->choices.empty() &&
+            std::find(spec->choices.begin(), spec->choices.end(), text) == spec->choices.end()) {
             std::string all;
             for (const std::string &c : spec->choices)
                 all += (all.empty() ? "" : ", ") + c;
@@ -348,12 +466,14 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
     const auto mult = cfg.list("model.channel_mult");
     for (double l : cfg.list("model.attn_levels"))
         if (l >= double(mult.size()))
-            throw ConfigError("model.attn_levels: level " + valueText(I(l)) + " does not exist (model.channel_mult has " +
-                              std::to_string(mult.size()) + " levels)");
+            throw ConfigError("model.attn_levels: level " + valueText(I(l)) +
+                              " does not exist (model.channel_mult has " + std::to_string(mult.size()) +
+                              " levels)");
     const I size = cfg.i("data.size");
     if (size % (I(1) << (mult.size() - 1)) != 0)
         throw ConfigError("data.size " + std::to_string(size) + " must be divisible by " +
-                          std::to_string(I(1) << (mult.size() - 1)) + " (one halving per level of model.channel_mult)");
+                          std::to_string(I(1) << (mult.size() - 1)) +
+                          " (one halving per level of model.channel_mult)");
     if (cfg.i("model.channels") % 8 != 0)
         throw ConfigError("model.channels must be a multiple of 8 (GroupNorm groups)");
     return cfg;
@@ -364,7 +484,7 @@ std::string formatSchema(bool json)
     if (json) {
         nlohmann::json a = nlohmann::json::array();
         for (const KeySpec &k : schema()) {
-            nlohmann::json o { { "key", k.key }, { "type", typeName(k.type) }, { "meaning", k.meaning } };
+            nlohmann::json o{{"key", k.key}, {"type", typeName(k.type)}, {"meaning", k.meaning}};
             std::visit([&](const auto &v) { o["default"] = v; }, k.fallback);
             if (k.type == Type::Int || k.type == Type::Float) {
                 if (k.min > -1e299)

@@ -9,12 +9,18 @@
 namespace orrery::train {
 
 const float kPalette[8][3] = {
-    { 1.0f, 0.2f, 0.2f }, { 0.2f, 0.9f, 1.0f }, { 0.3f, 1.0f, 0.3f }, { 1.0f, 0.9f, 0.2f },
-    { 0.9f, 0.3f, 1.0f }, { 1.0f, 0.6f, 0.1f }, { 0.3f, 0.4f, 1.0f }, { 1.0f, 1.0f, 1.0f },
+    {1.0f, 0.2f, 0.2f}, {0.2f, 0.9f, 1.0f}, {0.3f, 1.0f, 0.3f}, {1.0f, 0.9f, 0.2f},
+    {0.9f, 0.3f, 1.0f}, {1.0f, 0.6f, 0.1f}, {0.3f, 0.4f, 1.0f}, {1.0f, 1.0f, 1.0f},
 };
 
-int shapeOf(std::int64_t label) { return int(label % 4); }
-int colourOf(std::int64_t label) { return int((label / 4) % 8); }
+int shapeOf(std::int64_t label)
+{
+    return int(label % 4);
+}
+int colourOf(std::int64_t label)
+{
+    return int((label / 4) % 8);
+}
 
 namespace {
 
@@ -37,7 +43,8 @@ bool inside(int shape, float dx, float dy, float r)
     case 2:  // upward triangle
         return dy <= r * 0.8f && dy >= -r && std::abs(dx) <= (dy + r) * 0.6f;
     default:  // cross
-        return (std::abs(dx) <= r * 0.3f && std::abs(dy) <= r) || (std::abs(dy) <= r * 0.3f && std::abs(dx) <= r);
+        return (std::abs(dx) <= r * 0.3f && std::abs(dy) <= r) ||
+            (std::abs(dy) <= r * 0.3f && std::abs(dx) <= r);
     }
 }
 
@@ -58,11 +65,13 @@ std::pair<torch::Tensor, std::int64_t> movingShapesClip(const ShapesSpec &spec, 
     float vx = speed * std::cos(angle), vy = speed * std::sin(angle);
 
     const auto n = spec.size;
-    auto clip = torch::full({ 3, spec.frames, n, n }, -1.0f);
+    auto clip = torch::full({3, spec.frames, n, n}, -1.0f);
     auto acc = clip.accessor<float, 4>();
     for (std::int64_t f = 0; f < spec.frames; ++f) {
-        const auto x0 = std::max<std::int64_t>(0, std::int64_t(x - r - 1)), x1 = std::min<std::int64_t>(n, std::int64_t(x + r + 2));
-        const auto y0 = std::max<std::int64_t>(0, std::int64_t(y - r - 1)), y1 = std::min<std::int64_t>(n, std::int64_t(y + r + 2));
+        const auto x0 = std::max<std::int64_t>(0, std::int64_t(x - r - 1)),
+                   x1 = std::min<std::int64_t>(n, std::int64_t(x + r + 2));
+        const auto y0 = std::max<std::int64_t>(0, std::int64_t(y - r - 1)),
+                   y1 = std::min<std::int64_t>(n, std::int64_t(y + r + 2));
         for (std::int64_t py = y0; py < y1; ++py)
             for (std::int64_t px = x0; px < x1; ++px)
                 if (inside(shape, float(px) + 0.5f - x, float(py) + 0.5f - y, r))
@@ -80,7 +89,7 @@ std::pair<torch::Tensor, std::int64_t> movingShapesClip(const ShapesSpec &spec, 
             y = std::clamp(y, r, size - r);
         }
     }
-    return { clip, label };
+    return {clip, label};
 }
 
 Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout)
@@ -102,18 +111,13 @@ Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t c
         labels.push_back(u(rng) < labelDropout ? spec.classes : label);
         clips.push_back(std::move(clip));
     }
-    return { torch::stack(clips), torch::stack(noise), torch::tensor(t), torch::tensor(labels) };
+    return {torch::stack(clips), torch::stack(noise), torch::tensor(t), torch::tensor(labels)};
 }
 
-Loader::Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf, std::int64_t firstSequence,
-               int workers, int prefetch)
-    : m_spec(spec)
-    , m_batch(batch)
-    , m_dropout(labelDropout)
-    , m_firstIndexOf(std::move(firstIndexOf))
-    , m_prefetch(std::max(prefetch, 1))
-    , m_nextToBuild(firstSequence)
-    , m_nextToTake(firstSequence)
+Loader::Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf,
+               std::int64_t firstSequence, int workers, int prefetch)
+    : m_spec(spec), m_batch(batch), m_dropout(labelDropout), m_firstIndexOf(std::move(firstIndexOf)),
+      m_prefetch(std::max(prefetch, 1)), m_nextToBuild(firstSequence), m_nextToTake(firstSequence)
 {
     for (int i = 0; i < std::max(workers, 1); ++i)
         m_threads.emplace_back([this] { work(); });

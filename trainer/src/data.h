@@ -33,9 +33,9 @@ int colourOf(std::int64_t label);
 extern const float kPalette[8][3];
 
 struct Batch {
-    torch::Tensor clips;   // x0 [B, 3, T, H, W]
-    torch::Tensor noise;   // [B, 3, T, H, W]
-    torch::Tensor t;       // flow time [B] (logit-normal, as SD3)
+    torch::Tensor clips;  // x0 [B, 3, T, H, W]
+    torch::Tensor noise;  // [B, 3, T, H, W]
+    torch::Tensor t;  // flow time [B] (logit-normal, as SD3)
     torch::Tensor labels;  // [B], `classes` where dropped for classifier-free guidance
 };
 
@@ -48,8 +48,8 @@ Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t c
 class Loader {
 public:
     using IndexFn = std::function<std::uint64_t(std::int64_t sequence)>;
-    Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf, std::int64_t firstSequence,
-           int workers, int prefetch);
+    Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf,
+           std::int64_t firstSequence, int workers, int prefetch);
     ~Loader();
     Loader(const Loader &) = delete;
     Loader &operator=(const Loader &) = delete;

@@ -39,7 +39,8 @@ int envInt(const char *name, int fallback)
             throw std::invalid_argument(v);
         return n;
     } catch (const std::exception &) {
-        throw std::runtime_error(std::string("environment variable ") + name + "='" + v + "' is not a number");
+        throw std::runtime_error(std::string("environment variable ") + name + "='" + v +
+                                 "' is not a number");
     }
 }
 
@@ -64,7 +65,8 @@ std::string firstHost(const std::string &nodelist)
     if (open == std::string::npos)
         return entry;
     std::string first;
-    for (std::size_t i = open + 1; i < entry.size() && entry[i] != ',' && entry[i] != '-' && entry[i] != ']'; ++i)
+    for (std::size_t i = open + 1; i < entry.size() && entry[i] != ',' && entry[i] != '-' && entry[i] != ']';
+         ++i)
         first += entry[i];
     return entry.substr(0, open) + first;
 }
@@ -98,8 +100,7 @@ Rendezvous rendezvousFromEnvironment()
     return r;
 }
 
-ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds)
-    : m_r(r)
+ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds) : m_r(r)
 {
     if (r.worldSize == 1)
         return;
@@ -113,9 +114,9 @@ ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds)
     try {
         store = c10::make_intrusive<c10d::TCPStore>(r.masterAddr, so);
     } catch (const std::exception &e) {
-        throw std::runtime_error("rank " + std::to_string(r.rank) + ": cannot rendezvous at " + r.masterAddr + ":" +
-                                 std::to_string(r.masterPort) + " within " + std::to_string(timeoutSeconds) +
-                                 " s: " + e.what());
+        throw std::runtime_error("rank " + std::to_string(r.rank) + ": cannot rendezvous at " + r.masterAddr +
+                                 ":" + std::to_string(r.masterPort) + " within " +
+                                 std::to_string(timeoutSeconds) + " s: " + e.what());
     }
     auto prefixed = c10::make_intrusive<c10d::PrefixStore>("orrery", store);
     const auto timeout = std::chrono::milliseconds(std::int64_t(timeoutSeconds) * 1000);
@@ -137,7 +138,8 @@ ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds)
                                     : c10d::ProcessGroupGloo::createDefaultDevice());
         m_pg = c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, r.rank, r.worldSize, opts);
 #else
-        throw std::runtime_error("this orrery-train was built without Gloo (its headers were not found at build time)");
+        throw std::runtime_error(
+            "this orrery-train was built without Gloo (its headers were not found at build time)");
 #endif
     }
 }
@@ -148,8 +150,8 @@ void ProcessGroup::healthCheck(const torch::Device &device, int seconds)
 {
     if (m_r.worldSize == 1)
         return;
-    auto t = torch::ones({ 1 }, torch::TensorOptions().device(device));
-    std::vector<torch::Tensor> ts { t };
+    auto t = torch::ones({1}, torch::TensorOptions().device(device));
+    std::vector<torch::Tensor> ts{t};
     auto work = m_pg->allreduce(ts);
     bool ok = false;
     try {
@@ -159,8 +161,9 @@ void ProcessGroup::healthCheck(const torch::Device &device, int seconds)
     }
     const double sum = t.cpu().item<double>();
     if (!ok || sum != double(m_r.worldSize))
-        throw std::runtime_error("health check: allreduce of ones gave " + std::to_string(sum) + ", expected " +
-                                 std::to_string(m_r.worldSize) + " (a rank is missing or a link is broken)");
+        throw std::runtime_error("health check: allreduce of ones gave " + std::to_string(sum) +
+                                 ", expected " + std::to_string(m_r.worldSize) +
+                                 " (a rank is missing or a link is broken)");
     barrier();
 }
 
@@ -174,7 +177,7 @@ void ProcessGroup::allreduceMax(torch::Tensor &t)
 {
     if (m_r.worldSize == 1)
         return;
-    std::vector<torch::Tensor> ts { t };
+    std::vector<torch::Tensor> ts{t};
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp::MAX;
     m_pg->allreduce(ts, o)->wait();
@@ -182,7 +185,7 @@ void ProcessGroup::allreduceMax(torch::Tensor &t)
 
 c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduceAsync(torch::Tensor &t)
 {
-    std::vector<torch::Tensor> ts { t };
+    std::vector<torch::Tensor> ts{t};
     return m_pg->allreduce(ts);
 }
 
@@ -198,10 +201,7 @@ namespace {
 // register_post_accumulate_grad_hook installs).
 class GradReadyHook : public torch::autograd::PostAccumulateGradHook {
 public:
-    explicit GradReadyHook(std::function<void()> f)
-        : m_f(std::move(f))
-    {
-    }
+    explicit GradReadyHook(std::function<void()> f) : m_f(std::move(f)) { }
     void operator()(const torch::autograd::Variable &) override { m_f(); }
 
 private:
@@ -211,14 +211,13 @@ private:
 }  // namespace
 
 GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, double bucketMB)
-    : m_pg(pg)
-    , m_params(std::move(params))
+    : m_pg(pg), m_params(std::move(params))
 {
     if (pg.worldSize() == 1)
         return;
     // Buckets in reverse parameter order: backward produces the last layers' gradients first.
     const auto limit = std::int64_t(bucketMB * 1024 * 1024);
-    m_bucketOf.resize(m_params.size());
+    m_bucketOf.assign(m_params.size(), 0);
     std::int64_t bytes = 0;
     for (std::size_t k = m_params.size(); k-- > 0;) {
         const auto &p = m_params[k];
@@ -234,12 +233,12 @@ GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, 
         std::int64_t n = 0;
         for (std::size_t k : b.params)
             n += m_params[k].numel();
-        b.flat = torch::zeros({ n }, m_params[b.params.front()].options());
+        b.flat = torch::zeros({n}, m_params[b.params.front()].options());
         b.pending = b.params.size();
     }
     for (std::size_t k = 0; k < m_params.size(); ++k)
-        torch::autograd::impl::set_post_acc_grad_hooks(m_params[k],
-                                                       std::make_unique<GradReadyHook>([this, k] { onGradReady(k); }));
+        torch::autograd::impl::set_post_acc_grad_hooks(
+            m_params[k], std::make_unique<GradReadyHook>([this, k] { onGradReady(k); }));
 }
 
 GradientSync::~GradientSync()
@@ -262,7 +261,7 @@ void GradientSync::onGradReady(std::size_t param)
     for (std::size_t k : b.params) {
         const auto &g = m_params[k].grad();
         const auto n = m_params[k].numel();
-        b.flat.narrow(0, offset, n).copy_(g.reshape({ n }));
+        b.flat.narrow(0, offset, n).copy_(g.reshape({n}));
         offset += n;
     }
     b.work = m_pg.allreduceAsync(b.flat);
@@ -276,8 +275,9 @@ void GradientSync::finish()
     const double scale = 1.0 / m_pg.worldSize();
     for (Bucket &b : m_buckets) {
         if (!b.work)  // a parameter without a gradient this step: sync what we have
-            throw std::runtime_error("gradient sync: a bucket was not complete after backward (a parameter unused in "
-                                     "the forward pass?)");
+            throw std::runtime_error(
+                "gradient sync: a bucket was not complete after backward (a parameter unused in "
+                "the forward pass?)");
         b.work->wait();
         b.work.reset();
         b.pending = b.params.size();

@@ -86,7 +86,7 @@ private:
     std::vector<torch::Tensor> m_params;
     std::vector<Bucket> m_buckets;
     std::vector<std::size_t> m_bucketOf;
-    std::atomic<bool> m_enabled { true };
+    std::atomic<bool> m_enabled{true};
 };
 
 }  // namespace orrery::train

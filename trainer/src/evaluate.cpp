@@ -18,7 +18,8 @@ constexpr std::uint64_t kSampleNoise = 1ull << 51;
 
 ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double expectedFill)
 {
-    const auto clip = ((clipIn.detach().to(torch::kFloat32).cpu().clamp(-1, 1) + 1) / 2).contiguous();  // [3,T,H,W] in [0,1]
+    const auto clip = ((clipIn.detach().to(torch::kFloat32).cpu().clamp(-1, 1) + 1) / 2)
+                          .contiguous();  // [3,T,H,W] in [0,1]
     const auto frames = clip.size(1), h = clip.size(2), w = clip.size(3);
     const auto mask = std::get<0>(clip.max(0)) > 0.3;  // [T,H,W]: the background is black
     const float *target = kPalette[colourOf(label)];
@@ -34,13 +35,15 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
         ++present;
         const auto idx = m.nonzero().to(torch::kFloat32);  // [N, 2] (y, x)
         const auto lo = std::get<0>(idx.min(0)), hi = std::get<0>(idx.max(0));
-        const double bbox = (hi[0].item<double>() - lo[0].item<double>() + 1) * (hi[1].item<double>() - lo[1].item<double>() + 1);
+        const double bbox = (hi[0].item<double>() - lo[0].item<double>() + 1) *
+            (hi[1].item<double>() - lo[1].item<double>() + 1);
         fills.push_back(area / bbox);
         areas.push_back(area);
         const auto centre = idx.mean(0);
         cy.push_back(centre[0].item<double>());
         cx.push_back(centre[1].item<double>());
-        const auto colour = clip.select(1, f).masked_select(m.unsqueeze(0).expand({ 3, h, w })).view({ 3, -1 }).mean(1);
+        const auto colour =
+            clip.select(1, f).masked_select(m.unsqueeze(0).expand({3, h, w})).view({3, -1}).mean(1);
         double e = 0;
         for (int ch = 0; ch < 3; ++ch)
             e += std::pow(colour[ch].item<double>() - target[ch], 2);
@@ -72,15 +75,13 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
     for (std::size_t i = 1; i + 1 < cx.size(); ++i, ++n)
         jerk += std::hypot(cx[i + 1] - 2 * cx[i] + cx[i - 1], cy[i + 1] - 2 * cy[i] + cy[i - 1]);
     q.motionJerk = n ? jerk / n : 0;
-    q.score = q.presence * std::exp(-q.colourError / 0.15) * std::exp(-q.shapeError / 0.15) * std::exp(-q.areaCv / 0.25);
+    q.score = q.presence * std::exp(-q.colourError / 0.15) * std::exp(-q.shapeError / 0.15) *
+        std::exp(-q.areaCv / 0.25);
     return q;
 }
 
 Evaluator::Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device)
-    : m_c(c)
-    , m_spec(spec)
-    , m_device(device)
-    , m_fill(4, 0.0)
+    : m_c(c), m_spec(spec), m_device(device), m_fill(4, 0.0)
 {
     // The fill ratio of each shape in real clips, and the score real clips get (the ceiling).
     std::vector<int> counts(4, 0);
@@ -107,7 +108,7 @@ torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
         labels.push_back(i % m_spec.classes);
     // The same noise at every evaluation, so samples of successive steps are comparable.
     auto gen = at::detail::createCPUGenerator(m_spec.seed ^ kSampleNoise);
-    const auto noise = torch::randn({ count, 3, m_spec.frames, m_spec.size, m_spec.size }, gen).to(m_device);
+    const auto noise = torch::randn({count, 3, m_spec.frames, m_spec.size, m_spec.size}, gen).to(m_device);
     torch::Tensor reference;
     if (m_c.b("model.reference_frame")) {
         std::vector<torch::Tensor> refs;
@@ -115,8 +116,8 @@ torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
             refs.push_back(movingShapesClip(m_spec, kSampleNoise + std::uint64_t(i)).first.select(1, 0));
         reference = torch::stack(refs).to(m_device);
     }
-    return sampleFlow(model, noise, torch::tensor(labels).to(m_device), m_spec.classes, int(m_c.i("sample.steps")),
-                      m_c.f("sample.guidance"), reference);
+    return sampleFlow(model, noise, torch::tensor(labels).to(m_device), m_spec.classes,
+                      int(m_c.i("sample.steps")), m_c.f("sample.guidance"), reference);
 }
 
 std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model)
@@ -128,10 +129,11 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model
     std::vector<double> sums(times.size(), 0.0);
     for (std::int64_t b = 0; b < m_c.i("eval.batches"); ++b) {
         const Batch batch = makeBatch(m_spec, kHeldOut + std::uint64_t(b * B), B, 0.0);
-        const auto x0 = batch.clips.to(m_device), noise = batch.noise.to(m_device), labels = batch.labels.to(m_device);
+        const auto x0 = batch.clips.to(m_device), noise = batch.noise.to(m_device),
+                   labels = batch.labels.to(m_device);
         const auto ref = m_c.b("model.reference_frame") ? x0.select(2, 0) : torch::Tensor();
         for (std::size_t i = 0; i < times.size(); ++i) {
-            const auto t = torch::full({ B }, times[i], x0.options());
+            const auto t = torch::full({B}, times[i], x0.options());
             const auto v = model->forward(noisyInput(x0, noise, t), t, labels, ref).to(torch::kFloat32);
             sums[i] += torch::mse_loss(v, velocityTarget(x0, noise)).item<double>();
         }
@@ -159,13 +161,14 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model
         sum.motionJerk += q.motionJerk / double(count);
         sum.score += q.score / double(count);
     }
-    out.insert(out.end(), { { "eval/sample_presence", sum.presence },
-                            { "eval/sample_colour_error", sum.colourError },
-                            { "eval/sample_shape_error", sum.shapeError },
-                            { "eval/sample_area_cv", sum.areaCv },
-                            { "eval/sample_motion_jerk", sum.motionJerk },
-                            { "eval/sample_score", sum.score },
-                            { "eval/data_score", m_dataScore } });
+    out.insert(out.end(),
+               {{"eval/sample_presence", sum.presence},
+                {"eval/sample_colour_error", sum.colourError},
+                {"eval/sample_shape_error", sum.shapeError},
+                {"eval/sample_area_cv", sum.areaCv},
+                {"eval/sample_motion_jerk", sum.motionJerk},
+                {"eval/sample_score", sum.score},
+                {"eval/data_score", m_dataScore}});
     return out;
 }
 

@@ -13,7 +13,10 @@
 
 namespace orrery::train {
 
-inline torch::Tensor broadcastTime(const torch::Tensor &t) { return t.view({ -1, 1, 1, 1, 1 }); }
+inline torch::Tensor broadcastTime(const torch::Tensor &t)
+{
+    return t.view({-1, 1, 1, 1, 1});
+}
 
 inline torch::Tensor noisyInput(const torch::Tensor &x0, const torch::Tensor &noise, const torch::Tensor &t)
 {
@@ -21,10 +24,14 @@ inline torch::Tensor noisyInput(const torch::Tensor &x0, const torch::Tensor &no
     return (1 - tb) * x0 + tb * noise;
 }
 
-inline torch::Tensor velocityTarget(const torch::Tensor &x0, const torch::Tensor &noise) { return noise - x0; }
+inline torch::Tensor velocityTarget(const torch::Tensor &x0, const torch::Tensor &noise)
+{
+    return noise - x0;
+}
 
 // Euler sampling with classifier-free guidance (cond and uncond in one batch).
-torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels, std::int64_t nullLabel,
-                         int steps, double guidance, const torch::Tensor &reference = {});
+torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
+                         std::int64_t nullLabel, int steps, double guidance,
+                         const torch::Tensor &reference = {});
 
 }  // namespace orrery::train

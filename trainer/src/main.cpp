@@ -44,6 +44,7 @@ constexpr const char *kUsage =
     "error, 75 preempted (a checkpoint was written; run again with --resume auto).\n";
 
 std::vector<pid_t> g_children;
+const char *const kLocalMaster = "MASTER_ADDR=127.0.0.1";
 
 extern "C" void forwardSignal(int sig)
 {
@@ -54,7 +55,7 @@ extern "C" void forwardSignal(int sig)
 int freePort()
 {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a {};
+    sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = 0;
@@ -99,7 +100,7 @@ int launch(int nproc, const std::vector<std::string> &args)
         env.push_back("RANK=" + std::to_string(rank));
         env.push_back("LOCAL_RANK=" + std::to_string(rank));
         env.push_back("WORLD_SIZE=" + std::to_string(nproc));
-        env.push_back("MASTER_ADDR=127.0.0.1");
+        env.emplace_back(kLocalMaster);
         env.push_back("MASTER_PORT=" + std::to_string(port));
         std::vector<char *> envp;
         for (auto &e : env)
@@ -127,9 +128,11 @@ int launch(int nproc, const std::vector<std::string> &args)
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (code == orrery::train::kExitPreempted && result == 0)
             result = code;
-        else if (code != 0 && code != orrery::train::kExitPreempted && (result == 0 || result == orrery::train::kExitPreempted)) {
+        else if (code != 0 && code != orrery::train::kExitPreempted &&
+                 (result == 0 || result == orrery::train::kExitPreempted)) {
             result = 1;
-            std::fprintf(stderr, "orrery-train: a rank (pid %d) exited with %d; stopping the others\n", int(pid), code);
+            std::fprintf(stderr, "orrery-train: a rank (pid %d) exited with %d; stopping the others\n",
+                         int(pid), code);
             for (pid_t p : g_children)
                 if (p != pid)
                     ::kill(p, SIGKILL);
@@ -148,6 +151,12 @@ int main(int argc, char **argv)
     std::vector<std::string> sets, passOn;
     int nproc = 0;
     RunOptions opt;
+    // Arguments the ranks of --nproc get (push_back, not insert of an initializer_list: GCC 12
+    // at -O3 warns falsely about the latter).
+    auto pass = [&passOn](const char *flag, const std::string &value) {
+        passOn.push_back(flag);
+        passOn.push_back(value);
+    };
     auto usageError = [](const std::string &what) {
         std::fprintf(stderr, "orrery-train: %s\n\n%s", what.c_str(), kUsage);
         return 2;
@@ -175,28 +184,28 @@ int main(int argc, char **argv)
         } else if (arg == "--config") {
             if (!value(configPath))
                 return usageError("--config needs a file");
-            passOn.insert(passOn.end(), { "--config", configPath });
+            pass("--config", configPath);
         } else if (arg == "--set") {
             if (!value(v))
                 return usageError("--set needs KEY=VALUE");
             sets.push_back(v);
-            passOn.insert(passOn.end(), { "--set", v });
+            pass("--set", v);
         } else if (arg == "--run-dir") {
             if (!value(runDir))
                 return usageError("--run-dir needs a directory");
-            passOn.insert(passOn.end(), { "--run-dir", runDir });
+            pass("--run-dir", runDir);
         } else if (arg == "--resume") {
             if (!value(v) || (v != "auto" && v != "never"))
                 return usageError("--resume takes auto or never");
             opt.resume = v == "auto";
-            passOn.insert(passOn.end(), { "--resume", v });
+            pass("--resume", v);
         } else if (arg == "--nproc") {
             if (!value(v) || (nproc = std::atoi(v.c_str())) < 1 || nproc > 1024)
                 return usageError("--nproc takes a number of ranks (1..1024)");
         } else if (arg == "--stop-at-step") {
             if (!value(v) || (opt.stopAtStep = std::atoll(v.c_str())) < 1)
                 return usageError("--stop-at-step takes a step number");
-            passOn.insert(passOn.end(), { "--stop-at-step", v });
+            pass("--stop-at-step", v);
         } else {
             return usageError("unknown argument '" + std::string(arg) + "'");
         }

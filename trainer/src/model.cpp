@@ -13,7 +13,7 @@ namespace {
 // 32 groups as in the DDPM/LDM UNets, fewer when the channels do not allow it.
 std::int64_t groups(std::int64_t channels)
 {
-    for (std::int64_t g : { 32, 16, 8, 4, 2, 1 })
+    for (std::int64_t g : {32, 16, 8, 4, 2, 1})
         if (channels % g == 0 && channels / g >= 2)
             return g;
     return 1;
@@ -22,11 +22,11 @@ std::int64_t groups(std::int64_t channels)
 torch::Tensor sinusoidal(const torch::Tensor &positions, std::int64_t dim)
 {
     const std::int64_t half = dim / 2;
-    const auto freqs =
-        torch::exp(-std::log(10000.0) *
-                   torch::arange(half, torch::TensorOptions().dtype(torch::kFloat32).device(positions.device())) / half);
+    const auto freqs = torch::exp(
+        -std::log(10000.0) *
+        torch::arange(half, torch::TensorOptions().dtype(torch::kFloat32).device(positions.device())) / half);
     const auto args = positions.to(torch::kFloat32).unsqueeze(1) * freqs.unsqueeze(0);
-    return torch::cat({ torch::cos(args), torch::sin(args) }, 1);
+    return torch::cat({torch::cos(args), torch::sin(args)}, 1);
 }
 
 void zeroInit(torch::nn::Module &m)
@@ -59,8 +59,7 @@ torch::Tensor ResBlockImpl::forward(const torch::Tensor &x, const torch::Tensor 
     return (skip ? skip(x) : x) + h;
 }
 
-SpatialAttentionImpl::SpatialAttentionImpl(std::int64_t channels, std::int64_t heads)
-    : m_heads(heads)
+SpatialAttentionImpl::SpatialAttentionImpl(std::int64_t channels, std::int64_t heads) : m_heads(heads)
 {
     norm = register_module("norm", torch::nn::GroupNorm(groups(channels), channels));
     qkv = register_module("qkv", torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, 3 * channels, 1)));
@@ -73,12 +72,13 @@ torch::Tensor SpatialAttentionImpl::forward(const torch::Tensor &x)
     const auto n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
     const auto d = c / m_heads;
     // [N, 3C, H, W] -> 3 x [N, heads, HW, d]
-    const auto q = qkv(norm(x)).reshape({ n, 3, m_heads, d, h * w }).permute({ 1, 0, 2, 4, 3 });
+    const auto q = qkv(norm(x)).reshape({n, 3, m_heads, d, h * w}).permute({1, 0, 2, 4, 3});
     const auto o = at::scaled_dot_product_attention(q[0], q[1], q[2]);
-    return x + proj(o.permute({ 0, 1, 3, 2 }).reshape({ n, c, h, w }));
+    return x + proj(o.permute({0, 1, 3, 2}).reshape({n, c, h, w}));
 }
 
-TemporalAttentionImpl::TemporalAttentionImpl(std::int64_t channels, std::int64_t heads, std::int64_t maxFrames)
+TemporalAttentionImpl::TemporalAttentionImpl(std::int64_t channels, std::int64_t heads,
+                                             std::int64_t maxFrames)
     : m_heads(heads)
 {
     norm = register_module("norm", torch::nn::GroupNorm(groups(channels), channels));
@@ -94,12 +94,12 @@ torch::Tensor TemporalAttentionImpl::forward(const torch::Tensor &x, std::int64_
     const auto b = n / frames;
     const auto d = c / m_heads;
     // [B*T, C, H, W] -> [B*H*W, T, C]: every pixel attends over the frames of its clip.
-    auto seq = norm(x).reshape({ b, frames, c, h, w }).permute({ 0, 3, 4, 1, 2 }).reshape({ b * h * w, frames, c });
-    seq = seq + framePos.index({ Slice(0, frames) }).to(seq.dtype());
-    const auto q = qkv(seq).reshape({ b * h * w, frames, 3, m_heads, d }).permute({ 2, 0, 3, 1, 4 });
+    auto seq = norm(x).reshape({b, frames, c, h, w}).permute({0, 3, 4, 1, 2}).reshape({b * h * w, frames, c});
+    seq = seq + framePos.index({Slice(0, frames)}).to(seq.dtype());
+    const auto q = qkv(seq).reshape({b * h * w, frames, 3, m_heads, d}).permute({2, 0, 3, 1, 4});
     auto o = at::scaled_dot_product_attention(q[0], q[1], q[2]);  // [BHW, heads, T, d]
-    o = proj(o.permute({ 0, 2, 1, 3 }).reshape({ b * h * w, frames, c }));
-    return x + o.reshape({ b, h, w, frames, c }).permute({ 0, 3, 4, 1, 2 }).reshape({ n, c, h, w });
+    o = proj(o.permute({0, 2, 1, 3}).reshape({b * h * w, frames, c}));
+    return x + o.reshape({b, h, w, frames, c}).permute({0, 3, 4, 1, 2}).reshape({n, c, h, w});
 }
 
 UNetBlockImpl::UNetBlockImpl(std::int64_t in, std::int64_t out, std::int64_t embDim, bool spatial,
@@ -123,8 +123,7 @@ torch::Tensor UNetBlockImpl::forward(torch::Tensor x, const torch::Tensor &emb, 
     return x;
 }
 
-VideoUNetImpl::VideoUNetImpl(const ModelOptions &o)
-    : m_opt(o)
+VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
 {
     const std::int64_t ch = o.channels, emb = 4 * o.channels;
     const std::int64_t inCh = o.inChannels * (o.referenceFrame ? 2 : 1);
@@ -138,18 +137,20 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o)
     up = register_module("up", torch::nn::ModuleList());
     upsample = register_module("upsample", torch::nn::ModuleList());
 
-    std::vector<std::int64_t> skipChannels { ch };
+    std::vector<std::int64_t> skipChannels{ch};
     std::int64_t cur = ch;
     const auto levels = std::int64_t(o.mult.size());
     for (std::int64_t l = 0; l < levels; ++l) {
         const std::int64_t out = ch * o.mult[std::size_t(l)];
         for (std::int64_t i = 0; i < o.resBlocks; ++i) {
-            down->push_back(UNetBlock(cur, out, emb, o.attnLevels.count(l) > 0, o.temporalLayers, o.heads, o.frames));
+            down->push_back(
+                UNetBlock(cur, out, emb, o.attnLevels.count(l) > 0, o.temporalLayers, o.heads, o.frames));
             cur = out;
             skipChannels.push_back(cur);
         }
         if (l + 1 < levels) {
-            downsample->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, cur, 3).stride(2).padding(1)));
+            downsample->push_back(
+                torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, cur, 3).stride(2).padding(1)));
             skipChannels.push_back(cur);
         }
     }
@@ -160,25 +161,28 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o)
         for (std::int64_t i = 0; i <= o.resBlocks; ++i) {
             const std::int64_t skip = skipChannels.back();
             skipChannels.pop_back();
-            up->push_back(UNetBlock(cur + skip, out, emb, o.attnLevels.count(l) > 0, o.temporalLayers, o.heads, o.frames));
+            up->push_back(UNetBlock(cur + skip, out, emb, o.attnLevels.count(l) > 0, o.temporalLayers,
+                                    o.heads, o.frames));
             cur = out;
         }
         if (l > 0)
             upsample->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, cur, 3).padding(1)));
     }
     normOut = register_module("norm_out", torch::nn::GroupNorm(groups(cur), cur));
-    convOut = register_module("conv_out", torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, o.inChannels, 3).padding(1)));
+    convOut = register_module("conv_out",
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, o.inChannels, 3).padding(1)));
     zeroInit(*convOut);
 }
 
-torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
-                                     const torch::Tensor &reference)
+torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
+                                     const torch::Tensor &labels, const torch::Tensor &reference)
 {
     const auto b = x.size(0), c = x.size(1), frames = x.size(2), h = x.size(3), w = x.size(4);
-    auto in = x.permute({ 0, 2, 1, 3, 4 }).reshape({ b * frames, c, h, w });
+    auto in = x.permute({0, 2, 1, 3, 4}).reshape({b * frames, c, h, w});
     if (m_opt.referenceFrame) {
         TORCH_CHECK(reference.defined(), "this model is conditioned on a reference frame");
-        in = torch::cat({ in, reference.unsqueeze(1).expand({ b, frames, c, h, w }).reshape({ b * frames, c, h, w }) }, 1);
+        in = torch::cat(
+            {in, reference.unsqueeze(1).expand({b, frames, c, h, w}).reshape({b * frames, c, h, w})}, 1);
     }
     // Flow time in [0, 1] scaled to the usual 0..1000 range of timestep embeddings.
     auto emb = time2(F::silu(time1(sinusoidal(t * 1000.0, m_opt.channels).to(x.dtype()))));
@@ -186,7 +190,7 @@ torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor
     emb = emb.repeat_interleave(frames, 0);
 
     auto hcur = convIn(in);
-    std::vector<torch::Tensor> skips { hcur };
+    std::vector<torch::Tensor> skips{hcur};
     const auto levels = std::int64_t(m_opt.mult.size());
     std::size_t di = 0, dsi = 0;
     for (std::int64_t l = 0; l < levels; ++l) {
@@ -204,17 +208,20 @@ torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor
     std::size_t ui = 0, usi = 0;
     for (std::int64_t l = levels - 1; l >= 0; --l) {
         for (std::int64_t i = 0; i <= m_opt.resBlocks; ++i) {
-            hcur = torch::cat({ hcur, skips.back() }, 1);
+            hcur = torch::cat({hcur, skips.back()}, 1);
             skips.pop_back();
             hcur = up[ui++]->as<UNetBlock>()->forward(hcur, emb, frames);
         }
         if (l > 0) {
-            hcur = F::interpolate(hcur, F::InterpolateFuncOptions().scale_factor(std::vector<double> { 2.0, 2.0 }).mode(torch::kNearest));
+            hcur = F::interpolate(hcur,
+                                  F::InterpolateFuncOptions()
+                                      .scale_factor(std::vector<double>{2.0, 2.0})
+                                      .mode(torch::kNearest));
             hcur = upsample[usi++]->as<torch::nn::Conv2d>()->forward(hcur);
         }
     }
     const auto out = convOut(F::silu(normOut(hcur)));
-    return out.reshape({ b, frames, c, h, w }).permute({ 0, 2, 1, 3, 4 });
+    return out.reshape({b, frames, c, h, w}).permute({0, 2, 1, 3, 4});
 }
 
 std::int64_t parameterCount(const torch::nn::Module &m)

@@ -18,9 +18,9 @@ namespace orrery::train {
 struct ModelOptions {
     std::int64_t inChannels = 3;
     std::int64_t channels = 32;
-    std::vector<std::int64_t> mult { 1, 2 };
+    std::vector<std::int64_t> mult{1, 2};
     std::int64_t resBlocks = 1;
-    std::set<std::int64_t> attnLevels { 1 };
+    std::set<std::int64_t> attnLevels{1};
     std::int64_t temporalLayers = 1;
     std::int64_t heads = 4;
     std::int64_t classes = 8;  // label `classes` is the "no label" of classifier-free guidance
@@ -34,9 +34,9 @@ public:
     torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &emb);
 
 private:
-    torch::nn::GroupNorm norm1 { nullptr }, norm2 { nullptr };
-    torch::nn::Conv2d conv1 { nullptr }, conv2 { nullptr }, skip { nullptr };
-    torch::nn::Linear embProj { nullptr };
+    torch::nn::GroupNorm norm1{nullptr}, norm2{nullptr};
+    torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, skip{nullptr};
+    torch::nn::Linear embProj{nullptr};
 };
 TORCH_MODULE(ResBlock);
 
@@ -47,8 +47,8 @@ public:
 
 private:
     std::int64_t m_heads;
-    torch::nn::GroupNorm norm { nullptr };
-    torch::nn::Conv2d qkv { nullptr }, proj { nullptr };
+    torch::nn::GroupNorm norm{nullptr};
+    torch::nn::Conv2d qkv{nullptr}, proj{nullptr};
 };
 TORCH_MODULE(SpatialAttention);
 
@@ -59,8 +59,8 @@ public:
 
 private:
     std::int64_t m_heads;
-    torch::nn::GroupNorm norm { nullptr };
-    torch::nn::Linear qkv { nullptr }, proj { nullptr };
+    torch::nn::GroupNorm norm{nullptr};
+    torch::nn::Linear qkv{nullptr}, proj{nullptr};
     torch::Tensor framePos;  // sinusoidal frame positions [maxFrames, C]
 };
 TORCH_MODULE(TemporalAttention);
@@ -73,8 +73,8 @@ public:
     torch::Tensor forward(torch::Tensor x, const torch::Tensor &emb, std::int64_t frames);
 
 private:
-    ResBlock res { nullptr };
-    SpatialAttention attn { nullptr };
+    ResBlock res{nullptr};
+    SpatialAttention attn{nullptr};
     torch::nn::ModuleList temporal;
 };
 TORCH_MODULE(UNetBlock);
@@ -90,10 +90,10 @@ public:
 
 private:
     ModelOptions m_opt;
-    torch::nn::Conv2d convIn { nullptr }, convOut { nullptr };
-    torch::nn::GroupNorm normOut { nullptr };
-    torch::nn::Linear time1 { nullptr }, time2 { nullptr };
-    torch::nn::Embedding classEmb { nullptr };
+    torch::nn::Conv2d convIn{nullptr}, convOut{nullptr};
+    torch::nn::GroupNorm normOut{nullptr};
+    torch::nn::Linear time1{nullptr}, time2{nullptr};
+    torch::nn::Embedding classEmb{nullptr};
     torch::nn::ModuleList down, downsample, mid, up, upsample;
     std::vector<std::int64_t> m_downPerLevel;
 };

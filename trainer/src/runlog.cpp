@@ -55,8 +55,7 @@ void writeFileAtomically(const std::string &path, const std::string &bytes)
     }
 }
 
-RunLog::RunLog(const std::string &runDir, bool enabled)
-    : m_dir(runDir)
+RunLog::RunLog(const std::string &runDir, bool enabled) : m_dir(runDir)
 {
     if (!enabled)
         return;
@@ -76,32 +75,36 @@ void RunLog::write(nlohmann::json line)
 {
     if (!m_file)
         return;
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    nlohmann::json out { { "v", 1 }, { "t", std::round(now * 1000.0) / 1000.0 } };
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    nlohmann::json out{{"v", 1}, {"t", std::round(now * 1000.0) / 1000.0}};
     out.update(line);
     const std::string text = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::fwrite(text.data(), 1, text.size(), m_file);
     std::fflush(m_file);
 }
 
-void RunLog::start(const nlohmann::json &run) { write({ { "kind", "start" }, { "run", run } }); }
+void RunLog::start(const nlohmann::json &run)
+{
+    write({{"kind", "start"}, {"run", run}});
+}
 
 void RunLog::metrics(std::int64_t step, const std::vector<std::pair<std::string, double>> &values)
 {
     nlohmann::json v = nlohmann::json::object();
     for (const auto &[k, x] : values)
         v[k] = jsonValue(x);
-    write({ { "kind", "metrics" }, { "step", step }, { "values", v } });
+    write({{"kind", "metrics"}, {"step", step}, {"values", v}});
 }
 
 void RunLog::artifact(std::int64_t step, const std::string &relativePath, const std::string &type)
 {
-    write({ { "kind", "artifact" }, { "step", step }, { "path", relativePath }, { "type", type } });
+    write({{"kind", "artifact"}, {"step", step}, {"path", relativePath}, {"type", type}});
 }
 
 void RunLog::status(const std::string &state, const std::string &message)
 {
-    nlohmann::json j { { "kind", "status" }, { "state", state } };
+    nlohmann::json j{{"kind", "status"}, {"state", state}};
     if (!message.empty())
         j["message"] = message;
     write(j);
@@ -112,7 +115,7 @@ void RunLog::exit(const std::string &state, const std::string &reason, std::int6
     if (!m_file)
         return;
     writeFileAtomically((fs::path(m_dir) / "exit.json").string(),
-                        nlohmann::json { { "state", state }, { "reason", reason }, { "step", step } }.dump() + "\n");
+                        nlohmann::json{{"state", state}, {"reason", reason}, {"step", step}}.dump() + "\n");
 }
 
 }  // namespace orrery::train

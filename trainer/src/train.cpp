@@ -31,8 +31,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::atomic<int> g_signal { 0 };
-extern "C" void onStopSignal(int sig) { g_signal.store(sig); }
+std::atomic<int> g_signal{0};
+extern "C" void onStopSignal(int sig)
+{
+    g_signal.store(sig);
+}
 
 double now()
 {
@@ -86,8 +89,8 @@ struct Checkpointer {
     }
 
     void save(std::int64_t step, VideoUNet &model, VideoUNet &ema, const std::vector<torch::Tensor> &expAvg,
-              const std::vector<torch::Tensor> &expAvgSq, const std::vector<torch::Tensor> &steps, std::uint64_t seed,
-              int world)
+              const std::vector<torch::Tensor> &expAvgSq, const std::vector<torch::Tensor> &steps,
+              std::uint64_t seed, int world)
     {
         torch::serialize::OutputArchive a;
         for (const auto &p : model->named_parameters())
@@ -124,8 +127,9 @@ struct Checkpointer {
             fs::remove(all[i].second);
     }
 
-    std::int64_t load(const fs::path &file, VideoUNet &model, VideoUNet &ema, std::vector<torch::Tensor> &expAvg,
-                      std::vector<torch::Tensor> &expAvgSq, std::vector<torch::Tensor> &steps)
+    std::int64_t load(const fs::path &file, VideoUNet &model, VideoUNet &ema,
+                      std::vector<torch::Tensor> &expAvg, std::vector<torch::Tensor> &expAvgSq,
+                      std::vector<torch::Tensor> &steps)
     {
         torch::serialize::InputArchive a;
         a.load_from(file.string());
@@ -133,9 +137,11 @@ struct Checkpointer {
         auto read = [&](const std::string &key, torch::Tensor &into) {
             torch::Tensor t;
             if (!a.try_read(key, t))
-                throw std::runtime_error(file.string() + ": no '" + key + "' (a checkpoint of another model?)");
+                throw std::runtime_error(file.string() + ": no '" + key +
+                                         "' (a checkpoint of another model?)");
             if (t.sizes() != into.sizes())
-                throw std::runtime_error(file.string() + ": '" + key + "' has another shape (a different config?)");
+                throw std::runtime_error(file.string() + ": '" + key +
+                                         "' has another shape (a different config?)");
             into.copy_(t);
         };
         for (auto &p : model->named_parameters())
@@ -157,18 +163,18 @@ struct Checkpointer {
 
 }  // namespace
 
-torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels, std::int64_t nullLabel,
-                         int steps, double guidance, const torch::Tensor &reference)
+torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
+                         std::int64_t nullLabel, int steps, double guidance, const torch::Tensor &reference)
 {
     torch::NoGradGuard ng;
     auto x = noise;
     const auto b = noise.size(0);
-    const auto both = torch::cat({ labels, torch::full_like(labels, nullLabel) });
-    const auto ref = reference.defined() ? torch::cat({ reference, reference }) : torch::Tensor();
+    const auto both = torch::cat({labels, torch::full_like(labels, nullLabel)});
+    const auto ref = reference.defined() ? torch::cat({reference, reference}) : torch::Tensor();
     for (int i = 0; i < steps; ++i) {
         const double t = 1.0 - double(i) / steps, tNext = 1.0 - double(i + 1) / steps;
-        const auto tt = torch::full({ 2 * b }, t, noise.options());
-        const auto v2 = model->forward(torch::cat({ x, x }), tt, both, ref).to(x.dtype());
+        const auto tt = torch::full({2 * b}, t, noise.options());
+        const auto v2 = model->forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
         const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
         x = x + (tNext - t) * (vu + guidance * (vc - vu));
     }
@@ -233,7 +239,7 @@ int runTraining(const RunOptions &opt)
         }
         ema->eval();
 
-        Checkpointer ckpt { ckptDir, int(c.i("train.keep_checkpoints")) };
+        Checkpointer ckpt{ckptDir, int(c.i("train.keep_checkpoints"))};
         std::string resumedFrom;
         if (opt.resume) {
             // Every rank reads the shared run dir's checkpoint.
@@ -243,20 +249,21 @@ int runTraining(const RunOptions &opt)
             }
         }
 
-        const std::int64_t B = c.i("train.batch_size"), accum = c.i("train.grad_accum"), total = c.i("train.steps");
+        const std::int64_t B = c.i("train.batch_size"), accum = c.i("train.grad_accum"),
+                           total = c.i("train.steps");
         nlohmann::json params_json = nlohmann::json::object();
         for (const auto &[k, v] : c.flat())
             params_json[k] = v;
-        log.start({ { "world_size", r.worldSize },
-                    { "nodes", std::getenv("SLURM_JOB_NUM_NODES") ? std::getenv("SLURM_JOB_NUM_NODES") : "1" },
-                    { "device", cuda ? "cuda" : "cpu" },
-                    { "torch", TORCH_VERSION },
-                    { "precision", bf16 ? "bf16" : "fp32" },
-                    { "rendezvous", r.source },
-                    { "parameters", parameterCount(*model) },
-                    { "resumed_from", resumedFrom },
-                    { "config_file", opt.configPath },
-                    { "params", params_json } });
+        log.start({{"world_size", r.worldSize},
+                   {"nodes", std::getenv("SLURM_JOB_NUM_NODES") ? std::getenv("SLURM_JOB_NUM_NODES") : "1"},
+                   {"device", cuda ? "cuda" : "cpu"},
+                   {"torch", TORCH_VERSION},
+                   {"precision", bf16 ? "bf16" : "fp32"},
+                   {"rendezvous", r.source},
+                   {"parameters", parameterCount(*model)},
+                   {"resumed_from", resumedFrom},
+                   {"config_file", opt.configPath},
+                   {"params", params_json}});
         log.status("running", resumedFrom.empty() ? "" : "resumed from " + resumedFrom);
         if (step >= total) {
             log.status("completed", "nothing to do: the checkpoint is at the last step");
@@ -265,12 +272,13 @@ int runTraining(const RunOptions &opt)
         }
 
         GradientSync sync(pg, params, c.f("dist.bucket_mb"));
-        ShapesSpec spec { c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed };
+        ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed};
         const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
         // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
-        Loader loader(spec, B, c.f("train.cfg_dropout"),
-                      [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
-                      step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")));
+        Loader loader(
+            spec, B, c.f("train.cfg_dropout"),
+            [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
+            step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")));
         Evaluator evaluator(c, spec, device);
 
         std::signal(SIGUSR1, onStopSignal);
@@ -289,7 +297,8 @@ int runTraining(const RunOptions &opt)
                 return;
             if (samples) {
                 const auto clips = evaluator.samples(ema, c.i("sample.count"));
-                const std::string name = writeSamples((runDir / "samples").string(), at, clips, int(c.i("sample.fps")), 4);
+                const std::string name =
+                    writeSamples((runDir / "samples").string(), at, clips, int(c.i("sample.fps")), 4);
                 log.artifact(at, "samples/" + name, "video");
                 log.artifact(at, "samples/step-" + std::to_string(at) + ".png", "image");
             }
@@ -341,12 +350,13 @@ int runTraining(const RunOptions &opt)
                 grads.push_back(p.grad());
             {
                 torch::NoGradGuard ng;
-                const auto norm = torch::stack(at::_foreach_norm(grads)).norm();  // stays on the device: no sync
+                const auto norm =
+                    torch::stack(at::_foreach_norm(grads)).norm();  // stays on the device: no sync
                 normAcc += norm;
                 if (clip > 0)
                     at::_foreach_mul_(grads, torch::clamp_max(clip / (norm + 1e-6), 1.0));
-                at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"), c.f("optim.beta2"),
-                                  c.f("optim.weight_decay"), 1e-8, false, false);
+                at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"),
+                                  c.f("optim.beta2"), c.f("optim.weight_decay"), 1e-8, false, false);
                 at::_foreach_lerp_(emaParams, params, 1.0 - decay);
                 for (auto &g : grads)
                     g.zero_();
@@ -358,19 +368,18 @@ int runTraining(const RunOptions &opt)
                 const double lossMean = lossAcc.item<double>() / double(windowSteps);
                 const double normMean = normAcc.item<double>() / double(windowSteps);
                 const double elapsed = now() - windowStart;
-                std::vector<std::pair<std::string, double>> m {
-                    { "train/loss", lossMean },
-                    { "train/lr", lr },
-                    { "train/grad_norm", normMean },
-                    { "perf/samples_per_s", double(windowSteps * B * accum * r.worldSize) / elapsed },
-                    { "perf/step_time_s", elapsed / double(windowSteps) },
-                    { "perf/data_wait_frac", dataWait / elapsed },
+                std::vector<std::pair<std::string, double>> m{
+                    {"train/loss", lossMean},
+                    {"train/lr", lr},
+                    {"train/grad_norm", normMean},
+                    {"perf/samples_per_s", double(windowSteps * B * accum * r.worldSize) / elapsed},
+                    {"perf/step_time_s", elapsed / double(windowSteps)},
+                    {"perf/data_wait_frac", dataWait / elapsed},
                 };
 #if ORRERY_TORCH_CUDA
                 if (cuda) {
                     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-                    m.push_back({ "perf/gpu_mem_gb",
-                                  double(stats.allocated_bytes[0].peak) / 1e9 });
+                    m.push_back({"perf/gpu_mem_gb", double(stats.allocated_bytes[0].peak) / 1e9});
                 }
 #endif
                 log.metrics(step, m);
@@ -396,15 +405,16 @@ int runTraining(const RunOptions &opt)
             const bool checkNow = step % c.i("train.stop_check_every") == 0 || step == opt.stopAtStep;
             if (checkNow && step < total) {
                 int local = g_signal.load() != 0 || step == opt.stopAtStep ? 1 : 0;
-                auto flag = torch::tensor({ local }, torch::TensorOptions().dtype(torch::kInt32).device(device));
+                auto flag =
+                    torch::tensor({local}, torch::TensorOptions().dtype(torch::kInt32).device(device));
                 pg.allreduceMax(flag);
                 if (flag.item<int>() != 0) {
                     const int sig = g_signal.load();
-                    const std::string reason = sig == SIGUSR1   ? "SIGUSR1 (pre-timeout signal)"
-                                               : sig == SIGTERM ? "SIGTERM"
-                                               : sig            ? "signal " + std::to_string(sig)
-                                               : step == opt.stopAtStep ? "--stop-at-step " + std::to_string(step)
-                                                                        : "another rank was signalled";
+                    const std::string reason = sig == SIGUSR1 ? "SIGUSR1 (pre-timeout signal)"
+                        : sig == SIGTERM                      ? "SIGTERM"
+                        : sig                                 ? "signal " + std::to_string(sig)
+                        : step == opt.stopAtStep              ? "--stop-at-step " + std::to_string(step)
+                                                              : "another rank was signalled";
                     checkpoint(step);
                     log.status("preempted", reason);
                     log.exit("preempted", reason, step);

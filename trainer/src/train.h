@@ -17,7 +17,7 @@ struct RunOptions {
     Config config;
     std::string configPath;  // as given, for the start event
     std::string runDir;
-    bool resume = false;          // --resume auto
+    bool resume = false;  // --resume auto
     std::int64_t stopAtStep = 0;  // --stop-at-step N: stop after step N as if preempted (tests, debugging)
 };
 

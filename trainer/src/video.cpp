@@ -34,7 +34,7 @@ std::string bytesOf(const torch::Tensor &t)
 std::uint32_t crc32(const std::string &data, std::uint32_t crc = 0)
 {
     static const auto table = [] {
-        std::array<std::uint32_t, 256> t {};
+        std::array<std::uint32_t, 256> t{};
         for (std::uint32_t n = 0; n < 256; ++n) {
             std::uint32_t c = n;
             for (int k = 0; k < 8; ++k)
@@ -76,7 +76,7 @@ void writePng(const std::string &path, const torch::Tensor &rgbIn)
         raw.append(reinterpret_cast<const char *>(p + std::size_t(y) * w * 3), std::size_t(w) * 3);
     }
     // zlib stream of stored (uncompressed) deflate blocks of at most 65535 bytes.
-    std::string z { char(0x78), char(0x01) };
+    std::string z{char(0x78), char(0x01)};
     std::uint32_t a = 1, b = 0;
     for (unsigned char ch : raw) {
         a = (a + ch) % 65521;
@@ -98,7 +98,7 @@ void writePng(const std::string &path, const torch::Tensor &rgbIn)
     std::string ihdr;
     putBE32(ihdr, w);
     putBE32(ihdr, h);
-    ihdr += std::string { 8, 2, 0, 0, 0 };  // 8-bit RGB
+    ihdr += std::string{8, 2, 0, 0, 0};  // 8-bit RGB
     chunk(png, "IHDR", ihdr);
     chunk(png, "IDAT", z);
     chunk(png, "IEND", {});
@@ -113,8 +113,8 @@ void writeY4M(const std::string &path, const torch::Tensor &frames, int fps)
     const auto y = (0.299 * r + 0.587 * g + 0.114 * b).round().clamp(0, 255).to(torch::kUInt8);
     const auto u = (-0.168736 * r - 0.331264 * g + 0.5 * b + 128).round().clamp(0, 255).to(torch::kUInt8);
     const auto v = (0.5 * r - 0.418688 * g - 0.081312 * b + 128).round().clamp(0, 255).to(torch::kUInt8);
-    std::string out = "YUV4MPEG2 W" + std::to_string(frames.size(2)) + " H" + std::to_string(frames.size(1)) + " F" +
-                      std::to_string(fps) + ":1 Ip A1:1 C444 XCOLORRANGE=FULL\n";
+    std::string out = "YUV4MPEG2 W" + std::to_string(frames.size(2)) + " H" + std::to_string(frames.size(1)) +
+        " F" + std::to_string(fps) + ":1 Ip A1:1 C444 XCOLORRANGE=FULL\n";
     for (std::int64_t t = 0; t < frames.size(0); ++t)
         out += "FRAME\n" + bytesOf(y[t]) + bytesOf(u[t]) + bytesOf(v[t]);
     writeFileAtomically(path, out);
@@ -156,7 +156,10 @@ void check(int rc, const char *what)
 
 }  // namespace
 
-bool mp4Available() { return avcodec_find_encoder(AV_CODEC_ID_H264) != nullptr; }
+bool mp4Available()
+{
+    return avcodec_find_encoder(AV_CODEC_ID_H264) != nullptr;
+}
 
 void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
 {
@@ -174,8 +177,8 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     std::unique_ptr<AVCodecContext, CodecCtxFree> ctx(avcodec_alloc_context3(codec));
     ctx->width = W;
     ctx->height = H;
-    ctx->time_base = AVRational { 1, fps };
-    ctx->framerate = AVRational { fps, 1 };
+    ctx->time_base = AVRational{1, fps};
+    ctx->framerate = AVRational{fps, 1};
     ctx->pix_fmt = AV_PIX_FMT_YUV420P;
     ctx->gop_size = 12;
     if (fmt->oformat->flags & AVFMT_GLOBALHEADER)
@@ -189,8 +192,8 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     check(avio_open(&fmt->pb, tmp.c_str(), AVIO_FLAG_WRITE), "open file");
     check(avformat_write_header(fmt.get(), nullptr), "header");
 
-    std::unique_ptr<SwsContext, SwsFree> sws(
-        sws_getContext(W, H, AV_PIX_FMT_RGB24, W, H, AV_PIX_FMT_YUV420P, SWS_BILINEAR, nullptr, nullptr, nullptr));
+    std::unique_ptr<SwsContext, SwsFree> sws(sws_getContext(W, H, AV_PIX_FMT_RGB24, W, H, AV_PIX_FMT_YUV420P,
+                                                            SWS_BILINEAR, nullptr, nullptr, nullptr));
     std::unique_ptr<AVFrame, FrameFree> frame(av_frame_alloc());
     frame->format = AV_PIX_FMT_YUV420P;
     frame->width = W;
@@ -210,8 +213,8 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     };
     for (int t = 0; t < T; ++t) {
         check(av_frame_make_writable(frame.get()), "frame");
-        const std::uint8_t *src[1] = { frames[t].data_ptr<std::uint8_t>() };
-        const int stride[1] = { 3 * W };
+        const std::uint8_t *src[1] = {frames[t].data_ptr<std::uint8_t>()};
+        const int stride[1] = {3 * W};
         sws_scale(sws.get(), src, stride, 0, H, frame->data, frame->linesize);
         frame->pts = t;
         check(avcodec_send_frame(ctx.get(), frame.get()), "send frame");
@@ -226,7 +229,10 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
 
 #else
 
-bool mp4Available() { return false; }
+bool mp4Available()
+{
+    return false;
+}
 void writeMp4(const std::string &, const torch::Tensor &, int)
 {
     throw std::runtime_error("this orrery-train was built without FFmpeg: samples are written as Y4M");
@@ -234,12 +240,13 @@ void writeMp4(const std::string &, const torch::Tensor &, int)
 
 #endif
 
-std::string writeSamples(const std::string &dir, std::int64_t step, const torch::Tensor &clips, int fps, int scale)
+std::string writeSamples(const std::string &dir, std::int64_t step, const torch::Tensor &clips, int fps,
+                         int scale)
 {
     fs::create_directories(dir);
     // [N, 3, T, H, W] in [-1, 1] → uint8 [N, T, H*s, W*s, 3]
     auto u8 = ((clips.detach().to(torch::kFloat32).cpu().clamp(-1, 1) + 1) * 127.5).round().to(torch::kUInt8);
-    u8 = u8.permute({ 0, 2, 3, 4, 1 });
+    u8 = u8.permute({0, 2, 3, 4, 1});
     if (scale > 1)
         u8 = u8.repeat_interleave(scale, 2).repeat_interleave(scale, 3);
     const auto n = u8.size(0);

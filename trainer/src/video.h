@@ -20,6 +20,7 @@ void writeMp4(const std::string &path, const torch::Tensor &frames, int fps);
 // Clips in [-1, 1] [N, 3, T, H, W] → one video with the clips side by side (each upscaled by
 // `scale`, nearest) and a contact sheet (rows: clips, columns: frames). Returns the video's file
 // name (step-N.mp4, or .y4m without FFmpeg); the sheet is step-N.png.
-std::string writeSamples(const std::string &dir, std::int64_t step, const torch::Tensor &clips, int fps, int scale);
+std::string writeSamples(const std::string &dir, std::int64_t step, const torch::Tensor &clips, int fps,
+                         int scale);
 
 }  // namespace orrery::train

@@ -19,15 +19,21 @@ public:
         Timeout,  // a call ran past its deadline
         Channel,  // opening a channel or running a command failed
         Sftp,  // an SFTP operation failed (message has the path)
+        Cancelled,  // the caller cancelled a transfer
+        Slurm,  // a Slurm command refused (message has Slurm's own error text)
     };
 
-    RemoteError(Kind kind, const QString &message);
+    // `commandStarted` false: the failure happened before anything ran remotely (a dead
+    // connection found when opening the channel), so the call is safe to retry after reconnecting.
+    RemoteError(Kind kind, const QString &message, bool commandStarted = true);
 
     Kind kind() const noexcept { return m_kind; }
     QString message() const { return QString::fromUtf8(what()); }
+    bool commandStarted() const noexcept { return m_commandStarted; }
 
 private:
     Kind m_kind;
+    bool m_commandStarted;
 };
 
 QString kindName(RemoteError::Kind kind);

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `orrery cluster ...`: cluster profiles and the connection test. The work is in remote/
+// (ProfileStore, probeCluster); this file parses flags and formats.
+#include "cluster_commands.h"
+
+#include "commands.h"
+#include "output.h"
+
+#include "orrery/remote/profile.h"
+
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+
+namespace orrery::cli {
+
+const char *const kClusterUsage =
+    "usage: orrery cluster add NAME --host HOST [--port N] [--user USER] [--identity FILE]\n"
+    "                          [--known-hosts FILE] [--proxy-jump [USER@]HOST[:PORT]]\n"
+    "                          [--remote-root DIR] [--partition P] [--account A]\n"
+    "                          [--setup LINE]... [--trainer-path PATH] [--force]\n"
+    "       orrery cluster list [--json]\n"
+    "       orrery cluster show NAME [--json]\n"
+    "       orrery cluster test NAME [--json] [--accept-new-host-key]\n"
+    "       orrery cluster remove NAME\n"
+    "HOST may be a Host alias of ~/.ssh/config (its HostName, User, Port, IdentityFile and\n"
+    "ProxyJump apply). Profiles never hold a password: keys come from ssh-agent or a key file,\n"
+    "and a passphrase or password is asked on a terminal when needed.\n";
+
+namespace {
+
+using remote::ClusterProfile;
+using remote::ProfileStore;
+
+int usage(const QString &problem)
+{
+    err(QStringLiteral("orrery cluster: %1\n").arg(problem) + QString::fromUtf8(kClusterUsage));
+    return kUsage;
+}
+
+void printJson(const QJsonObject &json)
+{
+    out(QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Compact)) + QLatin1Char('\n'));
+}
+
+QString where(const ClusterProfile &p)
+{
+    QString s = p.user.isEmpty() ? p.host : p.user + QLatin1Char('@') + p.host;
+    if (p.port > 0)
+        s += QLatin1Char(':') + QString::number(p.port);
+    return s;
+}
+
+// Reads a secret from the terminal with echo off; nullopt without a terminal (UX.md: nothing
+// prompts when stdin is not a TTY).
+std::optional<QByteArray> askSecret(const QString &prompt)
+{
+    if (!isatty(STDIN_FILENO))
+        return std::nullopt;
+    err(prompt);
+    termios old{};
+    tcgetattr(STDIN_FILENO, &old);
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    QByteArray secret;
+    for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar())
+        secret.append(static_cast<char>(c));
+    tcsetattr(STDIN_FILENO, TCSANOW, &old);
+    err(QStringLiteral("\n"));
+    return secret;
+}
+
+remote::AuthCallbacks terminalCallbacks(bool acceptNewHostKey)
+{
+    remote::AuthCallbacks callbacks;
+    callbacks.passphrase = [](const QString &prompt) { return askSecret(prompt + QLatin1Char(' ')); };
+    callbacks.password = [](const QString &who) {
+        return askSecret(QStringLiteral("Password for %1: ").arg(who));
+    };
+    callbacks.keyboardInteractive =
+        [](const QString &, const QString &instruction,
+           const QList<remote::Prompt> &prompts) -> std::optional<QList<QByteArray>> {
+        if (!instruction.isEmpty())
+            err(instruction + QLatin1Char('\n'));
+        QList<QByteArray> answers;
+        for (const remote::Prompt &p : prompts) {
+            std::optional<QByteArray> answer = askSecret(p.text);
+            if (!answer)
+                return std::nullopt;
+            answers.append(*answer);
+        }
+        return answers;
+    };
+    callbacks.acceptUnknownHostKey = [acceptNewHostKey](const QString &host, const QString &fingerprint) {
+        if (acceptNewHostKey)
+            err(QStringLiteral("orrery: trusting %1 with host key %2 (--accept-new-host-key)\n")
+                    .arg(host, fingerprint));
+        return acceptNewHostKey;
+    };
+    return callbacks;
+}
+
+int add(QStringList args)
+{
+    if (args.isEmpty() || args.front().startsWith(QLatin1Char('-')))
+        return usage(QStringLiteral("add needs a NAME first"));
+    ClusterProfile p;
+    p.name = args.takeFirst();
+    bool force = false;
+    const QHash<QString, QString *> fields{{QStringLiteral("--host"), &p.host},
+                                           {QStringLiteral("--user"), &p.user},
+                                           {QStringLiteral("--identity"), &p.identityFile},
+                                           {QStringLiteral("--known-hosts"), &p.knownHostsFile},
+                                           {QStringLiteral("--proxy-jump"), &p.proxyJump},
+                                           {QStringLiteral("--remote-root"), &p.remoteRoot},
+                                           {QStringLiteral("--partition"), &p.partition},
+                                           {QStringLiteral("--account"), &p.account},
+                                           {QStringLiteral("--trainer-path"), &p.trainerPath}};
+    while (!args.isEmpty()) {
+        const QString flag = args.takeFirst();
+        if (flag == QLatin1String("--force")) {
+            force = true;
+            continue;
+        }
+        if (args.isEmpty())
+            return usage(QStringLiteral("%1 needs a value").arg(flag));
+        const QString value = args.takeFirst();
+        if (QString *field = fields.value(flag)) {
+            *field = value;
+        } else if (flag == QLatin1String("--setup")) {
+            p.setup.append(value);
+        } else if (flag == QLatin1String("--port")) {
+            bool ok = false;
+            p.port = value.toInt(&ok);
+            if (!ok || p.port < 1 || p.port > 65535)
+                return usage(QStringLiteral("--port must be a number from 1 to 65535"));
+        } else {
+            return usage(QStringLiteral("unknown option '%1'").arg(flag));
+        }
+    }
+    if (p.host.isEmpty())
+        return usage(QStringLiteral("--host is required"));
+    // Local files are stored absolute: the GUI and the CLI may run from other directories.
+    for (QString *file : {&p.identityFile, &p.knownHostsFile})
+        if (!file->isEmpty() && !file->startsWith(QLatin1Char('~')))
+            *file = QFileInfo(*file).absoluteFilePath();
+    ProfileStore store;
+    try {
+        if (!force && store.find(p.name)) {
+            err(QStringLiteral("orrery cluster add: '%1' exists (%2); use --force to replace it\n")
+                    .arg(p.name, store.pathOf(p.name)));
+            return kFailed;
+        }
+        store.save(p);
+    } catch (const remote::ProfileError &e) {
+        err(QStringLiteral("orrery cluster add: %1\n").arg(e.message()));
+        return kFailed;
+    }
+    out(QStringLiteral("cluster '%1' (%2) saved in %3\n").arg(p.name, where(p), store.pathOf(p.name)));
+    return kOk;
+}
+
+// Parses "[NAME] [--json] [extra flags]"; false on a usage error (already reported).
+struct Args {
+    QString name;
+    bool json = false;
+    QStringList flags;
+};
+std::optional<Args> parse(const QStringList &args, bool needsName, const QStringList &allowed = {})
+{
+    Args a;
+    for (const QString &arg : args) {
+        if (arg == QLatin1String("--json"))
+            a.json = true;
+        else if (allowed.contains(arg))
+            a.flags.append(arg);
+        else if (!arg.startsWith(QLatin1Char('-')) && needsName && a.name.isEmpty())
+            a.name = arg;
+        else {
+            usage(QStringLiteral("unexpected argument '%1'").arg(arg));
+            return std::nullopt;
+        }
+    }
+    if (needsName && a.name.isEmpty()) {
+        usage(QStringLiteral("a cluster NAME is required"));
+        return std::nullopt;
+    }
+    return a;
+}
+
+std::optional<ClusterProfile> load(const QString &command, const QString &name, int &code)
+{
+    try {
+        if (std::optional<ClusterProfile> p = ProfileStore().find(name))
+            return p;
+        err(QStringLiteral("orrery cluster %1: no cluster '%2' (see `orrery cluster list`)\n")
+                .arg(command, name));
+    } catch (const remote::ProfileError &e) {
+        err(QStringLiteral("orrery cluster %1: %2\n").arg(command, e.message()));
+    }
+    code = kFailed;
+    return std::nullopt;
+}
+
+int list(const QStringList &rawArgs)
+{
+    const std::optional<Args> args = parse(rawArgs, false);
+    if (!args)
+        return kUsage;
+    QList<ClusterProfile> profiles;
+    try {
+        profiles = ProfileStore().list();
+    } catch (const remote::ProfileError &e) {
+        err(QStringLiteral("orrery cluster list: %1\n").arg(e.message()));
+        return kFailed;
+    }
+    if (args->json) {
+        QJsonArray items;
+        for (const ClusterProfile &p : profiles)
+            items.append(p.toJson());
+        printJson({{QStringLiteral("clusters"), items}});
+        return kOk;
+    }
+    QList<QStringList> rows;
+    for (const ClusterProfile &p : profiles)
+        rows.append({p.name, where(p), p.remoteRoot, p.partition});
+    out(formatTable({QStringLiteral("NAME"), QStringLiteral("HOST"), QStringLiteral("REMOTE ROOT"),
+                     QStringLiteral("PARTITION")},
+                    rows));
+    return kOk;
+}
+
+int show(const QStringList &rawArgs)
+{
+    const std::optional<Args> args = parse(rawArgs, true);
+    if (!args)
+        return kUsage;
+    int code = kOk;
+    const std::optional<ClusterProfile> p = load(QStringLiteral("show"), args->name, code);
+    if (!p)
+        return code;
+    const QJsonObject json = p->toJson();
+    if (args->json) {
+        printJson(json);
+        return kOk;
+    }
+    QList<QStringList> rows;
+    for (auto it = json.begin(); it != json.end(); ++it) {
+        QString value = it.value().isString()
+            ? it.value().toString()
+            : QString::fromUtf8(
+                  QJsonDocument::fromVariant(it.value().toVariant()).toJson(QJsonDocument::Compact));
+        if (it.value().isDouble())
+            value = QString::number(it.value().toInt());
+        rows.append({it.key(), value});
+    }
+    out(formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows));
+    return kOk;
+}
+
+QJsonObject reportJson(const QString &name, const remote::ClusterReport &r)
+{
+    QJsonArray partitions;
+    for (const remote::slurm::Partition &p : r.info.partitions)
+        partitions.append(QJsonObject{{QStringLiteral("name"), p.name},
+                                      {QStringLiteral("default"), p.isDefault},
+                                      {QStringLiteral("up"), p.up},
+                                      {QStringLiteral("nodes"), QJsonArray::fromStringList(p.nodes)},
+                                      {QStringLiteral("cpus"), p.cpusTotal},
+                                      {QStringLiteral("cpus_idle"), p.cpusIdle},
+                                      {QStringLiteral("gpus"), p.gpusTotal},
+                                      {QStringLiteral("gpus_used"), p.gpusUsed},
+                                      {QStringLiteral("time_limit"), p.timeLimit}});
+    QJsonArray nodes;
+    for (const remote::slurm::Node &n : r.info.nodes)
+        nodes.append(QJsonObject{{QStringLiteral("name"), n.name},
+                                 {QStringLiteral("state"), n.state},
+                                 {QStringLiteral("partitions"), QJsonArray::fromStringList(n.partitions)},
+                                 {QStringLiteral("cpus"), n.cpusTotal},
+                                 {QStringLiteral("cpus_allocated"), n.cpusAllocated},
+                                 {QStringLiteral("memory_mb"), n.memoryMb},
+                                 {QStringLiteral("memory_allocated_mb"), n.memoryAllocatedMb},
+                                 {QStringLiteral("gpus"), n.gpusTotal},
+                                 {QStringLiteral("gpus_used"), n.gpusUsed}});
+    QJsonObject json{{QStringLiteral("cluster"), name},
+                     {QStringLiteral("ok"), r.ok()},
+                     {QStringLiteral("connected"), r.connected},
+                     {QStringLiteral("host"), r.where},
+                     {QStringLiteral("host_key"), r.fingerprint},
+                     {QStringLiteral("slurm_version"), r.slurmVersion},
+                     {QStringLiteral("partitions"), partitions},
+                     {QStringLiteral("nodes"), nodes},
+                     {QStringLiteral("remote_root_writable"), r.remoteRootWritable},
+                     {QStringLiteral("errors"), QJsonArray::fromStringList(r.errors)}};
+    json.insert(QStringLiteral("accounting"), r.accounting ? QJsonValue(*r.accounting) : QJsonValue());
+    if (r.setup)
+        json.insert(QStringLiteral("setup"),
+                    QJsonObject{{QStringLiteral("exit_status"), r.setup->exitStatus},
+                                {QStringLiteral("stdout"), QString::fromUtf8(r.setup->out)},
+                                {QStringLiteral("stderr"), QString::fromUtf8(r.setup->err)}});
+    return json;
+}
+
+void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
+{
+    auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
+    QList<QStringList> summary{
+        {QStringLiteral("host"), r.where},
+        {QStringLiteral("host key"), r.fingerprint},
+        {QStringLiteral("slurm"), r.slurmVersion},
+        {QStringLiteral("accounting"), r.accounting ? yesNo(*r.accounting) : QStringLiteral("unknown")},
+        {QStringLiteral("remote root"),
+         p.remoteRoot + QStringLiteral(" (writable: %1)").arg(yesNo(r.remoteRootWritable))}};
+    out(QStringLiteral("cluster %1\n").arg(p.name) +
+        formatTable({QStringLiteral("CHECK"), QStringLiteral("RESULT")}, summary));
+    QList<QStringList> partitions;
+    for (const remote::slurm::Partition &x : r.info.partitions)
+        partitions.append({x.name + (x.isDefault ? QStringLiteral("*") : QString()),
+                           x.up ? QStringLiteral("up") : QStringLiteral("down"),
+                           QString::number(x.nodes.size()),
+                           QStringLiteral("%1/%2").arg(x.cpusTotal - x.cpusIdle).arg(x.cpusTotal),
+                           QStringLiteral("%1/%2").arg(x.gpusUsed).arg(x.gpusTotal), x.timeLimit});
+    out(QStringLiteral("\n") +
+        formatTable({QStringLiteral("PARTITION"), QStringLiteral("STATE"), QStringLiteral("NODES"),
+                     QStringLiteral("CPUS USED"), QStringLiteral("GPUS USED"), QStringLiteral("TIME LIMIT")},
+                    partitions));
+    QList<QStringList> nodes;
+    for (const remote::slurm::Node &n : r.info.nodes)
+        nodes.append({n.name, n.state, n.partitions.join(QLatin1Char(',')),
+                      QStringLiteral("%1/%2").arg(n.cpusAllocated).arg(n.cpusTotal),
+                      QStringLiteral("%1/%2").arg(n.memoryAllocatedMb).arg(n.memoryMb),
+                      QStringLiteral("%1/%2").arg(n.gpusUsed).arg(n.gpusTotal)});
+    out(QStringLiteral("\n") +
+        formatTable({QStringLiteral("NODE"), QStringLiteral("STATE"), QStringLiteral("PARTITIONS"),
+                     QStringLiteral("CPUS"), QStringLiteral("MEMORY MB"), QStringLiteral("GPUS")},
+                    nodes));
+    if (r.setup)
+        out(QStringLiteral("\nsetup lines (exit %1):\n%2%3")
+                .arg(r.setup->exitStatus)
+                .arg(QString::fromUtf8(r.setup->out), QString::fromUtf8(r.setup->err)));
+}
+
+int test(const QStringList &rawArgs)
+{
+    const std::optional<Args> args = parse(rawArgs, true, {QStringLiteral("--accept-new-host-key")});
+    if (!args)
+        return kUsage;
+    int code = kOk;
+    const std::optional<ClusterProfile> p = load(QStringLiteral("test"), args->name, code);
+    if (!p)
+        return code;
+    const bool accept = args->flags.contains(QStringLiteral("--accept-new-host-key"));
+    const remote::ClusterReport report = remote::probeCluster(*p, terminalCallbacks(accept));
+    if (args->json)
+        printJson(reportJson(p->name, report));
+    else if (report.connected)
+        printReport(*p, report);
+    for (const QString &e : report.errors) {
+        QString line = QStringLiteral("orrery cluster test %1: %2\n").arg(p->name, e);
+        if (e.contains(QLatin1String("unknown host key")))
+            line += QStringLiteral(
+                "  if the fingerprint is right, rerun with --accept-new-host-key to record it\n");
+        err(line);
+    }
+    return report.ok() ? kOk : kFailed;
+}
+
+int removeCluster(const QStringList &rawArgs)
+{
+    const std::optional<Args> args = parse(rawArgs, true);
+    if (!args)
+        return kUsage;
+    if (!ProfileStore().remove(args->name)) {
+        err(QStringLiteral("orrery cluster remove: no cluster '%1'\n").arg(args->name));
+        return kFailed;
+    }
+    out(QStringLiteral("cluster '%1' removed\n").arg(args->name));
+    return kOk;
+}
+
+}  // namespace
+
+int runCluster(const QStringList &args)
+{
+    if (args.isEmpty())
+        return usage(QStringLiteral("missing a verb"));
+    const QString verb = args.front();
+    const QStringList rest = args.mid(1);
+    if (verb == QLatin1String("add"))
+        return add(rest);
+    if (verb == QLatin1String("list"))
+        return list(rest);
+    if (verb == QLatin1String("show"))
+        return show(rest);
+    if (verb == QLatin1String("test"))
+        return test(rest);
+    if (verb == QLatin1String("remove"))
+        return removeCluster(rest);
+    if (verb == QLatin1String("--help") || verb == QLatin1String("-h")) {
+        out(QString::fromUtf8(kClusterUsage));
+        return kOk;
+    }
+    return usage(QStringLiteral("unknown verb '%1'").arg(verb));
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+#include "orrery/remote/session.h"
+#include "orrery/remote/slurmparse.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <stdexcept>
+
+namespace orrery::remote {
+
+// A cluster as the user described it (ARCHITECTURE.md "Cluster profile"). Never a password or a
+// passphrase: keys are files or the agent, secrets are asked for when connecting.
+struct ClusterProfile {
+    QString name;
+    QString host;  // a host name, or a Host alias of ~/.ssh/config
+    int port = 0;  // 0: the SSH config's, else 22
+    QString user;
+    QString identityFile;  // empty: the agent, the SSH config's IdentityFile, ~/.ssh/id_*
+    QString knownHostsFile;  // empty: ~/.ssh/known_hosts
+    QString proxyJump;  // [user@]host[:port]
+    QString remoteRoot;  // run directories live under it, on the cluster's shared filesystem
+    QString partition;
+    QString account;
+    QStringList setup;  // shell lines run before the trainer (module load, conda activate)
+    QString trainerPath;  // empty: build orrery-train from the bundled source on the cluster
+
+    Endpoint endpoint() const;
+    QJsonObject toJson() const;
+    // Throws ProfileError naming what is wrong.
+    static ClusterProfile fromJson(const QJsonObject &json);
+};
+
+class ProfileError : public std::runtime_error {
+public:
+    explicit ProfileError(const QString &message) : std::runtime_error(message.toStdString()) { }
+    QString message() const { return QString::fromUtf8(what()); }
+};
+
+// The profiles of this user: one JSON file per cluster in <configDirectory()>/clusters/, the
+// directory 0700 and each file 0600, written atomically. Cheap to construct; every call reads or
+// writes the files, so two processes (CLI and GUI) see each other's changes. Not thread-safe
+// for writes to the same profile (last writer wins, never a torn file).
+class ProfileStore {
+public:
+    explicit ProfileStore(QString directory = defaultDirectory());
+    static QString defaultDirectory();
+
+    // Names are file names: letters, digits, '.', '_' and '-', not starting with '.' or '-'.
+    static bool isValidName(const QString &name);
+
+    QString directory() const { return m_directory; }
+    QString pathOf(const QString &name) const;
+    QList<ClusterProfile> list() const;  // sorted by name; throws ProfileError for a broken file
+    std::optional<ClusterProfile> find(const QString &name) const;
+    void save(const ClusterProfile &profile);  // throws ProfileError
+    bool remove(const QString &name);
+
+private:
+    QString m_directory;
+};
+
+// What `orrery cluster test` (and the GUI's "Test connection") reports about a cluster.
+struct ClusterReport {
+    bool connected = false;
+    QString where;  // user@host:port
+    QString fingerprint;
+    QString slurmVersion;
+    slurm::ClusterInfo info;
+    std::optional<bool> accounting;
+    bool remoteRootWritable = false;
+    QString remoteRootError;
+    std::optional<ExecResult> setup;  // what the setup lines printed (nullopt: none)
+    QStringList errors;  // each step that failed, with what to do
+
+    bool ok() const { return connected && errors.isEmpty(); }
+};
+
+// Connects with the profile and checks each part in turn; a failing step is recorded in `errors`
+// and the next one still runs where it can. Blocks; call from a worker thread or the CLI.
+ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks);
+
+}  // namespace orrery::remote

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+// Pure parsers of Slurm's command output: text in, structs or a clear error out. No I/O, no
+// state, safe from any thread; each has table tests (tests/unit/tst_slurmparse.cpp, real Slurm
+// 22.05 output captured from the fixture plus documented newer formats) and a libFuzzer target
+// (tests/fuzz/). Only Qt Core, so the fuzz build needs nothing else.
+//
+// The format strings are fixed here, next to their parsers: fields are separated by the ASCII
+// unit separator (0x1f), and only fields Slurm itself fills are asked for (no job names or
+// comments, which a user can fill with any byte, separator and newline included).
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace orrery::remote::slurm {
+
+template<typename T>
+struct Parsed {
+    T value{};
+    QString error;  // empty: parsed
+    bool ok() const { return error.isEmpty(); }
+};
+
+// `sbatch --parsable`: "<jobid>" or "<jobid>;<cluster>" (federated / multi-cluster setups).
+struct Submitted {
+    QString jobId;
+    QString cluster;
+};
+Parsed<Submitted> parseSbatch(const QByteArray &out);
+
+// "123", "123_4" (one array task), "123_[2-5%2]" (pending tasks squeue shows folded).
+bool isJobId(const QString &id);
+
+// `squeue -h -r -t all -o <squeueFormat()>`: one record per job or array task.
+struct Job {
+    QString jobId;  // "123" or "123_4"
+    QString arrayJobId;  // "123" (== jobId for a plain job)
+    QString arrayTaskId;  // "4"; empty for a plain job
+    QString state;  // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+    QString reason;  // None, Resources, JobArrayTaskLimit, JobHeldUser, ...
+    QString partition;
+    int nodes = 0;
+    QString nodeList;  // empty while pending
+    QString elapsed;  // as Slurm prints it: [days-]hours:minutes:seconds
+    QString timeLimit;  // UNLIMITED or as elapsed
+    QString gres;  // requested GRES ("gres:gpu:2", "gres/gpu:2" on 23.x); empty if none
+};
+QByteArray squeueFormat();
+Parsed<QList<Job>> parseSqueue(const QByteArray &out);
+
+// `sinfo -h -N -O <sinfoFormat()>`: one record per node and partition, folded into nodes and
+// partitions. Partitions (also each node's) come default first, then by name.
+struct Node {
+    QString name;
+    QStringList partitions;
+    QString state;  // idle, mixed, allocated, down, drained, ... (+ Slurm's suffixes like "*")
+    int cpusAllocated = 0;
+    int cpusIdle = 0;
+    int cpusTotal = 0;
+    qint64 memoryMb = 0;
+    qint64 memoryAllocatedMb = 0;
+    QString gres;  // configured, as Slurm prints it ("gpu:4", "gpu:a100:4(S:0-1)")
+    int gpusTotal = 0;
+    int gpusUsed = 0;
+};
+struct Partition {
+    QString name;
+    bool isDefault = false;
+    bool up = false;
+    QString timeLimit;  // "infinite", "30:00", "1-00:00:00"
+    QStringList nodes;
+    int cpusTotal = 0;
+    int cpusIdle = 0;
+    int gpusTotal = 0;
+    int gpusUsed = 0;
+};
+struct ClusterInfo {
+    QList<Node> nodes;
+    QList<Partition> partitions;
+};
+QByteArray sinfoFormat();
+Parsed<ClusterInfo> parseSinfo(const QByteArray &out);
+
+// The number of GPUs in a GRES string: "gpu:4" → 4, "gpu:a100:2(IDX:0-1),gpu:v100:1(IDX:3)" → 3,
+// "gpu:0", "(null)", "N/A", "" → 0. Other GRES (shard, mps) do not count.
+int gpuCount(const QString &gres);
+
+// `scontrol show job|node|partition -o`: one record per line of Key=Value pairs. A value runs
+// until the next " Key=" (so values with spaces, like Reason, survive).
+using Record = QHash<QString, QString>;
+Parsed<QList<Record>> parseScontrol(const QByteArray &out);
+
+// `sacct -n -P -X -o <sacctFormat()>`.
+struct Accounting {
+    QString jobId;
+    QString state;  // "CANCELLED by 0" is folded to CANCELLED
+    int exitCode = 0;
+    int signal = 0;
+    QString elapsed;
+};
+QByteArray sacctFormat();
+Parsed<QList<Accounting>> parseSacct(const QByteArray &out);
+
+// `sinfo -V` / `sbatch -V`: "slurm 22.05.8", "slurm-wlm 22.05.8", "slurm 24.11.0-1" → "22.05.8".
+Parsed<QString> parseVersion(const QByteArray &out);
+
+}  // namespace orrery::remote::slurm

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/remote/profile.h"
+
+#include "orrery/core/paths.h"
+#include "orrery/remote/connection.h"
+#include "orrery/remote/shell.h"
+#include "orrery/remote/slurm.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QUuid>
+
+namespace orrery::remote {
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+QString text(const QJsonObject &json, const char *key)
+{
+    const QJsonValue v = json.value(QLatin1String(key));
+    if (!v.isUndefined() && !v.isNull() && !v.isString())
+        throw ProfileError(QStringLiteral("'%1' must be a string").arg(QLatin1String(key)));
+    return v.toString();
+}
+
+}  // namespace
+
+Endpoint ClusterProfile::endpoint() const
+{
+    Endpoint e;
+    e.host = host;
+    e.port = port;
+    e.user = user;
+    e.identityFile = identityFile;
+    e.knownHostsFile = knownHostsFile;
+    e.proxyJump = proxyJump;
+    return e;
+}
+
+QJsonObject ClusterProfile::toJson() const
+{
+    QJsonObject json{{QStringLiteral("version"), kFormatVersion},
+                     {QStringLiteral("name"), name},
+                     {QStringLiteral("host"), host}};
+    auto put = [&](const char *key, const QString &value) {
+        if (!value.isEmpty())
+            json.insert(QLatin1String(key), value);
+    };
+    if (port > 0)
+        json.insert(QStringLiteral("port"), port);
+    put("user", user);
+    put("identity_file", identityFile);
+    put("known_hosts", knownHostsFile);
+    put("proxy_jump", proxyJump);
+    put("remote_root", remoteRoot);
+    put("partition", partition);
+    put("account", account);
+    if (!setup.isEmpty())
+        json.insert(QStringLiteral("setup"), QJsonArray::fromStringList(setup));
+    json.insert(QStringLiteral("trainer"),
+                trainerPath.isEmpty() ? QJsonObject{{QStringLiteral("mode"), QStringLiteral("build")}}
+                                      : QJsonObject{{QStringLiteral("mode"), QStringLiteral("path")},
+                                                    {QStringLiteral("path"), trainerPath}});
+    return json;
+}
+
+ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
+{
+    for (auto it = json.begin(); it != json.end(); ++it)
+        if (it.key().contains(QLatin1String("password"), Qt::CaseInsensitive) ||
+            it.key().contains(QLatin1String("passphrase"), Qt::CaseInsensitive))
+            throw ProfileError(
+                QStringLiteral("'%1': profiles never hold secrets; remove it (Orrery asks when "
+                               "connecting, or use ssh-agent)")
+                    .arg(it.key()));
+    if (json.value(QStringLiteral("version")).toInt(kFormatVersion) != kFormatVersion)
+        throw ProfileError(QStringLiteral("format version %1 is not supported (this Orrery reads %2)")
+                               .arg(json.value(QStringLiteral("version")).toInt())
+                               .arg(kFormatVersion));
+    ClusterProfile p;
+    p.name = text(json, "name");
+    p.host = text(json, "host");
+    if (p.host.isEmpty())
+        throw ProfileError(QStringLiteral("'host' is missing"));
+    const QJsonValue port = json.value(QStringLiteral("port"));
+    if (!port.isUndefined() && (!port.isDouble() || port.toInt() < 1 || port.toInt() > 65535))
+        throw ProfileError(QStringLiteral("'port' must be a number from 1 to 65535"));
+    p.port = port.toInt(0);
+    p.user = text(json, "user");
+    p.identityFile = text(json, "identity_file");
+    p.knownHostsFile = text(json, "known_hosts");
+    p.proxyJump = text(json, "proxy_jump");
+    p.remoteRoot = text(json, "remote_root");
+    p.partition = text(json, "partition");
+    p.account = text(json, "account");
+    const QJsonValue setup = json.value(QStringLiteral("setup"));
+    if (!setup.isUndefined()) {
+        if (!setup.isArray())
+            throw ProfileError(QStringLiteral("'setup' must be a list of lines"));
+        for (const QJsonValue &line : setup.toArray()) {
+            if (!line.isString())
+                throw ProfileError(QStringLiteral("'setup' must be a list of lines"));
+            p.setup.append(line.toString());
+        }
+    }
+    const QJsonObject trainer = json.value(QStringLiteral("trainer")).toObject();
+    const QString mode = trainer.value(QStringLiteral("mode")).toString(QStringLiteral("build"));
+    if (mode == QLatin1String("path")) {
+        p.trainerPath = trainer.value(QStringLiteral("path")).toString();
+        if (p.trainerPath.isEmpty())
+            throw ProfileError(QStringLiteral("trainer mode 'path' needs a 'path'"));
+    } else if (mode != QLatin1String("build")) {
+        throw ProfileError(QStringLiteral("trainer mode must be 'build' or 'path', not '%1'").arg(mode));
+    }
+    return p;
+}
+
+ProfileStore::ProfileStore(QString directory) : m_directory(std::move(directory))
+{ }
+
+QString ProfileStore::defaultDirectory()
+{
+    return QDir(core::configDirectory()).filePath(QStringLiteral("clusters"));
+}
+
+bool ProfileStore::isValidName(const QString &name)
+{
+    static const QRegularExpression pattern(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$"));
+    return pattern.match(name).hasMatch();
+}
+
+QString ProfileStore::pathOf(const QString &name) const
+{
+    return QDir(m_directory).filePath(name + QStringLiteral(".json"));
+}
+
+std::optional<ClusterProfile> ProfileStore::find(const QString &name) const
+{
+    if (!isValidName(name))
+        return std::nullopt;
+    QFile file(pathOf(name));
+    if (!file.exists())
+        return std::nullopt;
+    if (!file.open(QIODevice::ReadOnly))
+        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), file.errorString()));
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &error);
+    if (!doc.isObject())
+        throw ProfileError(QStringLiteral("%1: not a JSON object (%2 at byte %3)")
+                               .arg(file.fileName(), error.errorString())
+                               .arg(error.offset));
+    try {
+        ClusterProfile profile = ClusterProfile::fromJson(doc.object());
+        profile.name = name;  // the file name is the name
+        return profile;
+    } catch (const ProfileError &e) {
+        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), e.message()));
+    }
+}
+
+QList<ClusterProfile> ProfileStore::list() const
+{
+    QList<ClusterProfile> result;
+    const QStringList files =
+        QDir(m_directory).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+    for (const QString &file : files) {
+        const QString name = file.chopped(5);
+        if (isValidName(name))
+            if (std::optional<ClusterProfile> p = find(name))
+                result.append(*p);
+    }
+    return result;
+}
+
+void ProfileStore::save(const ClusterProfile &profile)
+{
+    if (!isValidName(profile.name))
+        throw ProfileError(QStringLiteral("'%1' is not a valid cluster name (letters, digits, '.', '_', '-'; "
+                                          "not starting with '.' or '-')")
+                               .arg(profile.name));
+    ClusterProfile::fromJson(profile.toJson());  // the same checks as on reading
+    if (!QDir().mkpath(m_directory))
+        throw ProfileError(QStringLiteral("cannot create %1").arg(m_directory));
+    QFile::setPermissions(m_directory, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    QSaveFile file(pathOf(profile.name));
+    // QSaveFile's temporary file takes these permissions before anything is written to it.
+    if (!file.open(QIODevice::WriteOnly) || !file.setPermissions(QFile::ReadOwner | QFile::WriteOwner))
+        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), file.errorString()));
+    file.write(QJsonDocument(profile.toJson()).toJson(QJsonDocument::Indented));
+    if (!file.commit())
+        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), file.errorString()));
+}
+
+bool ProfileStore::remove(const QString &name)
+{
+    return isValidName(name) && QFile::remove(pathOf(name));
+}
+
+ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks)
+{
+    ClusterReport report;
+    ConnectionOptions options;
+    options.reconnectAttempts = 1;  // a test reports what is wrong; it does not wait it out
+    Connection connection(profile.endpoint(), callbacks, options);
+    auto step = [&](const QString &what, auto body) {
+        try {
+            body();
+        } catch (const RemoteError &e) {
+            report.errors.append(QStringLiteral("%1: %2").arg(what, e.message()));
+        } catch (const std::exception &e) {
+            report.errors.append(QStringLiteral("%1: %2").arg(what, QString::fromUtf8(e.what())));
+        }
+    };
+    try {
+        connection
+            .run([&](Session &s) {
+                report.where = s.where();
+                report.fingerprint = s.serverFingerprint();
+            })
+            .waitForFinished();
+        report.connected = true;
+    } catch (const RemoteError &e) {
+        report.errors.append(e.message());
+        return report;
+    }
+
+    SlurmClient slurm(connection);
+    step(QStringLiteral("Slurm version (sinfo -V)"), [&] { report.slurmVersion = slurm.version(); });
+    step(QStringLiteral("partitions and nodes (sinfo)"), [&] { report.info = slurm.clusterInfo(); });
+    step(QStringLiteral("accounting (sacct)"), [&] { report.accounting = slurm.hasAccounting(); });
+
+    if (profile.remoteRoot.isEmpty()) {
+        report.remoteRootError = QStringLiteral("no remote_root in the profile");
+        report.errors.append(
+            QStringLiteral("remote root: set one with `orrery cluster add ... --remote-root DIR`"));
+    } else {
+        try {
+            // Writable means: we can create it and put a file in it (then take the file away).
+            connection
+                .run([&](Session &s) {
+                    s.makeDirectories(profile.remoteRoot);
+                    const QString probe = profile.remoteRoot + QStringLiteral("/.orrery-write-test-") +
+                        QUuid::createUuid().toString(QUuid::Id128);
+                    s.writeFile(probe, "ok\n", 0600);
+                    s.remove(probe);
+                })
+                .waitForFinished();
+            report.remoteRootWritable = true;
+        } catch (const RemoteError &e) {
+            report.remoteRootError = e.message();
+            report.errors.append(
+                QStringLiteral("remote root %1 is not writable: %2").arg(profile.remoteRoot, e.message()));
+        }
+    }
+
+    if (!profile.setup.isEmpty()) {
+        step(QStringLiteral("setup lines"), [&] {
+            // The setup lines are shell by design (the user wrote them to be run); they are one
+            // quoted argument of `bash -c`, so nothing else is interpreted around them.
+            const QList<QByteArray> argv{"bash", "-c", profile.setup.join(QLatin1Char('\n')).toUtf8()};
+            report.setup = connection.exec(commandLine(argv), std::chrono::minutes(2)).result();
+            if (report.setup->exitStatus != 0)
+                report.errors.append(QStringLiteral("setup lines exited with status %1: %2")
+                                         .arg(report.setup->exitStatus)
+                                         .arg(QString::fromUtf8(report.setup->err).trimmed()));
+        });
+    }
+    return report;
+}
+
+}  // namespace orrery::remote

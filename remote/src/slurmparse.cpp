@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/remote/slurmparse.h"
+
+#include <QRegularExpression>
+#include <QSet>
+
+#include <algorithm>
+#include <limits>
+
+namespace orrery::remote::slurm {
+
+namespace {
+
+constexpr char kSep = '\x1f';
+
+// Lines of `out` without the empty ones (a trailing newline, blank lines between records).
+QList<QByteArray> lines(const QByteArray &out)
+{
+    QList<QByteArray> result;
+    for (QByteArray line : out.split('\n')) {
+        if (line.endsWith('\r'))
+            line.chop(1);
+        if (!line.trimmed().isEmpty())
+            result.append(line);
+    }
+    return result;
+}
+
+// Splits a record into exactly `count` fields; a trailing separator (sinfo -O puts one after
+// every field) is allowed.
+bool splitFields(const QByteArray &line, qsizetype count, QStringList &fields)
+{
+    QList<QByteArray> parts = line.split(kSep);
+    if (parts.size() == count + 1 && parts.last().isEmpty())
+        parts.removeLast();
+    if (parts.size() != count)
+        return false;
+    fields.clear();
+    for (const QByteArray &part : parts)
+        fields.append(QString::fromUtf8(part).trimmed());
+    return true;
+}
+
+QString lineError(int number, const QString &what, const QByteArray &line)
+{
+    return QStringLiteral("line %1: %2: %3").arg(number).arg(what, QString::fromUtf8(line.left(200)));
+}
+
+bool toInt(const QString &text, int &value)
+{
+    bool ok = false;
+    value = text.toInt(&ok);
+    return ok && value >= 0;
+}
+
+// Memory as sinfo prints it: MB, sometimes with a unit suffix on newer versions.
+bool toMegabytes(const QString &text, qint64 &value)
+{
+    static const QRegularExpression pattern(QStringLiteral("^(\\d+)([MGT]?)$"));
+    const QRegularExpressionMatch m = pattern.match(text);
+    if (!m.hasMatch())
+        return false;
+    bool ok = false;
+    value = m.captured(1).toLongLong(&ok);
+    if (!ok)
+        return false;
+    const QString unit = m.captured(2);
+    if (unit == QLatin1String("G"))
+        value *= 1024;
+    else if (unit == QLatin1String("T"))
+        value *= 1024 * 1024;
+    return true;
+}
+
+QString orEmpty(const QString &value)
+{
+    return value == QLatin1String("N/A") || value == QLatin1String("(null)") ? QString() : value;
+}
+
+}  // namespace
+
+Parsed<Submitted> parseSbatch(const QByteArray &out)
+{
+    const QList<QByteArray> all = lines(out);
+    if (all.isEmpty())
+        return {{}, QStringLiteral("sbatch printed no job id")};
+    // The id is the last line; sbatch may print warnings to stdout before it on some sites.
+    const QString last = QString::fromUtf8(all.last()).trimmed();
+    Submitted s;
+    s.jobId = last.section(QLatin1Char(';'), 0, 0);
+    s.cluster = last.section(QLatin1Char(';'), 1);
+    static const QRegularExpression id(QStringLiteral("^\\d+$"));
+    if (!id.match(s.jobId).hasMatch())
+        return {{}, QStringLiteral("sbatch printed '%1', not a job id").arg(last.left(200))};
+    return {s, {}};
+}
+
+bool isJobId(const QString &id)
+{
+    static const QRegularExpression pattern(QStringLiteral("^\\d+(_(\\d+|\\[[0-9,%\\-]+\\]))?$"));
+    return pattern.match(id).hasMatch();
+}
+
+QByteArray squeueFormat()
+{
+    // %i id, %F array job id, %K array task id, %T state, %r reason, %P partition, %D nodes,
+    // %N node list, %M elapsed, %l time limit, %b GRES. No %j: see the header.
+    QByteArray format;
+    for (const char *field : {"%i", "%F", "%K", "%T", "%r", "%P", "%D", "%N", "%M", "%l", "%b"}) {
+        if (!format.isEmpty())
+            format.append(kSep);
+        format.append(field);
+    }
+    return format;
+}
+
+Parsed<QList<Job>> parseSqueue(const QByteArray &out)
+{
+    Parsed<QList<Job>> result;
+    int number = 0;
+    QStringList f;
+    for (const QByteArray &line : lines(out)) {
+        ++number;
+        if (!splitFields(line, 11, f))
+            return {{}, lineError(number, QStringLiteral("expected 11 fields"), line)};
+        Job job;
+        job.jobId = f[0];
+        job.arrayJobId = f[1];
+        job.arrayTaskId = orEmpty(f[2]);
+        job.state = f[3];
+        job.reason = f[4];
+        job.partition = f[5];
+        job.nodeList = f[7];
+        job.elapsed = f[8];
+        job.timeLimit = f[9];
+        job.gres = orEmpty(f[10]);
+        if (!isJobId(job.jobId) || !isJobId(job.arrayJobId))
+            return {{}, lineError(number, QStringLiteral("not a job id"), line)};
+        if (!toInt(f[6], job.nodes))
+            return {{}, lineError(number, QStringLiteral("node count is not a number"), line)};
+        if (job.state.isEmpty())
+            return {{}, lineError(number, QStringLiteral("no job state"), line)};
+        result.value.append(job);
+    }
+    return result;
+}
+
+int gpuCount(const QString &gres)
+{
+    int total = 0;
+    // Items are separated by commas, but a comma may also occur inside "(IDX:0,2)".
+    int depth = 0;
+    QString item;
+    auto finish = [&]() {
+        QString name = item.section(QLatin1Char('('), 0, 0).trimmed();
+        if (name.startsWith(QLatin1String("gres:")) || name.startsWith(QLatin1String("gres/")))
+            name = name.mid(5);
+        const QStringList parts = name.split(QLatin1Char(':'));
+        if (parts.size() >= 2 &&
+            (parts[0] == QLatin1String("gpu") || parts[0].startsWith(QLatin1String("gpu/")))) {
+            bool ok = false;
+            const int n = parts.last().toInt(&ok);
+            if (ok && n > 0 && total <= std::numeric_limits<int>::max() - n)
+                total += n;
+        }
+        item.clear();
+    };
+    for (const QChar c : gres) {
+        if (c == QLatin1Char('('))
+            ++depth;
+        else if (c == QLatin1Char(')'))
+            depth = std::max(0, depth - 1);
+        if (c == QLatin1Char(',') && depth == 0)
+            finish();
+        else
+            item.append(c);
+    }
+    finish();
+    return total;
+}
+
+QByteArray sinfoFormat()
+{
+    QByteArray format;
+    for (const char *field : {"NodeList", "Partition", "Available", "StateLong", "CPUsState", "Memory",
+                              "AllocMem", "Gres", "GresUsed", "Time"}) {
+        if (!format.isEmpty())
+            format.append(',');
+        // ":0" = no padding; the separator is each field's suffix.
+        format.append(field).append(":0").append(kSep);
+    }
+    return format;
+}
+
+Parsed<ClusterInfo> parseSinfo(const QByteArray &out)
+{
+    ClusterInfo info;
+    QHash<QString, qsizetype> nodeIndex;
+    QHash<QString, qsizetype> partitionIndex;
+    int number = 0;
+    QStringList f;
+    for (const QByteArray &line : lines(out)) {
+        ++number;
+        if (!splitFields(line, 10, f))
+            return {{}, lineError(number, QStringLiteral("expected 10 fields"), line)};
+        const QString nodeName = f[0];
+        QString partitionName = f[1];
+        if (nodeName.isEmpty() || partitionName.isEmpty())
+            return {{}, lineError(number, QStringLiteral("no node or partition name"), line)};
+        const bool isDefault = partitionName.endsWith(QLatin1Char('*'));
+        if (isDefault)
+            partitionName.chop(1);
+
+        // CPUsState: allocated/idle/other/total.
+        const QStringList cpus = f[4].split(QLatin1Char('/'));
+        int cpuValues[4] = {0, 0, 0, 0};
+        if (cpus.size() != 4)
+            return {{}, lineError(number, QStringLiteral("CPU state is not A/I/O/T"), line)};
+        for (int i = 0; i < 4; ++i)
+            if (!toInt(cpus[i], cpuValues[i]))
+                return {{}, lineError(number, QStringLiteral("CPU state is not A/I/O/T"), line)};
+        Node node;
+        node.name = nodeName;
+        node.state = f[3];
+        node.cpusAllocated = cpuValues[0];
+        node.cpusIdle = cpuValues[1];
+        node.cpusTotal = cpuValues[3];
+        if (!toMegabytes(f[5], node.memoryMb) || !toMegabytes(f[6], node.memoryAllocatedMb))
+            return {{}, lineError(number, QStringLiteral("memory is not a number"), line)};
+        node.gres = orEmpty(f[7]);
+        node.gpusTotal = gpuCount(node.gres);
+        node.gpusUsed = gpuCount(orEmpty(f[8]));
+
+        if (!nodeIndex.contains(nodeName)) {
+            nodeIndex.insert(nodeName, info.nodes.size());
+            info.nodes.append(node);
+        }
+        Node &known = info.nodes[nodeIndex.value(nodeName)];
+        if (!known.partitions.contains(partitionName))
+            known.partitions.append(partitionName);
+
+        if (!partitionIndex.contains(partitionName)) {
+            partitionIndex.insert(partitionName, info.partitions.size());
+            Partition p;
+            p.name = partitionName;
+            p.up = f[2] == QLatin1String("up");
+            p.timeLimit = f[9];
+            info.partitions.append(p);
+        }
+        Partition &p = info.partitions[partitionIndex.value(partitionName)];
+        p.isDefault = p.isDefault || isDefault;
+        if (!p.nodes.contains(nodeName)) {
+            p.nodes.append(nodeName);
+            p.cpusTotal += node.cpusTotal;
+            p.cpusIdle += node.cpusIdle;
+            p.gpusTotal += node.gpusTotal;
+            p.gpusUsed += node.gpusUsed;
+        }
+    }
+    // `sinfo -N` lists a node's partitions in no fixed order (seen on 22.05: "debug" before or
+    // after "gpu*" from one call to the next): the default partition first, then by name.
+    QSet<QString> defaults;
+    for (const Partition &p : std::as_const(info.partitions))
+        if (p.isDefault)
+            defaults.insert(p.name);
+    auto before = [&](const QString &a, const QString &b) {
+        const bool da = defaults.contains(a);
+        const bool db = defaults.contains(b);
+        return da != db ? da : a < b;
+    };
+    std::sort(info.partitions.begin(), info.partitions.end(),
+              [&](const Partition &a, const Partition &b) { return before(a.name, b.name); });
+    for (Node &n : info.nodes)
+        std::sort(n.partitions.begin(), n.partitions.end(), before);
+    return {info, {}};
+}
+
+Parsed<QList<Record>> parseScontrol(const QByteArray &out)
+{
+    Parsed<QList<Record>> result;
+    // A key: letters, digits and Slurm's "/", ":", "." and "_" (CPUs/Task, AllocNode:Sid).
+    static const QRegularExpression key(QStringLiteral("(?:^|\\s)([A-Za-z][A-Za-z0-9/:._]*)="));
+    int number = 0;
+    for (const QByteArray &raw : lines(out)) {
+        ++number;
+        const QString line = QString::fromUtf8(raw);
+        if (line.startsWith(QLatin1String("No ")) || line.contains(QLatin1String(" not found")))
+            continue;  // "No jobs in the system", "Job 7 not found" are not records
+        Record record;
+        QRegularExpressionMatchIterator it = key.globalMatch(line);
+        QString name;
+        qsizetype valueStart = -1;
+        while (it.hasNext()) {
+            const QRegularExpressionMatch m = it.next();
+            if (!name.isEmpty())
+                record.insert(name, line.mid(valueStart, m.capturedStart(0) - valueStart).trimmed());
+            name = m.captured(1);
+            valueStart = m.capturedEnd(0);
+        }
+        if (name.isEmpty())
+            return {{}, lineError(number, QStringLiteral("no Key=Value pairs"), raw)};
+        record.insert(name, line.mid(valueStart).trimmed());
+        result.value.append(record);
+    }
+    return result;
+}
+
+QByteArray sacctFormat()
+{
+    return QByteArrayLiteral("JobID,State,ExitCode,Elapsed");
+}
+
+Parsed<QList<Accounting>> parseSacct(const QByteArray &out)
+{
+    Parsed<QList<Accounting>> result;
+    int number = 0;
+    for (const QByteArray &raw : lines(out)) {
+        ++number;
+        // -P: '|' between fields; none of these four can contain it.
+        const QList<QByteArray> f = raw.split('|');
+        if (f.size() != 4)
+            return {{}, lineError(number, QStringLiteral("expected 4 fields"), raw)};
+        Accounting a;
+        a.jobId = QString::fromUtf8(f[0]).trimmed();
+        a.state = QString::fromUtf8(f[1]).trimmed().section(QLatin1Char(' '), 0, 0);
+        const QString exit = QString::fromUtf8(f[2]).trimmed();
+        a.elapsed = QString::fromUtf8(f[3]).trimmed();
+        static const QRegularExpression jobStep(QStringLiteral("^\\d+(_\\d+)?(\\.[A-Za-z0-9+]+)?$"));
+        if (!jobStep.match(a.jobId).hasMatch())
+            return {{}, lineError(number, QStringLiteral("not a job id"), raw)};
+        if (!toInt(exit.section(QLatin1Char(':'), 0, 0), a.exitCode) ||
+            !toInt(exit.section(QLatin1Char(':'), 1, 1), a.signal) || exit.count(QLatin1Char(':')) != 1)
+            return {{}, lineError(number, QStringLiteral("exit code is not N:S"), raw)};
+        if (a.state.isEmpty())
+            return {{}, lineError(number, QStringLiteral("no job state"), raw)};
+        result.value.append(a);
+    }
+    return result;
+}
+
+Parsed<QString> parseVersion(const QByteArray &out)
+{
+    static const QRegularExpression pattern(QStringLiteral("^slurm(?:-wlm)?\\s+(\\d+\\.\\d+\\.\\d+)"));
+    const QRegularExpressionMatch m = pattern.match(QString::fromUtf8(out).trimmed());
+    if (!m.hasMatch())
+        return {{},
+                QStringLiteral("not a Slurm version: '%1'").arg(QString::fromUtf8(out.left(100)).trimmed())};
+    return {m.captured(1), {}};
+}
+
+}  // namespace orrery::remote::slurm

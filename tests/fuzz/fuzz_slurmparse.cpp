@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer targets for the Slurm parsers (remote/src/slurmparse.cpp): one executable per parser,
+// chosen by ORRERY_FUZZ_PARSER at compile time. Besides "no crash, no leak, no UB" each checks
+// what a caller relies on: a parsed result is consistent, an error is never empty.
+#include "orrery/remote/slurmparse.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+namespace slurm = orrery::remote::slurm;
+
+namespace {
+
+void check(bool condition)
+{
+    if (!condition)
+        std::abort();
+}
+
+template<typename T>
+void checkResult(const slurm::Parsed<T> &r)
+{
+    // ok() is defined by an empty error; a failure must say why.
+    check(r.ok() == r.error.isEmpty());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const QByteArray input(reinterpret_cast<const char *>(data), static_cast<qsizetype>(size));
+#if ORRERY_FUZZ_PARSER == 1
+    const auto r = slurm::parseSbatch(input);
+    checkResult(r);
+    if (r.ok())
+        check(slurm::isJobId(r.value.jobId));
+#elif ORRERY_FUZZ_PARSER == 2
+    const auto r = slurm::parseSqueue(input);
+    checkResult(r);
+    for (const slurm::Job &j : r.value)
+        check(slurm::isJobId(j.jobId) && j.nodes >= 0 && !j.state.isEmpty());
+#elif ORRERY_FUZZ_PARSER == 3
+    const auto r = slurm::parseSinfo(input);
+    checkResult(r);
+    for (const slurm::Partition &p : r.value.partitions)
+        check(p.gpusTotal >= 0 && p.gpusUsed >= 0 && !p.nodes.isEmpty());
+    for (const slurm::Node &n : r.value.nodes)
+        check(!n.partitions.isEmpty() && n.gpusTotal >= 0);
+#elif ORRERY_FUZZ_PARSER == 4
+    const auto r = slurm::parseScontrol(input);
+    checkResult(r);
+    for (const slurm::Record &record : r.value)
+        check(!record.isEmpty());
+#elif ORRERY_FUZZ_PARSER == 5
+    const auto r = slurm::parseSacct(input);
+    checkResult(r);
+    for (const slurm::Accounting &a : r.value)
+        check(a.exitCode >= 0 && a.signal >= 0);
+#elif ORRERY_FUZZ_PARSER == 6
+    const auto r = slurm::parseVersion(input);
+    checkResult(r);
+    check(slurm::gpuCount(QString::fromUtf8(input)) >= 0);
+    slurm::isJobId(QString::fromUtf8(input));
+#else
+#error "ORRERY_FUZZ_PARSER must name a parser (1-6)"
+#endif
+    return 0;
+}

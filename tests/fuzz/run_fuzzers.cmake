@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Builds the Slurm parser fuzz targets with clang (a project of its own, tests/fuzz/) and runs each
+# briefly from its seed corpus (real Slurm 22.05 output). A crash, leak, UB or failed check fails.
+# cmake -DCLANGXX=... -DSOURCE_DIR=<tests/fuzz> -DBINARY_DIR=... -DGENERATOR=... [-DSECONDS=2]
+#       [-DLAUNCHER=ccache] -P run_fuzzers.cmake
+if(NOT SECONDS)
+  set(SECONDS 2)
+endif()
+set(_launcher "")
+if(LAUNCHER)
+  set(_launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
+  -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${_launcher}
+  COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
+foreach(_name sbatch squeue sinfo scontrol sacct version)
+  # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
+  set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
+  file(REMOVE_RECURSE "${_corpus}")
+  file(MAKE_DIRECTORY "${_corpus}")
+  file(GLOB _seeds "${SOURCE_DIR}/corpus/${_name}/*")
+  if(_seeds)
+    file(COPY ${_seeds} DESTINATION "${_corpus}")
+  endif()
+  execute_process(COMMAND "${BINARY_DIR}/fuzz_${_name}" -max_total_time=${SECONDS} -timeout=10
+      -rss_limit_mb=2048 -print_final_stats=1 "${_corpus}"
+    WORKING_DIRECTORY "${BINARY_DIR}"
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  string(REGEX MATCH "stat::number_of_executed_units: *[0-9]+" _runs "${_out}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "fuzz_${_name} failed (${_rc}); the crashing input is in ${BINARY_DIR}:\n${_out}")
+  endif()
+  message(STATUS "fuzz_${_name}: ok (${_runs})")
+endforeach()
