@@ -37,6 +37,13 @@ std::vector<KeySpec> makeSchema()
          0,
          0,
          {}},
+        {"model.patch",
+         Type::Int,
+         I(2),
+         "patch size: frames are folded into p x p patches first (1, 2 or 4); 2 = 4x less compute than 1",
+         1,
+         4,
+         {}},
         {"model.res_blocks", Type::Int, I(1), "ResBlocks per level", 1, 8, {}},
         {"model.attn_levels",
          Type::String,
@@ -470,10 +477,11 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
                               " does not exist (model.channel_mult has " + std::to_string(mult.size()) +
                               " levels)");
     const I size = cfg.i("data.size");
-    if (size % (I(1) << (mult.size() - 1)) != 0)
+    const I divisor = (I(1) << (mult.size() - 1)) * cfg.i("model.patch");
+    if (size % divisor != 0)
         throw ConfigError("data.size " + std::to_string(size) + " must be divisible by " +
-                          std::to_string(I(1) << (mult.size() - 1)) +
-                          " (one halving per level of model.channel_mult)");
+                          std::to_string(divisor) +
+                          " (model.patch x one halving per level of model.channel_mult)");
     if (cfg.i("model.channels") % 8 != 0)
         throw ConfigError("model.channels must be a multiple of 8 (GroupNorm groups)");
     return cfg;

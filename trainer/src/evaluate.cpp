@@ -3,6 +3,7 @@
 
 #include "flow.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -18,35 +19,46 @@ constexpr std::uint64_t kSampleNoise = 1ull << 51;
 
 ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double expectedFill)
 {
-    const auto clip = ((clipIn.detach().to(torch::kFloat32).cpu().clamp(-1, 1) + 1) / 2)
-                          .contiguous();  // [3,T,H,W] in [0,1]
+    // Plain loops over the pixels: a few thousand per frame, where tensor ops would cost more in
+    // dispatch than in work.
+    const auto clip = clipIn.detach().to(torch::kFloat32).cpu().contiguous();  // [3, T, H, W] in [-1, 1]
+    const auto acc = clip.accessor<float, 4>();
     const auto frames = clip.size(1), h = clip.size(2), w = clip.size(3);
-    const auto mask = std::get<0>(clip.max(0)) > 0.3;  // [T,H,W]: the background is black
     const float *target = kPalette[colourOf(label)];
     std::vector<double> areas, fills, cx, cy;
     double colourErr = 0;
     int present = 0;
     const double minArea = double(h * w) * 0.005, maxArea = double(h * w) * 0.5;
     for (std::int64_t f = 0; f < frames; ++f) {
-        const auto m = mask[f];
-        const double area = m.sum().item<double>();
+        double area = 0, sx = 0, sy = 0, col[3] = {0, 0, 0};
+        std::int64_t x0 = w, x1 = -1, y0 = h, y1 = -1;
+        for (std::int64_t y = 0; y < h; ++y)
+            for (std::int64_t x = 0; x < w; ++x) {
+                float v[3];
+                for (int ch = 0; ch < 3; ++ch)
+                    v[ch] = (std::clamp(acc[ch][f][y][x], -1.f, 1.f) + 1.f) / 2.f;
+                if (std::max({v[0], v[1], v[2]}) <= 0.3f)  // the background is black
+                    continue;
+                area += 1;
+                sx += double(x);
+                sy += double(y);
+                for (int ch = 0; ch < 3; ++ch)
+                    col[ch] += v[ch];
+                x0 = std::min(x0, x);
+                x1 = std::max(x1, x);
+                y0 = std::min(y0, y);
+                y1 = std::max(y1, y);
+            }
         if (area < minArea || area > maxArea)
             continue;
         ++present;
-        const auto idx = m.nonzero().to(torch::kFloat32);  // [N, 2] (y, x)
-        const auto lo = std::get<0>(idx.min(0)), hi = std::get<0>(idx.max(0));
-        const double bbox = (hi[0].item<double>() - lo[0].item<double>() + 1) *
-            (hi[1].item<double>() - lo[1].item<double>() + 1);
-        fills.push_back(area / bbox);
+        fills.push_back(area / double((x1 - x0 + 1) * (y1 - y0 + 1)));
         areas.push_back(area);
-        const auto centre = idx.mean(0);
-        cy.push_back(centre[0].item<double>());
-        cx.push_back(centre[1].item<double>());
-        const auto colour =
-            clip.select(1, f).masked_select(m.unsqueeze(0).expand({3, h, w})).view({3, -1}).mean(1);
+        cx.push_back(sx / area);
+        cy.push_back(sy / area);
         double e = 0;
         for (int ch = 0; ch < 3; ++ch)
-            e += std::pow(colour[ch].item<double>() - target[ch], 2);
+            e += std::pow(col[ch] / area - double(target[ch]), 2);
         colourErr += std::sqrt(e);
     }
     ClipQuality q;

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -27,6 +28,7 @@ constexpr const char *kUsage =
     "usage: orrery-train [--config FILE] [--set KEY=VALUE]... --run-dir DIR [--resume auto] [--nproc N]\n"
     "       orrery-train --print-schema [--json]\n"
     "       orrery-train --check-config [--config FILE] [--set KEY=VALUE]...\n"
+    "       orrery-train --inspect CHECKPOINT\n"
     "       orrery-train --version [--json]\n"
     "\n"
     "  --config FILE      a YAML file of settings (see --print-schema); defaults: the tiny model\n"
@@ -37,6 +39,7 @@ constexpr const char *kUsage =
     "  --stop-at-step N   stop after step N with a checkpoint, as if preempted (for tests)\n"
     "  --print-schema     every setting with its type, default and meaning (--json for tools)\n"
     "  --check-config     validate the settings and print them resolved, then exit\n"
+    "  --inspect FILE     a checkpoint's step and every tensor's shape, sum and norm (JSON)\n"
     "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
     "\n"
     "Distributed: under srun the ranks come from SLURM_PROCID/SLURM_NTASKS; otherwise from\n"
@@ -97,6 +100,11 @@ int launch(int nproc, const std::vector<std::string> &args)
     argv.push_back(nullptr);
     for (int rank = 0; rank < nproc; ++rank) {
         std::vector<std::string> env = base;
+        // N ranks on one machine share its cores (torchrun sets 1 thread; we split them).
+        if (!std::getenv("OMP_NUM_THREADS"))
+            env.push_back(
+                "OMP_NUM_THREADS=" +
+                std::to_string(std::max(1u, std::thread::hardware_concurrency() / unsigned(nproc))));
         env.push_back("RANK=" + std::to_string(rank));
         env.push_back("LOCAL_RANK=" + std::to_string(rank));
         env.push_back("WORLD_SIZE=" + std::to_string(nproc));
@@ -147,7 +155,7 @@ int main(int argc, char **argv)
 {
     using namespace orrery::train;
     bool version = false, json = false, printSchema = false, checkConfig = false;
-    std::string configPath, runDir;
+    std::string configPath, runDir, inspect;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
     RunOptions opt;
@@ -181,6 +189,9 @@ int main(int argc, char **argv)
             printSchema = true;
         } else if (arg == "--check-config") {
             checkConfig = true;
+        } else if (arg == "--inspect") {
+            if (!value(inspect))
+                return usageError("--inspect needs a checkpoint file");
         } else if (arg == "--config") {
             if (!value(configPath))
                 return usageError("--config needs a file");
@@ -218,6 +229,15 @@ int main(int argc, char **argv)
     if (printSchema) {
         std::fputs(formatSchema(json).c_str(), stdout);
         return 0;
+    }
+    if (!inspect.empty()) {
+        try {
+            std::fputs(inspectCheckpoint(inspect).c_str(), stdout);
+            return 0;
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "orrery-train: %s\n", e.what());
+            return 1;
+        }
     }
     try {
         opt.config = loadConfig(configPath, sets);

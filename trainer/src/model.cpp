@@ -126,7 +126,7 @@ torch::Tensor UNetBlockImpl::forward(torch::Tensor x, const torch::Tensor &emb, 
 VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
 {
     const std::int64_t ch = o.channels, emb = 4 * o.channels;
-    const std::int64_t inCh = o.inChannels * (o.referenceFrame ? 2 : 1);
+    const std::int64_t inCh = o.inChannels * (o.referenceFrame ? 2 : 1) * o.patch * o.patch;
     convIn = register_module("conv_in", torch::nn::Conv2d(torch::nn::Conv2dOptions(inCh, ch, 3).padding(1)));
     time1 = register_module("time1", torch::nn::Linear(ch, emb));
     time2 = register_module("time2", torch::nn::Linear(emb, emb));
@@ -169,8 +169,9 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
             upsample->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, cur, 3).padding(1)));
     }
     normOut = register_module("norm_out", torch::nn::GroupNorm(groups(cur), cur));
-    convOut = register_module("conv_out",
-                              torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, o.inChannels, 3).padding(1)));
+    convOut = register_module(
+        "conv_out",
+        torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, o.inChannels * o.patch * o.patch, 3).padding(1)));
     zeroInit(*convOut);
 }
 
@@ -189,6 +190,8 @@ torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor
     emb = emb + classEmb(labels);
     emb = emb.repeat_interleave(frames, 0);
 
+    if (m_opt.patch > 1)
+        in = F::pixel_unshuffle(in, m_opt.patch);
     auto hcur = convIn(in);
     std::vector<torch::Tensor> skips{hcur};
     const auto levels = std::int64_t(m_opt.mult.size());
@@ -220,7 +223,9 @@ torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor
             hcur = upsample[usi++]->as<torch::nn::Conv2d>()->forward(hcur);
         }
     }
-    const auto out = convOut(F::silu(normOut(hcur)));
+    auto out = convOut(F::silu(normOut(hcur)));
+    if (m_opt.patch > 1)
+        out = F::pixel_shuffle(out, m_opt.patch);
     return out.reshape({b, frames, c, h, w}).permute({0, 2, 1, 3, 4});
 }
 

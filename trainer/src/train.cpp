@@ -69,6 +69,7 @@ ModelOptions modelOptions(const Config &c)
     o.heads = c.i("model.heads");
     o.classes = c.i("data.classes");
     o.frames = c.i("data.frames");
+    o.patch = c.i("model.patch");
     o.referenceFrame = c.b("model.reference_frame");
     return o;
 }
@@ -179,6 +180,29 @@ torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const tor
         x = x + (tNext - t) * (vu + guidance * (vc - vu));
     }
     return x;
+}
+
+std::string inspectCheckpoint(const std::string &path)
+{
+    if (!fs::exists(path))
+        throw std::runtime_error(path + ": no such file");
+    torch::serialize::InputArchive a;
+    a.load_from(path);
+    nlohmann::json out{{"file", path}}, tensors = nlohmann::json::object();
+    for (const std::string &key : a.keys()) {
+        torch::Tensor t;
+        if (!a.try_read(key, t))
+            continue;
+        if (key.rfind("meta/", 0) == 0) {
+            out[key.substr(5)] = t.item<std::int64_t>();
+            continue;
+        }
+        const auto f = t.to(torch::kFloat64);
+        tensors[key] = {
+            {"shape", t.sizes().vec()}, {"sum", f.sum().item<double>()}, {"norm", f.norm().item<double>()}};
+    }
+    out["tensors"] = tensors;
+    return out.dump(1) + "\n";
 }
 
 int runTraining(const RunOptions &opt)
@@ -355,6 +379,8 @@ int runTraining(const RunOptions &opt)
                 normAcc += norm;
                 if (clip > 0)
                     at::_foreach_mul_(grads, torch::clamp_max(clip / (norm + 1e-6), 1.0));
+                // The kernel reads the step count; the caller increments it (as torch.optim does).
+                at::_foreach_add_(steps, 1.0);
                 at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"),
                                   c.f("optim.beta2"), c.f("optim.weight_decay"), 1e-8, false, false);
                 at::_foreach_lerp_(emaParams, params, 1.0 - decay);
@@ -364,8 +390,9 @@ int runTraining(const RunOptions &opt)
             ++windowSteps;
 
             if (step % logEvery == 0 || step == total) {
-                // One device sync per log window, never per step.
-                const double lossMean = lossAcc.item<double>() / double(windowSteps);
+                // One device sync per log window, never per step. The loss is every rank's mean.
+                pg.allreduceSum(lossAcc);
+                const double lossMean = lossAcc.item<double>() / double(windowSteps * r.worldSize);
                 const double normMean = normAcc.item<double>() / double(windowSteps);
                 const double elapsed = now() - windowStart;
                 std::vector<std::pair<std::string, double>> m{

@@ -27,4 +27,8 @@ constexpr int kExitPreempted = 75;
 
 int runTraining(const RunOptions &options);
 
+// `--inspect`: a checkpoint's meta data and, per tensor, its shape, sum and L2 norm, as JSON
+// (what tests compare, and a quick look at a checkpoint from a shell).
+std::string inspectCheckpoint(const std::string &path);
+
 }  // namespace orrery::train

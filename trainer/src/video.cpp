@@ -170,6 +170,7 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_H264);
     if (!codec)
         throw std::runtime_error("MP4: no H.264 encoder in this FFmpeg");
+    av_log_set_level(AV_LOG_ERROR);  // x264 prints a page of statistics per file otherwise
     const std::string tmp = path + ".tmp.mp4";
     AVFormatContext *rawFmt = nullptr;
     check(avformat_alloc_output_context2(&rawFmt, nullptr, "mp4", tmp.c_str()), "output context");
@@ -181,6 +182,7 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     ctx->framerate = AVRational{fps, 1};
     ctx->pix_fmt = AV_PIX_FMT_YUV420P;
     ctx->gop_size = 12;
+    ctx->max_b_frames = 0;  // a few frames per clip: no reordering, every frame decodes in order
     if (fmt->oformat->flags & AVFMT_GLOBALHEADER)
         ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     av_opt_set(ctx->priv_data, "preset", "veryfast", 0);
@@ -206,6 +208,9 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
             if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
                 return;
             check(rc, "encode");
+            // Every frame lasts one frame period; x264 leaves the last packet's duration at 0,
+            // and the MP4 muxer's edit list then drops that frame.
+            pkt->duration = 1;
             av_packet_rescale_ts(pkt.get(), ctx->time_base, stream->time_base);
             pkt->stream_index = stream->index;
             check(av_interleaved_write_frame(fmt.get(), pkt.get()), "write");

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// orrery-train as sweeps run it, on CPU with Gloo: real processes, real run directories, real
+// FFmpeg decoding of the samples. A small model (tests/trainer/test.yaml) keeps it to seconds.
+#include "testsupport.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QThread>
+
+#include <cmath>
+#include <csignal>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    QByteArray out, err;
+};
+
+QString trainer()
+{
+    return qEnvironmentVariable("ORRERY_TRAINER");
+}
+QString testConfig()
+{
+    return QFINDTESTDATA("test.yaml");
+}
+
+Result train(const QStringList &args, int timeoutMs = 300'000)
+{
+    QProcess p;
+    p.start(trainer(), args);
+    p.waitForFinished(timeoutMs);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+QList<QJsonObject> events(const QString &runDir)
+{
+    QFile f(runDir + QStringLiteral("/events.jsonl"));
+    QList<QJsonObject> out;
+    if (!f.open(QIODevice::ReadOnly))
+        return out;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (!line.isEmpty())
+            out.push_back(QJsonDocument::fromJson(line).object());
+    return out;
+}
+
+// step → train/loss
+QMap<qint64, double> losses(const QString &runDir)
+{
+    QMap<qint64, double> out;
+    for (const QJsonObject &e : events(runDir))
+        if (e[QLatin1String("kind")].toString() == QLatin1String("metrics") &&
+            e[QLatin1String("values")].toObject().contains(QLatin1String("train/loss")))
+            out[e[QLatin1String("step")].toInteger()] =
+                e[QLatin1String("values")][QLatin1String("train/loss")].toDouble();
+    return out;
+}
+
+QJsonObject exitJson(const QString &runDir)
+{
+    QFile f(runDir + QStringLiteral("/exit.json"));
+    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+}
+
+QJsonObject inspect(const QString &ckpt)
+{
+    const Result r = train({QStringLiteral("--inspect"), ckpt});
+    return QJsonDocument::fromJson(r.out).object()[QLatin1String("tensors")].toObject();
+}
+
+// Largest relative difference of the model tensors' norms and sums between two checkpoints.
+double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
+{
+    double worst = 0;
+    int compared = 0;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+        if (!it.key().startsWith(prefix))
+            continue;
+        const QJsonObject x = it.value().toObject(), y = b[it.key()].toObject();
+        if (y.isEmpty())
+            return INFINITY;
+        for (const char *field : {"norm", "sum"}) {
+            const double u = x[QLatin1String(field)].toDouble(), v = y[QLatin1String(field)].toDouble();
+            worst = std::max(worst, std::abs(u - v) / std::max(1e-3, std::abs(u)));
+        }
+        ++compared;
+    }
+    return compared ? worst : INFINITY;
+}
+
+}  // namespace
+
+class TestTrainer : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    QString dir(const QString &name) { return m_dir.filePath(name); }
+    QStringList base(const QString &runDir, const QStringList &sets = {})
+    {
+        QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
+        for (const QString &s : sets)
+            a << QStringLiteral("--set") << s;
+        return a;
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(QFileInfo(trainer()).isExecutable(), "ORRERY_TRAINER must name orrery-train");
+    }
+
+    void configErrorsComeBeforeAnyWork_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown key") << QStringList{QStringLiteral("--set"), QStringLiteral("optim.lrr=1")}
+                                     << QStringLiteral("unknown key 'optim.lrr' (did you mean 'optim.lr'?)");
+        QTest::newRow("not a number") << QStringList{QStringLiteral("--set"), QStringLiteral("optim.lr=fast")}
+                                      << QStringLiteral("expected a number");
+        QTest::newRow("out of range")
+            << QStringList{QStringLiteral("--set"), QStringLiteral("train.batch_size=0")}
+            << QStringLiteral("must be between 1");
+        QTest::newRow("bad choice") << QStringList{QStringLiteral("--set"),
+                                                   QStringLiteral("train.device=tpu")}
+                                    << QStringLiteral("must be one of: auto, cpu, cuda");
+        QTest::newRow("indivisible size")
+            << QStringList{QStringLiteral("--set"), QStringLiteral("data.size=30")}
+            << QStringLiteral("must be divisible by");
+        QTest::newRow("no key=value") << QStringList{QStringLiteral("--set"), QStringLiteral("optim.lr")}
+                                      << QStringLiteral("expected key=value");
+    }
+
+    void configErrorsComeBeforeAnyWork()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const QString run = dir(QStringLiteral("config-error"));
+        const Result r = train(QStringList{QStringLiteral("--run-dir"), run} + args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(QString::fromUtf8(r.err).contains(message), r.err.constData());
+        QVERIFY(!QFileInfo::exists(run));  // nothing was started
+    }
+
+    void yamlErrorsNameTheLine()
+    {
+        const QString file = dir(QStringLiteral("bad.yaml"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("optim:\n  lr: 1e-4\n  warmup_stepz: 10\n");
+        f.close();
+        const Result r = train({QStringLiteral("--check-config"), QStringLiteral("--config"), file});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(
+            QString::fromUtf8(r.err).contains(file + QStringLiteral(":3: unknown key 'optim.warmup_stepz'")),
+            r.err.constData());
+        const Result ok = train({QStringLiteral("--check-config"), QStringLiteral("--config"), testConfig()});
+        QCOMPARE(ok.code, 0);
+        QVERIFY(ok.out.contains("channels: 16"));
+    }
+
+    void schemaListsEveryKey()
+    {
+        const Result r = train({QStringLiteral("--print-schema"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        const QJsonArray keys = QJsonDocument::fromJson(r.out).array();
+        QVERIFY(keys.size() > 30);
+        bool lr = false;
+        for (const QJsonValue &k : keys)
+            if (k[QLatin1String("key")].toString() == QLatin1String("optim.lr")) {
+                lr = true;
+                QCOMPARE(k[QLatin1String("type")].toString(), QStringLiteral("float"));
+                QVERIFY(!k[QLatin1String("meaning")].toString().isEmpty());
+            }
+        QVERIFY(lr);
+    }
+
+    void lossDecreasesAndTheRunDirIsComplete()
+    {
+        const QString run = dir(QStringLiteral("learn"));
+        const Result r =
+            train(base(run, {QStringLiteral("train.steps=60"), QStringLiteral("train.log_every=10")}));
+        QVERIFY2(r.code == 0, r.err.constData());
+        const auto l = losses(run);
+        QCOMPARE(l.size(), 6);
+        const double first = l.value(10), last = l.value(60);
+        QVERIFY2(last < 0.75 * first, qPrintable(QStringLiteral("%1 -> %2").arg(first).arg(last)));
+        const QJsonObject exit = exitJson(run);
+        QCOMPARE(exit[QLatin1String("state")].toString(), QStringLiteral("completed"));
+        QCOMPARE(exit[QLatin1String("step")].toInt(), 60);
+        QVERIFY(QFileInfo::exists(run + QStringLiteral("/config.resolved.yaml")));
+        QVERIFY(QFileInfo::exists(run + QStringLiteral("/checkpoints/step-60.ckpt")));
+        // Every line is one complete event of version 1; the start event carries the params.
+        const QList<QJsonObject> ev = events(run);
+        QCOMPARE(ev.first()[QLatin1String("kind")].toString(), QStringLiteral("start"));
+        QCOMPARE(ev.first()[QLatin1String("run")][QLatin1String("params")][QLatin1String("model.channels")]
+                     .toString(),
+                 QStringLiteral("16"));
+        bool video = false, eval = false;
+        for (const QJsonObject &e : ev) {
+            QCOMPARE(e[QLatin1String("v")].toInt(), 1);
+            video |= e[QLatin1String("kind")].toString() == QLatin1String("artifact") &&
+                e[QLatin1String("type")].toString() == QLatin1String("video");
+            eval |= e[QLatin1String("values")].toObject().contains(QLatin1String("eval/sample_score"));
+        }
+        QVERIFY(video);
+        QVERIFY(eval);
+    }
+
+    void sampleVideoDecodesWithTheRightFramesAndSize()
+    {
+        const QString run = dir(QStringLiteral("learn"));  // from the test above
+        const QString video = run + QStringLiteral("/samples/step-60.mp4");
+        QVERIFY2(QFileInfo::exists(video), "the trainer was built without FFmpeg?");
+        const QString ffprobe = QStandardPaths::findExecutable(QStringLiteral("ffprobe"));
+        QVERIFY2(!ffprobe.isEmpty(), "ffprobe (Debian: ffmpeg) is needed");
+        QProcess p;
+        p.start(ffprobe,
+                {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-count_frames"),
+                 QStringLiteral("-select_streams"), QStringLiteral("v:0"), QStringLiteral("-show_entries"),
+                 QStringLiteral("stream=codec_name,width,height,nb_read_frames"), QStringLiteral("-of"),
+                 QStringLiteral("json"), video});
+        QVERIFY(p.waitForFinished(60'000));
+        const QJsonObject s =
+            QJsonDocument::fromJson(p.readAllStandardOutput())[QLatin1String("streams")][0].toObject();
+        QCOMPARE(s[QLatin1String("codec_name")].toString(), QStringLiteral("h264"));
+        // test.yaml: 4 clips of 8 frames of 32x32, upscaled 4x, side by side.
+        QCOMPARE(s[QLatin1String("nb_read_frames")].toString(), QStringLiteral("8"));
+        QCOMPARE(s[QLatin1String("width")].toInt(), 4 * 32 * 4);
+        QCOMPARE(s[QLatin1String("height")].toInt(), 32 * 4);
+        QFile png(run + QStringLiteral("/samples/step-60.png"));
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        QVERIFY(png.read(8) == QByteArray("\x89PNG\r\n\x1a\n"));
+    }
+
+    void theStoreIngestsTheRunDirectory()
+    {
+        // The contract between the trainer and the store (ARCHITECTURE.md's run directory).
+        const QString run = dir(QStringLiteral("learn"));
+        QProcess p;
+        p.start(qEnvironmentVariable("ORRERY_CLI"),
+                {QStringLiteral("--db"), dir(QStringLiteral("store.sqlite")), QStringLiteral("runs"),
+                 QStringLiteral("ingest"), run, QStringLiteral("--json")});
+        QVERIFY(p.waitForFinished(60'000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject r = QJsonDocument::fromJson(p.readAllStandardOutput()).array().first().toObject();
+        QCOMPARE(r[QLatin1String("malformed")].toInt(), 0);
+        QVERIFY(r[QLatin1String("points")].toInt() >= 6 * 6);
+        QVERIFY(r[QLatin1String("exited")].toBool());
+    }
+
+    void twoGlooRanksEqualOneRankWithTheirBatch()
+    {
+        // Rank r of 2 with batch b sees exactly samples [step*2b + r*b, +b): the same global batch
+        // as 1 rank with 2b. After the bucketed allreduce the parameters must match.
+        const QStringList common{QStringLiteral("train.steps=6"), QStringLiteral("train.log_every=1"),
+                                 QStringLiteral("train.sample_every=0"), QStringLiteral("train.eval_every=0"),
+                                 QStringLiteral("dist.bucket_mb=0.05")};  // several buckets
+        const QString one = dir(QStringLiteral("ddp-1")), two = dir(QStringLiteral("ddp-2"));
+        Result a = train(base(one, common + QStringList{QStringLiteral("train.batch_size=4")}) +
+                         QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("5")});
+        QVERIFY2(a.code == 75, a.err.constData());
+        Result b = train(base(two, common + QStringList{QStringLiteral("train.batch_size=2")}) +
+                         QStringList{QStringLiteral("--nproc"), QStringLiteral("2"),
+                                     QStringLiteral("--stop-at-step"), QStringLiteral("5")});
+        QVERIFY2(b.code == 75, b.err.constData());
+        const QList<QJsonObject> ev = events(two);
+        QCOMPARE(ev.first()[QLatin1String("run")][QLatin1String("world_size")].toInt(), 2);
+        const auto la = losses(one), lb = losses(two);
+        for (qint64 s = 1; s <= 5; ++s)
+            QVERIFY2(std::abs(la[s] - lb[s]) < 1e-4 * std::abs(la[s]),
+                     qPrintable(QStringLiteral("step %1: %2 vs %3").arg(s).arg(la[s]).arg(lb[s])));
+        const double diff = maxDifference(inspect(one + QStringLiteral("/checkpoints/step-5.ckpt")),
+                                          inspect(two + QStringLiteral("/checkpoints/step-5.ckpt")),
+                                          QStringLiteral("model/"));
+        QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
+        // And it can fail: a different batch gives different parameters.
+        Result c = train(base(dir(QStringLiteral("ddp-other")),
+                              common + QStringList{QStringLiteral("train.batch_size=3")}) +
+                         QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("5")});
+        QCOMPARE(c.code, 75);
+        QVERIFY(maxDifference(
+                    inspect(one + QStringLiteral("/checkpoints/step-5.ckpt")),
+                    inspect(dir(QStringLiteral("ddp-other")) + QStringLiteral("/checkpoints/step-5.ckpt")),
+                    QStringLiteral("model/")) > 1e-4);
+    }
+
+    void resumedRunEqualsAnUninterruptedOne()
+    {
+        const QStringList common{QStringLiteral("train.steps=12"), QStringLiteral("train.log_every=1"),
+                                 QStringLiteral("train.sample_every=0"),
+                                 QStringLiteral("train.eval_every=0")};
+        const QString straight = dir(QStringLiteral("straight")), resumed = dir(QStringLiteral("resumed"));
+        Result a = train(base(straight, common) +
+                         QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("11")});
+        QCOMPARE(a.code, 75);
+        Result b1 =
+            train(base(resumed, common) + QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("6")});
+        QCOMPARE(b1.code, 75);
+        QCOMPARE(exitJson(resumed)[QLatin1String("state")].toString(), QStringLiteral("preempted"));
+        Result b2 = train(base(resumed, common) +
+                          QStringList{QStringLiteral("--resume"), QStringLiteral("auto"),
+                                      QStringLiteral("--stop-at-step"), QStringLiteral("11")});
+        QCOMPARE(b2.code, 75);
+        const auto la = losses(straight), lb = losses(resumed);
+        QCOMPARE(lb.size(), 11);
+        for (qint64 s = 7; s <= 11; ++s)
+            QVERIFY2(std::abs(la[s] - lb[s]) <= 1e-6 * std::abs(la[s]),
+                     qPrintable(QStringLiteral("step %1: %2 vs %3")
+                                    .arg(s)
+                                    .arg(la[s], 0, 'g', 10)
+                                    .arg(lb[s], 0, 'g', 10)));
+        QVERIFY(maxDifference(inspect(straight + QStringLiteral("/checkpoints/step-11.ckpt")),
+                              inspect(resumed + QStringLiteral("/checkpoints/step-11.ckpt")),
+                              QString()) < 1e-6);
+        bool startedFromCheckpoint = false;
+        for (const QJsonObject &e : events(resumed))
+            startedFromCheckpoint |= e[QLatin1String("run")][QLatin1String("resumed_from")].toString() ==
+                QLatin1String("step-6.ckpt");
+        QVERIFY(startedFromCheckpoint);
+    }
+
+    void sigusr1CheckpointsAndExitsPreempted()
+    {
+        const QString run = dir(QStringLiteral("signal"));
+        QProcess p;
+        p.start(trainer(),
+                base(run,
+                     {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
+                      QStringLiteral("train.ckpt_every=0")}) +
+                    QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
+        QVERIFY(p.waitForStarted());
+        // Wait until it trains (a metrics event), then signal the launcher, as Slurm's
+        // --signal=B:USR1 signals the batch step.
+        for (int i = 0; i < 600 && losses(run).isEmpty(); ++i)
+            QThread::msleep(100);
+        QVERIFY(!losses(run).isEmpty());
+        ::kill(pid_t(p.processId()), SIGUSR1);
+        QVERIFY(p.waitForFinished(120'000));
+        QCOMPARE(p.exitCode(), 75);
+        const QJsonObject exit = exitJson(run);
+        QCOMPARE(exit[QLatin1String("state")].toString(), QStringLiteral("preempted"));
+        QVERIFY(exit[QLatin1String("reason")].toString().contains(QStringLiteral("SIGUSR1")));
+        const qint64 step = exit[QLatin1String("step")].toInteger();
+        QVERIFY(step >= 1);
+        QFile latest(run + QStringLiteral("/checkpoints/latest"));
+        QVERIFY(latest.open(QIODevice::ReadOnly));
+        QCOMPARE(latest.readAll().trimmed(), QStringLiteral("step-%1.ckpt").arg(step).toUtf8());
+        // Both ranks stopped after the same step: the checkpoint holds that step.
+        const Result r =
+            train({QStringLiteral("--inspect"), run + QStringLiteral("/checkpoints/step-%1.ckpt").arg(step)});
+        QCOMPARE(QJsonDocument::fromJson(r.out)[QLatin1String("step")].toInteger(), step);
+        QCOMPARE(QJsonDocument::fromJson(r.out)[QLatin1String("world_size")].toInt(), 2);
+    }
+};
+
+ORRERY_TEST_MAIN(TestTrainer, QCoreApplication)
+#include "tst_trainer.moc"
