@@ -329,6 +329,19 @@ private Q_SLOTS:
         QVERIFY(startedFromCheckpoint);
     }
 
+    void imageToVideoConditioningTrains()
+    {
+        const QString run = dir(QStringLiteral("i2v"));
+        const Result r = train(
+            base(run, {QStringLiteral("model.reference_frame=true"), QStringLiteral("train.log_every=1")}) +
+            QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
+        QVERIFY2(r.code == 75, r.err.constData());
+        const auto l = losses(run);
+        QCOMPARE(l.size(), 3);
+        for (double v : l)
+            QVERIFY(std::isfinite(v));
+    }
+
     void sigusr1CheckpointsAndExitsPreempted()
     {
         const QString run = dir(QStringLiteral("signal"));

@@ -247,6 +247,7 @@ int main(int argc, char **argv)
     }
     if (checkConfig) {
         std::fputs(opt.config.toYaml().c_str(), stdout);
+        std::printf("# model parameters: %lld\n", static_cast<long long>(modelParameterCount(opt.config)));
         return 0;
     }
     if (runDir.empty())

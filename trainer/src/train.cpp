@@ -182,6 +182,12 @@ torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const tor
     return x;
 }
 
+std::int64_t modelParameterCount(const Config &config)
+{
+    torch::NoGradGuard ng;
+    return parameterCount(*VideoUNet(modelOptions(config)));
+}
+
 std::string inspectCheckpoint(const std::string &path)
 {
     if (!fs::exists(path))
@@ -383,7 +389,10 @@ int runTraining(const RunOptions &opt)
                 at::_foreach_add_(steps, 1.0);
                 at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"),
                                   c.f("optim.beta2"), c.f("optim.weight_decay"), 1e-8, false, false);
-                at::_foreach_lerp_(emaParams, params, 1.0 - decay);
+                // EMA warm-up (as diffusers' EMAModel): early on the average follows the weights
+                // closely, else a short run's EMA would still be its random initialisation.
+                const double d = std::min(decay, (1.0 + double(step)) / (10.0 + double(step)));
+                at::_foreach_lerp_(emaParams, params, 1.0 - d);
                 for (auto &g : grads)
                     g.zero_();
             }

@@ -31,4 +31,7 @@ int runTraining(const RunOptions &options);
 // (what tests compare, and a quick look at a checkpoint from a shell).
 std::string inspectCheckpoint(const std::string &path);
 
+// Parameters of the model `config` describes (`--check-config` prints it).
+std::int64_t modelParameterCount(const Config &config);
+
 }  // namespace orrery::train

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The peer of orrery-train's throughput benchmark: the same video UNet and the same training step
+in eager PyTorch (Python), as a researcher would write it.
+
+Same architecture as trainer/src/model.cpp (patchify, per-frame ResBlocks with scale-shift
+embedding, spatial attention at the configured levels, zero-initialised temporal attention at
+every level, skips), same rectified-flow loss with logit-normal times, same AdamW (fused=True),
+gradient clipping and EMA, bf16 autocast on CUDA. Data are random tensors of the clip shape
+(orrery-train's loader runs on worker threads and is measured separately as data-wait), so this
+measures the model step only, which favours the peer.
+
+Usage: trainer_peer.py --config tiny.yaml [--steps N] [--warmup N] [--device cpu|cuda]
+Prints one JSON line: parameters, samples/s, step time.
+"""
+import argparse
+import json
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+try:
+    import yaml  # noqa: F401  (not in the torch venv; configs are tiny enough to parse by hand)
+except ImportError:
+    yaml = None
+
+
+def load_config(path):
+    """The few keys we need from an orrery-train YAML (flat 'section: / key: value' files)."""
+    cfg = {"model.channels": 32, "model.channel_mult": [1, 2], "model.patch": 2, "model.res_blocks": 1,
+           "model.attn_levels": [1], "model.temporal_layers": 1, "model.heads": 4, "data.frames": 8,
+           "data.size": 32, "data.classes": 8, "train.batch_size": 8}
+    section = None
+    for raw in open(path):
+        line = raw.split("#")[0].rstrip()
+        if not line.strip():
+            continue
+        if not line.startswith(" ") and line.endswith(":"):
+            section = line[:-1]
+            continue
+        key, _, value = line.strip().partition(":")
+        value = value.strip()
+        full = f"{section}.{key}" if section else key
+        if value.startswith("["):
+            cfg[full] = [int(x) for x in value.strip("[]").split(",") if x.strip()]
+        else:
+            try:
+                cfg[full] = int(value)
+            except ValueError:
+                try:
+                    cfg[full] = float(value)
+                except ValueError:
+                    cfg[full] = value
+    return cfg
+
+
+def groups(c):
+    for g in (32, 16, 8, 4, 2, 1):
+        if c % g == 0 and c // g >= 2:
+            return g
+    return 1
+
+
+def sinusoidal(pos, dim):
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, device=pos.device, dtype=torch.float32) / half)
+    args = pos.float()[:, None] * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], 1)
+
+
+class ResBlock(nn.Module):
+    def __init__(self, cin, cout, emb):
+        super().__init__()
+        self.norm1 = nn.GroupNorm(groups(cin), cin)
+        self.conv1 = nn.Conv2d(cin, cout, 3, padding=1)
+        self.emb_proj = nn.Linear(emb, 2 * cout)
+        self.norm2 = nn.GroupNorm(groups(cout), cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, padding=1)
+        nn.init.zeros_(self.conv2.weight)
+        nn.init.zeros_(self.conv2.bias)
+        self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else None
+
+    def forward(self, x, emb):
+        h = self.conv1(F.silu(self.norm1(x)))
+        scale, shift = self.emb_proj(F.silu(emb))[:, :, None, None].chunk(2, 1)
+        h = self.norm2(h) * (1 + scale) + shift
+        h = self.conv2(F.silu(h))
+        return (self.skip(x) if self.skip is not None else x) + h
+
+
+class SpatialAttention(nn.Module):
+    def __init__(self, c, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(groups(c), c)
+        self.qkv = nn.Conv2d(c, 3 * c, 1)
+        self.proj = nn.Conv2d(c, c, 1)
+        nn.init.zeros_(self.proj.weight)
+        nn.init.zeros_(self.proj.bias)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        q = self.qkv(self.norm(x)).reshape(n, 3, self.heads, c // self.heads, h * w).permute(1, 0, 2, 4, 3)
+        o = F.scaled_dot_product_attention(q[0], q[1], q[2])
+        return x + self.proj(o.permute(0, 1, 3, 2).reshape(n, c, h, w))
+
+
+class TemporalAttention(nn.Module):
+    def __init__(self, c, heads, frames):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.GroupNorm(groups(c), c)
+        self.qkv = nn.Linear(c, 3 * c)
+        self.proj = nn.Linear(c, c)
+        nn.init.zeros_(self.proj.weight)
+        nn.init.zeros_(self.proj.bias)
+        self.register_buffer("frame_pos", sinusoidal(torch.arange(frames), c))
+
+    def forward(self, x, frames):
+        n, c, h, w = x.shape
+        b = n // frames
+        seq = self.norm(x).reshape(b, frames, c, h, w).permute(0, 3, 4, 1, 2).reshape(b * h * w, frames, c)
+        seq = seq + self.frame_pos[:frames].to(seq.dtype)
+        q = self.qkv(seq).reshape(b * h * w, frames, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q[0], q[1], q[2])
+        o = self.proj(o.permute(0, 2, 1, 3).reshape(b * h * w, frames, c))
+        return x + o.reshape(b, h, w, frames, c).permute(0, 3, 4, 1, 2).reshape(n, c, h, w)
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout, emb, spatial, temporal, heads, frames):
+        super().__init__()
+        self.res = ResBlock(cin, cout, emb)
+        self.attn = SpatialAttention(cout, heads) if spatial else None
+        self.temporal = nn.ModuleList([TemporalAttention(cout, heads, frames) for _ in range(temporal)])
+
+    def forward(self, x, emb, frames):
+        x = self.res(x, emb)
+        if self.attn is not None:
+            x = self.attn(x)
+        for t in self.temporal:
+            x = t(x, frames)
+        return x
+
+
+class VideoUNet(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        ch, mult, p = cfg["model.channels"], cfg["model.channel_mult"], cfg["model.patch"]
+        emb, heads, frames = 4 * ch, cfg["model.heads"], cfg["data.frames"]
+        attn, tl, rb = set(cfg["model.attn_levels"]), cfg["model.temporal_layers"], cfg["model.res_blocks"]
+        self.ch, self.patch, self.rb, self.levels = ch, p, rb, len(mult)
+        self.conv_in = nn.Conv2d(3 * p * p, ch, 3, padding=1)
+        self.time1, self.time2 = nn.Linear(ch, emb), nn.Linear(emb, emb)
+        self.class_emb = nn.Embedding(cfg["data.classes"] + 1, emb)
+        self.down, self.downsample, self.up, self.upsample = nn.ModuleList(), nn.ModuleList(), nn.ModuleList(), nn.ModuleList()
+        skips, cur = [ch], ch
+        for lvl, m in enumerate(mult):
+            for _ in range(rb):
+                self.down.append(Block(cur, ch * m, emb, lvl in attn, tl, heads, frames))
+                cur = ch * m
+                skips.append(cur)
+            if lvl + 1 < len(mult):
+                self.downsample.append(nn.Conv2d(cur, cur, 3, stride=2, padding=1))
+                skips.append(cur)
+        self.mid = nn.ModuleList([Block(cur, cur, emb, True, tl, heads, frames), Block(cur, cur, emb, False, 0, heads, frames)])
+        for lvl in reversed(range(len(mult))):
+            for _ in range(rb + 1):
+                self.up.append(Block(cur + skips.pop(), ch * mult[lvl], emb, lvl in attn, tl, heads, frames))
+                cur = ch * mult[lvl]
+            if lvl > 0:
+                self.upsample.append(nn.Conv2d(cur, cur, 3, padding=1))
+        self.norm_out = nn.GroupNorm(groups(cur), cur)
+        self.conv_out = nn.Conv2d(cur, 3 * p * p, 3, padding=1)
+        nn.init.zeros_(self.conv_out.weight)
+        nn.init.zeros_(self.conv_out.bias)
+
+    def forward(self, x, t, labels):
+        b, c, frames, h, w = x.shape
+        x = x.permute(0, 2, 1, 3, 4).reshape(b * frames, c, h, w)
+        if self.patch > 1:
+            x = F.pixel_unshuffle(x, self.patch)
+        emb = self.time2(F.silu(self.time1(sinusoidal(t * 1000.0, self.ch).to(x.dtype)))) + self.class_emb(labels)
+        emb = emb.repeat_interleave(frames, 0)
+        hcur = self.conv_in(x)
+        skips, di = [hcur], 0
+        for lvl in range(self.levels):
+            for _ in range(self.rb):
+                hcur = self.down[di](hcur, emb, frames)
+                di += 1
+                skips.append(hcur)
+            if lvl + 1 < self.levels:
+                hcur = self.downsample[lvl](hcur)
+                skips.append(hcur)
+        for m in self.mid:
+            hcur = m(hcur, emb, frames)
+        ui, usi = 0, 0
+        for lvl in reversed(range(self.levels)):
+            for _ in range(self.rb + 1):
+                hcur = self.up[ui](torch.cat([hcur, skips.pop()], 1), emb, frames)
+                ui += 1
+            if lvl > 0:
+                hcur = self.upsample[usi](F.interpolate(hcur, scale_factor=2.0, mode="nearest"))
+                usi += 1
+        out = self.conv_out(F.silu(self.norm_out(hcur)))
+        if self.patch > 1:
+            out = F.pixel_shuffle(out, self.patch)
+        return out.reshape(b, frames, c, h, w).permute(0, 2, 1, 3, 4)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = ap.parse_args()
+    cfg = load_config(args.config)
+    dev = torch.device(args.device)
+    torch.manual_seed(0)
+    model = VideoUNet(cfg).to(dev)
+    ema = [p.detach().clone() for p in model.parameters()]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.99), weight_decay=0.01, fused=True)
+    b, f, s = cfg["train.batch_size"], cfg["data.frames"], cfg["data.size"]
+    bf16 = dev.type == "cuda"
+    x0 = torch.randn(b, 3, f, s, s, device=dev)
+    noise = torch.randn_like(x0)
+    labels = torch.randint(0, cfg["data.classes"] + 1, (b,), device=dev)
+
+    def step():
+        t = torch.sigmoid(torch.randn(b, device=dev))
+        tb = t.view(-1, 1, 1, 1, 1)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
+            v = model((1 - tb) * x0 + tb * noise, t, labels)
+        loss = F.mse_loss(v.float(), noise - x0)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        with torch.no_grad():
+            torch._foreach_lerp_(ema, list(model.parameters()), 1 - 0.999)
+        return loss.detach()
+
+    for _ in range(args.warmup):
+        step()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    dt = (time.perf_counter() - t0) / args.steps
+    print(json.dumps({"peer": "pytorch-eager", "parameters": sum(p.numel() for p in model.parameters()),
+                      "samples_per_s": b / dt, "step_time_s": dt, "device": dev.type, "torch": torch.__version__}))
+
+
+if __name__ == "__main__":
+    main()
