@@ -256,10 +256,10 @@ std::string valueText(const Value &v)
     if (const auto *i = std::get_if<I>(&v))
         return std::to_string(*i);
     if (const auto *d = std::get_if<double>(&v)) {
-        std::ostringstream o;
-        o.precision(17);
-        o << *d;
-        return o.str();
+        // The shortest text that reads back as the same double (0.9, not 0.90000000000000002).
+        char buf[64];
+        const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *d);
+        return ec == std::errc() ? std::string(buf, end) : std::to_string(*d);
     }
     if (const auto *b = std::get_if<bool>(&v))
         return *b ? "true" : "false";
