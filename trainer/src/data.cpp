@@ -105,9 +105,13 @@ Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t c
         auto gen = at::detail::createCPUGenerator(s);
         noise.push_back(torch::randn(clip.sizes(), gen));
         std::mt19937_64 rng(s);
-        std::normal_distribution<float> normal(0.f, 1.f);
-        t.push_back(1.f / (1.f + std::exp(-normal(rng))));
         std::uniform_real_distribution<double> u(0., 1.);
+        if (spec.logitNormalTime) {
+            std::normal_distribution<float> normal(0.f, 1.f);
+            t.push_back(1.f / (1.f + std::exp(-normal(rng))));
+        } else {
+            t.push_back(float(u(rng)));
+        }
         labels.push_back(u(rng) < labelDropout ? spec.classes : label);
         clips.push_back(std::move(clip));
     }

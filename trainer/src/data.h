@@ -21,6 +21,7 @@ namespace orrery::train {
 struct ShapesSpec {
     std::int64_t frames = 8, size = 32, classes = 8;
     std::uint64_t seed = 0;
+    bool logitNormalTime = false;  // flow times logit-normal (SD3) instead of uniform
 };
 
 // The clip of sample `index` in [-1, 1], [3, T, H, W], and its label.
@@ -35,7 +36,7 @@ extern const float kPalette[8][3];
 struct Batch {
     torch::Tensor clips;  // x0 [B, 3, T, H, W]
     torch::Tensor noise;  // [B, 3, T, H, W]
-    torch::Tensor t;  // flow time [B] (logit-normal, as SD3)
+    torch::Tensor t;  // flow time [B]: uniform, or logit-normal (SD3)
     torch::Tensor labels;  // [B], `classes` where dropped for classifier-free guidance
 };
 

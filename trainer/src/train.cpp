@@ -302,7 +302,8 @@ int runTraining(const RunOptions &opt)
         }
 
         GradientSync sync(pg, params, c.f("dist.bucket_mb"));
-        ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed};
+        ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed,
+                        c.s("train.time_sampling") == "logit_normal"};
         const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
         // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
         Loader loader(
