@@ -38,6 +38,8 @@ EventKind kindOf(std::string_view k)
         return EventKind::Status;
     if (k == "start")
         return EventKind::Start;
+    if (k == "warning")
+        return EventKind::Warning;
     return EventKind::Unknown;
 }
 

@@ -180,6 +180,10 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
                 d->addArtifact(run, a);
                 break;
             }
+            case EventKind::Warning:
+                // Something the run survived (a corrupt video skipped): the last one is kept.
+                d->setTag(run, "orrery.last_warning", ev.message);
+                break;
             case EventKind::Unknown:
                 --r.events;
                 ++r.unknownKinds;

@@ -342,6 +342,81 @@ private Q_SLOTS:
             QVERIFY(std::isfinite(v));
     }
 
+    void realVideoFolderAndShardsTrainAndSkipACorruptFile()
+    {
+        // Real video files made by the ffmpeg CLI (FFmpeg's test pattern), one of them corrupt.
+        const QString ffmpeg = QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
+        QVERIFY2(!ffmpeg.isEmpty(), "ffmpeg (Debian: ffmpeg) is needed");
+        const QString videos = dir(QStringLiteral("videos"));
+        for (const QString &sub : {QStringLiteral("circles"), QStringLiteral("squares")})
+            QVERIFY(QDir().mkpath(videos + QLatin1Char('/') + sub));
+        auto make = [&](const QString &file, const QString &source) {
+            QProcess p;
+            p.start(ffmpeg,
+                    {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-y"),
+                     QStringLiteral("-f"), QStringLiteral("lavfi"), QStringLiteral("-i"), source,
+                     QStringLiteral("-frames:v"), QStringLiteral("24"), QStringLiteral("-pix_fmt"),
+                     QStringLiteral("yuv420p"), file});
+            return p.waitForFinished(60'000) && p.exitCode() == 0;
+        };
+        QVERIFY(make(videos + QStringLiteral("/circles/a.mp4"), QStringLiteral("testsrc=size=96x64:rate=8")));
+        QVERIFY(
+            make(videos + QStringLiteral("/squares/b.mkv"), QStringLiteral("mandelbrot=size=64x64:rate=8")));
+        QFile broken(videos + QStringLiteral("/squares/broken.mp4"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write(QByteArray(4096, '\x42'));
+        broken.close();
+
+        const QStringList sets{QStringLiteral("train.log_every=1"), QStringLiteral("data.stride=2"),
+                               QStringLiteral("data.workers=1")};
+        const QString folderRun = dir(QStringLiteral("folder-run"));
+        Result r = train(
+            base(folderRun,
+                 sets +
+                     QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + videos}) +
+            QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
+        QVERIFY2(r.code == 75, r.err.constData());
+        QCOMPARE(losses(folderRun).size(), 3);
+        QString warning;
+        for (const QJsonObject &e : events(folderRun))
+            if (e[QLatin1String("kind")].toString() == QLatin1String("warning"))
+                warning = e[QLatin1String("message")].toString();
+        QVERIFY2(warning.contains(QStringLiteral("broken.mp4")), qPrintable(warning));
+
+        // The same videos as a WebDataset shard: key.mp4 + key.json.
+        const QString shards = dir(QStringLiteral("shards"));
+        QVERIFY(QDir().mkpath(shards));
+        QVERIFY(QFile::copy(videos + QStringLiteral("/circles/a.mp4"), dir(QStringLiteral("clip0001.mp4"))));
+        QFile json(dir(QStringLiteral("clip0001.json")));
+        QVERIFY(json.open(QIODevice::WriteOnly));
+        json.write(R"({"label": 3})");
+        json.close();
+        QProcess tar;
+        tar.setWorkingDirectory(m_dir.path());
+        tar.start(QStringLiteral("tar"),
+                  {QStringLiteral("-cf"), shards + QStringLiteral("/shard-000.tar"),
+                   QStringLiteral("clip0001.mp4"), QStringLiteral("clip0001.json")});
+        QVERIFY(tar.waitForFinished(60'000) && tar.exitCode() == 0);
+        const QString shardRun = dir(QStringLiteral("shard-run"));
+        r = train(
+            base(shardRun,
+                 sets +
+                     QStringList{QStringLiteral("data.kind=shards"), QStringLiteral("data.path=") + shards}) +
+            QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("2")});
+        QVERIFY2(r.code == 75, r.err.constData());
+        QCOMPARE(losses(shardRun).size(), 2);
+
+        // Nothing decodes: a clear failure, not a hang.
+        const QString bad = dir(QStringLiteral("only-broken"));
+        QVERIFY(QDir().mkpath(bad));
+        QVERIFY(QFile::copy(broken.fileName(), bad + QStringLiteral("/x.mp4")));
+        r = train(
+            base(dir(QStringLiteral("broken-run")),
+                 sets + QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + bad}));
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("no file of the dataset decodes"), r.err.constData());
+    }
+
     void sigusr1CheckpointsAndExitsPreempted()
     {
         const QString run = dir(QStringLiteral("signal"));

@@ -71,10 +71,14 @@ std::vector<KeySpec> makeSchema()
         {"data.kind",
          Type::String,
          std::string("moving_shapes"),
-         "moving_shapes (bundled, synthetic; video folders and tar shards are not implemented yet)",
+         "moving_shapes (bundled, synthetic) | folder (video files under data.path; label = subfolder) | "
+         "shards "
+         "(WebDataset .tar shards: key.mp4 + key.json {\"label\": n} or key.txt)",
          0,
          0,
-         {"moving_shapes"}},
+         {"moving_shapes", "folder", "shards"}},
+        {"data.path", Type::String, std::string(""), "the folder of videos or of .tar shards", 0, 0, {}},
+        {"data.stride", Type::Int, I(1), "take every n-th frame of a source video", 1, 64, {}},
         {"data.frames", Type::Int, I(8), "frames per clip (T)", 2, 256, {}},
         {"data.size", Type::Int, I(32), "frame height and width (H = W)", 8, 1024, {}},
         {"data.classes",
@@ -483,6 +487,8 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
             throw ConfigError("model.attn_levels: level " + valueText(I(l)) +
                               " does not exist (model.channel_mult has " + std::to_string(mult.size()) +
                               " levels)");
+    if (cfg.s("data.kind") != "moving_shapes" && cfg.s("data.path").empty())
+        throw ConfigError("data.kind " + cfg.s("data.kind") + " needs data.path");
     const I size = cfg.i("data.size");
     const I divisor = (I(1) << (mult.size() - 1)) * cfg.i("model.patch");
     if (size % divisor != 0)

@@ -92,14 +92,15 @@ std::pair<torch::Tensor, std::int64_t> movingShapesClip(const ShapesSpec &spec, 
     return {clip, label};
 }
 
-Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout)
+Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout,
+                const ClipSource &source)
 {
     std::vector<torch::Tensor> clips, noise;
     std::vector<float> t;
     std::vector<std::int64_t> labels;
     for (std::int64_t i = 0; i < count; ++i) {
         const std::uint64_t index = firstIndex + std::uint64_t(i);
-        auto [clip, label] = movingShapesClip(spec, index);
+        auto [clip, label] = source ? source(index) : movingShapesClip(spec, index);
         // The sample's own generator: its noise, time and label dropout depend on nothing else.
         const std::uint64_t s = mix(mix(spec.seed ^ 0x5eedull) ^ index);
         auto gen = at::detail::createCPUGenerator(s);
@@ -119,9 +120,10 @@ Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t c
 }
 
 Loader::Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf,
-               std::int64_t firstSequence, int workers, int prefetch)
-    : m_spec(spec), m_batch(batch), m_dropout(labelDropout), m_firstIndexOf(std::move(firstIndexOf)),
-      m_prefetch(std::max(prefetch, 1)), m_nextToBuild(firstSequence), m_nextToTake(firstSequence)
+               std::int64_t firstSequence, int workers, int prefetch, ClipSource clips)
+    : m_spec(spec), m_clips(std::move(clips)), m_batch(batch), m_dropout(labelDropout),
+      m_firstIndexOf(std::move(firstIndexOf)), m_prefetch(std::max(prefetch, 1)),
+      m_nextToBuild(firstSequence), m_nextToTake(firstSequence)
 {
     for (int i = 0; i < std::max(workers, 1); ++i)
         m_threads.emplace_back([this] { work(); });
@@ -150,7 +152,17 @@ void Loader::work()
                 return;
             seq = m_nextToBuild++;
         }
-        Batch b = makeBatch(m_spec, m_firstIndexOf(seq), m_batch, m_dropout);
+        Batch b;
+        try {
+            b = makeBatch(m_spec, m_firstIndexOf(seq), m_batch, m_dropout, m_clips);
+        } catch (...) {
+            {
+                std::lock_guard lock(m_mutex);
+                m_error = std::current_exception();
+            }
+            m_ready.notify_all();
+            return;
+        }
         {
             std::lock_guard lock(m_mutex);
             m_done.emplace(seq, std::move(b));
@@ -163,7 +175,9 @@ Batch Loader::next(double *waitedSeconds)
 {
     const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(m_mutex);
-    m_ready.wait(lock, [&] { return m_done.count(m_nextToTake) > 0; });
+    m_ready.wait(lock, [&] { return m_done.count(m_nextToTake) > 0 || m_error; });
+    if (!m_done.count(m_nextToTake))
+        std::rethrow_exception(m_error);
     Batch b = std::move(m_done.at(m_nextToTake));
     m_done.erase(m_nextToTake++);
     lock.unlock();

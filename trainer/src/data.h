@@ -10,7 +10,9 @@
 #include <torch/torch.h>
 
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -40,8 +42,13 @@ struct Batch {
     torch::Tensor labels;  // [B], `classes` where dropped for classifier-free guidance
 };
 
-// One batch of the given global sample indices (pure; what the workers call).
-Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout);
+// Where a sample's clip comes from: moving shapes by default, or real video (videodata.h).
+using ClipSource = std::function<std::pair<torch::Tensor, std::int64_t>(std::uint64_t index)>;
+
+// One batch of the given global sample indices (what the workers call). `clips` defaults to the
+// moving shapes of `spec`.
+Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t count, double labelDropout,
+                const ClipSource &clips = {});
 
 // Worker threads that prepare batches ahead of the training loop. Batches are requested by a
 // sequence number; batch n holds samples [offset(n), offset(n) + batch). The owner's destructor
@@ -50,7 +57,7 @@ class Loader {
 public:
     using IndexFn = std::function<std::uint64_t(std::int64_t sequence)>;
     Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn firstIndexOf,
-           std::int64_t firstSequence, int workers, int prefetch);
+           std::int64_t firstSequence, int workers, int prefetch, ClipSource clips = {});
     ~Loader();
     Loader(const Loader &) = delete;
     Loader &operator=(const Loader &) = delete;
@@ -62,6 +69,7 @@ private:
     void work();
 
     ShapesSpec m_spec;
+    ClipSource m_clips;
     std::int64_t m_batch;
     double m_dropout;
     IndexFn m_firstIndexOf;
@@ -71,6 +79,7 @@ private:
     std::map<std::int64_t, Batch> m_done;
     std::int64_t m_nextToBuild, m_nextToTake;
     bool m_stop = false;
+    std::exception_ptr m_error;  // a worker's failure, rethrown by next()
     std::vector<std::thread> m_threads;
 };
 

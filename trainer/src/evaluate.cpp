@@ -29,7 +29,27 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
     double colourErr = 0;
     int present = 0;
     const double minArea = double(h * w) * 0.005, maxArea = double(h * w) * 0.5;
+    std::vector<float> bright(std::size_t(h * w)), smooth(std::size_t(h * w));
     for (std::int64_t f = 0; f < frames; ++f) {
+        // Brightness (max channel in [0, 1]), box-blurred 3x3: isolated noise pixels of a
+        // half-denoised sample do not count as the object, a solid shape does.
+        for (std::int64_t y = 0; y < h; ++y)
+            for (std::int64_t x = 0; x < w; ++x) {
+                float m = -1.f;
+                for (int ch = 0; ch < 3; ++ch)
+                    m = std::max(m, acc[ch][f][y][x]);
+                bright[std::size_t(y * w + x)] = (std::clamp(m, -1.f, 1.f) + 1.f) / 2.f;
+            }
+        for (std::int64_t y = 0; y < h; ++y)
+            for (std::int64_t x = 0; x < w; ++x) {
+                float sum = 0.f;
+                int n = 0;
+                for (std::int64_t yy = std::max<std::int64_t>(0, y - 1); yy <= std::min(h - 1, y + 1); ++yy)
+                    for (std::int64_t xx = std::max<std::int64_t>(0, x - 1); xx <= std::min(w - 1, x + 1);
+                         ++xx, ++n)
+                        sum += bright[std::size_t(yy * w + xx)];
+                smooth[std::size_t(y * w + x)] = sum / float(n);
+            }
         double area = 0, sx = 0, sy = 0, col[3] = {0, 0, 0};
         std::int64_t x0 = w, x1 = -1, y0 = h, y1 = -1;
         for (std::int64_t y = 0; y < h; ++y)
@@ -37,7 +57,7 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
                 float v[3];
                 for (int ch = 0; ch < 3; ++ch)
                     v[ch] = (std::clamp(acc[ch][f][y][x], -1.f, 1.f) + 1.f) / 2.f;
-                if (std::max({v[0], v[1], v[2]}) <= 0.3f)  // the background is black
+                if (smooth[std::size_t(y * w + x)] <= 0.35f)  // the background is black
                     continue;
                 area += 1;
                 sx += double(x);
@@ -92,8 +112,8 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
     return q;
 }
 
-Evaluator::Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device)
-    : m_c(c), m_spec(spec), m_device(device), m_fill(4, 0.0)
+Evaluator::Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device, ClipSource clips)
+    : m_c(c), m_spec(spec), m_device(device), m_clips(std::move(clips)), m_fill(4, 0.0)
 {
     // The fill ratio of each shape in real clips, and the score real clips get (the ceiling).
     std::vector<int> counts(4, 0);
@@ -125,7 +145,9 @@ torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
     if (m_c.b("model.reference_frame")) {
         std::vector<torch::Tensor> refs;
         for (std::int64_t i = 0; i < count; ++i)
-            refs.push_back(movingShapesClip(m_spec, kSampleNoise + std::uint64_t(i)).first.select(1, 0));
+            refs.push_back((m_clips ? m_clips(kSampleNoise + std::uint64_t(i))
+                                    : movingShapesClip(m_spec, kSampleNoise + std::uint64_t(i)))
+                               .first.select(1, 0));
         reference = torch::stack(refs).to(m_device);
     }
     return sampleFlow(model, noise, torch::tensor(labels).to(m_device), m_spec.classes,
@@ -140,7 +162,7 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model
     const auto B = m_c.i("train.batch_size");
     std::vector<double> sums(times.size(), 0.0);
     for (std::int64_t b = 0; b < m_c.i("eval.batches"); ++b) {
-        const Batch batch = makeBatch(m_spec, kHeldOut + std::uint64_t(b * B), B, 0.0);
+        const Batch batch = makeBatch(m_spec, kHeldOut + std::uint64_t(b * B), B, 0.0, m_clips);
         const auto x0 = batch.clips.to(m_device), noise = batch.noise.to(m_device),
                    labels = batch.labels.to(m_device);
         const auto ref = m_c.b("model.reference_frame") ? x0.select(2, 0) : torch::Tensor();
@@ -160,6 +182,8 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model
     }
     out.emplace_back("eval/loss", mean);
 
+    if (m_clips)
+        return out;
     const auto count = std::max<std::int64_t>(m_c.i("sample.count"), 8);
     const auto clips = samples(model, count);
     ClipQuality sum;

@@ -36,7 +36,9 @@ ClipQuality scoreClip(const torch::Tensor &clip, std::int64_t label, double expe
 
 class Evaluator {
 public:
-    Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device);
+    // `clips`: the data's clips (empty: moving shapes). Sample quality is scored on moving shapes
+    // only (it knows what their labels mean); real data get the held-out loss.
+    Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device, ClipSource clips = {});
     // sample.count clips (labels 0, 1, 2, ... mod classes) from fixed noise, with the sampler.
     torch::Tensor samples(VideoUNet &model, std::int64_t count);
     std::vector<std::pair<std::string, double>> evaluate(VideoUNet &model);
@@ -45,6 +47,7 @@ private:
     const Config &m_c;
     ShapesSpec m_spec;
     torch::Device m_device;
+    ClipSource m_clips;
     std::vector<double> m_fill;  // per shape, from real clips
     double m_dataScore = 0;
 };

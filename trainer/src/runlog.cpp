@@ -110,6 +110,11 @@ void RunLog::status(const std::string &state, const std::string &message)
     write(j);
 }
 
+void RunLog::warning(const std::string &message)
+{
+    write({{"kind", "warning"}, {"message", message}});
+}
+
 void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step)
 {
     if (!m_file)

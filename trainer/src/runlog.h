@@ -26,6 +26,8 @@ public:
     void metrics(std::int64_t step, const std::vector<std::pair<std::string, double>> &values);
     void artifact(std::int64_t step, const std::string &relativePath, const std::string &type);
     void status(const std::string &state, const std::string &message = {});
+    // Something the user should know that did not stop the run (a corrupt video skipped).
+    void warning(const std::string &message);
     // exit.json, written atomically (temp file, fsync, rename).
     void exit(const std::string &state, const std::string &reason, std::int64_t step);
 

@@ -8,6 +8,7 @@
 #include "model.h"
 #include "runlog.h"
 #include "video.h"
+#include "videodata.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
@@ -306,11 +307,21 @@ int runTraining(const RunOptions &opt)
                         c.s("train.time_sampling") == "logit_normal"};
         const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
         // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
+        // Real video: each rank reads its own files; the sample index still fixes the clip offset,
+        // the noise and the time.
+        std::shared_ptr<VideoDataset> videos;
+        ClipSource clips;
+        if (c.s("data.kind") != "moving_shapes") {
+            videos = std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
+                                                    c.i("data.size"), c.i("data.stride"), c.i("data.classes"),
+                                                    r.rank, r.worldSize);
+            clips = [videos](std::uint64_t index) { return videos->clip(index); };
+        }
         Loader loader(
             spec, B, c.f("train.cfg_dropout"),
             [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
-            step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")));
-        Evaluator evaluator(c, spec, device);
+            step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")), clips);
+        Evaluator evaluator(c, spec, device, clips);
 
         std::signal(SIGUSR1, onStopSignal);
         std::signal(SIGTERM, onStopSignal);
@@ -327,9 +338,9 @@ int runTraining(const RunOptions &opt)
             if (!lead)
                 return;
             if (samples) {
-                const auto clips = evaluator.samples(ema, c.i("sample.count"));
+                const auto generated = evaluator.samples(ema, c.i("sample.count"));
                 const std::string name =
-                    writeSamples((runDir / "samples").string(), at, clips, int(c.i("sample.fps")), 4);
+                    writeSamples((runDir / "samples").string(), at, generated, int(c.i("sample.fps")), 4);
                 log.artifact(at, "samples/" + name, "video");
                 log.artifact(at, "samples/step-" + std::to_string(at) + ".png", "image");
             }
@@ -420,6 +431,9 @@ int runTraining(const RunOptions &opt)
                 }
 #endif
                 log.metrics(step, m);
+                if (videos)
+                    for (const std::string &w : videos->takeWarnings())
+                        log.warning(w);
                 lossAcc.zero_();
                 normAcc.zero_();
                 windowStart = now();

@@ -13,7 +13,7 @@
 
 namespace orrery::core {
 
-enum class EventKind { Start, Metrics, System, Artifact, Status, Unknown };
+enum class EventKind { Start, Metrics, System, Artifact, Status, Warning, Unknown };
 
 // One parsed line. String views point into the parser and stay valid until its next parse().
 struct Event {

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "videodata.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <unistd.h>
+
+#if ORRERY_TRAINER_FFMPEG
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+}
+#endif
+
+namespace orrery::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+bool isVideo(const fs::path &p)
+{
+    static const std::set<std::string> ext{".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v", ".y4m"};
+    std::string e = p.extension().string();
+    std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return ext.count(e) > 0;
+}
+
+#if ORRERY_TRAINER_FFMPEG
+
+struct FormatClose {
+    void operator()(AVFormatContext *c) const { avformat_close_input(&c); }
+};
+struct CodecFree {
+    void operator()(AVCodecContext *c) const { avcodec_free_context(&c); }
+};
+struct FrameFree {
+    void operator()(AVFrame *f) const { av_frame_free(&f); }
+};
+struct PacketFree {
+    void operator()(AVPacket *p) const { av_packet_free(&p); }
+};
+struct SwsFree {
+    void operator()(SwsContext *s) const { sws_freeContext(s); }
+};
+
+std::string avError(int rc)
+{
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(rc, buf, sizeof buf);
+    return buf;
+}
+
+// Decodes frames first, first + stride, ... (T of them) of a video file, each resized to
+// size x size RGB. Throws with FFmpeg's reason when the file does not decode or is too short.
+torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int64_t size, std::int64_t stride,
+                         std::uint64_t seed)
+{
+    AVFormatContext *raw = nullptr;
+    int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+    if (rc < 0)
+        throw std::runtime_error("cannot open: " + avError(rc));
+    std::unique_ptr<AVFormatContext, FormatClose> fmt(raw);
+    if ((rc = avformat_find_stream_info(fmt.get(), nullptr)) < 0)
+        throw std::runtime_error("no stream info: " + avError(rc));
+    const AVCodec *codec = nullptr;
+    const int stream = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (stream < 0 || !codec)
+        throw std::runtime_error("no video stream");
+    std::unique_ptr<AVCodecContext, CodecFree> ctx(avcodec_alloc_context3(codec));
+    avcodec_parameters_to_context(ctx.get(), fmt->streams[stream]->codecpar);
+    ctx->thread_count = 1;  // the loader's workers are the parallelism
+    if ((rc = avcodec_open2(ctx.get(), codec, nullptr)) < 0)
+        throw std::runtime_error("cannot open the decoder: " + avError(rc));
+
+    // Decode everything we need from the start (clips are short; seeking is not frame-exact).
+    const std::int64_t span = (frames - 1) * stride + 1;
+    const std::int64_t known = fmt->streams[stream]->nb_frames;
+    const std::int64_t first = known > span ? std::int64_t(mix(seed) % std::uint64_t(known - span + 1)) : 0;
+    std::vector<torch::Tensor> out;
+    std::unique_ptr<AVFrame, FrameFree> frame(av_frame_alloc());
+    std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
+    std::unique_ptr<SwsContext, SwsFree> sws;
+    std::int64_t n = 0;
+    auto take = [&]() {
+        if (n >= first && (n - first) % stride == 0 && std::int64_t(out.size()) < frames) {
+            if (!sws)
+                sws.reset(sws_getContext(frame->width, frame->height, AVPixelFormat(frame->format), int(size),
+                                         int(size), AV_PIX_FMT_RGB24, SWS_AREA, nullptr, nullptr, nullptr));
+            if (!sws)
+                throw std::runtime_error("cannot convert its pixel format");
+            auto rgb = torch::empty({size, size, 3}, torch::kUInt8);
+            std::uint8_t *dst[1] = {rgb.data_ptr<std::uint8_t>()};
+            const int dstStride[1] = {int(3 * size)};
+            sws_scale(sws.get(), frame->data, frame->linesize, 0, frame->height, dst, dstStride);
+            out.push_back(rgb);
+        }
+        ++n;
+    };
+    auto receive = [&]() {
+        for (;;) {
+            const int r = avcodec_receive_frame(ctx.get(), frame.get());
+            if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
+                return;
+            if (r < 0)
+                throw std::runtime_error("decoding failed: " + avError(r));
+            take();
+            av_frame_unref(frame.get());
+        }
+    };
+    while (std::int64_t(out.size()) < frames && (rc = av_read_frame(fmt.get(), pkt.get())) >= 0) {
+        if (pkt->stream_index == stream) {
+            const int s = avcodec_send_packet(ctx.get(), pkt.get());
+            av_packet_unref(pkt.get());
+            if (s < 0 && s != AVERROR(EAGAIN))
+                throw std::runtime_error("corrupt packet: " + avError(s));
+            receive();
+        } else {
+            av_packet_unref(pkt.get());
+        }
+    }
+    avcodec_send_packet(ctx.get(), nullptr);
+    receive();
+    if (std::int64_t(out.size()) < frames)
+        throw std::runtime_error("only " + std::to_string(out.size()) + " of " + std::to_string(frames) +
+                                 " frames (too short for data.frames x data.stride)");
+    // [T, H, W, 3] uint8 → [3, T, H, W] in [-1, 1]
+    return torch::stack(out).permute({3, 0, 1, 2}).to(torch::kFloat32).div(127.5).sub(1.0).contiguous();
+}
+
+#endif
+
+}  // namespace
+
+std::vector<TarMember> readTar(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw std::runtime_error("cannot open");
+    std::vector<TarMember> out;
+    char header[512];
+    for (;;) {
+        if (!in.read(header, 512))
+            throw std::runtime_error("truncated tar (no end-of-archive block)");
+        if (std::all_of(header, header + 512, [](char c) { return c == 0; }))
+            break;
+        std::string name(header, strnlen(header, 100));
+        const std::string prefix(header + 345, strnlen(header + 345, 155));
+        if (std::string_view(header + 257, 5) == "ustar" && !prefix.empty())
+            name = prefix + "/" + name;
+        const std::string sizeField(header + 124, strnlen(header + 124, 12));
+        std::size_t size = 0;
+        try {
+            size = std::stoull(sizeField.empty() ? "0" : sizeField, nullptr, 8);
+        } catch (const std::exception &) {
+            throw std::runtime_error("corrupt tar header for '" + name + "'");
+        }
+        if (size > (std::size_t(1) << 34))
+            throw std::runtime_error("implausible member size in '" + name + "'");
+        std::string data(size, '\0');
+        if (!in.read(data.data(), std::streamsize(size)))
+            throw std::runtime_error("truncated member '" + name + "'");
+        in.ignore(std::streamsize((512 - size % 512) % 512));
+        const char type = header[156];
+        if (type == '0' || type == '\0')
+            out.push_back({name, std::move(data)});
+    }
+    return out;
+}
+
+bool VideoDataset::available()
+{
+#if ORRERY_TRAINER_FFMPEG
+    return true;
+#else
+    return false;
+#endif
+}
+
+VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std::int64_t frames,
+                           std::int64_t size, std::int64_t stride, std::int64_t classes, int rank, int world)
+    : m_kind(kind), m_frames(frames), m_size(size), m_stride(stride), m_classes(classes)
+{
+    if (!available())
+        throw std::runtime_error("data.kind " + kind +
+                                 " needs the FFmpeg libraries, and this orrery-train was built "
+                                 "without them");
+    if (!fs::is_directory(root))
+        throw std::runtime_error("data.path " + root + " is not a directory");
+    std::vector<fs::path> all;
+    for (const auto &e :
+         fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied))
+        if (e.is_regular_file() && (kind == "shards" ? e.path().extension() == ".tar" : isVideo(e.path())))
+            all.push_back(e.path());
+    std::sort(all.begin(), all.end());
+    // Folder labels: the index of a file's directory among all directories (sorted), as
+    // torchvision's ImageFolder does with class folders.
+    std::map<fs::path, std::int64_t> dirs;
+    for (const auto &p : all)
+        dirs.emplace(p.parent_path(), 0);
+    std::int64_t i = 0;
+    for (auto &[d, index] : dirs)
+        index = i++;
+    for (std::size_t k = 0; k < all.size(); ++k)
+        if (int(k % std::size_t(world)) == rank)
+            m_files.push_back({all[k].string(), dirs[all[k].parent_path()] % classes});
+    if (m_files.empty())
+        throw std::runtime_error("no " + std::string(kind == "shards" ? ".tar shards" : "video files") +
+                                 " under " + root + " for rank " + std::to_string(rank) + " of " +
+                                 std::to_string(world));
+    m_bad.assign(m_files.size(), false);
+}
+
+std::vector<std::string> VideoDataset::takeWarnings()
+{
+    std::lock_guard lock(m_mutex);
+    return std::exchange(m_warnings, {});
+}
+
+std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
+{
+#if ORRERY_TRAINER_FFMPEG
+    // Try the sample's file, then the next ones: a corrupt file costs a warning, not the run.
+    for (std::size_t attempt = 0; attempt < m_files.size(); ++attempt) {
+        const std::size_t fileIndex = (index + attempt) % m_files.size();
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_bad[fileIndex])
+                continue;
+        }
+        const VideoSource &src = m_files[fileIndex];
+        try {
+            if (m_kind == "folder")
+                return {decodeClip(src.path, m_frames, m_size, m_stride, index), src.label};
+            // A shard: pick one of its videos; its label from key.json {"label": n} or key.txt.
+            const auto members = readTar(src.path);
+            std::vector<const TarMember *> videos;
+            for (const TarMember &m : members)
+                if (isVideo(m.name))
+                    videos.push_back(&m);
+            if (videos.empty())
+                throw std::runtime_error("no video in the shard");
+            const TarMember &video = *videos[mix(index) % videos.size()];
+            const std::string key = video.name.substr(0, video.name.rfind('.'));
+            std::int64_t label = 0;
+            for (const TarMember &m : members) {
+                if (m.name == key + ".json") {
+                    const auto j = nlohmann::json::parse(m.data, nullptr, false);
+                    if (j.is_object() && j.contains("label") && j["label"].is_number_integer())
+                        label = j["label"].get<std::int64_t>();
+                } else if (m.name == key + ".txt" || m.name == key + ".cls") {
+                    try {
+                        label = std::stoll(m.data);
+                    } catch (const std::exception &) { }
+                }
+            }
+            // FFmpeg reads files: the member goes to a private temp file for the decode.
+            char tmpl[] = "/tmp/orrery-train-XXXXXX";
+            const int fd = ::mkstemp(tmpl);
+            if (fd < 0)
+                throw std::runtime_error("cannot create a temp file");
+            const bool written =
+                ::write(fd, video.data.data(), video.data.size()) == ssize_t(video.data.size());
+            ::close(fd);
+            struct Unlink {
+                const char *p;
+                ~Unlink() { ::unlink(p); }
+            } unlink{tmpl};
+            if (!written)
+                throw std::runtime_error("cannot write a temp file");
+            return {decodeClip(tmpl, m_frames, m_size, m_stride, index),
+                    ((label % m_classes) + m_classes) % m_classes};
+        } catch (const std::exception &e) {
+            std::lock_guard lock(m_mutex);
+            if (!m_bad[fileIndex])
+                m_warnings.push_back("skipped " + src.path + ": " + e.what());
+            m_bad[fileIndex] = true;
+        }
+    }
+    throw std::runtime_error("no file of the dataset decodes (see the warnings)");
+#else
+    (void)index;
+    throw std::runtime_error("built without FFmpeg");
+#endif
+}
+
+}  // namespace orrery::train
