@@ -158,6 +158,9 @@ private Q_SLOTS:
             << QByteArray("[1,2,3]") << int(EventKind::Unknown) << QStringLiteral("not a JSON object");
         QTest::newRow("binary garbage")
             << QByteArray("\x00\xff\xfe{", 4) << int(EventKind::Unknown) << QStringLiteral("not");
+        QTest::newRow("step beyond int64 (fuzz_events)")
+            << QByteArray(R"({"v":1,"t":1,"kind":"metrics","step":87597999191148261672,"values":{}})")
+            << int(EventKind::Metrics) << QStringLiteral("is not an integer");
         QTest::newRow("values not an object")
             << QByteArray(R"({"v":1,"t":1,"kind":"metrics","step":1,"values":7})") << int(EventKind::Metrics)
             << QStringLiteral("\"values\" is not an object");
