@@ -10,9 +10,9 @@
 #include <torch/torch.h>
 
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
