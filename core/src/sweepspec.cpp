@@ -754,7 +754,7 @@ SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const Trai
     } catch (const YAML::Exception &e) {
         // yaml-cpp's marks are 0-based; editors count from 1.
         parser.error(e.mark.line >= 0 ? e.mark.line + 1 : 0,
-                     QStringLiteral("malformed YAML: %1").arg(QString::fromStdString(e.msg)));
+                     QStringLiteral("malformed YAML: %1").arg(escapeControl(QString::fromStdString(e.msg))));
     }
     result.errors = parser.errors;
     std::stable_sort(result.errors.begin(), result.errors.end(),
@@ -813,7 +813,7 @@ QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile
         throw std::runtime_error(QStringLiteral("%1:%2: malformed YAML: %3")
                                      .arg(baseFile)
                                      .arg(e.mark.line + 1)
-                                     .arg(QString::fromStdString(e.msg))
+                                     .arg(escapeControl(QString::fromStdString(e.msg)))
                                      .toStdString());
     }
     for (const auto &[key, value] : params) {

@@ -27,7 +27,12 @@ bool containsControl(const QString &text)
 
 QString quoted(const QString &text)
 {
-    QString out = QStringLiteral("'");
+    return QLatin1Char('\'') + escapeControl(text) + QLatin1Char('\'');
+}
+
+QString escapeControl(const QString &text)
+{
+    QString out;
     for (const QChar c : text) {
         if (c == QLatin1Char('\n'))
             out += QStringLiteral("\\n");
@@ -38,7 +43,7 @@ QString quoted(const QString &text)
         else
             out += c;
     }
-    return out + QLatin1Char('\'');
+    return out;
 }
 
 std::optional<double> parseDouble(const QString &text)

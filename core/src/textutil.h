@@ -17,6 +17,8 @@ std::optional<QString> decodeUtf8(const QByteArray &bytes);
 // 'text' for messages, with control characters written as \n, \t, \xNN so that a hostile value
 // cannot break a message's line or terminal.
 QString quoted(const QString &text);
+// The same without the quotes (for text from libraries, e.g. yaml-cpp's messages quote the input).
+QString escapeControl(const QString &text);
 bool containsControl(const QString &text);
 
 // Whole-string numbers: "12", "1e3" (an integral double) for integers; finite doubles only.
