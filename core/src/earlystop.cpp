@@ -87,14 +87,15 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
         const double cutoff = values[std::size_t(keep - 1)];
         const double mine = bestOfFirst(t, rung, goal);
         if (better(cutoff, std::isnan(mine) ? worst(goal) : mine, goal))
-            stops.append({t.trial, QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is not in "
-                                                  "the top %5 of the %6 trials there (cut-off %7)")
-                                       .arg(metric, num(mine))
-                                       .arg(rung)
-                                       .arg(rungIndex + 1)
-                                       .arg(keep)
-                                       .arg(values.size())
-                                       .arg(num(cutoff))});
+            stops.append({t.trial,
+                          QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is not in "
+                                         "the top %5 of the %6 trials there (cut-off %7)")
+                              .arg(metric, num(mine))
+                              .arg(rung)
+                              .arg(rungIndex + 1)
+                              .arg(keep)
+                              .arg(values.size())
+                              .arg(num(cutoff))});
     }
     return stops;
 }
@@ -123,12 +124,13 @@ QList<StopDecision> median(const EarlyTerminate &rule, Goal goal, const QString 
         const double med = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
         const double mine = bestUpToStep(t, step, goal).value_or(std::numeric_limits<double>::quiet_NaN());
         if (better(med, mine, goal))
-            stops.append({t.trial, QStringLiteral("median: best %1 %2 by step %3 is worse than the median %4 of "
-                                                  "%5 other trials at that step")
-                                       .arg(metric, num(mine))
-                                       .arg(step)
-                                       .arg(num(med))
-                                       .arg(n)});
+            stops.append({t.trial,
+                          QStringLiteral("median: best %1 %2 by step %3 is worse than the median %4 of "
+                                         "%5 other trials at that step")
+                              .arg(metric, num(mine))
+                              .arg(step)
+                              .arg(num(med))
+                              .arg(n)});
     }
     return stops;
 }

@@ -72,14 +72,14 @@ namespace {
 
 bool isLogScale(Distribution d)
 {
-    return d == Distribution::LogUniform || d == Distribution::LogUniformValues || d == Distribution::QLogUniform ||
-           d == Distribution::QLogUniformValues;
+    return d == Distribution::LogUniform || d == Distribution::LogUniformValues ||
+        d == Distribution::QLogUniform || d == Distribution::QLogUniformValues;
 }
 
 bool isQuantized(Distribution d)
 {
     return d == Distribution::QUniform || d == Distribution::QLogUniform ||
-           d == Distribution::QLogUniformValues || d == Distribution::QNormal;
+        d == Distribution::QLogUniformValues || d == Distribution::QNormal;
 }
 
 // A numeric parameter in the space TPE and sampling work in: log of the value for log
@@ -311,8 +311,8 @@ TrialParams suggestTpe(const QList<ParamSpec> &space, const QList<FinishedTrial>
             return !std::isnan(a->value) && std::isnan(b->value);
         return goal == Goal::Minimize ? a->value < b->value : a->value > b->value;
     });
-    const qsizetype nBelow = std::clamp<qsizetype>(qsizetype(std::ceil(options.gamma * double(sorted.size()))), 1,
-                                                   sorted.size() - 1);
+    const qsizetype nBelow = std::clamp<qsizetype>(
+        qsizetype(std::ceil(options.gamma * double(sorted.size()))), 1, sorted.size() - 1);
 
     TrialParams out;
     for (const ParamSpec &p : space) {
@@ -332,7 +332,8 @@ TrialParams suggestTpe(const QList<ParamSpec> &space, const QList<FinishedTrial>
             const qsizetype n = p.values.size();
             std::vector<double> l(n), g(n);
             for (qsizetype i = 0; i < n; ++i) {
-                const double prior = options.priorWeight * (p.probabilities.isEmpty() ? 1.0 : p.probabilities[i] * double(n));
+                const double prior =
+                    options.priorWeight * (p.probabilities.isEmpty() ? 1.0 : p.probabilities[i] * double(n));
                 l[i] = g[i] = prior;
             }
             for (const QVariant &v : below)
@@ -388,7 +389,8 @@ QList<TrialParams> initialTrials(const SweepSpec &spec)
 {
     if (spec.method == SearchMethod::Grid)
         return gridTrials(spec.parameters, spec.runCap);
-    const int count = spec.method == SearchMethod::Random ? spec.runCap : std::min(spec.runCap, spec.maxConcurrent);
+    const int count =
+        spec.method == SearchMethod::Random ? spec.runCap : std::min(spec.runCap, spec.maxConcurrent);
     QList<TrialParams> trials;
     for (int i = 0; i < count; ++i) {
         SweepRng rng = SweepRng::forTrial(spec.seed, i);
