@@ -10,6 +10,7 @@
 #include "orrery/remote/profile.h"
 #include "orrery/remote/sbatch.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -90,6 +91,43 @@ QString summary(const SweepSpec &spec, const QList<TrialParams> &trials)
     return s;
 }
 
+// The trainer's own cross-key checks on the resolved configs of (at most kChecked of) the trials.
+int checkWithTrainer(const SweepSpec &spec, const QList<TrialParams> &trials)
+{
+    // Each check loads LibTorch (about 0.5 s); the first trials of a large grid cover its values.
+    constexpr qsizetype kChecked = 32;
+    QByteArray base;
+    if (!spec.trainerConfig.isEmpty()) {
+        QFile f(spec.trainerConfig);
+        if (!f.open(QIODevice::ReadOnly)) {
+            err(QStringLiteral("%1: cannot read the base config: %2\n")
+                    .arg(spec.trainerConfig, f.errorString()));
+            return kFailed;
+        }
+        base = f.readAll();
+    }
+    QList<QByteArray> configs;
+    try {
+        for (qsizetype i = 0; i < std::min(kChecked, trials.size()); ++i)
+            configs << renderTrialConfig(base, spec.trainerConfig, trials[i]);
+    } catch (const std::runtime_error &e) {
+        err(QString::fromUtf8(e.what()) + QLatin1Char('\n'));
+        return kUsage;
+    }
+    const QStringList verdicts = checkTrialConfigs(trainerExecutable(), configs);
+    int code = kOk;
+    for (qsizetype i = 0; i < verdicts.size(); ++i) {
+        if (verdicts[i].isEmpty())
+            continue;
+        err(QStringLiteral("%1: trial %2: the trainer refuses its config: %3\n")
+                .arg(spec.file)
+                .arg(i)
+                .arg(verdicts[i]));
+        code = kUsage;
+    }
+    return code;
+}
+
 }  // namespace
 
 int runSweep(const QStringList &argsIn)
@@ -142,6 +180,8 @@ int runSweep(const QStringList &argsIn)
     }
     const SweepSpec &spec = *parsed.spec;
     const QList<TrialParams> trials = initialTrials(spec);
+    if (const int code = checkWithTrainer(spec, trials); code != kOk)
+        return code;
 
     QByteArray script;
     if (!cluster.isEmpty()) {

@@ -5,10 +5,15 @@
 
 #include "textutil.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
+
+#include <memory>
+#include <vector>
 
 namespace orrery::core {
 
@@ -95,6 +100,56 @@ std::optional<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer, 
     if (!schema)
         *error = QStringLiteral("%1: %2").arg(trainer, *error);
     return schema;
+}
+
+QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs)
+{
+    QStringList verdicts;
+    QTemporaryDir dir;
+    if (!dir.isValid()) {
+        for (qsizetype i = 0; i < configs.size(); ++i)
+            verdicts << QStringLiteral("cannot create a temporary directory to check the config");
+        return verdicts;
+    }
+    std::vector<std::unique_ptr<QProcess>> processes;
+    for (qsizetype i = 0; i < configs.size(); ++i) {
+        const QString path = dir.filePath(QStringLiteral("trial-%1.yaml").arg(i));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly) || f.write(configs[i]) != configs[i].size()) {
+            processes.push_back(nullptr);
+            continue;
+        }
+        f.close();
+        auto p = std::make_unique<QProcess>();
+        p->setProcessChannelMode(QProcess::MergedChannels);
+        p->start(trainer, {QStringLiteral("--check-config"), QStringLiteral("--config"), path});
+        processes.push_back(std::move(p));
+    }
+    for (qsizetype i = 0; i < configs.size(); ++i) {
+        QProcess *p = processes[std::size_t(i)].get();
+        if (!p) {
+            verdicts << QStringLiteral("cannot write the trial config to check it");
+            continue;
+        }
+        if (!p->waitForFinished(120000) || p->exitStatus() != QProcess::NormalExit) {
+            p->kill();
+            p->waitForFinished(1000);
+            verdicts
+                << QStringLiteral("`%1 --check-config` did not finish: %2").arg(trainer, p->errorString());
+            continue;
+        }
+        if (p->exitCode() == 0) {
+            verdicts << QString();
+            continue;
+        }
+        // The trainer names the temporary file; the caller names the trial.
+        QString message = QString::fromUtf8(p->readAll()).trimmed();
+        message.remove(QStringLiteral("orrery-train: "));
+        message.replace(dir.filePath(QStringLiteral("trial-%1.yaml").arg(i)), QStringLiteral("trial.yaml"));
+        verdicts << escapeControl(
+            message.isEmpty() ? QStringLiteral("rejected (status %1)").arg(p->exitCode()) : message);
+    }
+    return verdicts;
 }
 
 const ConfigKey *TrainerSchema::find(const QString &key) const

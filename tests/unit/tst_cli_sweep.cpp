@@ -106,6 +106,19 @@ private Q_SLOTS:
                                     "`orrery-train --print-schema` lists them all\n"));
     }
 
+    // Each key is valid alone; the trainer's cross-key rule (channels a multiple of 8) refuses one trial.
+    void trainerRefusesAResolvedConfig()
+    {
+        const QString spec =
+            write("cross.yaml", "method: grid\nparameters:\n  model.channels: {values: [16, 12]}\n");
+        const Result r = run({QStringLiteral("sweep"), QStringLiteral("plan"), spec});
+        QCOMPARE(r.code, 2);
+        QCOMPARE(QString::fromUtf8(r.err),
+                 spec +
+                     QStringLiteral(": trial 1: the trainer refuses its config: model.channels must be a "
+                                    "multiple of 8 (GroupNorm groups)\n"));
+    }
+
     void usageErrors()
     {
         QCOMPARE(run({QStringLiteral("sweep")}).code, 2);

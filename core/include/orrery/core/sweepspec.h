@@ -156,4 +156,11 @@ QString formatParamValue(const QVariant &value);
 // naming the base file and line when the base is not a YAML mapping.
 QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile, const TrialParams &params);
 
+// The trainer's own verdict on resolved trial configs (`orrery-train --check-config`): its
+// cross-key rules (data.size divisible per level, channels a multiple of 8) that no single
+// parameter shows. Runs the checks as parallel local processes; returns one entry per config:
+// empty when accepted, else the trainer's message. Each check loads LibTorch (about 0.5 s), so
+// callers check a sample of a large grid.
+QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs);
+
 }  // namespace orrery::core
