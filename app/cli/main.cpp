@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "output.h"
 #include "runs_commands.h"
+#include "sweep_commands.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
@@ -26,6 +27,8 @@ const QString kUsageText = QStringLiteral(
     "  runs <verb>        list, show, compare, history, export, ingest, push (`orrery runs help`)\n"
     "  cluster add|list|show|test|remove\n"
     "                     cluster profiles; `test` connects and reports Slurm, nodes, GPUs\n"
+    "  sweep plan FILE    validate a sweep spec and print its trials (and, with --cluster NAME,\n"
+    "                     the sbatch script); `orrery sweep help`\n"
     "\n"
     "--db PATH: the tracking database (default $ORRERY_DB, else %1)\n"
     "exit status: 0 ok, 1 the operation failed, 2 usage error\n");
@@ -87,6 +90,8 @@ int main(int argc, char **argv)
         return runRuns(ctx, args);
     if (command == QLatin1String("cluster"))
         return runCluster(args);
+    if (command == QLatin1String("sweep"))
+        return runSweep(args);
     err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + usage);
     return kUsage;
 }

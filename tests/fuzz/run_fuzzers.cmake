@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Builds the Slurm and store parser fuzz targets with clang (a project of its own, tests/fuzz/) and runs each
-# briefly from its seed corpus (real Slurm 22.05 output). A crash, leak, UB or failed check fails.
+# Builds the fuzz targets of the Slurm parsers, the store's parsers and the sweep spec parser with
+# clang (a project of its own, tests/fuzz/) and runs each briefly from its seed corpus (real Slurm
+# 22.05 output, trainer events, example sweep specs). A crash, leak, UB or failed check fails.
 # cmake -DCLANGXX=... -DSOURCE_DIR=<tests/fuzz> -DBINARY_DIR=... -DGENERATOR=... [-DSECONDS=2]
 #       [-DLAUNCHER=ccache] -P run_fuzzers.cmake
 if(NOT SECONDS)
@@ -14,7 +15,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
   -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${_launcher}
   COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
-foreach(_name sbatch squeue sinfo scontrol sacct version events chunk)
+foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec)
   # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
   set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
   file(REMOVE_RECURSE "${_corpus}")

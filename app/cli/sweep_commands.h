@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// `orrery sweep ...`: sweep specs and their trials. The work is in core (sweepspec, sweepsearch)
+// and remote (sbatch); this file parses flags and formats.
+#pragma once
+
+#include <QStringList>
+
+namespace orrery::cli {
+
+// `orrery sweep plan FILE [--cluster NAME] [--json]` (args after "sweep"). Returns an exit code.
+int runSweep(const QStringList &args);
+
+extern const char *const kSweepUsage;
+
+}  // namespace orrery::cli

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The sweep spec (ARCHITECTURE.md "Sweep spec (YAML)", docs/sweeps.md): parsing, and validation
+// of every parameter against the trainer's config schema before anything is submitted.
+// Pure functions over text; yaml-cpp stays inside core (no YAML type in this header).
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QVariant>
+
+#include <optional>
+#include <utility>
+
+namespace orrery::core {
+
+// One key of `orrery-train --print-schema --json`.
+struct ConfigKey {
+    enum class Type { Int, Float, Bool, String };
+    QString key;  // dotted: optim.lr
+    Type type = Type::String;
+    QVariant defaultValue;
+    std::optional<double> min, max;  // numbers only; inclusive
+    QStringList choices;  // strings only; empty: any
+    QString meaning;
+};
+QString toString(ConfigKey::Type type);
+
+// The trainer's config schema.
+class TrainerSchema {
+public:
+    // Parses `--print-schema --json` output; on error returns nullopt and sets *error.
+    static std::optional<TrainerSchema> fromJson(const QByteArray &json, QString *error);
+    // Runs `<trainer> --print-schema --json` (a local process, no shell). nullopt + *error when
+    // the trainer cannot be run or prints something else.
+    static std::optional<TrainerSchema> fromTrainer(const QString &trainer, QString *error);
+
+    const QList<ConfigKey> &keys() const { return m_keys; }
+    const ConfigKey *find(const QString &key) const;
+    // The known key nearest to `key` by edit distance (for "did you mean"), empty if none is close.
+    QString closest(const QString &key) const;
+
+private:
+    QList<ConfigKey> m_keys;
+};
+
+// A W&B parameter distribution (https://docs.wandb.ai/guides/sweeps/sweep-config-keys).
+enum class Distribution {
+    Constant,  // value
+    Categorical,  // values [+ probabilities]
+    Uniform,  // min, max
+    IntUniform,  // min, max (integers)
+    QUniform,  // min, max, q
+    LogUniform,  // min, max are natural logs of the bounds (as W&B)
+    LogUniformValues,  // min, max are the bounds
+    QLogUniform,  // as LogUniform, rounded to q
+    QLogUniformValues,  // as LogUniformValues, rounded to q
+    Normal,  // mu, sigma
+    QNormal,  // mu, sigma, q
+};
+QString toString(Distribution d);  // W&B's name
+std::optional<Distribution> distributionFromString(const QString &name);
+
+// One swept parameter, typed by the schema: values hold qint64 / double / bool / QString.
+struct ParamSpec {
+    QString key;  // dotted trainer key
+    int line = 0;  // 1-based line of the key in the spec file
+    ConfigKey::Type type = ConfigKey::Type::String;
+    Distribution distribution = Distribution::Constant;
+    QVariantList values;  // Constant: one; Categorical: all
+    QList<double> probabilities;  // Categorical: empty (uniform) or one per value, summing to 1
+    double min = 0, max = 0;  // as written (log_uniform: natural logs)
+    double mu = 0, sigma = 1;
+    double q = 1;
+    // Bounds of the key (from the schema) that samples are clipped to (normal distributions).
+    double lowerBound = -1e300, upperBound = 1e300;
+
+    bool isDistribution() const
+    {
+        return distribution != Distribution::Constant && distribution != Distribution::Categorical;
+    }
+};
+
+enum class SearchMethod { Grid, Random, Bayes };
+QString toString(SearchMethod m);
+
+enum class Goal { Minimize, Maximize };
+QString toString(Goal g);
+
+struct EarlyTerminate {
+    enum class Type { Hyperband, Median };
+    Type type = Type::Hyperband;
+    // hyperband: rungs at min_iter * eta^k, or (max_iter, s) → max_iter / eta^k for k = 1..s.
+    int minIter = 0, maxIter = 0, s = 0;
+    double eta = 3;
+    // median: judge from this step on (warm-up), with at least this many other trials there.
+    qint64 minStep = 0;
+    int minTrials = 3;
+};
+
+// What each array task asks Slurm for. Empty strings: the cluster profile's default or Slurm's.
+struct SweepResources {
+    int nodes = 1;
+    int gpusPerNode = 0;  // 0: CPU, one task per node
+    int cpusPerTask = 1;
+    QString mem;  // Slurm syntax: 16G
+    QString time;  // Slurm syntax: 02:00:00
+    QString partition;
+    QString account;
+};
+
+using TrialParams = QList<std::pair<QString, QVariant>>;  // in the spec's parameter order
+
+struct SweepSpec {
+    QString file;  // as given (for messages)
+    QString name;
+    QString experiment;
+    QString trainerConfig;  // base config, resolved against the spec file's directory; may be empty
+    SearchMethod method = SearchMethod::Grid;
+    QString metricName;
+    Goal goal = Goal::Minimize;
+    QList<ParamSpec> parameters;
+    int runCap = 0;  // 0: no cap (grid: all combinations; random/bayes need one)
+    std::optional<EarlyTerminate> earlyTerminate;
+    SweepResources resources;
+    int maxConcurrent = 1;
+    int retries = 0;
+    quint64 seed = 0;  // Orrery's addition: seeds random and bayes suggestions
+};
+
+// One problem found in a spec: file:line: message (line 0: the file as a whole).
+struct SpecError {
+    QString file;
+    int line = 0;
+    QString message;
+    QString toString() const;
+};
+
+struct SpecParse {
+    std::optional<SweepSpec> spec;  // set when errors is empty
+    QList<SpecError> errors;  // every problem found, in file order
+};
+
+// Parses and validates a spec against the schema. Every value is data: hostile names and values
+// are kept verbatim or refused with a message, never interpreted. Non-UTF-8 text is refused.
+SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
+SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema);
+
+// A parameter value as YAML/CLI text (floats round-trip exactly).
+QString formatParamValue(const QVariant &value);
+
+// The trial's resolved config: the base config YAML (may be empty) with `params` set as nested
+// keys (optim.lr → optim: {lr: ...}), replacing what the base had. Throws std::runtime_error
+// naming the base file and line when the base is not a YAML mapping.
+QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile, const TrialParams &params);
+
+// The trainer's own verdict on resolved trial configs (`orrery-train --check-config`): its
+// cross-key rules (data.size divisible per level, channels a multiple of 8) that no single
+// parameter shows. Runs the checks as parallel local processes; returns one entry per config:
+// empty when accepted, else the trainer's message. Each check loads LibTorch (about 0.5 s), so
+// callers check a sample of a large grid.
+QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs);
+
+}  // namespace orrery::core

@@ -1,0 +1,853 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Sweep spec parsing and validation. yaml-cpp is used here only (PRIVATE to core); every value
+// leaves this file as a QVariant typed by the trainer's schema.
+#include "orrery/core/sweepspec.h"
+
+#include "textutil.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSet>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace orrery::core {
+
+QString toString(Distribution d)
+{
+    switch (d) {
+    case Distribution::Constant:
+        return QStringLiteral("constant");
+    case Distribution::Categorical:
+        return QStringLiteral("categorical");
+    case Distribution::Uniform:
+        return QStringLiteral("uniform");
+    case Distribution::IntUniform:
+        return QStringLiteral("int_uniform");
+    case Distribution::QUniform:
+        return QStringLiteral("q_uniform");
+    case Distribution::LogUniform:
+        return QStringLiteral("log_uniform");
+    case Distribution::LogUniformValues:
+        return QStringLiteral("log_uniform_values");
+    case Distribution::QLogUniform:
+        return QStringLiteral("q_log_uniform");
+    case Distribution::QLogUniformValues:
+        return QStringLiteral("q_log_uniform_values");
+    case Distribution::Normal:
+        return QStringLiteral("normal");
+    case Distribution::QNormal:
+        return QStringLiteral("q_normal");
+    }
+    return {};
+}
+
+std::optional<Distribution> distributionFromString(const QString &name)
+{
+    for (int i = 0; i <= int(Distribution::QNormal); ++i)
+        if (toString(Distribution(i)) == name)
+            return Distribution(i);
+    return std::nullopt;
+}
+
+QString toString(SearchMethod m)
+{
+    switch (m) {
+    case SearchMethod::Grid:
+        return QStringLiteral("grid");
+    case SearchMethod::Random:
+        return QStringLiteral("random");
+    case SearchMethod::Bayes:
+        return QStringLiteral("bayes");
+    }
+    return {};
+}
+
+QString toString(Goal g)
+{
+    return g == Goal::Minimize ? QStringLiteral("minimize") : QStringLiteral("maximize");
+}
+
+QString SpecError::toString() const
+{
+    return line > 0 ? QStringLiteral("%1:%2: %3").arg(file).arg(line).arg(message)
+                    : QStringLiteral("%1: %2").arg(file, message);
+}
+
+QString formatParamValue(const QVariant &value)
+{
+    switch (value.typeId()) {
+    case QMetaType::Double:
+        return formatDouble(value.toDouble());
+    case QMetaType::Bool:
+        return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    case QMetaType::LongLong:
+        return QString::number(value.toLongLong());
+    default:
+        return value.toString();
+    }
+}
+
+namespace {
+
+using Type = ConfigKey::Type;
+
+// W&B keys that say where W&B runs the program; Orrery runs its own trainer and ignores them, so
+// W&B files load unchanged.
+const QStringList kIgnoredTopLevel{QStringLiteral("program"), QStringLiteral("command"),
+                                   QStringLiteral("project"), QStringLiteral("entity"),
+                                   QStringLiteral("description")};
+const QStringList kTopLevel{
+    QStringLiteral("name"),           QStringLiteral("experiment"),      QStringLiteral("trainer"),
+    QStringLiteral("method"),         QStringLiteral("metric"),          QStringLiteral("parameters"),
+    QStringLiteral("run_cap"),        QStringLiteral("early_terminate"), QStringLiteral("resources"),
+    QStringLiteral("max_concurrent"), QStringLiteral("retries"),         QStringLiteral("seed")};
+const QStringList kParamKeys{
+    QStringLiteral("value"), QStringLiteral("values"), QStringLiteral("distribution"),
+    QStringLiteral("min"),   QStringLiteral("max"),    QStringLiteral("mu"),
+    QStringLiteral("sigma"), QStringLiteral("q"),      QStringLiteral("probabilities")};
+
+bool isLog(Distribution d)
+{
+    return d == Distribution::LogUniform || d == Distribution::QLogUniform;
+}
+bool isQuantized(Distribution d)
+{
+    return d == Distribution::QUniform || d == Distribution::QLogUniform ||
+        d == Distribution::QLogUniformValues || d == Distribution::QNormal;
+}
+bool usesMinMax(Distribution d)
+{
+    return d != Distribution::Constant && d != Distribution::Categorical && d != Distribution::Normal &&
+        d != Distribution::QNormal;
+}
+
+// Collects every problem with its line; parsing goes on after an error where it can.
+class Parser {
+public:
+    Parser(QString file, const TrainerSchema &schema) : m_file(std::move(file)), m_schema(schema) { }
+
+    QList<SpecError> errors;
+
+    void error(const YAML::Node &at, const QString &message) { error(lineOf(at), message); }
+    void error(int line, const QString &message) { errors.append({m_file, line, message}); }
+
+    static int lineOf(const YAML::Node &n) { return n.IsDefined() ? n.Mark().line + 1 : 0; }
+
+    // The scalar's text as UTF-8; nullopt (and an error) for non-UTF-8 or a NUL byte.
+    std::optional<QString> text(const YAML::Node &n, const QString &what)
+    {
+        if (!n.IsScalar()) {
+            error(n, QStringLiteral("%1: expected a single value").arg(what));
+            return std::nullopt;
+        }
+        const std::string &raw = n.Scalar();
+        const std::optional<QString> s = decodeUtf8(QByteArray::fromStdString(raw));
+        if (!s) {
+            error(n, QStringLiteral("%1: the text is not valid UTF-8").arg(what));
+            return std::nullopt;
+        }
+        if (s->contains(QChar(0))) {
+            error(n, QStringLiteral("%1: the text contains a NUL character").arg(what));
+            return std::nullopt;
+        }
+        return s;
+    }
+
+    std::optional<qint64> integer(const YAML::Node &n, const QString &what, qint64 minimum)
+    {
+        const auto t = text(n, what);
+        if (!t)
+            return std::nullopt;
+        const auto v = parseInteger(*t);
+        if (!v || *v < minimum) {
+            error(n,
+                  QStringLiteral("%1: expected an integer >= %2, got %3")
+                      .arg(what)
+                      .arg(minimum)
+                      .arg(quoted(*t)));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    std::optional<double> number(const YAML::Node &n, const QString &what)
+    {
+        const auto t = text(n, what);
+        if (!t)
+            return std::nullopt;
+        const auto v = parseDouble(*t);
+        if (!v) {
+            error(n, QStringLiteral("%1: expected a finite number, got %2").arg(what, quoted(*t)));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    // A name that becomes a directory and a Slurm job name: any printable text but no '/'.
+    std::optional<QString> name(const YAML::Node &n, const QString &what)
+    {
+        auto t = text(n, what);
+        if (!t)
+            return std::nullopt;
+        QString why;
+        if (t->isEmpty() || *t == QLatin1String(".") || *t == QLatin1String(".."))
+            why = QStringLiteral("must not be empty, '.' or '..'");
+        else if (t->contains(QLatin1Char('/')))
+            why = QStringLiteral("must not contain '/' (it names a directory)");
+        else if (containsControl(*t))
+            why = QStringLiteral("must not contain control characters such as newlines (it names a directory "
+                                 "and a Slurm job)");
+        if (!why.isEmpty()) {
+            error(n, QStringLiteral("%1 %2 %3").arg(what, quoted(*t), why));
+            return std::nullopt;
+        }
+        return t;
+    }
+
+    // A Slurm option value: any text without control characters (an #SBATCH line ends at a newline).
+    std::optional<QString> slurmValue(const YAML::Node &n, const QString &what)
+    {
+        auto t = text(n, what);
+        if (t && containsControl(*t)) {
+            error(n,
+                  QStringLiteral("%1 %2 must not contain control characters such as newlines (it becomes "
+                                 "an #SBATCH line)")
+                      .arg(what, quoted(*t)));
+            return std::nullopt;
+        }
+        return t;
+    }
+
+    // Checks that `map` is a mapping with only `allowed` keys; reports the others.
+    bool expectMap(const YAML::Node &map, const QString &what, const QStringList &allowed,
+                   const QStringList &ignored = {})
+    {
+        if (!map.IsMap()) {
+            error(map, QStringLiteral("%1: expected a mapping (key: value)").arg(what));
+            return false;
+        }
+        QSet<QString> seen;
+        for (const auto &item : map) {
+            const auto key = text(item.first, what + QStringLiteral(" key"));
+            if (!key)
+                continue;
+            if (seen.contains(*key))
+                error(item.first, QStringLiteral("%1: %2 is given twice").arg(what, quoted(*key)));
+            seen.insert(*key);
+            if (allowed.contains(*key) || ignored.contains(*key))
+                continue;
+            const QString hint = closestWord(*key, allowed);
+            error(item.first,
+                  QStringLiteral("%1: unknown key %2%3; known keys: %4")
+                      .arg(what, quoted(*key),
+                           hint.isEmpty() ? QString() : QStringLiteral(" (did you mean '%1'?)").arg(hint),
+                           allowed.join(QStringLiteral(", "))));
+        }
+        return true;
+    }
+
+    // A value for a trainer key, typed and range-checked by the schema.
+    std::optional<QVariant> value(const YAML::Node &n, const ConfigKey &key)
+    {
+        const QString what = QStringLiteral("parameter %1").arg(key.key);
+        const auto t = text(n, what);
+        if (!t)
+            return std::nullopt;
+        QString why;
+        QVariant v;
+        switch (key.type) {
+        case Type::Int:
+            if (const auto i = parseInteger(*t))
+                v = *i;
+            else
+                why = QStringLiteral("expected an integer");
+            break;
+        case Type::Float:
+            if (const auto d = parseDouble(*t))
+                v = *d;
+            else
+                why = QStringLiteral("expected a finite number");
+            break;
+        case Type::Bool:
+            if (const auto b = parseBool(*t))
+                v = *b;
+            else
+                why = QStringLiteral("expected true or false");
+            break;
+        case Type::String:
+            v = *t;
+            if (!key.choices.isEmpty() && !key.choices.contains(*t))
+                why = QStringLiteral("must be one of %1").arg(key.choices.join(QStringLiteral(", ")));
+            break;
+        }
+        if (why.isEmpty() && (key.type == Type::Int || key.type == Type::Float))
+            why = rangeProblem(key, v.toDouble());
+        if (!why.isEmpty()) {
+            error(n, QStringLiteral("%1 = %2: %3").arg(what, quoted(*t), why));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    static QString rangeProblem(const ConfigKey &key, double v)
+    {
+        if ((key.min && v < *key.min) || (key.max && v > *key.max))
+            return QStringLiteral("must be between %1 and %2")
+                .arg(key.min ? formatDouble(*key.min) : QStringLiteral("-inf"),
+                     key.max ? formatDouble(*key.max) : QStringLiteral("inf"));
+        return {};
+    }
+
+    std::optional<ParamSpec> parameter(const YAML::Node &keyNode, const YAML::Node &body)
+    {
+        const auto keyText = text(keyNode, QStringLiteral("parameter name"));
+        if (!keyText)
+            return std::nullopt;
+        const int line = lineOf(keyNode);
+        const ConfigKey *key = m_schema.find(*keyText);
+        if (!key) {
+            const QString hint = m_schema.closest(*keyText);
+            error(line,
+                  QStringLiteral("unknown trainer key %1%2; `orrery-train --print-schema` lists them all")
+                      .arg(quoted(*keyText),
+                           hint.isEmpty() ? QString() : QStringLiteral(" (did you mean '%1'?)").arg(hint)));
+            return std::nullopt;
+        }
+        const QString what = QStringLiteral("parameter %1").arg(key->key);
+        if (!body.IsMap()) {
+            error(body.IsNull() ? line : lineOf(body),
+                  QStringLiteral("%1: expected a mapping such as {values: [...]}, {value: X} or "
+                                 "{distribution: uniform, min: A, max: B}")
+                      .arg(what));
+            return std::nullopt;
+        }
+        const int before = int(errors.size());
+        expectMap(body, what, kParamKeys);
+        ParamSpec p;
+        p.key = key->key;
+        p.line = line;
+        p.type = key->type;
+        if (key->min)
+            p.lowerBound = *key->min;
+        if (key->max)
+            p.upperBound = *key->max;
+
+        // The distribution: named, or inferred as W&B does (value → constant, values → categorical,
+        // min/max → int_uniform for an integer key, else uniform).
+        if (body["distribution"]) {
+            const auto name = text(body["distribution"], what + QStringLiteral(": distribution"));
+            if (!name)
+                return std::nullopt;
+            const auto d = distributionFromString(*name);
+            if (!d) {
+                QStringList known;
+                for (int i = 0; i <= int(Distribution::QNormal); ++i)
+                    known << toString(Distribution(i));
+                error(body["distribution"],
+                      QStringLiteral("%1: unknown distribution %2%3; supported: %4")
+                          .arg(what, quoted(*name), didYouMean(*name, known),
+                               known.join(QStringLiteral(", "))));
+                return std::nullopt;
+            }
+            p.distribution = *d;
+        } else if (body["value"]) {
+            p.distribution = Distribution::Constant;
+        } else if (body["values"]) {
+            p.distribution = Distribution::Categorical;
+        } else if (body["min"] && body["max"]) {
+            p.distribution = key->type == Type::Int ? Distribution::IntUniform : Distribution::Uniform;
+        } else {
+            error(
+                line,
+                QStringLiteral("%1: give `value`, `values`, `min` and `max`, or a `distribution`").arg(what));
+            return std::nullopt;
+        }
+        const Distribution d = p.distribution;
+        const QString dn = toString(d);
+
+        // Keys the distribution does not use are mistakes, not silently ignored.
+        const QSet<QString> used = [&] {
+            switch (d) {
+            case Distribution::Constant:
+                return QSet<QString>{QStringLiteral("value")};
+            case Distribution::Categorical:
+                return QSet<QString>{QStringLiteral("values"), QStringLiteral("probabilities")};
+            case Distribution::Normal:
+                return QSet<QString>{QStringLiteral("mu"), QStringLiteral("sigma")};
+            case Distribution::QNormal:
+                return QSet<QString>{QStringLiteral("mu"), QStringLiteral("sigma"), QStringLiteral("q")};
+            default:
+                return isQuantized(d)
+                    ? QSet<QString>{QStringLiteral("min"), QStringLiteral("max"), QStringLiteral("q")}
+                    : QSet<QString>{QStringLiteral("min"), QStringLiteral("max")};
+            }
+        }();
+        for (const auto &item : body) {
+            const QString k = QString::fromStdString(item.first.Scalar());
+            if (k != QLatin1String("distribution") && kParamKeys.contains(k) && !used.contains(k))
+                error(item.first, QStringLiteral("%1: `%2` is not used by distribution %3").arg(what, k, dn));
+        }
+        for (const QString &k : used)
+            if (k != QLatin1String("probabilities") && k != QLatin1String("q") && !body[k.toStdString()])
+                error(line, QStringLiteral("%1: distribution %2 needs `%3`").arg(what, dn, k));
+        if (int(errors.size()) != before)
+            return std::nullopt;
+
+        if ((key->type == Type::Bool || key->type == Type::String) && d != Distribution::Constant &&
+            d != Distribution::Categorical) {
+            error(body["distribution"],
+                  QStringLiteral("%1 is a %2 key: use `value` or `values`, not distribution %3")
+                      .arg(what, toString(key->type), dn));
+            return std::nullopt;
+        }
+
+        if (d == Distribution::Constant) {
+            if (const auto v = value(body["value"], *key))
+                p.values = {*v};
+            return int(errors.size()) == before ? std::optional(p) : std::nullopt;
+        }
+        if (d == Distribution::Categorical) {
+            const YAML::Node values = body["values"];
+            if (!values.IsSequence() || values.size() == 0) {
+                error(values, QStringLiteral("%1: `values` must be a non-empty list").arg(what));
+                return std::nullopt;
+            }
+            for (const auto &v : values)
+                if (const auto x = value(v, *key))
+                    p.values.append(*x);
+            if (const YAML::Node probs = body["probabilities"]) {
+                if (!probs.IsSequence() || probs.size() != values.size()) {
+                    error(probs,
+                          QStringLiteral("%1: `probabilities` must be a list of %2 numbers, one per value")
+                              .arg(what)
+                              .arg(values.size()));
+                    return std::nullopt;
+                }
+                double sum = 0;
+                for (const auto &x : probs) {
+                    const auto pr = number(x, what + QStringLiteral(": probability"));
+                    if (pr && *pr < 0)
+                        error(x, QStringLiteral("%1: a probability must not be negative").arg(what));
+                    if (pr) {
+                        p.probabilities.append(*pr);
+                        sum += *pr;
+                    }
+                }
+                // W&B requires the probabilities to sum to 1; allow for decimal rounding.
+                if (int(errors.size()) == before && std::abs(sum - 1) > 1e-6)
+                    error(probs,
+                          QStringLiteral("%1: the probabilities sum to %2, not 1")
+                              .arg(what, formatDouble(sum)));
+            }
+            return int(errors.size()) == before ? std::optional(p) : std::nullopt;
+        }
+
+        // Numeric distributions.
+        if (key->type == Type::Int && !isQuantized(d) && d != Distribution::IntUniform) {
+            error(body["distribution"] ? body["distribution"] : keyNode,
+                  QStringLiteral("%1 is an integer key but distribution %2 gives non-integer values; use "
+                                 "int_uniform, or a q_* distribution with an integer q")
+                      .arg(what, dn));
+            return std::nullopt;
+        }
+        if (body["q"]) {
+            const auto q = number(body["q"], what + QStringLiteral(": q"));
+            if (q && *q <= 0)
+                error(body["q"], QStringLiteral("%1: q must be positive").arg(what));
+            if (q && key->type == Type::Int && *q != std::floor(*q))
+                error(body["q"], QStringLiteral("%1 is an integer key: q must be an integer").arg(what));
+            if (q)
+                p.q = *q;
+        }
+        if (usesMinMax(d)) {
+            const auto lo = number(body["min"], what + QStringLiteral(": min"));
+            const auto hi = number(body["max"], what + QStringLiteral(": max"));
+            if (!lo || !hi)
+                return std::nullopt;
+            p.min = *lo;
+            p.max = *hi;
+            if (!(p.min < p.max)) {
+                error(body["min"],
+                      QStringLiteral("%1: min (%2) must be below max (%3)")
+                          .arg(what, formatDouble(p.min), formatDouble(p.max)));
+                return std::nullopt;
+            }
+            if (d == Distribution::IntUniform && (p.min != std::floor(p.min) || p.max != std::floor(p.max))) {
+                error(body["min"], QStringLiteral("%1: int_uniform needs integer min and max").arg(what));
+                return std::nullopt;
+            }
+            if ((d == Distribution::LogUniformValues || d == Distribution::QLogUniformValues) && p.min <= 0) {
+                error(body["min"],
+                      QStringLiteral("%1: %2 needs min > 0 (it samples the logarithm)").arg(what, dn));
+                return std::nullopt;
+            }
+            // The range in the key's own units must fit the schema's.
+            const double a = isLog(d) ? std::exp(p.min) : p.min;
+            const double b = isLog(d) ? std::exp(p.max) : p.max;
+            for (const auto &[v, node] : {std::pair{a, body["min"]}, std::pair{b, body["max"]}}) {
+                const QString why = rangeProblem(*key, v);
+                if (!why.isEmpty())
+                    error(node,
+                          QStringLiteral("%1: the range [%2, %3] does not fit the key: values %4")
+                              .arg(what, formatDouble(a), formatDouble(b), why));
+            }
+        } else {
+            const auto mu = number(body["mu"], what + QStringLiteral(": mu"));
+            const auto sigma = number(body["sigma"], what + QStringLiteral(": sigma"));
+            if (!mu || !sigma)
+                return std::nullopt;
+            p.mu = *mu;
+            p.sigma = *sigma;
+            if (p.sigma <= 0)
+                error(body["sigma"], QStringLiteral("%1: sigma must be positive").arg(what));
+            const QString why = rangeProblem(*key, p.mu);
+            if (!why.isEmpty())
+                error(body["mu"], QStringLiteral("%1: mu %2").arg(what, why));
+        }
+        return int(errors.size()) == before ? std::optional(p) : std::nullopt;
+    }
+
+    void parse(const YAML::Node &root, SweepSpec &spec)
+    {
+        if (!root.IsMap()) {
+            error(root.IsDefined() && !root.IsNull() ? lineOf(root) : 0,
+                  QStringLiteral("a sweep spec is a YAML mapping (name:, method:, parameters:, ...)"));
+            return;
+        }
+        expectMap(root, QStringLiteral("sweep"), kTopLevel, kIgnoredTopLevel);
+        if (const YAML::Node n = root["name"]) {
+            if (auto s = name(n, QStringLiteral("name")))
+                spec.name = *s;
+        } else {
+            spec.name = QFileInfo(spec.file).completeBaseName();
+        }
+        if (const YAML::Node n = root["experiment"]) {
+            if (auto s = name(n, QStringLiteral("experiment")))
+                spec.experiment = *s;
+        }
+        if (const YAML::Node n = root["trainer"]) {
+            if (expectMap(n, QStringLiteral("trainer"), {QStringLiteral("config")}) && n["config"]) {
+                if (auto s = text(n["config"], QStringLiteral("trainer.config")))
+                    spec.trainerConfig = *s;
+            }
+        }
+        if (const YAML::Node n = root["method"]) {
+            const auto m = text(n, QStringLiteral("method"));
+            if (m == QLatin1String("grid"))
+                spec.method = SearchMethod::Grid;
+            else if (m == QLatin1String("random"))
+                spec.method = SearchMethod::Random;
+            else if (m == QLatin1String("bayes"))
+                spec.method = SearchMethod::Bayes;
+            else if (m)
+                error(n,
+                      QStringLiteral("method %1: expected grid, random or bayes%2")
+                          .arg(quoted(*m),
+                               didYouMean(*m,
+                                          {QStringLiteral("grid"), QStringLiteral("random"),
+                                           QStringLiteral("bayes")})));
+        } else {
+            error(lineOf(root), QStringLiteral("`method` is missing: grid, random or bayes"));
+        }
+        const YAML::Node metric = root["metric"];
+        if (metric &&
+            expectMap(metric, QStringLiteral("metric"), {QStringLiteral("name"), QStringLiteral("goal")})) {
+            if (metric["name"]) {
+                if (auto s = text(metric["name"], QStringLiteral("metric.name")))
+                    spec.metricName = *s;
+            } else {
+                error(metric, QStringLiteral("metric: `name` is missing (e.g. eval/loss)"));
+            }
+            if (const YAML::Node g = metric["goal"]) {
+                const auto goal = text(g, QStringLiteral("metric.goal"));
+                if (goal == QLatin1String("minimize"))
+                    spec.goal = Goal::Minimize;
+                else if (goal == QLatin1String("maximize"))
+                    spec.goal = Goal::Maximize;
+                else if (goal)
+                    error(g,
+                          QStringLiteral("metric.goal %1: expected minimize or maximize").arg(quoted(*goal)));
+            }
+        }
+        parseParameters(root["parameters"], lineOf(root), spec);
+        if (const YAML::Node n = root["run_cap"]) {
+            if (auto v = integer(n, QStringLiteral("run_cap"), 1))
+                spec.runCap = int(std::min<qint64>(*v, 1000000));
+        }
+        if (const YAML::Node n = root["max_concurrent"]) {
+            if (auto v = integer(n, QStringLiteral("max_concurrent"), 1))
+                spec.maxConcurrent = int(std::min<qint64>(*v, 100000));
+        }
+        if (const YAML::Node n = root["retries"]) {
+            if (auto v = integer(n, QStringLiteral("retries"), 0))
+                spec.retries = int(std::min<qint64>(*v, 1000));
+        }
+        if (const YAML::Node n = root["seed"]) {
+            if (auto v = integer(n, QStringLiteral("seed"), 0))
+                spec.seed = quint64(*v);
+        }
+        parseEarlyTerminate(root["early_terminate"], spec);
+        parseResources(root["resources"], spec);
+
+        // Cross-key rules.
+        if (spec.method != SearchMethod::Grid && spec.runCap == 0 && root["method"])
+            error(root["method"],
+                  QStringLiteral("a %1 sweep needs run_cap (it would never end otherwise)")
+                      .arg(toString(spec.method)));
+        if ((spec.method == SearchMethod::Bayes || spec.earlyTerminate) && spec.metricName.isEmpty() &&
+            !metric)
+            error(lineOf(root),
+                  QStringLiteral("%1 needs `metric: {name: ..., goal: minimize|maximize}`")
+                      .arg(spec.method == SearchMethod::Bayes ? QStringLiteral("method bayes")
+                                                              : QStringLiteral("early_terminate")));
+        if (spec.method == SearchMethod::Grid) {
+            for (const ParamSpec &p : spec.parameters)
+                if (p.isDistribution())
+                    error(p.line,
+                          QStringLiteral("parameter %1: distribution %2 in a grid sweep; a grid needs "
+                                         "`values` (or use method random or bayes)")
+                              .arg(p.key, toString(p.distribution)));
+        }
+    }
+
+    void parseParameters(const YAML::Node &params, int rootLine, SweepSpec &spec)
+    {
+        if (!params) {
+            error(rootLine, QStringLiteral("`parameters` is missing: the trainer keys to sweep"));
+            return;
+        }
+        if (!params.IsMap() || params.size() == 0) {
+            error(params,
+                  QStringLiteral("parameters: expected a mapping of trainer keys, e.g. optim.lr: "
+                                 "{values: [1e-4, 3e-4]}"));
+            return;
+        }
+        QSet<QString> seen;
+        for (const auto &item : params) {
+            auto p = parameter(item.first, item.second);
+            if (!p)
+                continue;
+            if (seen.contains(p->key)) {
+                error(p->line, QStringLiteral("parameter %1 is given twice").arg(p->key));
+                continue;
+            }
+            seen.insert(p->key);
+            spec.parameters.append(*p);
+        }
+    }
+
+    void parseEarlyTerminate(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n)
+            return;
+        const QString what = QStringLiteral("early_terminate");
+        if (!expectMap(n, what,
+                       {QStringLiteral("type"), QStringLiteral("min_iter"), QStringLiteral("max_iter"),
+                        QStringLiteral("s"), QStringLiteral("eta"), QStringLiteral("strict"),
+                        QStringLiteral("min_step"), QStringLiteral("min_trials")}))
+            return;
+        EarlyTerminate et;
+        const auto type = n["type"] ? text(n["type"], what + QStringLiteral(".type")) : std::nullopt;
+        if (type == QLatin1String("hyperband")) {
+            et.type = EarlyTerminate::Type::Hyperband;
+            if (n["eta"]) {
+                const auto eta = number(n["eta"], what + QStringLiteral(".eta"));
+                if (eta && *eta <= 1)
+                    error(n["eta"], what + QStringLiteral(".eta must be greater than 1"));
+                else if (eta)
+                    et.eta = *eta;
+            }
+            if (n["min_iter"]) {
+                if (auto v = integer(n["min_iter"], what + QStringLiteral(".min_iter"), 1))
+                    et.minIter = int(std::min<qint64>(*v, 1 << 30));
+            } else if (n["max_iter"] && n["s"]) {
+                if (auto v = integer(n["max_iter"], what + QStringLiteral(".max_iter"), 1))
+                    et.maxIter = int(std::min<qint64>(*v, 1 << 30));
+                if (auto v = integer(n["s"], what + QStringLiteral(".s"), 1))
+                    et.s = int(std::min<qint64>(*v, 64));
+            } else {
+                error(n, what + QStringLiteral(": hyperband needs min_iter, or max_iter and s"));
+            }
+        } else if (type == QLatin1String("median")) {
+            et.type = EarlyTerminate::Type::Median;
+            if (n["min_step"]) {
+                if (auto v = integer(n["min_step"], what + QStringLiteral(".min_step"), 0))
+                    et.minStep = *v;
+            }
+            if (n["min_trials"]) {
+                if (auto v = integer(n["min_trials"], what + QStringLiteral(".min_trials"), 1))
+                    et.minTrials = int(std::min<qint64>(*v, 1000000));
+            }
+        } else if (type) {
+            error(n["type"],
+                  what + QStringLiteral(".type %1: expected hyperband or median").arg(quoted(*type)));
+            return;
+        } else if (!n["type"]) {
+            error(n, what + QStringLiteral(": `type` is missing (hyperband or median)"));
+            return;
+        }
+        spec.earlyTerminate = et;
+    }
+
+    void parseResources(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n)
+            return;
+        const QString what = QStringLiteral("resources");
+        if (!expectMap(n, what,
+                       {QStringLiteral("nodes"), QStringLiteral("gpus_per_node"),
+                        QStringLiteral("cpus_per_task"), QStringLiteral("mem"), QStringLiteral("time"),
+                        QStringLiteral("partition"), QStringLiteral("account")}))
+            return;
+        SweepResources &r = spec.resources;
+        const auto count = [&](const char *key, qint64 minimum, int &into) {
+            if (n[key])
+                if (auto v = integer(n[key], what + QLatin1Char('.') + QLatin1String(key), minimum))
+                    into = int(std::min<qint64>(*v, 1 << 20));
+        };
+        count("nodes", 1, r.nodes);
+        count("gpus_per_node", 0, r.gpusPerNode);
+        count("cpus_per_task", 1, r.cpusPerTask);
+        const auto str = [&](const char *key, QString &into) {
+            if (n[key])
+                if (auto v = slurmValue(n[key], what + QLatin1Char('.') + QLatin1String(key)))
+                    into = *v;
+        };
+        str("mem", r.mem);
+        str("time", r.time);
+        str("partition", r.partition);
+        str("account", r.account);
+    }
+
+private:
+    static QString didYouMean(const QString &word, const QStringList &known)
+    {
+        const QString hint = closestWord(word, known);
+        return hint.isEmpty() ? QString() : QStringLiteral(" (did you mean '%1'?)").arg(hint);
+    }
+
+    QString m_file;
+    const TrainerSchema &m_schema;
+};
+
+}  // namespace
+
+SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const TrainerSchema &schema)
+{
+    SpecParse result;
+    SweepSpec spec;
+    spec.file = file;
+    spec.experiment = QStringLiteral("Default");
+    Parser parser(file, schema);
+    try {
+        const YAML::Node root = YAML::Load(yaml.toStdString());
+        parser.parse(root, spec);
+    } catch (const YAML::Exception &e) {
+        // yaml-cpp's marks are 0-based; editors count from 1.
+        parser.error(e.mark.line >= 0 ? e.mark.line + 1 : 0,
+                     QStringLiteral("malformed YAML: %1").arg(escapeControl(QString::fromStdString(e.msg))));
+    }
+    result.errors = parser.errors;
+    std::stable_sort(result.errors.begin(), result.errors.end(),
+                     [](const SpecError &a, const SpecError &b) { return a.line < b.line; });
+    if (result.errors.isEmpty())
+        result.spec = spec;
+    return result;
+}
+
+SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {std::nullopt, {{path, 0, QStringLiteral("cannot read the file: %1").arg(f.errorString())}}};
+    SpecParse parsed = parseSweepSpec(f.readAll(), path, schema);
+    // A relative base config is relative to the spec file, so a sweep runs from any directory.
+    if (parsed.spec && !parsed.spec->trainerConfig.isEmpty()) {
+        QString &config = parsed.spec->trainerConfig;
+        config = QFileInfo(path).dir().absoluteFilePath(config);
+        if (!QFileInfo(config).isFile())
+            parsed.errors.append(
+                {path, 0, QStringLiteral("trainer.config %1 does not exist").arg(quoted(config))});
+    }
+    if (!parsed.errors.isEmpty())
+        parsed.spec.reset();
+    return parsed;
+}
+
+QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile, const TrialParams &params)
+{
+    // The base is flattened to dotted keys (it may be nested or dotted, as the trainer accepts
+    // both), the params replace or join them, and everything is written back nested, so a key
+    // never appears twice in two spellings.
+    std::vector<std::pair<std::string, YAML::Node>> flat;
+    const std::function<void(const YAML::Node &, const std::string &)> walk = [&](const YAML::Node &node,
+                                                                                  const std::string &prefix) {
+        for (const auto &item : node) {
+            const std::string key = prefix.empty() ? item.first.Scalar() : prefix + "." + item.first.Scalar();
+            if (item.second.IsMap())
+                walk(item.second, key);
+            else
+                flat.emplace_back(key, item.second);
+        }
+    };
+    try {
+        const YAML::Node base = YAML::Load(baseYaml.toStdString());
+        if (base.IsDefined() && !base.IsNull()) {
+            if (!base.IsMap())
+                throw std::runtime_error(
+                    QStringLiteral("%1: a trainer config is a YAML mapping of keys to values")
+                        .arg(baseFile)
+                        .toStdString());
+            walk(base, {});
+        }
+    } catch (const YAML::Exception &e) {
+        throw std::runtime_error(QStringLiteral("%1:%2: malformed YAML: %3")
+                                     .arg(baseFile)
+                                     .arg(e.mark.line + 1)
+                                     .arg(escapeControl(QString::fromStdString(e.msg)))
+                                     .toStdString());
+    }
+    for (const auto &[key, value] : params) {
+        const std::string k = key.toStdString();
+        YAML::Node v(formatParamValue(value).toStdString());
+        const auto it = std::find_if(flat.begin(), flat.end(), [&](const auto &e) { return e.first == k; });
+        if (it != flat.end())
+            it->second = v;
+        else
+            flat.emplace_back(k, v);
+    }
+    YAML::Node root(YAML::NodeType::Map);
+    for (const auto &[key, value] : flat) {
+        std::vector<std::string> parts;
+        for (const QString &part : QString::fromStdString(key).split(QLatin1Char('.')))
+            parts.push_back(part.toStdString());
+        // yaml-cpp's operator[] returns proxies: walk with reset() to keep references valid.
+        YAML::Node node = root;
+        for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+            YAML::Node child = node[parts[i]];
+            if (child.IsDefined() && !child.IsMap() && !child.IsNull())
+                throw std::runtime_error(QStringLiteral("%1: %2 is both a value and a section")
+                                             .arg(baseFile, QString::fromStdString(parts[i]))
+                                             .toStdString());
+            if (!child.IsMap())
+                node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+            YAML::Node next = node[parts[i]];
+            node.reset(next);
+        }
+        node[parts.back()] = value;
+    }
+    YAML::Emitter e;
+    e << root;
+    return QByteArray(e.c_str()) + '\n';
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The trainer's config schema, as `orrery-train --print-schema --json` prints it.
+#include "orrery/core/sweepspec.h"
+
+#include "textutil.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <memory>
+#include <vector>
+
+namespace orrery::core {
+
+QString toString(ConfigKey::Type type)
+{
+    switch (type) {
+    case ConfigKey::Type::Int:
+        return QStringLiteral("int");
+    case ConfigKey::Type::Float:
+        return QStringLiteral("float");
+    case ConfigKey::Type::Bool:
+        return QStringLiteral("bool");
+    case ConfigKey::Type::String:
+        return QStringLiteral("string");
+    }
+    return {};
+}
+
+std::optional<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json, QString *error)
+{
+    QJsonParseError pe{};
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
+    if (pe.error != QJsonParseError::NoError || !doc.isArray()) {
+        *error = QStringLiteral("the trainer's schema is not a JSON array: %1").arg(pe.errorString());
+        return std::nullopt;
+    }
+    TrainerSchema schema;
+    for (const QJsonValue &v : doc.array()) {
+        const QJsonObject o = v.toObject();
+        ConfigKey k;
+        k.key = o.value(QLatin1String("key")).toString();
+        const QString type = o.value(QLatin1String("type")).toString();
+        if (type == QLatin1String("int"))
+            k.type = ConfigKey::Type::Int;
+        else if (type == QLatin1String("float"))
+            k.type = ConfigKey::Type::Float;
+        else if (type == QLatin1String("bool"))
+            k.type = ConfigKey::Type::Bool;
+        else if (type == QLatin1String("string"))
+            k.type = ConfigKey::Type::String;
+        else {
+            *error = QStringLiteral("the trainer's schema has key %1 of unknown type %2")
+                         .arg(quoted(k.key), quoted(type));
+            return std::nullopt;
+        }
+        if (k.key.isEmpty()) {
+            *error = QStringLiteral("the trainer's schema has an entry without a key");
+            return std::nullopt;
+        }
+        k.defaultValue = o.value(QLatin1String("default")).toVariant();
+        if (o.contains(QLatin1String("min")))
+            k.min = o.value(QLatin1String("min")).toDouble();
+        if (o.contains(QLatin1String("max")))
+            k.max = o.value(QLatin1String("max")).toDouble();
+        for (const QJsonValue &c : o.value(QLatin1String("choices")).toArray())
+            k.choices << c.toString();
+        k.meaning = o.value(QLatin1String("meaning")).toString();
+        schema.m_keys.append(k);
+    }
+    if (schema.m_keys.isEmpty()) {
+        *error = QStringLiteral("the trainer's schema lists no keys");
+        return std::nullopt;
+    }
+    return schema;
+}
+
+std::optional<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer, QString *error)
+{
+    if (trainer.isEmpty()) {
+        *error = QStringLiteral("orrery-train was not found (set ORRERY_TRAINER or put it on PATH)");
+        return std::nullopt;
+    }
+    QProcess p;
+    p.start(trainer, {QStringLiteral("--print-schema"), QStringLiteral("--json")});
+    // The trainer prints a static table: seconds are plenty even on a loaded machine.
+    if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        *error = QStringLiteral("`%1 --print-schema --json` failed: %2%3")
+                     .arg(trainer, p.errorString(), QString::fromUtf8(p.readAllStandardError()).trimmed());
+        p.kill();
+        p.waitForFinished(1000);
+        return std::nullopt;
+    }
+    auto schema = fromJson(p.readAllStandardOutput(), error);
+    if (!schema)
+        *error = QStringLiteral("%1: %2").arg(trainer, *error);
+    return schema;
+}
+
+QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs)
+{
+    QStringList verdicts;
+    QTemporaryDir dir;
+    if (!dir.isValid()) {
+        for (qsizetype i = 0; i < configs.size(); ++i)
+            verdicts << QStringLiteral("cannot create a temporary directory to check the config");
+        return verdicts;
+    }
+    std::vector<std::unique_ptr<QProcess>> processes;
+    for (qsizetype i = 0; i < configs.size(); ++i) {
+        const QString path = dir.filePath(QStringLiteral("trial-%1.yaml").arg(i));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly) || f.write(configs[i]) != configs[i].size()) {
+            processes.push_back(nullptr);
+            continue;
+        }
+        f.close();
+        auto p = std::make_unique<QProcess>();
+        p->setProcessChannelMode(QProcess::MergedChannels);
+        p->start(trainer, {QStringLiteral("--check-config"), QStringLiteral("--config"), path});
+        processes.push_back(std::move(p));
+    }
+    for (qsizetype i = 0; i < configs.size(); ++i) {
+        QProcess *p = processes[std::size_t(i)].get();
+        if (!p) {
+            verdicts << QStringLiteral("cannot write the trial config to check it");
+            continue;
+        }
+        if (!p->waitForFinished(120000) || p->exitStatus() != QProcess::NormalExit) {
+            p->kill();
+            p->waitForFinished(1000);
+            verdicts
+                << QStringLiteral("`%1 --check-config` did not finish: %2").arg(trainer, p->errorString());
+            continue;
+        }
+        if (p->exitCode() == 0) {
+            verdicts << QString();
+            continue;
+        }
+        // The trainer names the temporary file; the caller names the trial.
+        QString message = QString::fromUtf8(p->readAll()).trimmed();
+        message.remove(QStringLiteral("orrery-train: "));
+        message.replace(dir.filePath(QStringLiteral("trial-%1.yaml").arg(i)), QStringLiteral("trial.yaml"));
+        verdicts << escapeControl(
+            message.isEmpty() ? QStringLiteral("rejected (status %1)").arg(p->exitCode()) : message);
+    }
+    return verdicts;
+}
+
+const ConfigKey *TrainerSchema::find(const QString &key) const
+{
+    for (const ConfigKey &k : m_keys)
+        if (k.key == key)
+            return &k;
+    return nullptr;
+}
+
+QString TrainerSchema::closest(const QString &key) const
+{
+    QStringList names;
+    for (const ConfigKey &k : m_keys)
+        names << k.key;
+    return closestWord(key, names);
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The sweep's sbatch script, rendered from a template users can read and override per cluster
+// (resources/sbatch/array.sbatch; docs/sweeps.md). Every substituted value is quoted with
+// shellQuote, or refused when it cannot be carried safely (see SbatchError).
+#pragma once
+
+#include "orrery/core/sweepspec.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <stdexcept>
+
+namespace orrery::remote {
+
+class SbatchError : public std::runtime_error {
+public:
+    explicit SbatchError(const QString &message) : std::runtime_error(message.toStdString()) { }
+    QString message() const { return QString::fromUtf8(what()); }
+};
+
+struct SbatchJob {
+    QString jobName;
+    QString sweepDir;  // absolute, on the cluster; the job's working directory (logs/ under it)
+    QStringList trialDirs;  // absolute; array task i runs trialDirs[i]
+    int maxConcurrent = 1;
+    core::SweepResources resources;  // an empty partition/account: the profile's default
+    QString defaultPartition, defaultAccount;  // the profile's
+    QStringList setup;  // the profile's setup lines (shell code, by design)
+    QString trainer;  // orrery-train on the cluster; empty: orrery-train from PATH
+};
+
+// The template shipped with Orrery (compiled in from resources/sbatch/array.sbatch).
+QByteArray defaultSbatchTemplate();
+// Where a cluster's own template is looked up: <configDir>/clusters/<cluster>.sbatch.
+QString sbatchOverridePath(const QString &configDir, const QString &cluster);
+// The override if it exists, else the default. Throws SbatchError when the override is unreadable.
+QByteArray sbatchTemplateFor(const QString &configDir, const QString &cluster);
+
+// Substitutes {{placeholders}} (not in comment lines: '#' other than '#SBATCH' is copied as is). Values in
+// #SBATCH lines are read by sbatch's own parser, which ends at a newline and treats backslashes as escapes
+// even inside quotes, and Slurm expands '%' in file names: those bytes are refused there with a message
+// naming the value. In the shell body every value is shellQuote'd (any byte but NUL). Throws SbatchError: an
+// unknown placeholder, a refused value, no trials, or a template without {{trial_dirs}} / {{trainer}}.
+QByteArray renderSbatch(const QByteArray &templ, const SbatchJob &job);
+
+}  // namespace orrery::remote

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+// The trainer's config schema for sweep tests: the real `orrery-train --print-schema --json`
+// (ORRERY_TRAINER, set by CTest) when the trainer is built, else the snapshot in tests/data
+// taken from it (a machine without LibTorch still runs the parser tests).
+
+#include "orrery/core/sweepspec.h"
+
+#include <QFile>
+#include <QTest>
+
+namespace orrery::test {
+
+inline core::TrainerSchema trainerSchema()
+{
+    QString error;
+    const QString trainer = qEnvironmentVariable("ORRERY_TRAINER");
+    if (!trainer.isEmpty()) {
+        auto schema = core::TrainerSchema::fromTrainer(trainer, &error);
+        if (!schema)
+            qFatal("%s", qPrintable(error));
+        return *schema;
+    }
+    QFile f(QStringLiteral(ORRERY_TEST_DATA_DIR "/trainer-schema.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(f.fileName()));
+    auto schema = core::TrainerSchema::fromJson(f.readAll(), &error);
+    if (!schema)
+        qFatal("%s", qPrintable(error));
+    return *schema;
+}
+
+}  // namespace orrery::test

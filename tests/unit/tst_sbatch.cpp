@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The sweep's sbatch script: what each placeholder becomes, lines dropped when a value is absent,
+// values refused where an #SBATCH line cannot carry them, per-cluster overrides, and the real
+// thing: the rendered script passes `bash -n` and, run by bash with a stand-in srun, hands every
+// hostile trial directory to the trainer byte for byte with nothing executed.
+#include "testsupport.h"
+
+#include "orrery/remote/sbatch.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+
+using orrery::remote::renderSbatch;
+using orrery::remote::SbatchError;
+using orrery::remote::SbatchJob;
+
+namespace {
+
+SbatchJob job()
+{
+    SbatchJob j;
+    j.jobName = QStringLiteral("lr-sweep");
+    j.sweepDir = QStringLiteral("/scratch/ada/orrery/shapes/12");
+    j.trialDirs = QStringList{j.sweepDir + QStringLiteral("/0"), j.sweepDir + QStringLiteral("/1"),
+                              j.sweepDir + QStringLiteral("/2")};
+    j.maxConcurrent = 2;
+    j.resources.nodes = 2;
+    j.resources.gpusPerNode = 4;
+    j.resources.cpusPerTask = 8;
+    j.resources.mem = QStringLiteral("64G");
+    j.resources.time = QStringLiteral("02:00:00");
+    j.defaultPartition = QStringLiteral("booster");
+    j.setup = QStringList{QStringLiteral("module load CUDA"), QStringLiteral("source ~/venv/bin/activate")};
+    j.trainer = QStringLiteral("/opt/orrery/bin/orrery-train");
+    return j;
+}
+
+QByteArray render(const SbatchJob &j)
+{
+    return renderSbatch(orrery::remote::defaultSbatchTemplate(), j);
+}
+
+// Runs `bash` on `script` (a file, so argv bytes are not re-encoded); returns the exit code.
+int bash(const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment(),
+         QByteArray *err = nullptr)
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral("/bin/bash"), args);
+    if (!p.waitForFinished(30000))
+        return -1;
+    if (err)
+        *err = p.readAllStandardError();
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+}  // namespace
+
+class TestSbatch : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void placeholdersBecomeQuotedOptions()
+    {
+        const QByteArray s = render(job());
+        QVERIFY(s.startsWith("#!/bin/bash\n"));
+        for (const char *line :
+             {"#SBATCH --job-name='lr-sweep'\n", "#SBATCH --array=0-2%2\n", "#SBATCH --nodes=2\n",
+              "#SBATCH --ntasks-per-node=4\n", "#SBATCH --gres=gpu:4\n", "#SBATCH --cpus-per-task=8\n",
+              "#SBATCH --mem='64G'\n", "#SBATCH --time='02:00:00'\n", "#SBATCH --partition='booster'\n",
+              "#SBATCH --chdir='/scratch/ada/orrery/shapes/12'\n", "#SBATCH --signal=B:USR1@120\n",
+              "#SBATCH --requeue\n",
+              "trial_dirs=('/scratch/ada/orrery/shapes/12/0' '/scratch/ada/orrery/shapes/12/1' "
+              "'/scratch/ada/orrery/shapes/12/2')\n",
+              "module load CUDA\nsource ~/venv/bin/activate\n",
+              "srun '/opt/orrery/bin/orrery-train' --config \"$trial_dir/trial.yaml\" --run-dir "
+              "\"$trial_dir\" "
+              "--resume auto &\n"})
+            QVERIFY2(s.contains(line), line);
+        QVERIFY(!s.contains("#SBATCH --account"));  // no account anywhere: the line is dropped
+        for (const QByteArray &line : s.split('\n'))
+            if (!line.startsWith('#') || line.startsWith("#SBATCH"))
+                QVERIFY2(!line.contains("{{"), line.constData());
+    }
+
+    void cpuJobsHaveOneTaskPerNodeAndNoGres()
+    {
+        SbatchJob j = job();
+        j.resources.gpusPerNode = 0;
+        j.resources.partition = QStringLiteral("cpu");
+        j.resources.account = QStringLiteral("proj1");
+        const QByteArray s = render(j);
+        QVERIFY(s.contains("#SBATCH --ntasks-per-node=1\n"));
+        QVERIFY(!s.contains("#SBATCH --gres"));
+        QVERIFY(s.contains("#SBATCH --partition='cpu'\n"));  // the spec's partition over the profile's
+        QVERIFY(s.contains("#SBATCH --account='proj1'\n"));
+    }
+
+    void refusedOnAnSbatchLine_data()
+    {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("newline-in-job-name") << "job_name"
+                                             << "a\n#SBATCH --uid=0"
+                                             << "control character";
+        QTest::newRow("backslash-in-partition") << "partition"
+                                                << "gpu\\"
+                                                << "backslash";
+        QTest::newRow("percent-in-sweep-dir") << "sweep_dir"
+                                              << "/scratch/100%"
+                                              << "'%'";
+        QTest::newRow("tab-in-time") << "time"
+                                     << "1:00\t"
+                                     << "control character";
+    }
+    void refusedOnAnSbatchLine()
+    {
+        QFETCH(QString, field);
+        QFETCH(QString, value);
+        QFETCH(QString, message);
+        SbatchJob j = job();
+        if (field == QLatin1String("job_name"))
+            j.jobName = value;
+        else if (field == QLatin1String("partition"))
+            j.resources.partition = value;
+        else if (field == QLatin1String("sweep_dir"))
+            j.sweepDir = value;
+        else
+            j.resources.time = value;
+        try {
+            render(j);
+            QFAIL("rendered");
+        } catch (const SbatchError &e) {
+            QVERIFY2(e.message().startsWith(field), qPrintable(e.message()));
+            QVERIFY2(e.message().contains(message), qPrintable(e.message()));
+            QVERIFY2(!e.message().contains(QLatin1Char('\n')), qPrintable(e.message()));
+        }
+    }
+
+    void templateMistakesAreNamed()
+    {
+        QVERIFY_THROWS_EXCEPTION(SbatchError, renderSbatch("#!/bin/bash\nsrun {{trainer}}\n", job()));
+        try {
+            renderSbatch("#!/bin/bash\n#SBATCH --qos={{qos}}\n({{trial_dirs}}) {{trainer}}\n", job());
+            QFAIL("rendered");
+        } catch (const SbatchError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("line 2: unknown placeholder {{qos}}")),
+                     qPrintable(e.message()));
+        }
+        SbatchJob none = job();
+        none.trialDirs.clear();
+        QVERIFY_THROWS_EXCEPTION(SbatchError, render(none));
+    }
+
+    void clusterOverrideIsLookedUpInTheConfigDir()
+    {
+        QTemporaryDir config;
+        QVERIFY(config.isValid());
+        QCOMPARE(orrery::remote::sbatchTemplateFor(config.path(), QStringLiteral("juwels")),
+                 orrery::remote::defaultSbatchTemplate());
+        const QString path = orrery::remote::sbatchOverridePath(config.path(), QStringLiteral("juwels"));
+        QCOMPARE(path, config.path() + QStringLiteral("/clusters/juwels.sbatch"));
+        QVERIFY(QDir().mkpath(config.path() + QStringLiteral("/clusters")));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("#!/bin/bash\n#SBATCH --qos=big\ndirs=({{trial_dirs}})\n{{trainer}}\n");
+        f.close();
+        const QByteArray t = orrery::remote::sbatchTemplateFor(config.path(), QStringLiteral("juwels"));
+        QVERIFY(renderSbatch(t, job()).contains("#SBATCH --qos=big\n"));
+    }
+
+    // Hostile trial directories, job name, trainer path and setup: bash -n accepts the script, and
+    // running it with a stand-in srun shows each task's trainer gets its directory byte for byte.
+    void hostileValuesSurviveARealBash()
+    {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString canary = tmp.filePath(QStringLiteral("pwned"));
+        SbatchJob j = job();
+        j.jobName = QStringLiteral("sweep $(touch %1) 'q' \"dq\" #not-a-comment `id` -rf").arg(canary);
+        j.sweepDir = tmp.path();
+        j.trialDirs.clear();
+        QList<QByteArray> dirs;
+        for (const QByteArray &h : orrery::test::hostileArguments()) {
+            if (h.contains('\0'))
+                continue;
+            dirs.append(tmp.path().toUtf8() + "/t-" + h);
+        }
+        for (const QByteArray &d : dirs)
+            j.trialDirs.append(QString::fromUtf8(d));
+        j.trainer = tmp.filePath(QStringLiteral("my trainer $(touch %1)")).arg(canary);
+        j.setup = QStringList{QStringLiteral("export SETUP_RAN=yes")};
+        const QByteArray script = render(j);
+        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
+        QFile f(scriptPath);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(script);
+        f.close();
+        QByteArray err;
+        QCOMPARE(bash({QStringLiteral("-n"), scriptPath}, QProcessEnvironment::systemEnvironment(), &err), 0);
+        QVERIFY2(err.isEmpty(), err.constData());
+
+        // A stand-in srun that writes its argv (NUL-separated) and whether the setup ran.
+        const QString bin = tmp.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        QFile srun(bin + QStringLiteral("/srun"));
+        QVERIFY(srun.open(QIODevice::WriteOnly));
+        srun.write("#!/bin/bash\nprintf '%s\\0' \"$SETUP_RAN\" \"$@\" > \"$ARGS_OUT\"\n");
+        srun.close();
+        QVERIFY(srun.setPermissions(srun.permissions() | QFileDevice::ExeOwner));
+        for (qsizetype i = 0; i < dirs.size(); ++i) {
+            // QString cannot hold non-UTF-8 bytes: that row went in as U+FFFD, compare what we rendered.
+            const QByteArray expectedDir = j.trialDirs[i].toUtf8();
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+            env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QString::number(i));
+            const QString argsOut = tmp.filePath(QStringLiteral("args-%1").arg(i));
+            env.insert(QStringLiteral("ARGS_OUT"), argsOut);
+            QCOMPARE(bash({scriptPath}, env, &err), 0);
+            QFile a(argsOut);
+            QVERIFY2(a.open(QIODevice::ReadOnly), err.constData());
+            const QList<QByteArray> argv = a.readAll().split('\0');
+            const QList<QByteArray> expected{
+                "yes",       j.trainer.toUtf8(), "--config", expectedDir + "/trial.yaml",
+                "--run-dir", expectedDir,        "--resume", "auto",
+                ""};
+            QCOMPARE(argv, expected);
+        }
+        QVERIFY(!QFile::exists(canary));
+        QVERIFY(!QFile::exists(QStringLiteral("/tmp/orrery-pwned")));
+    }
+};
+
+ORRERY_TEST_MAIN(TestSbatch, QCoreApplication)
+#include "tst_sbatch.moc"

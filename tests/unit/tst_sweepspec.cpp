@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The sweep spec parser: table-driven, each row named after the case it pins. Errors must name
+// the line and what is wrong; hostile text is data (kept verbatim) or refused, never interpreted.
+#include "sweepsupport.h"
+#include "testsupport.h"
+
+#include "orrery/core/sweepspec.h"
+
+#include <QCoreApplication>
+#include <QTemporaryDir>
+
+#include <yaml-cpp/yaml.h>
+
+using namespace orrery::core;
+
+namespace {
+
+const TrainerSchema &schema()
+{
+    static const TrainerSchema s = orrery::test::trainerSchema();
+    return s;
+}
+
+SpecParse parse(const QByteArray &yaml)
+{
+    return parseSweepSpec(yaml, QStringLiteral("sweep.yaml"), schema());
+}
+
+QString allErrors(const SpecParse &p)
+{
+    QStringList lines;
+    for (const SpecError &e : p.errors)
+        lines << e.toString();
+    return lines.join(QLatin1Char('\n'));
+}
+
+}  // namespace
+
+class TestSweepSpec : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void architectureExample()
+    {
+        const SpecParse p = parse(R"(name: lr-vs-temporal-depth
+experiment: moving-shapes
+method: grid            # grid | random | bayes
+metric: {name: eval/loss, goal: minimize}
+parameters:
+  optim.lr: {values: [1e-4, 3e-4, 1e-3]}
+  model.temporal_layers: {values: [1, 2]}
+  seed: {value: 7}
+run_cap: 24
+early_terminate: {type: hyperband, min_iter: 3, eta: 3}
+resources: {nodes: 1, gpus_per_node: 1, cpus_per_task: 8, time: "02:00:00", partition: gpu}
+max_concurrent: 4
+retries: 2
+)");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        const SweepSpec &s = *p.spec;
+        QCOMPARE(s.name, QStringLiteral("lr-vs-temporal-depth"));
+        QCOMPARE(s.experiment, QStringLiteral("moving-shapes"));
+        QVERIFY(s.method == SearchMethod::Grid);
+        QCOMPARE(s.metricName, QStringLiteral("eval/loss"));
+        QVERIFY(s.goal == Goal::Minimize);
+        QCOMPARE(s.parameters.size(), 3);
+        QCOMPARE(s.parameters[0].key, QStringLiteral("optim.lr"));
+        QCOMPARE(s.parameters[0].line, 6);
+        QVERIFY(s.parameters[0].distribution == Distribution::Categorical);
+        QCOMPARE(s.parameters[0].values, (QVariantList{1e-4, 3e-4, 1e-3}));
+        QCOMPARE(s.parameters[1].values, (QVariantList{qint64(1), qint64(2)}));
+        QVERIFY(s.parameters[2].distribution == Distribution::Constant);
+        QCOMPARE(s.parameters[2].values, (QVariantList{qint64(7)}));
+        QCOMPARE(s.runCap, 24);
+        QVERIFY(s.earlyTerminate);
+        QCOMPARE(s.earlyTerminate->minIter, 3);
+        QCOMPARE(s.earlyTerminate->eta, 3.0);
+        QCOMPARE(s.resources.gpusPerNode, 1);
+        QCOMPARE(s.resources.cpusPerTask, 8);
+        QCOMPARE(s.resources.time, QStringLiteral("02:00:00"));
+        QCOMPARE(s.resources.partition, QStringLiteral("gpu"));
+        QCOMPARE(s.maxConcurrent, 4);
+        QCOMPARE(s.retries, 2);
+    }
+
+    void distributions_data()
+    {
+        QTest::addColumn<QByteArray>("param");
+        QTest::addColumn<int>("distribution");
+        QTest::addColumn<double>("min");
+        QTest::addColumn<double>("max");
+        const auto row = [](const char *name, const char *param, Distribution d, double lo, double hi) {
+            QTest::newRow(name) << QByteArray(param) << int(d) << lo << hi;
+        };
+        row("uniform", "optim.lr: {distribution: uniform, min: 0.0001, max: 0.01}", Distribution::Uniform,
+            1e-4, 1e-2);
+        row("min-max-on-float-key-is-uniform", "optim.lr: {min: 0.0001, max: 0.01}", Distribution::Uniform,
+            1e-4, 1e-2);
+        row("min-max-on-int-key-is-int_uniform", "model.temporal_layers: {min: 0, max: 4}",
+            Distribution::IntUniform, 0, 4);
+        row("int_uniform", "model.temporal_layers: {distribution: int_uniform, min: 1, max: 3}",
+            Distribution::IntUniform, 1, 3);
+        row("log_uniform_values", "optim.lr: {distribution: log_uniform_values, min: 1e-5, max: 1e-2}",
+            Distribution::LogUniformValues, 1e-5, 1e-2);
+        row("log_uniform-bounds-are-natural-logs",
+            "optim.lr: {distribution: log_uniform, min: -11.5, max: -4.6}", Distribution::LogUniform, -11.5,
+            -4.6);
+        row("q_uniform", "optim.weight_decay: {distribution: q_uniform, min: 0, max: 1, q: 0.1}",
+            Distribution::QUniform, 0, 1);
+        row("q_uniform-on-int-key", "train.batch_size: {distribution: q_uniform, min: 4, max: 32, q: 4}",
+            Distribution::QUniform, 4, 32);
+        row("q_log_uniform_values",
+            "train.batch_size: {distribution: q_log_uniform_values, min: 2, max: 64, q: 2}",
+            Distribution::QLogUniformValues, 2, 64);
+        row("normal", "optim.beta1: {distribution: normal, mu: 0.9, sigma: 0.02}", Distribution::Normal, 0,
+            0);
+        row("categorical-with-probabilities",
+            "train.precision: {distribution: categorical, values: [fp32, bf16], probabilities: [0.25, 0.75]}",
+            Distribution::Categorical, 0, 0);
+    }
+    void distributions()
+    {
+        QFETCH(QByteArray, param);
+        QFETCH(int, distribution);
+        QFETCH(double, min);
+        QFETCH(double, max);
+        const SpecParse p = parse("method: random\nrun_cap: 4\nparameters:\n  " + param + "\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        const ParamSpec &ps = p.spec->parameters.value(0);
+        QCOMPARE(int(ps.distribution), distribution);
+        if (ps.isDistribution() && ps.distribution != Distribution::Normal) {
+            QCOMPARE(ps.min, min);
+            QCOMPARE(ps.max, max);
+        }
+    }
+
+    // Each bad spec: the line the error must name and a part of its message.
+    void errors_data()
+    {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<QString>("message");
+        const auto row = [](const char *name, const char *yaml, int line, const char *message) {
+            QTest::newRow(name) << QByteArray(yaml) << line << QString::fromUtf8(message);
+        };
+        row("malformed-yaml-unclosed-flow-map",
+            "method: grid\nparameters:\n  optim.lr: {values: [1, 2]\nrun_cap: 3\n", 4, "malformed YAML");
+        row("malformed-yaml-bad-indentation",
+            "method: grid\nparameters:\n  optim.lr: {values: [1e-4]}\n bad: 1\n", 4, "malformed YAML");
+        row("not-a-mapping", "- a\n- b\n", 1, "a sweep spec is a YAML mapping");
+        row("empty-file", "", 0, "a sweep spec is a YAML mapping");
+        row("method-missing", "parameters:\n  optim.lr: {values: [1e-4]}\n", 1, "`method` is missing");
+        row("method-misspelt", "method: bayse\nrun_cap: 3\nparameters:\n  optim.lr: {values: [1e-4]}\n", 1,
+            "did you mean 'bayes'?");
+        row("unknown-top-level-key", "method: grid\nrun_cpa: 3\nparameters:\n  optim.lr: {values: [1e-4]}\n",
+            2, "unknown key 'run_cpa' (did you mean 'run_cap'?)");
+        row("unknown-trainer-key-suggests", "method: grid\nparameters:\n  optim.lrr: {values: [1e-4]}\n", 3,
+            "unknown trainer key 'optim.lrr' (did you mean 'optim.lr'?)");
+        row("unknown-trainer-key-leaf-only", "method: grid\nparameters:\n  lr: {values: [1e-4]}\n", 3,
+            "(did you mean 'optim.lr'?)");
+        row("unknown-parameter-field", "method: grid\nparameters:\n  optim.lr: {valeus: [1e-4]}\n", 3,
+            "unknown key 'valeus' (did you mean 'values'?)");
+        row("value-out-of-range", "method: grid\nparameters:\n  optim.lr: {values: [1e-4, 99]}\n", 3,
+            "optim.lr = '99': must be between 0 and 10");
+        row("int-key-given-float", "method: grid\nparameters:\n  model.temporal_layers: {values: [1, 1.5]}\n",
+            3, "expected an integer");
+        row("string-key-not-a-choice", "method: grid\nparameters:\n  train.precision: {values: [fp16]}\n", 3,
+            "must be one of auto, fp32, bf16");
+        row("bool-key-given-text", "method: grid\nparameters:\n  model.reference_frame: {value: maybe}\n", 3,
+            "expected true or false");
+        row("min-above-max",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.lr:\n    distribution: uniform\n    min: 0.1\n "
+            "   "
+            "max: 0.01\n",
+            6, "min (0.1) must be below max (0.01)");
+        row("range-does-not-fit-key",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.lr: {min: 0.001, max: 50}\n", 4,
+            "does not fit the key");
+        row("log-uniform-range-does-not-fit",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.lr: {distribution: log_uniform, min: -5, max: "
+            "5}\n",
+            4, "does not fit the key");
+        row("log_uniform_values-needs-positive-min",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.weight_decay: {distribution: "
+            "log_uniform_values, min: 0, "
+            "max: 1}\n",
+            4, "needs min > 0");
+        row("float-distribution-on-int-key",
+            "method: random\nrun_cap: 2\nparameters:\n  model.temporal_layers: {distribution: uniform, min: "
+            "0, max: "
+            "4}\n",
+            4, "gives non-integer values");
+        row("distribution-on-string-key",
+            "method: random\nrun_cap: 2\nparameters:\n  train.precision: {distribution: uniform, min: 0, "
+            "max: 1}\n",
+            4, "use `value` or `values`");
+        row("distribution-in-grid", "method: grid\nparameters:\n  optim.lr: {min: 0.001, max: 0.01}\n", 3,
+            "distribution uniform in a grid sweep");
+        row("unknown-distribution",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.lr: {distribution: loguniform, min: 0.1, max: "
+            "1}\n",
+            4, "did you mean 'log_uniform'?");
+        row("field-not-used-by-distribution",
+            "method: random\nrun_cap: 2\nparameters:\n  optim.lr: {distribution: uniform, min: 0, max: 1, "
+            "mu: 3}\n",
+            4, "`mu` is not used by distribution uniform");
+        row("probabilities-do-not-sum-to-one",
+            "method: random\nrun_cap: 2\nparameters:\n  train.precision: {values: [fp32, bf16], "
+            "probabilities: [0.5, "
+            "0.6]}\n",
+            4, "sum to 1.1, not 1");
+        row("probabilities-count-mismatch",
+            "method: random\nrun_cap: 2\nparameters:\n  train.precision: {values: [fp32, bf16], "
+            "probabilities: [1]}\n",
+            4, "a list of 2 numbers");
+        row("random-without-run_cap", "method: random\nparameters:\n  optim.lr: {min: 0.001, max: 0.01}\n", 1,
+            "needs run_cap");
+        row("bayes-without-metric",
+            "method: bayes\nrun_cap: 5\nparameters:\n  optim.lr: {min: 0.001, max: 0.01}\n", 1,
+            "needs `metric");
+        row("bad-goal",
+            "method: grid\nmetric: {name: eval/loss, goal: lowest}\nparameters:\n  seed: {value: 1}\n", 2,
+            "expected minimize or maximize");
+        row("parameter-given-twice", "method: grid\nparameters:\n  seed: {value: 1}\n  seed: {value: 2}\n", 4,
+            "is given twice");
+        row("parameter-not-a-mapping", "method: grid\nparameters:\n  seed: 7\n", 3, "expected a mapping");
+        row("empty-values", "method: grid\nparameters:\n  seed: {values: []}\n", 3, "non-empty list");
+        row("hyperband-without-min_iter",
+            "method: grid\nmetric: {name: eval/loss}\nearly_terminate: {type: hyperband}\nparameters:\n  "
+            "seed: {value: "
+            "1}\n",
+            3, "hyperband needs min_iter");
+        row("eta-not-above-one",
+            "method: grid\nmetric: {name: eval/loss}\nearly_terminate: {type: hyperband, min_iter: 1, eta: "
+            "1}\nparameters:\n  seed: {value: 1}\n",
+            3, "eta must be greater than 1");
+        row("negative-retries", "method: grid\nretries: -1\nparameters:\n  seed: {value: 1}\n", 2,
+            "expected an integer >= 0");
+        row("zero-max-concurrent", "method: grid\nmax_concurrent: 0\nparameters:\n  seed: {value: 1}\n", 2,
+            "expected an integer >= 1");
+        row("resources-unknown-key", "method: grid\nresources: {gpus: 2}\nparameters:\n  seed: {value: 1}\n",
+            2, "did you mean 'gpus_per_node'?");
+        row("newline-in-partition",
+            "method: grid\nresources: {partition: \"gpu\\n#SBATCH --uid=0\"}\nparameters:\n  seed: {value: "
+            "1}\n",
+            2, "must not contain control characters");
+        row("newline-in-name", "name: \"a\\nb\"\nmethod: grid\nparameters:\n  seed: {value: 1}\n", 1,
+            "'a\\nb' must not contain control characters");
+        row("slash-in-experiment", "experiment: ../../etc\nmethod: grid\nparameters:\n  seed: {value: 1}\n",
+            1, "must not contain '/'");
+        row("non-utf8-value", "method: grid\nparameters:\n  data.kind: {value: \"\xff\xfe\"}\n", 3,
+            "not valid UTF-8");
+        row("non-utf8-key", "method: grid\nparameters:\n  \xff\xfe: {value: 1}\n", 3, "not valid UTF-8");
+        row("nul-in-value", "method: grid\nparameters:\n  data.kind: {value: \"a\\0b\"}\n", 3, "NUL");
+        row("dollar-paren-key-is-just-unknown",
+            "method: grid\nparameters:\n  \"$(touch /tmp/x)\": {value: 1}\n", 3,
+            "unknown trainer key '$(touch /tmp/x)'");
+        row("leading-dash-value-is-checked-as-data",
+            "method: grid\nparameters:\n  train.device: {value: --help}\n", 3,
+            "'--help': must be one of auto, cpu, cuda");
+    }
+    void errors()
+    {
+        QFETCH(QByteArray, yaml);
+        QFETCH(int, line);
+        QFETCH(QString, message);
+        const SpecParse p = parse(yaml);
+        QVERIFY(!p.spec);
+        QVERIFY(!p.errors.isEmpty());
+        bool found = false;
+        for (const SpecError &e : p.errors)
+            found = found || (e.line == line && e.message.contains(message));
+        QVERIFY2(found,
+                 qPrintable(
+                     QStringLiteral("expected line %1 '%2', got:\n%3").arg(line).arg(message, allErrors(p))));
+        for (const SpecError &e : p.errors)
+            QVERIFY2(!e.message.contains(QLatin1Char('\n')), qPrintable(e.message));  // one line each
+    }
+
+    void errorTextNamesFileAndLine()
+    {
+        const SpecParse p = parse("method: grid\nparameters:\n  optim.lrr: {values: [1]}\n");
+        QCOMPARE(p.errors.size(), 1);
+        QVERIFY(p.errors[0].toString().startsWith(QStringLiteral("sweep.yaml:3: unknown trainer key")));
+    }
+
+    void allErrorsAreReportedAtOnce()
+    {
+        const SpecParse p =
+            parse("method: grid\nparameters:\n  optim.lrr: {values: [1]}\n  seed: {value: -1}\n");
+        QCOMPARE(p.errors.size(), 2);
+        QCOMPARE(p.errors[0].line, 3);
+        QCOMPARE(p.errors[1].line, 4);
+    }
+
+    void hostileStringValuesAreKeptVerbatim()
+    {
+        // A string key without choices takes any text: it is data, written to trial.yaml quoted.
+        const QByteArray hostile = "'$(touch /tmp/orrery-pwned)`id`\"; --rm -rf * \\ #x";
+        YAML::Emitter e;
+        e << YAML::BeginMap << YAML::Key << "method" << YAML::Value << "grid" << YAML::Key << "name"
+          << YAML::Value << "-rf $(x) 'q'" << YAML::Key << "parameters" << YAML::Value << YAML::BeginMap
+          << YAML::Key << "model.channel_mult" << YAML::Value << YAML::BeginMap << YAML::Key << "value"
+          << YAML::Value << hostile.toStdString() << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+        const SpecParse p = parse(QByteArray(e.c_str()));
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->name, QStringLiteral("-rf $(x) 'q'"));
+        QCOMPARE(p.spec->parameters[0].values.value(0).toString(), QString::fromUtf8(hostile));
+    }
+
+    void wandbOnlyKeysAreIgnored()
+    {
+        const SpecParse p =
+            parse("program: train.py\nproject: x\nentity: y\ndescription: d\ncommand: [a]\nmethod: "
+                  "grid\nparameters:\n  seed: {values: [1, 2]}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+    }
+
+    void integersWrittenAsExponents()
+    {
+        const SpecParse p = parse("method: grid\nparameters:\n  train.steps: {values: [1e3, 2000]}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->parameters[0].values, (QVariantList{qint64(1000), qint64(2000)}));
+    }
+
+    void baseConfigIsResolvedAgainstTheSpecFile()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QFile base(dir.filePath(QStringLiteral("base.yaml")));
+        QVERIFY(base.open(QIODevice::WriteOnly));
+        base.write("train: {steps: 10}\n");
+        base.close();
+        QFile spec(dir.filePath(QStringLiteral("s.yaml")));
+        QVERIFY(spec.open(QIODevice::WriteOnly));
+        spec.write("trainer: {config: base.yaml}\nmethod: grid\nparameters:\n  seed: {value: 1}\n");
+        spec.close();
+        const SpecParse p = loadSweepSpec(spec.fileName(), schema());
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->trainerConfig, base.fileName());
+        QCOMPARE(p.spec->name, QStringLiteral("s"));
+
+        QFile missing(dir.filePath(QStringLiteral("m.yaml")));
+        QVERIFY(missing.open(QIODevice::WriteOnly));
+        missing.write("trainer: {config: nope.yaml}\nmethod: grid\nparameters:\n  seed: {value: 1}\n");
+        missing.close();
+        const SpecParse q = loadSweepSpec(missing.fileName(), schema());
+        QVERIFY(!q.spec);
+        QVERIFY(allErrors(q).contains(QStringLiteral("does not exist")));
+    }
+
+    void trialConfigNestsParamsOverTheBase()
+    {
+        const QByteArray base = "model:\n  channels: 64\n  heads: 2\noptim.lr: 0.5\ntrain: {steps: 10}\n";
+        const TrialParams params{{QStringLiteral("optim.lr"), 3e-4},
+                                 {QStringLiteral("model.heads"), qint64(8)},
+                                 {QStringLiteral("seed"), qint64(7)},
+                                 {QStringLiteral("data.kind"), QStringLiteral("a'b\"c\n$(x)")},
+                                 {QStringLiteral("model.reference_frame"), true}};
+        const QByteArray out = renderTrialConfig(base, QStringLiteral("base.yaml"), params);
+        const YAML::Node n = YAML::Load(out.toStdString());
+        QCOMPARE(n["model"]["channels"].as<int>(), 64);
+        QCOMPARE(n["model"]["heads"].as<int>(), 8);
+        QCOMPARE(n["optim"]["lr"].as<double>(), 3e-4);
+        QVERIFY(!n["optim.lr"]);  // the dotted spelling of the base was replaced, not duplicated
+        QCOMPARE(n["train"]["steps"].as<int>(), 10);
+        QCOMPARE(n["seed"].as<int>(), 7);
+        QCOMPARE(QByteArray::fromStdString(n["data"]["kind"].as<std::string>()), QByteArray("a'b\"c\n$(x)"));
+        QCOMPARE(n["model"]["reference_frame"].as<bool>(), true);
+    }
+
+    void trialConfigRefusesABaseThatIsNotAMapping()
+    {
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 renderTrialConfig("- a\n", QStringLiteral("base.yaml"), TrialParams{}));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 renderTrialConfig("a: [1\n", QStringLiteral("base.yaml"), TrialParams{}));
+    }
+
+    void floatsRoundTrip()
+    {
+        for (const double v : {3e-4, 0.1, 1.0 / 3, 1e-300, 123456789.125}) {
+            const QString t = formatParamValue(v);
+            QCOMPARE(t.toDouble(), v);
+        }
+        QCOMPARE(formatParamValue(qint64(12)), QStringLiteral("12"));
+        QCOMPARE(formatParamValue(true), QStringLiteral("true"));
+    }
+};
+
+ORRERY_TEST_MAIN(TestSweepSpec, QCoreApplication)
+#include "tst_sweepspec.moc"
