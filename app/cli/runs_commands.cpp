@@ -10,7 +10,6 @@
 #include <QCommandLineParser>
 #include <QDateTime>
 #include <QDir>
-#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -748,27 +747,6 @@ int runsExport(const Context &ctx, const QStringList &args)
         err(QStringLiteral("wrote %1 (%2 runs)\n").arg(p.value(output)).arg(rows.size()));
     }
     return kOk;
-}
-
-// Run directories under `root`: those holding events.jsonl or exit.json.
-QStringList findRunDirectories(const QString &root)
-{
-    QStringList dirs;
-    const QFileInfo info(root);
-    auto isRunDir = [](const QString &d) {
-        return QFileInfo::exists(QDir(d).filePath(QStringLiteral("events.jsonl"))) ||
-            QFileInfo::exists(QDir(d).filePath(QStringLiteral("exit.json")));
-    };
-    if (isRunDir(root))
-        dirs.push_back(root);
-    QDirIterator it(root, QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
-    while (it.hasNext()) {
-        const QString d = it.next();
-        if (isRunDir(d))
-            dirs.push_back(d);
-    }
-    dirs.sort();
-    return dirs;
 }
 
 int runsIngest(const Context &ctx, const QStringList &args)

@@ -13,19 +13,8 @@ namespace {
 constexpr char kMagic = 'P';
 constexpr char kVersion = 1;
 
-void putVarint(std::string &out, std::uint64_t v)
-{
-    while (v >= 0x80) {
-        out.push_back(char(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(char(v));
-}
-
-std::uint64_t zigzag(std::int64_t v)
-{
-    return (std::uint64_t(v) << 1) ^ std::uint64_t(v >> 63);
-}
+using detail::putVarint;
+using detail::zigzag;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
@@ -306,6 +307,27 @@ TrackingStore::DirectoryIngest TrackingStore::ingestRunDirectory(const QString &
         }
     }
     return out;
+}
+
+// Run directories under `root`: those holding events.jsonl or exit.json.
+QStringList findRunDirectories(const QString &root)
+{
+    QStringList dirs;
+    const QFileInfo info(root);
+    auto isRunDir = [](const QString &d) {
+        return QFileInfo::exists(QDir(d).filePath(QStringLiteral("events.jsonl"))) ||
+            QFileInfo::exists(QDir(d).filePath(QStringLiteral("exit.json")));
+    };
+    if (isRunDir(root))
+        dirs.push_back(root);
+    QDirIterator it(root, QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString d = it.next();
+        if (isRunDir(d))
+            dirs.push_back(d);
+    }
+    dirs.sort();
+    return dirs;
 }
 
 }  // namespace orrery::core

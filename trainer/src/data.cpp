@@ -24,15 +24,6 @@ int colourOf(std::int64_t label)
 
 namespace {
 
-// splitmix64: decorrelates nearby indices, so sample n and n+1 share nothing.
-std::uint64_t mix(std::uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 bool inside(int shape, float dx, float dy, float r)
 {
     switch (shape) {
@@ -52,7 +43,7 @@ bool inside(int shape, float dx, float dy, float r)
 
 std::pair<torch::Tensor, std::int64_t> movingShapesClip(const ShapesSpec &spec, std::uint64_t index)
 {
-    std::mt19937_64 rng(mix(spec.seed * 0x100000001b3ull ^ mix(index)));
+    std::mt19937_64 rng(mixSeed(spec.seed * 0x100000001b3ull ^ mixSeed(index)));
     std::uniform_real_distribution<float> u(0.f, 1.f);
     const auto label = std::int64_t(rng() % std::uint64_t(spec.classes));
     const int shape = shapeOf(label);
@@ -102,7 +93,7 @@ Batch makeBatch(const ShapesSpec &spec, std::uint64_t firstIndex, std::int64_t c
         const std::uint64_t index = firstIndex + std::uint64_t(i);
         auto [clip, label] = source ? source(index) : movingShapesClip(spec, index);
         // The sample's own generator: its noise, time and label dropout depend on nothing else.
-        const std::uint64_t s = mix(mix(spec.seed ^ 0x5eedull) ^ index);
+        const std::uint64_t s = mixSeed(mixSeed(spec.seed ^ 0x5eedull) ^ index);
         auto gen = at::detail::createCPUGenerator(s);
         noise.push_back(torch::randn(clip.sizes(), gen));
         std::mt19937_64 rng(s);

@@ -20,6 +20,15 @@
 
 namespace orrery::train {
 
+// splitmix64: decorrelates nearby indices, so sample n and n+1 share nothing.
+inline std::uint64_t mixSeed(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
 struct ShapesSpec {
     std::int64_t frames = 8, size = 32, classes = 8;
     std::uint64_t seed = 0;

@@ -10,14 +10,7 @@
 #include <memory>
 #include <stdexcept>
 
-#if ORRERY_TRAINER_FFMPEG
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/opt.h>
-#include <libswscale/swscale.h>
-}
-#endif
+#include "ffmpeg.h"
 
 namespace orrery::train {
 
@@ -124,33 +117,10 @@ void writeY4M(const std::string &path, const torch::Tensor &frames, int fps)
 
 namespace {
 
-struct CodecCtxFree {
-    void operator()(AVCodecContext *c) const { avcodec_free_context(&c); }
-};
-struct FormatCtxFree {
-    void operator()(AVFormatContext *c) const
-    {
-        if (c && c->pb)
-            avio_closep(&c->pb);
-        avformat_free_context(c);
-    }
-};
-struct FrameFree {
-    void operator()(AVFrame *f) const { av_frame_free(&f); }
-};
-struct PacketFree {
-    void operator()(AVPacket *p) const { av_packet_free(&p); }
-};
-struct SwsFree {
-    void operator()(SwsContext *s) const { sws_freeContext(s); }
-};
-
 void check(int rc, const char *what)
 {
     if (rc < 0) {
-        char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-        av_strerror(rc, buf, sizeof buf);
-        throw std::runtime_error(std::string("MP4: ") + what + ": " + buf);
+        throw std::runtime_error(std::string("MP4: ") + what + ": " + ffmpeg::errorText(rc));
     }
 }
 
@@ -174,8 +144,8 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     const std::string tmp = path + ".tmp.mp4";
     AVFormatContext *rawFmt = nullptr;
     check(avformat_alloc_output_context2(&rawFmt, nullptr, "mp4", tmp.c_str()), "output context");
-    std::unique_ptr<AVFormatContext, FormatCtxFree> fmt(rawFmt);
-    std::unique_ptr<AVCodecContext, CodecCtxFree> ctx(avcodec_alloc_context3(codec));
+    ffmpeg::Output fmt(rawFmt);
+    ffmpeg::Codec ctx(avcodec_alloc_context3(codec));
     ctx->width = W;
     ctx->height = H;
     ctx->time_base = AVRational{1, fps};
@@ -194,14 +164,14 @@ void writeMp4(const std::string &path, const torch::Tensor &framesIn, int fps)
     check(avio_open(&fmt->pb, tmp.c_str(), AVIO_FLAG_WRITE), "open file");
     check(avformat_write_header(fmt.get(), nullptr), "header");
 
-    std::unique_ptr<SwsContext, SwsFree> sws(sws_getContext(W, H, AV_PIX_FMT_RGB24, W, H, AV_PIX_FMT_YUV420P,
-                                                            SWS_BILINEAR, nullptr, nullptr, nullptr));
-    std::unique_ptr<AVFrame, FrameFree> frame(av_frame_alloc());
+    ffmpeg::Sws sws(sws_getContext(W, H, AV_PIX_FMT_RGB24, W, H, AV_PIX_FMT_YUV420P, SWS_BILINEAR, nullptr,
+                                   nullptr, nullptr));
+    ffmpeg::Frame frame(av_frame_alloc());
     frame->format = AV_PIX_FMT_YUV420P;
     frame->width = W;
     frame->height = H;
     check(av_frame_get_buffer(frame.get(), 0), "frame buffer");
-    std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
+    ffmpeg::Packet pkt(av_packet_alloc());
     auto drain = [&] {
         for (;;) {
             const int rc = avcodec_receive_packet(ctx.get(), pkt.get());

@@ -11,28 +11,14 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#if ORRERY_TRAINER_FFMPEG
-extern "C" {
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
-#include <libavutil/imgutils.h>
-#include <libswscale/swscale.h>
-}
-#endif
+#include "data.h"
+#include "ffmpeg.h"
 
 namespace orrery::train {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::uint64_t mix(std::uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 bool isVideo(const fs::path &p)
 {
@@ -44,29 +30,6 @@ bool isVideo(const fs::path &p)
 
 #if ORRERY_TRAINER_FFMPEG
 
-struct FormatClose {
-    void operator()(AVFormatContext *c) const { avformat_close_input(&c); }
-};
-struct CodecFree {
-    void operator()(AVCodecContext *c) const { avcodec_free_context(&c); }
-};
-struct FrameFree {
-    void operator()(AVFrame *f) const { av_frame_free(&f); }
-};
-struct PacketFree {
-    void operator()(AVPacket *p) const { av_packet_free(&p); }
-};
-struct SwsFree {
-    void operator()(SwsContext *s) const { sws_freeContext(s); }
-};
-
-std::string avError(int rc)
-{
-    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
-    av_strerror(rc, buf, sizeof buf);
-    return buf;
-}
-
 // Decodes frames first, first + stride, ... (T of them) of a video file, each resized to
 // size x size RGB. Throws with FFmpeg's reason when the file does not decode or is too short.
 torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int64_t size, std::int64_t stride,
@@ -75,28 +38,29 @@ torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int6
     AVFormatContext *raw = nullptr;
     int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
     if (rc < 0)
-        throw std::runtime_error("cannot open: " + avError(rc));
-    std::unique_ptr<AVFormatContext, FormatClose> fmt(raw);
+        throw std::runtime_error("cannot open: " + ffmpeg::errorText(rc));
+    ffmpeg::Input fmt(raw);
     if ((rc = avformat_find_stream_info(fmt.get(), nullptr)) < 0)
-        throw std::runtime_error("no stream info: " + avError(rc));
+        throw std::runtime_error("no stream info: " + ffmpeg::errorText(rc));
     const AVCodec *codec = nullptr;
     const int stream = av_find_best_stream(fmt.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (stream < 0 || !codec)
         throw std::runtime_error("no video stream");
-    std::unique_ptr<AVCodecContext, CodecFree> ctx(avcodec_alloc_context3(codec));
+    ffmpeg::Codec ctx(avcodec_alloc_context3(codec));
     avcodec_parameters_to_context(ctx.get(), fmt->streams[stream]->codecpar);
     ctx->thread_count = 1;  // the loader's workers are the parallelism
     if ((rc = avcodec_open2(ctx.get(), codec, nullptr)) < 0)
-        throw std::runtime_error("cannot open the decoder: " + avError(rc));
+        throw std::runtime_error("cannot open the decoder: " + ffmpeg::errorText(rc));
 
     // Decode everything we need from the start (clips are short; seeking is not frame-exact).
     const std::int64_t span = (frames - 1) * stride + 1;
     const std::int64_t known = fmt->streams[stream]->nb_frames;
-    const std::int64_t first = known > span ? std::int64_t(mix(seed) % std::uint64_t(known - span + 1)) : 0;
+    const std::int64_t first =
+        known > span ? std::int64_t(mixSeed(seed) % std::uint64_t(known - span + 1)) : 0;
     std::vector<torch::Tensor> out;
-    std::unique_ptr<AVFrame, FrameFree> frame(av_frame_alloc());
-    std::unique_ptr<AVPacket, PacketFree> pkt(av_packet_alloc());
-    std::unique_ptr<SwsContext, SwsFree> sws;
+    ffmpeg::Frame frame(av_frame_alloc());
+    ffmpeg::Packet pkt(av_packet_alloc());
+    ffmpeg::Sws sws;
     std::int64_t n = 0;
     auto take = [&]() {
         if (n >= first && (n - first) % stride == 0 && std::int64_t(out.size()) < frames) {
@@ -119,7 +83,7 @@ torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int6
             if (r == AVERROR(EAGAIN) || r == AVERROR_EOF)
                 return;
             if (r < 0)
-                throw std::runtime_error("decoding failed: " + avError(r));
+                throw std::runtime_error("decoding failed: " + ffmpeg::errorText(r));
             take();
             av_frame_unref(frame.get());
         }
@@ -129,7 +93,7 @@ torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int6
             const int s = avcodec_send_packet(ctx.get(), pkt.get());
             av_packet_unref(pkt.get());
             if (s < 0 && s != AVERROR(EAGAIN))
-                throw std::runtime_error("corrupt packet: " + avError(s));
+                throw std::runtime_error("corrupt packet: " + ffmpeg::errorText(s));
             receive();
         } else {
             av_packet_unref(pkt.get());
@@ -256,7 +220,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
                     videos.push_back(&m);
             if (videos.empty())
                 throw std::runtime_error("no video in the shard");
-            const TarMember &video = *videos[mix(index) % videos.size()];
+            const TarMember &video = *videos[mixSeed(index) % videos.size()];
             const std::string key = video.name.substr(0, video.name.rfind('.'));
             std::int64_t label = 0;
             for (const TarMember &m : members) {

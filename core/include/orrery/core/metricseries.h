@@ -66,7 +66,21 @@ private:
 // max (in the order they occurred), last.
 std::vector<MetricPoint> flatten(std::span<const HistoryBucket> buckets);
 
+// The varint (LEB128) and zigzag primitives of the chunk encoding; the store's run_latest blob
+// uses them too.
 namespace detail {
+inline void putVarint(std::string &out, std::uint64_t v)
+{
+    while (v >= 0x80) {
+        out.push_back(char(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(char(v));
+}
+inline std::uint64_t zigzag(std::int64_t v)
+{
+    return (std::uint64_t(v) << 1) ^ std::uint64_t(v >> 63);
+}
 inline bool getVarint(const unsigned char *&p, const unsigned char *end, std::uint64_t &v)
 {
     v = 0;

@@ -267,4 +267,8 @@ private:
     std::unique_ptr<Impl> d;
 };
 
+// The run directories under `root` (itself included): those holding events.jsonl or exit.json,
+// sorted. What `orrery runs ingest DIR` and the GUI's import take.
+QStringList findRunDirectories(const QString &root);
+
 }  // namespace orrery::core
