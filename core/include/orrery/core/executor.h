@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Where trials run: the one interface the sweep runner (sweeprunner.h) drives, implemented by the
+// LocalExecutor (core/localexecutor.h: child processes on this machine, the embedded default) and
+// the SlurmExecutor (remote/slurmexecutor.h: one job array per batch over SSH). docs/sweeps.md.
+//
+// The runner owns every decision (what to launch, when to retry, whom to stop early); an executor
+// only carries them out and reports what it sees. Every call may block (SSH round trips): call
+// them off the UI thread. Each method throws std::runtime_error (RemoteError on a cluster) with a
+// message fit for the user when it cannot do its job; the runner records it and tries again on
+// the next tick.
+#pragma once
+
+#include "orrery/core/sweepspec.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace orrery::core {
+
+// One attempt of one trial.
+struct TaskLaunch {
+    QString runDir;  // absolute, on the executor's machine; created by the executor
+    QByteArray config;  // the resolved trainer config, written as <runDir>/trial.yaml
+};
+
+// Trials launched together: one job array on Slurm (`%maxConcurrent`), one local supervisor.
+struct LaunchBatch {
+    QString sweepName;  // the Slurm job name
+    QString sweepDir;  // absolute, on the executor's machine (logs/ and the batch's files under it)
+    int batch = 0;  // 0, 1, ... within the sweep: names the batch's files (sbatch script, queue)
+    QList<TaskLaunch> tasks;
+    int maxConcurrent = 1;
+    SweepResources resources;  // ranks per trial = nodes x max(1, gpus_per_node)
+};
+
+// What an executor knows about one task.
+struct TaskStatus {
+    enum class State {
+        Queued,  // waiting for a slot (Slurm: PENDING, REQUEUED, ...)
+        Running,
+        Ended,  // gone from the queue or exited: the runner reads exit.json for the verdict
+        Unknown,  // the executor has no record of it (Slurm forgot it and there is no accounting)
+    };
+    State state = State::Unknown;
+    // How it ended, or why it waits, as the executor says it: "COMPLETED", "FAILED (exit 1)",
+    // "OUT_OF_MEMORY", "NODE_FAIL", "PENDING (Resources)", "signal 9". Empty when nothing to say.
+    QString detail;
+    std::optional<int> exitCode;  // when known
+};
+
+// Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.
+struct FileRead {
+    QString path;  // absolute, on the executor's machine
+    qint64 offset = 0;
+    qint64 maxBytes = 4 << 20;  // at most this much per read (the rest comes next tick)
+};
+struct FileChunk {
+    bool exists = false;
+    qint64 size = -1;  // the file's size now
+    QByteArray data;  // bytes [offset, min(size, offset + maxBytes))
+};
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+
+    // "local", or the cluster's name (stored with the sweep so `sweep watch` can re-attach).
+    virtual QString name() const = 0;
+    // Where sweep directories go: the local data dir's runs/, or the cluster profile's remote root.
+    virtual QString defaultRoot() = 0;
+
+    // What `launch` would do, for `sweep submit --dry-run`: the rendered sbatch script, or the
+    // local command lines. Throws when the batch cannot be launched (a refused value).
+    virtual QByteArray describe(const LaunchBatch &batch) = 0;
+    // Writes each task's trial.yaml and starts the batch. Returns one task id per task, in order
+    // ("123_4" on Slurm, "<batch>.<i>" locally): what poll/cancel/logPaths take. The batch is
+    // either launched as a whole or not at all (a throw leaves nothing queued). A run dir may hold
+    // an earlier attempt (a retry resumes from its checkpoint): launch removes its exit.json
+    // before queueing, so the verdict read after this attempt ends is this attempt's.
+    virtual QStringList launch(const LaunchBatch &batch) = 0;
+    // The state of these tasks, in as few round trips as the executor can (Slurm: one squeue).
+    virtual QHash<QString, TaskStatus> poll(const QStringList &taskIds) = 0;
+    // Stops these tasks (SIGTERM first: the trainer checkpoints). Unknown or ended ids are ignored.
+    virtual void cancel(const QStringList &taskIds) = 0;
+    // Reads several files at once (Slurm: one round trip for all of them). One chunk per read,
+    // in order; a missing file gives exists == false.
+    virtual QList<FileChunk> readFiles(const QList<FileRead> &reads) = 0;
+    // The task's standard output and error files (`sweep logs`), which may not exist yet.
+    virtual QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) = 0;
+};
+
+}  // namespace orrery::core
