@@ -91,7 +91,7 @@ int main(int argc, char **argv)
     if (command == QLatin1String("cluster"))
         return runCluster(args);
     if (command == QLatin1String("sweep"))
-        return runSweep(args);
+        return runSweep(ctx, args);
     err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + usage);
     return kUsage;
 }

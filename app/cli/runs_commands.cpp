@@ -94,25 +94,6 @@ bool parse(QCommandLineParser &p, const QString &usage, const QStringList &args,
     return true;
 }
 
-// Opens read-write (creating and migrating the file as needed, so reading commands work on a
-// new machine too); where the file cannot be written (a read-only mount, another user's file)
-// reading commands fall back to read-only.
-std::unique_ptr<TrackingStore> openStore(const Context &ctx,
-                                         TrackingStore::Mode mode = TrackingStore::Mode::ReadWrite)
-{
-    std::unique_ptr<TrackingStore> store;
-    try {
-        store = TrackingStore::open(ctx.dbPath, TrackingStore::Mode::ReadWrite);
-    } catch (const StoreError &) {
-        if (mode == TrackingStore::Mode::ReadWrite || !QFileInfo::exists(ctx.dbPath))
-            throw;
-        store = TrackingStore::open(ctx.dbPath, TrackingStore::Mode::ReadOnly);
-    }
-    if (store->isReadOnly() && mode == TrackingStore::Mode::ReadWrite)
-        err(QStringLiteral("orrery: %1\n").arg(store->readOnlyReason()));
-    return store;
-}
-
 QJsonObject runJson(const Run &r)
 {
     return QJsonObject{{QStringLiteral("id"), r.id},
@@ -899,6 +880,25 @@ const QString kRunsUsage = QStringLiteral(
     "RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name.\n");
 
 }  // namespace
+
+// Opens read-write (creating and migrating the file as needed, so reading commands work on a
+// new machine too); where the file cannot be written (a read-only mount, another user's file)
+// reading commands fall back to read-only.
+std::unique_ptr<TrackingStore> openStore(const Context &ctx, TrackingStore::Mode mode)
+{
+    std::unique_ptr<TrackingStore> store;
+    try {
+        store = TrackingStore::open(ctx.dbPath, TrackingStore::Mode::ReadWrite);
+    } catch (const StoreError &) {
+        if (mode == TrackingStore::Mode::ReadWrite || !QFileInfo::exists(ctx.dbPath))
+            throw;
+        store = TrackingStore::open(ctx.dbPath, TrackingStore::Mode::ReadOnly);
+    }
+    if (store->isReadOnly() && mode == TrackingStore::Mode::ReadWrite)
+        err(QStringLiteral("orrery: %1\n").arg(store->readOnlyReason()));
+    return store;
+}
+
 
 int runExperiments(const Context &ctx, const QStringList &args)
 {

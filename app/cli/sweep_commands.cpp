@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "output.h"
+#include "sweep_follow.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/sweepsearch.h"
@@ -18,11 +19,24 @@
 namespace orrery::cli {
 
 const char *const kSweepUsage =
-    "usage: orrery sweep plan FILE [--cluster NAME] [--json]\n"
-    "  plan   parse FILE, validate every parameter against `orrery-train --print-schema`, and\n"
+    "usage: orrery sweep <verb> ...\n"
+    "  plan FILE [--cluster NAME] [--json]\n"
+    "         parse FILE, validate every parameter against `orrery-train --print-schema`, and\n"
     "         print the trials (bayes: the first max_concurrent suggestions); with --cluster,\n"
     "         also the sbatch script the cluster would get. Nothing is submitted.\n"
-    "Spec errors are printed as FILE:LINE: message (exit status 2). See docs/sweeps.md.\n";
+    "  submit FILE [--cluster NAME] [--dry-run] [--watch] [--json]\n"
+    "         submit the sweep (this machine by default, else one job array on the cluster) and\n"
+    "         return at once; --dry-run prints the trials and the sbatch script / command lines\n"
+    "         instead; --watch follows it to the end\n"
+    "  list [--json]                  every sweep: state, trials done, best value\n"
+    "  status SWEEP [--json]          each trial: params, state, step, latest and best metric\n"
+    "  watch SWEEP                    follow live: ingest metrics, retry, stop early, suggest;\n"
+    "                                 Ctrl-C detaches (the trials go on)\n"
+    "  cancel SWEEP                   cancel every trial still queued or running\n"
+    "  best SWEEP [--json]            the best trial: value, params, run dir, sample video\n"
+    "  logs SWEEP TRIAL [-f]          the trial's standard output and error (-f: follow)\n"
+    "SWEEP is an id or a name (the newest of that name). Spec errors are printed as\n"
+    "FILE:LINE: message (exit status 2). See docs/sweeps.md.\n";
 
 namespace {
 
@@ -130,7 +144,7 @@ int checkWithTrainer(const SweepSpec &spec, const QList<TrialParams> &trials)
 
 }  // namespace
 
-int runSweep(const QStringList &argsIn)
+int runSweep(const Context &ctx, const QStringList &argsIn)
 {
     QStringList args = argsIn;
     if (args.isEmpty())
@@ -140,14 +154,24 @@ int runSweep(const QStringList &argsIn)
         out(QString::fromUtf8(kSweepUsage));
         return kOk;
     }
-    if (verb != QLatin1String("plan"))
+    static const QStringList kFollowVerbs{QStringLiteral("list"),   QStringLiteral("status"), QStringLiteral("watch"),
+                                          QStringLiteral("cancel"), QStringLiteral("best"),   QStringLiteral("logs"),
+                                          QStringLiteral("supervise")};
+    if (kFollowVerbs.contains(verb))
+        return runSweepFollow(ctx, verb, args);
+    if (verb != QLatin1String("plan") && verb != QLatin1String("submit"))
         return usage(QStringLiteral("unknown verb '%1'").arg(verb));
+    const bool submit = verb == QLatin1String("submit");
 
     QString file, cluster;
-    bool json = false;
+    bool json = false, dryRun = false, watch = false;
     for (qsizetype i = 0; i < args.size(); ++i) {
         const QString &a = args[i];
-        if (a == QLatin1String("--json")) {
+        if (submit && a == QLatin1String("--dry-run")) {
+            dryRun = true;
+        } else if (submit && a == QLatin1String("--watch")) {
+            watch = true;
+        } else if (a == QLatin1String("--json")) {
             json = true;
         } else if (a == QLatin1String("--cluster")) {
             if (i + 1 >= args.size())
@@ -164,12 +188,12 @@ int runSweep(const QStringList &argsIn)
         }
     }
     if (file.isEmpty())
-        return usage(QStringLiteral("plan needs a FILE"));
+        return usage(QStringLiteral("%1 needs a FILE").arg(verb));
 
     QString problem;
     const auto schema = TrainerSchema::fromTrainer(trainerExecutable(), &problem);
     if (!schema) {
-        err(QStringLiteral("orrery sweep plan: %1\n").arg(problem));
+        err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
         return kFailed;
     }
     const SpecParse parsed = loadSweepSpec(file, *schema);
@@ -182,6 +206,31 @@ int runSweep(const QStringList &argsIn)
     const QList<TrialParams> trials = initialTrials(spec);
     if (const int code = checkWithTrainer(spec, trials); code != kOk)
         return code;
+    if (submit) {
+        SubmitArgs s;
+        s.plan.spec = spec;
+        QFile specFile(file);
+        if (!specFile.open(QIODevice::ReadOnly)) {
+            err(QStringLiteral("%1: %2\n").arg(file, specFile.errorString()));
+            return kFailed;
+        }
+        s.plan.specYaml = specFile.readAll();
+        if (!spec.trainerConfig.isEmpty()) {
+            QFile base(spec.trainerConfig);
+            if (!base.open(QIODevice::ReadOnly)) {
+                err(QStringLiteral("%1: cannot read the base config: %2\n").arg(spec.trainerConfig, base.errorString()));
+                return kFailed;
+            }
+            s.plan.baseConfig = base.readAll();
+        }
+        s.cluster = cluster;
+        s.dryRun = dryRun;
+        s.watch = watch;
+        s.json = json;
+        if (dryRun && !json)
+            out(summary(spec, trials) + QLatin1Char('\n'));
+        return runSweepSubmit(ctx, s);
+    }
 
     QByteArray script;
     if (!cluster.isEmpty()) {

@@ -4,12 +4,14 @@
 // and remote (sbatch); this file parses flags and formats.
 #pragma once
 
+#include "runs_commands.h"
+
 #include <QStringList>
 
 namespace orrery::cli {
 
-// `orrery sweep plan FILE [--cluster NAME] [--json]` (args after "sweep"). Returns an exit code.
-int runSweep(const QStringList &args);
+// `orrery sweep <verb> ...` (args after "sweep"). Returns an exit code.
+int runSweep(const Context &ctx, const QStringList &args);
 
 extern const char *const kSweepUsage;
 

@@ -162,12 +162,31 @@ CREATE TABLE run_latest (
 );
 )sql";
 
+// What the sweep runner needs to re-attach to a sweep from the store alone (docs/sweeps.md):
+// where the sweep lives, the base config it was rendered from, and per attempt the trial's
+// params and exact config, the executor's task id and what the executor last said.
+constexpr const char kV5[] = R"sql(
+ALTER TABLE sweeps ADD COLUMN spec_file TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN base_config TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN root_dir TEXT NOT NULL DEFAULT '';
+ALTER TABLE sweeps ADD COLUMN trial_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sweeps ADD COLUMN message TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN params TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE trials ADD COLUMN config TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN task TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN submitted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN ended INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX trials_active ON trials (state)
+  WHERE state IN ('queued', 'running', 'stopping', 'cancelling');
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
-constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest}};
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest}, {5, kV5}};
 }  // namespace
 
 std::span<const Migration> migrations()

@@ -286,27 +286,37 @@ TrackingStore::DirectoryIngest TrackingStore::ingestRunDirectory(const QString &
     // exit.json: the trainer's last word on how the run ended (ARCHITECTURE.md).
     QFile exitFile(QDir(runDir).filePath(QStringLiteral("exit.json")));
     if (exitFile.open(QIODevice::ReadOnly)) {
-        QJsonParseError error;
-        const QJsonObject exit = QJsonDocument::fromJson(exitFile.readAll(), &error).object();
-        if (error.error != QJsonParseError::NoError) {
-            out.events.issues.push_back({0, QStringLiteral("exit.json: %1").arg(error.errorString())});
-        } else {
-            const QString state = exit.value(QLatin1String("state")).toString();
-            const RunStatus status = state == QLatin1String("completed") ? RunStatus::Finished
-                : state == QLatin1String("failed")                       ? RunStatus::Failed
-                                                                         : RunStatus::Killed;
-            writeTransaction([&] {
-                setTags(
-                    out.run,
-                    {{QStringLiteral("orrery.exit_state"), state},
-                     {QStringLiteral("orrery.exit_reason"), exit.value(QLatin1String("reason")).toString()}});
-                endRun(out.run, status,
-                       exitFile.fileTime(QFileDevice::FileModificationTime).toMSecsSinceEpoch());
-            });
+        QString error;
+        if (applyExit(out.run, exitFile.readAll(),
+                      exitFile.fileTime(QFileDevice::FileModificationTime).toMSecsSinceEpoch(), &error))
             out.exited = true;
-        }
+        else
+            out.events.issues.push_back({0, QStringLiteral("exit.json: %1").arg(error)});
     }
     return out;
+}
+
+std::optional<QString> TrackingStore::applyExit(RunId run, const QByteArray &exitJson, qint64 timeMs,
+                                                QString *error)
+{
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(exitJson, &parseError);
+    const QString state = doc.object().value(QLatin1String("state")).toString();
+    if (parseError.error != QJsonParseError::NoError || !doc.isObject() || state.isEmpty()) {
+        if (error)
+            *error = parseError.error != QJsonParseError::NoError ? parseError.errorString()
+                                                                  : QStringLiteral("no \"state\"");
+        return std::nullopt;
+    }
+    const RunStatus status = state == QLatin1String("completed") ? RunStatus::Finished
+        : state == QLatin1String("failed")                       ? RunStatus::Failed
+                                                                 : RunStatus::Killed;
+    writeTransaction([&] {
+        setTags(run, {{QStringLiteral("orrery.exit_state"), state},
+                      {QStringLiteral("orrery.exit_reason"), doc.object().value(QLatin1String("reason")).toString()}});
+        endRun(run, status, timeMs);
+    });
+    return state;
 }
 
 // Run directories under `root`: those holding events.jsonl or exit.json.

@@ -11,16 +11,33 @@ using sql::Stmt;
 
 namespace {
 
-constexpr const char kSweepColumns[] = "SELECT sweep_id, name, experiment_id, spec, method, metric_name, "
-                                       "metric_goal, cluster, array_job_id, state FROM sweeps ";
+constexpr const char kSweepColumns[] =
+    "SELECT sweep_id, name, experiment_id, spec, method, metric_name, metric_goal, cluster, array_job_id, "
+    "state, spec_file, base_config, root_dir, trial_count, message FROM sweeps ";
 constexpr const char kTrialColumns[] =
     "SELECT trial_id, sweep_id, trial_index, attempt, coalesce(run_id, 0), "
-    "slurm_job_id, slurm_task_id, run_dir, state, exit_reason FROM trials ";
+    "slurm_job_id, slurm_task_id, run_dir, state, exit_reason, params, config, task, detail, submitted, "
+    "ended FROM trials ";
 
 Sweep readSweep(const Stmt &s)
 {
-    return {s.int64(0),      qstr(s.text(1)), s.int64(2),      qstr(s.text(3)), qstr(s.text(4)),
-            qstr(s.text(5)), qstr(s.text(6)), qstr(s.text(7)), qstr(s.text(8)), qstr(s.text(9))};
+    Sweep w;
+    w.id = s.int64(0);
+    w.name = qstr(s.text(1));
+    w.experimentId = s.int64(2);
+    w.spec = qstr(s.text(3));
+    w.method = qstr(s.text(4));
+    w.metricName = qstr(s.text(5));
+    w.metricGoal = qstr(s.text(6));
+    w.cluster = qstr(s.text(7));
+    w.arrayJobId = qstr(s.text(8));
+    w.state = qstr(s.text(9));
+    w.specFile = qstr(s.text(10));
+    w.baseConfig = qstr(s.text(11));
+    w.rootDir = qstr(s.text(12));
+    w.trialCount = int(s.int64(13));
+    w.message = qstr(s.text(14));
+    return w;
 }
 
 }  // namespace
@@ -31,7 +48,8 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
         Impl::Tx tx(*d);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         d->stmt("INSERT INTO sweeps (name, experiment_id, spec, method, metric_name, metric_goal, cluster, "
-                "array_job_id, state, created, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                "array_job_id, state, created, updated, spec_file, base_config, root_dir, trial_count, message) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .bind(1, utf8(sw.name))
             .bind(2, sw.experimentId)
             .bind(3, utf8(sw.spec))
@@ -43,6 +61,11 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
             .bind(9, utf8(sw.state.isEmpty() ? QStringLiteral("pending") : sw.state))
             .bind(10, now)
             .bind(11, now)
+            .bind(12, utf8(sw.specFile))
+            .bind(13, utf8(sw.baseConfig))
+            .bind(14, utf8(sw.rootDir))
+            .bind(15, sw.trialCount)
+            .bind(16, utf8(sw.message))
             .exec();
         const SweepId id = sqlite3_last_insert_rowid(d->db.get());
         tx.commit();
@@ -94,6 +117,19 @@ QList<Sweep> TrackingStore::sweeps() const
     });
 }
 
+void TrackingStore::setSweepMessage(SweepId id, const QString &message)
+{
+    d->guarded("setSweepMessage", [&] {
+        Impl::Tx tx(*d);
+        d->stmt("UPDATE sweeps SET message = ?, updated = ? WHERE sweep_id = ?")
+            .bind(1, utf8(message))
+            .bind(2, QDateTime::currentMSecsSinceEpoch())
+            .bind(3, id)
+            .exec();
+        tx.commit();
+    });
+}
+
 void TrackingStore::setSweepState(SweepId id, const QString &state, const QString &arrayJobId)
 {
     d->guarded("setSweepState", [&] {
@@ -121,7 +157,13 @@ static void bindTrial(Stmt &s, const Trial &t)
         .bind(6, utf8(t.slurmTaskId))
         .bind(7, utf8(t.runDir))
         .bind(8, utf8(t.state.isEmpty() ? QStringLiteral("pending") : t.state))
-        .bind(9, utf8(t.exitReason));
+        .bind(9, utf8(t.exitReason))
+        .bind(10, utf8(t.params.isEmpty() ? QStringLiteral("{}") : t.params))
+        .bind(11, utf8(t.config))
+        .bind(12, utf8(t.task))
+        .bind(13, utf8(t.detail))
+        .bind(14, t.submittedMs)
+        .bind(15, t.endedMs);
 }
 
 qint64 TrackingStore::addTrial(const Trial &trial)
@@ -130,7 +172,8 @@ qint64 TrackingStore::addTrial(const Trial &trial)
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(
             "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
-            "run_dir, state, exit_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "run_dir, state, exit_reason, params, config, task, detail, submitted, ended) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         bindTrial(s, trial);
         s.exec();
         const qint64 id = sqlite3_last_insert_rowid(d->db.get());
@@ -145,9 +188,10 @@ void TrackingStore::updateTrial(const Trial &trial)
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(
             "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
-            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ? WHERE trial_id = ?");
+            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
+            "detail = ?, submitted = ?, ended = ? WHERE trial_id = ?");
         bindTrial(s, trial);
-        s.bind(10, trial.id).exec();
+        s.bind(16, trial.id).exec();
         tx.commit();
     });
 }
@@ -158,10 +202,26 @@ QList<Trial> TrackingStore::trials(SweepId sweepId) const
         QList<Trial> out;
         Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE sweep_id = ? ORDER BY trial_index, attempt");
         s.bind(1, sweepId);
-        while (s.step())
-            out.push_back({s.int64(0), s.int64(1), int(s.int64(2)), int(s.int64(3)), s.int64(4),
-                           qstr(s.text(5)), qstr(s.text(6)), qstr(s.text(7)), qstr(s.text(8)),
-                           qstr(s.text(9))});
+        while (s.step()) {
+            Trial t;
+            t.id = s.int64(0);
+            t.sweepId = s.int64(1);
+            t.index = int(s.int64(2));
+            t.attempt = int(s.int64(3));
+            t.runId = s.int64(4);
+            t.slurmJobId = qstr(s.text(5));
+            t.slurmTaskId = qstr(s.text(6));
+            t.runDir = qstr(s.text(7));
+            t.state = qstr(s.text(8));
+            t.exitReason = qstr(s.text(9));
+            t.params = qstr(s.text(10));
+            t.config = qstr(s.text(11));
+            t.task = qstr(s.text(12));
+            t.detail = qstr(s.text(13));
+            t.submittedMs = s.int64(14);
+            t.endedMs = s.int64(15);
+            out.push_back(std::move(t));
+        }
         s.reset();
         return out;
     });

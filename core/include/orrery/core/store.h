@@ -159,10 +159,18 @@ struct Sweep {
     QString metricName;
     QString metricGoal;  // minimize | maximize
     QString cluster;  // empty: local
-    QString arrayJobId;
-    QString state;
+    QString arrayJobId;  // the first batch's (Slurm: the job array's id)
+    QString state;  // pending, running, finished, failed, cancelled
+    QString specFile;  // the spec's path as given at submission (for messages)
+    QString baseConfig;  // the base trainer config's text the trials were rendered from
+    QString rootDir;  // the sweep's directory on the executor's machine
+    int trialCount = 0;  // planned trials (grid: the combinations; random/bayes: run_cap)
+    QString message;  // the runner's last word on the sweep as a whole (why it ended)
 };
 
+// One attempt of one trial. States: queued, running, stopping (early stopping asked it to
+// stop), cancelling (active), then completed, failed, preempted, stopped, cancelled or lost (the
+// executor forgot it and it left no exit.json).
 struct Trial {
     qint64 id = 0;
     SweepId sweepId = 0;
@@ -170,6 +178,18 @@ struct Trial {
     int attempt = 0;
     RunId runId = 0;
     QString slurmJobId, slurmTaskId, runDir, state, exitReason;
+    QString params;  // the trial's parameters as a JSON object (dotted keys)
+    QString config;  // the resolved trial.yaml
+    QString task;  // the executor's task id ("123_4", "0.3")
+    QString detail;  // what the executor last said ("PENDING (Resources)", "OUT_OF_MEMORY")
+    qint64 submittedMs = 0, endedMs = 0;
+
+    // Queued or running, or being stopped/cancelled (it still runs until the executor says so).
+    bool isActive() const
+    {
+        return state == QLatin1String("queued") || state == QLatin1String("running") ||
+            state == QLatin1String("stopping") || state == QLatin1String("cancelling");
+    }
 };
 
 class TrackingStore {
@@ -233,6 +253,10 @@ public:
         IngestResult events;
         bool exited = false;
     };
+    // Applies exit.json (the trainer's last word: {"state", "reason", "step"}) to the run: its
+    // end status, time and the tags orrery.exit_state / orrery.exit_reason. Returns the state
+    // ("completed", "failed", "preempted"), or nullopt with *error when the text is not valid.
+    std::optional<QString> applyExit(RunId run, const QByteArray &exitJson, qint64 timeMs, QString *error);
     DirectoryIngest ingestRunDirectory(const QString &runDir, const QString &experiment,
                                        const std::function<bool()> &cancel = {});
 
@@ -244,7 +268,8 @@ public:
     void setSweepState(SweepId id, const QString &state, const QString &arrayJobId = {});
     qint64 addTrial(const Trial &trial);
     void updateTrial(const Trial &trial);
-    QList<Trial> trials(SweepId sweep) const;
+    QList<Trial> trials(SweepId sweep) const;  // every attempt, by index then attempt
+    void setSweepMessage(SweepId id, const QString &message);
     // The run with the best latest value of the sweep's metric, by its goal.
     std::optional<RunRow> bestRun(SweepId sweep) const;
 

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// `orrery sweep submit|list|status|watch|cancel|best|logs|supervise`: the sweep runner's face.
+// The runner (core/sweeprunner.h) decides; this file parses flags and formats what it reports.
+#include "sweep_follow.h"
+
+#include "commands.h"
+#include "output.h"
+#include "sweep_commands.h"
+
+#include "orrery/core/localexecutor.h"
+#include "orrery/core/paths.h"
+#include "orrery/core/sweeprunner.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QThread>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+
+namespace orrery::cli {
+
+using namespace orrery::core;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void onStop(int)
+{
+    g_stop.store(true);
+}
+
+QString num(double v)
+{
+    return std::isnan(v) ? QStringLiteral("nan") : QString::number(v, 'g', 6);
+}
+
+QJsonValue jsonNum(double v)
+{
+    return std::isfinite(v) ? QJsonValue(v) : QJsonValue(num(v));
+}
+
+struct TrialRow {
+    Trial trial;  // the latest attempt
+    int attempts = 1;
+    qint64 step = -1;
+    std::optional<double> latest, best;
+};
+
+// Every trial of a sweep with its latest attempt and where its metric stands.
+QList<TrialRow> trialRows(TrackingStore &store, const Sweep &sw)
+{
+    QMap<int, TrialRow> rows;
+    for (const Trial &t : store.trials(sw.id)) {
+        TrialRow &r = rows[t.index];
+        r.attempts = t.attempt + 1;
+        r.trial = t;
+    }
+    const bool maximize = sw.metricGoal == QLatin1String("maximize");
+    for (TrialRow &r : rows) {
+        if (!r.trial.runId)
+            continue;
+        const RunDetails details = store.details(r.trial.runId);
+        for (const LatestMetric &m : details.metrics) {
+            r.step = std::max<qint64>(r.step, m.last.step);
+            if (m.key == sw.metricName) {
+                r.latest = m.last.value;
+                r.best = maximize ? m.max : m.min;
+            }
+        }
+    }
+    return rows.values();
+}
+
+QStringList paramKeys(const QList<TrialRow> &rows)
+{
+    // The keys whose values differ between trials are the columns; constants add nothing.
+    QMap<QString, QSet<QString>> values;
+    QStringList order;
+    for (const TrialRow &r : rows) {
+        const QJsonObject o = QJsonDocument::fromJson(r.trial.params.toUtf8()).object();
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            if (!values.contains(it.key()))
+                order << it.key();
+            values[it.key()].insert(it.value().toVariant().toString());
+        }
+    }
+    QStringList keys;
+    for (const QString &k : order)
+        if (values[k].size() > 1 || rows.size() == 1)
+            keys << k;
+    return keys;
+}
+
+QString paramCell(const QJsonValue &v)
+{
+    return v.isDouble() ? num(v.toDouble()) : v.toVariant().toString();
+}
+
+QString stateCell(const TrialRow &r)
+{
+    QString s = r.trial.state;
+    if (r.attempts > 1)
+        s += QStringLiteral(" (attempt %1)").arg(r.attempts);
+    return s;
+}
+
+QString statusTable(const Sweep &sw, QList<TrialRow> rows, bool sortByMetric)
+{
+    const bool maximize = sw.metricGoal == QLatin1String("maximize");
+    if (sortByMetric)
+        std::stable_sort(rows.begin(), rows.end(), [&](const TrialRow &a, const TrialRow &b) {
+            const double x = a.best.value_or(std::nan("")), y = b.best.value_or(std::nan(""));
+            if (std::isnan(x) != std::isnan(y))
+                return !std::isnan(x);
+            return maximize ? x > y : x < y;
+        });
+    const QStringList keys = paramKeys(rows);
+    QStringList header{QStringLiteral("trial")};
+    header << keys << QStringLiteral("state") << QStringLiteral("step");
+    if (!sw.metricName.isEmpty())
+        header << sw.metricName << QStringLiteral("best");
+    header << QStringLiteral("note");
+    QList<QStringList> cells;
+    for (const TrialRow &r : rows) {
+        const QJsonObject o = QJsonDocument::fromJson(r.trial.params.toUtf8()).object();
+        QStringList row{QString::number(r.trial.index)};
+        for (const QString &k : keys)
+            row << paramCell(o.value(k));
+        row << stateCell(r) << (r.step >= 0 ? QString::number(r.step) : QStringLiteral("-"));
+        if (!sw.metricName.isEmpty())
+            row << (r.latest ? num(*r.latest) : QStringLiteral("-")) << (r.best ? num(*r.best) : QStringLiteral("-"));
+        QString note = r.trial.isActive() ? r.trial.detail : r.trial.exitReason;
+        if (note.size() > 60)
+            note = note.left(57) + QStringLiteral("...");
+        row << note;
+        cells << row;
+    }
+    return formatTable(header, cells);
+}
+
+QString counts(const QList<TrialRow> &rows, int total)
+{
+    QMap<QString, int> n;
+    for (const TrialRow &r : rows)
+        ++n[r.trial.state];
+    QStringList parts;
+    for (auto it = n.begin(); it != n.end(); ++it)
+        parts << QStringLiteral("%1 %2").arg(it.value()).arg(it.key());
+    return QStringLiteral("%1 of %2 trials: %3").arg(rows.size()).arg(total).arg(parts.join(QStringLiteral(", ")));
+}
+
+// The best run's newest sample video (a local path when there is one, else the cluster's).
+QString bestVideo(TrackingStore &store, RunId run)
+{
+    const RunDetails details = store.details(run);
+    QString path;
+    for (const Artifact &a : details.artifacts)
+        if (a.kind == QLatin1String("video"))
+            path = a.localPath.isEmpty() ? a.remotePath : a.localPath;
+    return path;
+}
+
+struct Args {
+    QString file, sweep, cluster;
+    bool json = false, dryRun = false, watch = false, follow = false;
+    int trial = -1;
+};
+
+int usage(const QString &problem)
+{
+    err(QStringLiteral("orrery sweep: %1\n").arg(problem) + QString::fromUtf8(kSweepUsage));
+    return kUsage;
+}
+
+std::optional<Sweep> findSweepOrSay(TrackingStore &store, const QString &ref)
+{
+    auto sw = store.findSweep(ref);
+    if (!sw)
+        err(QStringLiteral("orrery sweep: no sweep '%1' (`orrery sweep list`)\n").arg(ref));
+    return sw;
+}
+
+// The executor a sweep runs on: the local one, or (with the Slurm executor) a cluster's.
+std::unique_ptr<Executor> openExecutor(const QString &cluster, QString *problem)
+{
+    if (cluster.isEmpty() || cluster == QLatin1String("local"))
+        return std::make_unique<LocalExecutor>(trainerExecutable(), QCoreApplication::applicationFilePath());
+    *problem = QStringLiteral("cluster '%1': the Slurm executor is not available in this build").arg(cluster);
+    return nullptr;
+}
+
+std::optional<TrainerSchema> schemaOrSay()
+{
+    QString problem;
+    auto schema = TrainerSchema::fromTrainer(trainerExecutable(), &problem);
+    if (!schema)
+        err(QStringLiteral("orrery sweep: %1\n").arg(problem));
+    return schema;
+}
+
+void printSummary(TrackingStore &store, const Sweep &sw)
+{
+    const QList<TrialRow> rows = trialRows(store, sw);
+    out(QStringLiteral("sweep %1 (%2) on %3: %4\n%5\n")
+            .arg(sw.id)
+            .arg(sw.name, sw.cluster.isEmpty() ? QStringLiteral("this machine") : sw.cluster, sw.state,
+                 sw.message.isEmpty() ? counts(rows, sw.trialCount) : sw.message));
+    out(statusTable(sw, rows, true));
+    if (auto best = store.bestRun(sw.id)) {
+        const LatestMetric *m = best->metric(sw.metricName);
+        out(QStringLiteral("\nbest: %1 (%2 %3 = %4)\n")
+                .arg(best->run.name, sw.metricName, sw.metricGoal == QLatin1String("maximize") ? QStringLiteral("max")
+                                                                                                 : QStringLiteral("last"),
+                     m ? num(m->last.value) : QStringLiteral("-")));
+        out(QStringLiteral("run dir: %1\n").arg(best->run.runDir));
+        const QString video = bestVideo(store, best->run.id);
+        if (!video.isEmpty())
+            out(QStringLiteral("sample video: %1\n").arg(video));
+    }
+}
+
+// Follows until the sweep is done or Ctrl-C (which detaches: the trials go on).
+int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const TrainerSchema &schema, bool json)
+{
+    SweepRunner runner(store, executor, schema);
+    g_stop.store(false);
+    std::signal(SIGINT, onStop);
+    std::signal(SIGTERM, onStop);
+    QString lastLine;
+    qint64 lastPrint = 0;
+    while (!g_stop.load() && !runner.isDone(swIn.id)) {
+        const TickReport report = runner.tick({swIn.id});
+        for (const QString &e : report.events)
+            out(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+        for (const QString &e : report.errors)
+            err(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+        const auto sw = store.sweep(swIn.id);
+        const QList<TrialRow> rows = trialRows(store, *sw);
+        QString line = counts(rows, sw->trialCount);
+        if (auto best = store.bestRun(sw->id))
+            if (const LatestMetric *m = best->metric(sw->metricName))
+                line += QStringLiteral("; best %1 %2 (%3)").arg(sw->metricName, num(m->last.value), best->run.name);
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        if (line != lastLine || now - lastPrint > 30000) {
+            out(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), line));
+            lastLine = line;
+            lastPrint = now;
+        }
+        if (runner.isDone(swIn.id))
+            break;
+        const int wait = runner.nextIntervalMs(report, {1000, 15000});
+        for (int slept = 0; slept < wait && !g_stop.load(); slept += 100)
+            QThread::msleep(100);
+    }
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (g_stop.load()) {
+        err(QStringLiteral("detached: the trials go on; `orrery sweep watch %1` picks the sweep up again\n").arg(swIn.id));
+        return kOk;
+    }
+    const auto sw = store.sweep(swIn.id);
+    if (json)
+        return kOk;
+    out(QStringLiteral("\n"));
+    printSummary(store, *sw);
+    return sw->state == QLatin1String("failed") ? kFailed : kOk;
+}
+
+QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
+{
+    QJsonArray trials;
+    for (const TrialRow &r : trialRows(store, sw)) {
+        QJsonObject t{{QStringLiteral("index"), r.trial.index},
+                      {QStringLiteral("attempts"), r.attempts},
+                      {QStringLiteral("state"), r.trial.state},
+                      {QStringLiteral("params"), QJsonDocument::fromJson(r.trial.params.toUtf8()).object()},
+                      {QStringLiteral("step"), r.step},
+                      {QStringLiteral("task"), r.trial.task},
+                      {QStringLiteral("run_id"), r.trial.runId},
+                      {QStringLiteral("run_dir"), r.trial.runDir},
+                      {QStringLiteral("detail"), r.trial.detail},
+                      {QStringLiteral("reason"), r.trial.exitReason}};
+        if (r.latest)
+            t.insert(QStringLiteral("latest"), jsonNum(*r.latest));
+        if (r.best)
+            t.insert(QStringLiteral("best"), jsonNum(*r.best));
+        trials.append(t);
+    }
+    QJsonObject o{{QStringLiteral("id"), sw.id},
+                  {QStringLiteral("name"), sw.name},
+                  {QStringLiteral("state"), sw.state},
+                  {QStringLiteral("message"), sw.message},
+                  {QStringLiteral("executor"), sw.cluster.isEmpty() ? QStringLiteral("local") : sw.cluster},
+                  {QStringLiteral("method"), sw.method},
+                  {QStringLiteral("metric"), sw.metricName},
+                  {QStringLiteral("goal"), sw.metricGoal},
+                  {QStringLiteral("dir"), sw.rootDir},
+                  {QStringLiteral("trial_count"), sw.trialCount},
+                  {QStringLiteral("trials"), trials}};
+    if (auto best = store.bestRun(sw.id)) {
+        QJsonObject b{{QStringLiteral("run_id"), best->run.id},
+                      {QStringLiteral("name"), best->run.name},
+                      {QStringLiteral("run_dir"), best->run.runDir},
+                      {QStringLiteral("video"), bestVideo(store, best->run.id)}};
+        if (const LatestMetric *m = best->metric(sw.metricName))
+            b.insert(QStringLiteral("value"), jsonNum(m->last.value));
+        o.insert(QStringLiteral("best"), b);
+    }
+    return o;
+}
+
+}  // namespace
+
+int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
+{
+    const auto schema = schemaOrSay();
+    if (!schema)
+        return kFailed;
+    QString problem;
+    auto executor = openExecutor(a.cluster, &problem);
+    if (!executor) {
+        err(QStringLiteral("orrery sweep submit: %1\n").arg(problem));
+        return kFailed;
+    }
+    try {
+        auto store = openStore(ctx);
+        SweepRunner runner(*store, *executor, *schema);
+        if (a.dryRun) {
+            out(QStringLiteral("# dry run: nothing is submitted\n") + QString::fromUtf8(runner.describe(a.plan)));
+            return kOk;
+        }
+        const SweepId id = runner.submit(a.plan);
+        const auto sw = store->sweep(id);
+        if (a.json && !a.watch) {
+            out(QString::fromUtf8(QJsonDocument(sweepJson(*store, *sw)).toJson(QJsonDocument::Indented)));
+            return kOk;
+        }
+        out(QStringLiteral("sweep %1 (%2): %3 trial(s) submitted to %4\ndirectory: %5\n")
+                .arg(id)
+                .arg(sw->name)
+                .arg(store->trials(id).size())
+                .arg(executor->name(), sw->rootDir));
+        if (!a.watch) {
+            out(QStringLiteral("follow it with `orrery sweep watch %1` (it runs without you)\n").arg(id));
+            return kOk;
+        }
+        return watch(*store, *executor, *sw, *schema, a.json);
+    } catch (const std::exception &e) {
+        err(QStringLiteral("orrery sweep submit: %1\n").arg(QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+}
+
+int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &argsIn)
+{
+    Args a;
+    for (qsizetype i = 0; i < argsIn.size(); ++i) {
+        const QString &s = argsIn[i];
+        if (s == QLatin1String("--json"))
+            a.json = true;
+        else if (s == QLatin1String("-f") || s == QLatin1String("--follow"))
+            a.follow = true;
+        else if (s.startsWith(QLatin1Char('-')) && s.size() > 1)
+            return usage(QStringLiteral("unknown option '%1'").arg(s));
+        else if (a.sweep.isEmpty() && verb != QLatin1String("list") && verb != QLatin1String("supervise"))
+            a.sweep = s;
+        else if (verb == QLatin1String("supervise") && a.file.isEmpty())
+            a.file = s;
+        else if (verb == QLatin1String("logs") && a.trial < 0) {
+            bool ok = false;
+            a.trial = s.toInt(&ok);
+            if (!ok || a.trial < 0)
+                return usage(QStringLiteral("'%1' is not a trial number").arg(s));
+        } else
+            return usage(QStringLiteral("unexpected argument '%1'").arg(s));
+    }
+    if (verb == QLatin1String("supervise")) {
+        if (a.file.isEmpty())
+            return usage(QStringLiteral("supervise needs a batch file"));
+        return runLocalSupervisor(a.file) == 0 ? kOk : kFailed;
+    }
+    if (verb != QLatin1String("list") && a.sweep.isEmpty())
+        return usage(QStringLiteral("%1 needs a sweep (id or name)").arg(verb));
+    if (verb == QLatin1String("logs") && a.trial < 0)
+        return usage(QStringLiteral("logs needs a trial number"));
+
+    try {
+        const bool writes = verb == QLatin1String("watch") || verb == QLatin1String("cancel");
+        auto store = openStore(ctx, writes ? TrackingStore::Mode::ReadWrite : TrackingStore::Mode::ReadOnly);
+        if (verb == QLatin1String("list")) {
+            const QList<Sweep> sweeps = store->sweeps();
+            if (a.json) {
+                QJsonArray arr;
+                for (const Sweep &sw : sweeps)
+                    arr.append(sweepJson(*store, sw));
+                out(QString::fromUtf8(QJsonDocument(arr).toJson(QJsonDocument::Indented)));
+                return kOk;
+            }
+            QList<QStringList> rows;
+            for (const Sweep &sw : sweeps) {
+                const QList<TrialRow> trials = trialRows(*store, sw);
+                int done = 0;
+                for (const TrialRow &r : trials)
+                    done += r.trial.isActive() ? 0 : 1;
+                QString best = QStringLiteral("-");
+                if (auto b = store->bestRun(sw.id))
+                    if (const LatestMetric *m = b->metric(sw.metricName))
+                        best = QStringLiteral("%1 %2").arg(sw.metricName, num(m->last.value));
+                rows << QStringList{QString::number(sw.id),
+                                    sw.name,
+                                    sw.cluster.isEmpty() ? QStringLiteral("local") : sw.cluster,
+                                    sw.method,
+                                    sw.state,
+                                    QStringLiteral("%1/%2").arg(done).arg(sw.trialCount),
+                                    best};
+            }
+            out(formatTable({QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("on"), QStringLiteral("method"),
+                             QStringLiteral("state"), QStringLiteral("done"), QStringLiteral("best")},
+                            rows));
+            return kOk;
+        }
+        const auto sw = findSweepOrSay(*store, a.sweep);
+        if (!sw)
+            return kFailed;
+        if (verb == QLatin1String("status")) {
+            if (a.json)
+                out(QString::fromUtf8(QJsonDocument(sweepJson(*store, *sw)).toJson(QJsonDocument::Indented)));
+            else
+                printSummary(*store, *sw);
+            return kOk;
+        }
+        if (verb == QLatin1String("best")) {
+            const auto best = store->bestRun(sw->id);
+            if (!best) {
+                err(QStringLiteral("orrery sweep best: no trial of %1 has logged %2 yet\n").arg(sw->name, sw->metricName));
+                return kFailed;
+            }
+            if (a.json) {
+                out(QString::fromUtf8(
+                    QJsonDocument(sweepJson(*store, *sw).value(QLatin1String("best")).toObject()).toJson(QJsonDocument::Indented)));
+                return kOk;
+            }
+            const RunDetails details = store->details(best->run.id);
+            const LatestMetric *m = best->metric(sw->metricName);
+            QString text = QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
+                               .arg(best->run.name)
+                               .arg(best->run.id)
+                               .arg(sw->metricName, m ? num(m->last.value) : QStringLiteral("-"), best->run.runDir);
+            for (const Trial &t : store->trials(sw->id))
+                if (t.runId == best->run.id) {
+                    text += QStringLiteral("params: %1\n").arg(t.params);
+                    break;
+                }
+            const QString video = bestVideo(*store, best->run.id);
+            if (!video.isEmpty())
+                text += QStringLiteral("sample video: %1\n").arg(video);
+            out(text);
+            return kOk;
+        }
+
+        QString problem;
+        auto executor = openExecutor(sw->cluster, &problem);
+        if (!executor) {
+            err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
+            return kFailed;
+        }
+        if (verb == QLatin1String("watch")) {
+            const auto schema = schemaOrSay();
+            if (!schema)
+                return kFailed;
+            return watch(*store, *executor, *sw, *schema, a.json);
+        }
+        if (verb == QLatin1String("cancel")) {
+            const auto schema = schemaOrSay();
+            if (!schema)
+                return kFailed;
+            SweepRunner runner(*store, *executor, *schema);
+            runner.cancel(sw->id);
+            out(QStringLiteral("cancelling sweep %1 (%2)\n").arg(sw->id).arg(sw->name));
+            // Follow until every trial has stopped (the trainer checkpoints first), at most a minute.
+            for (int i = 0; i < 120 && !runner.isDone(sw->id); ++i) {
+                const TickReport r = runner.tick({sw->id});
+                for (const QString &e : r.events)
+                    out(e + QLatin1Char('\n'));
+                if (!runner.isDone(sw->id))
+                    QThread::msleep(500);
+            }
+            if (!runner.isDone(sw->id))
+                err(QStringLiteral("some trials are still stopping; `orrery sweep watch %1` finishes the record\n").arg(sw->id));
+            return kOk;
+        }
+        if (verb == QLatin1String("logs")) {
+            Trial trial;
+            for (const Trial &t : store->trials(sw->id))
+                if (t.index == a.trial)
+                    trial = t;
+            if (trial.task.isEmpty() && trial.runDir.isEmpty()) {
+                err(QStringLiteral("orrery sweep logs: sweep %1 has no trial %2\n").arg(sw->name).arg(a.trial));
+                return kFailed;
+            }
+            const QStringList paths = executor->logPaths(sw->rootDir, trial.task, trial.runDir);
+            QList<qint64> offsets(paths.size(), 0);
+            g_stop.store(false);
+            std::signal(SIGINT, onStop);
+            while (true) {
+                QList<FileRead> reads;
+                for (qsizetype i = 0; i < paths.size(); ++i)
+                    reads.append({paths[i], offsets[i], 8 << 20});
+                const QList<FileChunk> chunks = executor->readFiles(reads);
+                for (qsizetype i = 0; i < chunks.size(); ++i) {
+                    if (!a.follow && i > 0 && !chunks[i].data.isEmpty())
+                        out(QStringLiteral("\n==> %1 <==\n").arg(paths[i]));
+                    else if (!a.follow && i == 0)
+                        out(QStringLiteral("==> %1 <==\n").arg(paths[i]));
+                    out(QString::fromUtf8(chunks[i].data));
+                    offsets[i] += chunks[i].data.size();
+                }
+                if (!a.follow || g_stop.load())
+                    break;
+                // The executor, not the store, says whether the task still runs (no follower may
+                // be updating the store).
+                const TaskStatus st = executor->poll({trial.task}).value(trial.task);
+                const bool quiet = std::all_of(chunks.begin(), chunks.end(), [](const FileChunk &c) { return c.data.isEmpty(); });
+                if (st.state != TaskStatus::State::Queued && st.state != TaskStatus::State::Running && quiet)
+                    break;
+                QThread::msleep(1000);
+            }
+            return kOk;
+        }
+        return usage(QStringLiteral("unknown verb '%1'").arg(verb));
+    } catch (const std::exception &e) {
+        err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+}
+
+}  // namespace orrery::cli

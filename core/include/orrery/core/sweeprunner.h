@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The sweep runner: from a parsed spec to a finished sweep (docs/sweeps.md "Running a sweep").
+// It submits the trials through an Executor, and on each tick follows every active trial of the
+// sweeps it is given: one poll of the executor for all of them, one batched read of their
+// events.jsonl from the stored offsets, ingest into the store, then the decisions — resolve the
+// attempts that ended (exit.json, else the executor's word), resubmit failed and preempted ones
+// resuming from their checkpoints, stop bad trials early, suggest the next bayes trials.
+//
+// Everything it knows lives in the store, so any process can pick a sweep up where another left
+// it (`orrery sweep submit` returns at once; `sweep watch`, the monitor and the GUI re-attach).
+// Two followers of one sweep at once are safe for the metrics (ingest is a compare-and-swap on
+// the offset) but may both resubmit a failed trial: follow a sweep from one place at a time.
+#pragma once
+
+#include "orrery/core/executor.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweepspec.h"
+
+#include <QDateTime>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+
+namespace orrery::core {
+
+// How many times a trial may be preempted (exit 75, Slurm PREEMPTED) and come back; preemptions
+// do not use up `retries`.
+constexpr int kMaxPreemptions = 20;
+
+struct SubmitPlan {
+    SweepSpec spec;
+    QByteArray specYaml;  // the file as written (stored with the sweep)
+    QByteArray baseConfig;  // the text of spec.trainerConfig (empty: the trainer's defaults)
+};
+
+// The trials a submission starts with and where they go, without touching anything.
+struct PlannedTrial {
+    int index = 0;
+    TrialParams params;
+    QByteArray config;  // the resolved trial.yaml
+};
+QList<PlannedTrial> planTrials(const SubmitPlan &plan);
+// A sweep's directory name: its name (bytes that cannot be in a path component, '%' and '\\'
+// replaced) and a UTC timestamp, so resubmitting a spec never reuses a directory.
+QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
+
+struct TickReport {
+    int active = 0;  // attempts queued or running after the tick
+    int running = 0;
+    qint64 points = 0;  // metric points ingested
+    qint64 bytes = 0;  // event bytes read
+    bool moreToRead = false;  // a file had more than one read's worth: tick again soon
+    QStringList events;  // what happened, one line each, for the user ("trial 3 failed: ...")
+    QStringList errors;  // what went wrong talking to the executor; retried next tick
+};
+
+class SweepRunner {
+public:
+    // The schema types the stored trial params when a sweep is picked up again (bayes needs
+    // them); it is the local trainer's, which is assumed to match the cluster's.
+    SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema);
+    ~SweepRunner();
+
+    // Creates the sweep, its runs and trials in the store, and launches the first trials (grid
+    // and random: all of them in one batch; bayes: the first max_concurrent). Throws
+    // std::runtime_error when the executor refuses; the sweep is then recorded as failed.
+    SweepId submit(const SubmitPlan &plan);
+    // What submit would launch (the executor's description of the first batch).
+    QByteArray describe(const SubmitPlan &plan);
+
+    // One follow step for these sweeps (all on this runner's executor).
+    TickReport tick(const QList<SweepId> &sweeps);
+    // Cancels every active attempt of the sweep; the sweep ends as cancelled.
+    void cancel(SweepId sweep);
+
+    // True when the sweep has nothing active and nothing left to launch.
+    bool isDone(SweepId sweep) const;
+    // The tick interval to use next: fast while trials start, slower as they run long
+    // (from `fast` to `slow`, doubling after each quiet tick). Configurable by the caller.
+    struct Pace {
+        int fastMs = 1000, slowMs = 30000;
+    };
+    int nextIntervalMs(const TickReport &last, const Pace &pace);
+
+    // The sweep's spec, parsed again from what the store kept. Throws std::runtime_error when it
+    // no longer parses (the trainer's schema changed under it).
+    SweepSpec storedSpec(const Sweep &sweep);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d;
+};
+
+}  // namespace orrery::core

@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/core/sweeprunner.h"
+
+#include "orrery/core/earlystop.h"
+#include "orrery/core/sweepsearch.h"
+
+#include <QDir>
+#include <QHash>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMap>
+#include <QSet>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace orrery::core {
+
+namespace {
+
+const QString kEvents = QStringLiteral("events.jsonl");
+constexpr qint64 kExitBytes = 64 * 1024;
+
+QString jsonParams(const TrialParams &params)
+{
+    QJsonObject o;
+    for (const auto &[key, value] : params) {
+        switch (value.typeId()) {
+        case QMetaType::LongLong:
+            o.insert(key, value.toLongLong());
+            break;
+        case QMetaType::Double:
+            o.insert(key, value.toDouble());
+            break;
+        case QMetaType::Bool:
+            o.insert(key, value.toBool());
+            break;
+        default:
+            o.insert(key, value.toString());
+        }
+    }
+    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+}
+
+// The stored params typed again by the spec (JSON does not tell 3 from 3.0).
+TrialParams typedParams(const QString &json, const QList<ParamSpec> &space)
+{
+    const QJsonObject o = QJsonDocument::fromJson(json.toUtf8()).object();
+    TrialParams out;
+    for (const ParamSpec &p : space) {
+        const QJsonValue v = o.value(p.key);
+        switch (p.type) {
+        case ConfigKey::Type::Int:
+            out.append({p.key, QVariant::fromValue(qint64(std::llround(v.toDouble())))});
+            break;
+        case ConfigKey::Type::Float:
+            out.append({p.key, QVariant(v.toDouble())});
+            break;
+        case ConfigKey::Type::Bool:
+            out.append({p.key, QVariant(v.toBool())});
+            break;
+        case ConfigKey::Type::String:
+            out.append({p.key, QVariant(v.toString())});
+            break;
+        }
+    }
+    return out;
+}
+
+// A path component from a name: what cannot be in one (or would be mangled by Slurm's '%'
+// expansion or sbatch's backslash escapes) becomes '_'; everything else, quotes and spaces
+// included, stays (the executors quote it).
+QString pathComponent(const QString &name)
+{
+    QString s;
+    for (const QChar c : name)
+        s += (c == QLatin1Char('/') || c == QLatin1Char('\\') || c == QLatin1Char('%') || c.category() == QChar::Other_Control)
+            ? QLatin1Char('_')
+            : c;
+    if (s.startsWith(QLatin1Char('.')) || s.startsWith(QLatin1Char('-')))
+        s[0] = QLatin1Char('_');
+    return s.isEmpty() ? QStringLiteral("_") : s;
+}
+
+bool isFinal(const QString &state)
+{
+    return state == QLatin1String("completed") || state == QLatin1String("failed") ||
+        state == QLatin1String("stopped") || state == QLatin1String("cancelled") || state == QLatin1String("lost") ||
+        state == QLatin1String("preempted");
+}
+
+QString exitStep(const QByteArray &exitJson)
+{
+    const QJsonValue step = QJsonDocument::fromJson(exitJson).object().value(QLatin1String("step"));
+    return step.isUndefined() ? QString() : QString::number(step.toInteger());
+}
+
+}  // namespace
+
+QList<PlannedTrial> planTrials(const SubmitPlan &plan)
+{
+    QList<PlannedTrial> out;
+    const QList<TrialParams> trials = initialTrials(plan.spec);
+    for (qsizetype i = 0; i < trials.size(); ++i)
+        out.append({int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
+    return out;
+}
+
+QString sweepDirectoryName(const QString &sweepName, const QDateTime &when)
+{
+    return pathComponent(sweepName) + QLatin1Char('-') + when.toUTC().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+}
+
+struct SweepRunner::Impl {
+    TrackingStore &store;
+    Executor &executor;
+    TrainerSchema schema;
+    int quietTicks = 0;
+    QHash<SweepId, SweepSpec> specs;
+
+    // The latest attempt of each trial index.
+    static QMap<int, Trial> latest(const QList<Trial> &all)
+    {
+        QMap<int, Trial> out;
+        for (const Trial &t : all)
+            out[t.index] = t;  // ordered by index, then attempt
+        return out;
+    }
+
+    const SweepSpec &spec(const Sweep &sweep)
+    {
+        auto it = specs.find(sweep.id);
+        if (it == specs.end()) {
+            const SpecParse parsed = parseSweepSpec(sweep.spec.toUtf8(), sweep.specFile, schema);
+            if (!parsed.spec) {
+                QStringList lines;
+                for (const SpecError &e : parsed.errors)
+                    lines << e.toString();
+                throw std::runtime_error(
+                    QStringLiteral("sweep %1: its stored spec no longer parses against the trainer's schema:\n%2")
+                        .arg(sweep.name, lines.join(QLatin1Char('\n')))
+                        .toStdString());
+            }
+            it = specs.insert(sweep.id, *parsed.spec);
+        }
+        return *it;
+    }
+
+    // Launches attempts (new trials or relaunches) as one batch and records them. `attempts`
+    // hold index, attempt, run, run dir, params and config; on success each gets its task id.
+    void launch(const Sweep &sweep, const SweepSpec &spec, QList<Trial> attempts)
+    {
+        LaunchBatch batch;
+        batch.sweepName = sweep.name;
+        batch.sweepDir = sweep.rootDir;
+        batch.batch = int(store.trials(sweep.id).size());
+        batch.maxConcurrent = std::max(1, spec.maxConcurrent);
+        batch.resources = spec.resources;
+        for (const Trial &t : attempts)
+            batch.tasks.append({t.runDir, t.config.toUtf8()});
+        QStringList ids;
+        QString failure;
+        try {
+            ids = executor.launch(batch);
+            if (ids.size() != attempts.size())
+                failure = QStringLiteral("the executor returned %1 task ids for %2 trials").arg(ids.size()).arg(attempts.size());
+        } catch (const std::exception &e) {
+            failure = QString::fromUtf8(e.what());
+        }
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        store.writeTransaction([&] {
+            for (qsizetype i = 0; i < attempts.size(); ++i) {
+                Trial &t = attempts[i];
+                t.sweepId = sweep.id;
+                t.submittedMs = now;
+                if (failure.isEmpty()) {
+                    t.task = ids[i];
+                    t.state = QStringLiteral("queued");
+                    const qsizetype underscore = t.task.indexOf(QLatin1Char('_'));
+                    if (underscore > 0) {  // a Slurm array task: job id and task id for people
+                        t.slurmJobId = t.task.left(underscore);
+                        t.slurmTaskId = t.task.mid(underscore + 1);
+                    }
+                } else {
+                    t.state = QStringLiteral("failed");
+                    t.exitReason = QStringLiteral("could not be submitted: ") + failure;
+                    t.endedMs = now;
+                }
+                t.id = store.addTrial(t);
+                if (t.runId)
+                    store.setRunStatus(t.runId, failure.isEmpty() ? RunStatus::Scheduled : RunStatus::Failed);
+            }
+        });
+        if (!failure.isEmpty())
+            throw std::runtime_error(failure.toStdString());
+    }
+
+    // New trials: runs, and trial rows at attempt 0.
+    QList<Trial> newTrials(const Sweep &sweep, const QList<PlannedTrial> &planned)
+    {
+        QList<Trial> out;
+        store.writeTransaction([&] {
+            for (const PlannedTrial &p : planned) {
+                Trial t;
+                t.sweepId = sweep.id;
+                t.index = p.index;
+                t.runDir = QDir(sweep.rootDir).filePath(QString::number(p.index));
+                t.params = jsonParams(p.params);
+                t.config = QString::fromUtf8(p.config);
+                t.runId = store.createRun(sweep.experimentId, QStringLiteral("%1-%2").arg(sweep.name).arg(p.index), 0,
+                                          t.runDir);
+                store.setTags(t.runId, {{QStringLiteral("orrery.sweep"), sweep.name},
+                                        {QStringLiteral("orrery.sweep_id"), QString::number(sweep.id)},
+                                        {QStringLiteral("orrery.trial"), QString::number(p.index)},
+                                        {QStringLiteral("orrery.executor"), executor.name()}});
+                out.append(t);
+            }
+        });
+        return out;
+    }
+
+    double metricValue(RunId run, const QString &metric, Goal goal)
+    {
+        const std::vector<MetricPoint> points = store.allPoints(run, metric);
+        if (points.empty())
+            return std::nan("");
+        // The last value: what the trial ended with (bayes compares finished trials).
+        Q_UNUSED(goal);
+        return points.back().value;
+    }
+
+    // Bayes: suggest and launch trials while there is room.
+    void suggestMore(const Sweep &sweep, const SweepSpec &spec, const QMap<int, Trial> &latestByIndex,
+                     TickReport &report)
+    {
+        if (spec.method != SearchMethod::Bayes)
+            return;
+        int active = 0;
+        QList<FinishedTrial> finished;
+        for (const Trial &t : latestByIndex) {
+            if (t.isActive())
+                ++active;
+            else if (isFinal(t.state))
+                finished.append({typedParams(t.params, spec.parameters), metricValue(t.runId, spec.metricName, spec.goal)});
+        }
+        const int next = latestByIndex.isEmpty() ? 0 : latestByIndex.lastKey() + 1;
+        const int room = std::min(std::max(1, spec.maxConcurrent) - active, spec.runCap - next);
+        if (room <= 0)
+            return;
+        QList<PlannedTrial> planned;
+        for (int i = next; i < next + room; ++i) {
+            SweepRng rng = SweepRng::forTrial(spec.seed, i);
+            const TrialParams params = suggestTpe(spec.parameters, finished, spec.goal, rng);
+            planned.append({i, params, renderTrialConfig(sweep.baseConfig.toUtf8(), spec.trainerConfig, params)});
+        }
+        launch(sweep, spec, newTrials(sweep, planned));
+        report.events << QStringLiteral("%1: suggested trial%2 %3 (TPE over %4 finished)")
+                             .arg(sweep.name, room > 1 ? QStringLiteral("s") : QString())
+                             .arg(room > 1 ? QStringLiteral("%1-%2").arg(next).arg(next + room - 1) : QString::number(next))
+                             .arg(finished.size());
+    }
+};
+
+SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema)
+    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), 0, {}}))
+{
+}
+
+SweepRunner::~SweepRunner() = default;
+
+SweepSpec SweepRunner::storedSpec(const Sweep &sweep)
+{
+    return d->spec(sweep);
+}
+
+QByteArray SweepRunner::describe(const SubmitPlan &plan)
+{
+    const QList<PlannedTrial> planned = planTrials(plan);
+    LaunchBatch batch;
+    batch.sweepName = plan.spec.name;
+    batch.sweepDir = QDir(QDir(d->executor.defaultRoot()).filePath(pathComponent(plan.spec.experiment)))
+                         .filePath(sweepDirectoryName(plan.spec.name, QDateTime::currentDateTimeUtc()));
+    batch.maxConcurrent = std::max(1, plan.spec.maxConcurrent);
+    batch.resources = plan.spec.resources;
+    for (const PlannedTrial &p : planned)
+        batch.tasks.append({QDir(batch.sweepDir).filePath(QString::number(p.index)), p.config});
+    return d->executor.describe(batch);
+}
+
+SweepId SweepRunner::submit(const SubmitPlan &plan)
+{
+    const SweepSpec &spec = plan.spec;
+    const QList<PlannedTrial> planned = planTrials(plan);
+    Sweep sw;
+    sw.name = spec.name;
+    sw.experimentId = d->store.ensureExperiment(spec.experiment);
+    sw.spec = QString::fromUtf8(plan.specYaml);
+    sw.method = toString(spec.method);
+    sw.metricName = spec.metricName;
+    sw.metricGoal = toString(spec.goal);
+    sw.cluster = d->executor.name() == QLatin1String("local") ? QString() : d->executor.name();
+    sw.state = QStringLiteral("pending");
+    sw.specFile = spec.file;
+    sw.baseConfig = QString::fromUtf8(plan.baseConfig);
+    sw.rootDir = QDir(QDir(d->executor.defaultRoot()).filePath(pathComponent(spec.experiment)))
+                     .filePath(sweepDirectoryName(spec.name, QDateTime::currentDateTimeUtc()));
+    sw.trialCount = spec.method == SearchMethod::Grid ? int(planned.size()) : spec.runCap;
+    sw.id = d->store.createSweep(sw);
+    d->specs.insert(sw.id, spec);
+    try {
+        d->launch(sw, spec, d->newTrials(sw, planned));
+    } catch (const std::exception &e) {
+        d->store.setSweepState(sw.id, QStringLiteral("failed"));
+        d->store.setSweepMessage(sw.id, QStringLiteral("submission failed: %1").arg(QString::fromUtf8(e.what())));
+        throw;
+    }
+    const QList<Trial> trials = d->store.trials(sw.id);
+    d->store.setSweepState(sw.id, QStringLiteral("running"),
+                           trials.isEmpty() ? QString() : trials.front().slurmJobId);
+    return sw.id;
+}
+
+void SweepRunner::cancel(SweepId sweepId)
+{
+    const auto sw = d->store.sweep(sweepId);
+    if (!sw)
+        throw std::runtime_error(QStringLiteral("no sweep %1").arg(sweepId).toStdString());
+    QStringList ids;
+    QList<Trial> active;
+    for (const Trial &t : Impl::latest(d->store.trials(sweepId)))
+        if (t.isActive()) {
+            ids << t.task;
+            active << t;
+        }
+    if (!ids.isEmpty())
+        d->executor.cancel(ids);
+    d->store.writeTransaction([&] {
+        for (Trial t : active) {
+            t.state = QStringLiteral("cancelling");
+            t.exitReason = QStringLiteral("cancelled by the user");
+            d->store.updateTrial(t);
+        }
+        d->store.setSweepState(sweepId, active.isEmpty() ? QStringLiteral("cancelled") : QStringLiteral("cancelling"));
+        d->store.setSweepMessage(sweepId, QStringLiteral("cancelled by the user"));
+    });
+}
+
+bool SweepRunner::isDone(SweepId sweepId) const
+{
+    const auto sw = d->store.sweep(sweepId);
+    return !sw || sw->state == QLatin1String("finished") || sw->state == QLatin1String("failed") ||
+        sw->state == QLatin1String("cancelled");
+}
+
+int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
+{
+    if (last.moreToRead)
+        return 0;
+    if (!last.events.isEmpty())
+        d->quietTicks = 0;
+    else
+        d->quietTicks = std::min(d->quietTicks + 1, 30);
+    const double ms = double(pace.fastMs) * std::pow(2.0, d->quietTicks / 2.0);
+    return int(std::min<double>(ms, pace.slowMs));
+}
+
+TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
+{
+    TickReport report;
+    struct Active {
+        Sweep sweep;
+        Trial trial;
+    };
+    QList<Active> active;
+    QList<Sweep> sweeps;
+    for (SweepId id : sweepIds) {
+        const auto sw = d->store.sweep(id);
+        if (!sw || isDone(id))
+            continue;
+        sweeps << *sw;
+        for (const Trial &t : Impl::latest(d->store.trials(id)))
+            if (t.isActive())
+                active.append({*sw, t});
+    }
+
+    // 1. One poll for every active task of every sweep.
+    QHash<QString, TaskStatus> status;
+    if (!active.isEmpty()) {
+        QStringList ids;
+        for (const Active &a : active)
+            ids << a.trial.task;
+        try {
+            status = d->executor.poll(ids);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("poll: %1").arg(QString::fromUtf8(e.what()));
+            report.active = int(active.size());
+            return report;
+        }
+    }
+
+    // 2. One read of every active run's new events, and the verdicts of those that ended.
+    QList<FileRead> reads;
+    QList<qint64> eventOffsets;
+    for (const Active &a : active) {
+        const qint64 offset = d->store.ingestState(a.trial.runId, kEvents).offset;
+        eventOffsets << offset;
+        reads.append({QDir(a.trial.runDir).filePath(kEvents), offset});
+    }
+    QList<int> exitReadOf;  // index into `active` → index into `reads` (or -1)
+    for (const Active &a : active) {
+        const TaskStatus st = status.value(a.trial.task);
+        if (st.state == TaskStatus::State::Ended || st.state == TaskStatus::State::Unknown) {
+            exitReadOf << int(reads.size());
+            reads.append({QDir(a.trial.runDir).filePath(QStringLiteral("exit.json")), 0, kExitBytes});
+        } else {
+            exitReadOf << -1;
+        }
+    }
+    QList<FileChunk> chunks;
+    if (!reads.isEmpty()) {
+        try {
+            chunks = d->executor.readFiles(reads);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("read: %1").arg(QString::fromUtf8(e.what()));
+        }
+    }
+    if (!chunks.isEmpty() && chunks.size() != reads.size()) {
+        report.errors << QStringLiteral("read: %1 answers for %2 files").arg(chunks.size()).arg(reads.size());
+        chunks.clear();
+    }
+    for (qsizetype i = 0; i < active.size() && !chunks.isEmpty(); ++i) {
+        const FileChunk &c = chunks[i];
+        if (!c.exists || c.data.isEmpty())
+            continue;
+        report.bytes += c.data.size();
+        const IngestResult r = d->store.ingestEvents(active[i].trial.runId, kEvents, eventOffsets[i], c.data);
+        report.points += r.points;
+        if (c.size > eventOffsets[i] + c.data.size())
+            report.moreToRead = true;
+    }
+
+    // 3. Decisions, sweep by sweep.
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QHash<SweepId, QList<Trial>> relaunch;
+    for (qsizetype i = 0; i < active.size(); ++i) {
+        Trial t = active[i].trial;
+        const Sweep &sw = active[i].sweep;
+        const TaskStatus st = status.value(t.task);
+        const QString before = t.state;
+        const QString beforeDetail = t.detail;
+        if (!st.detail.isEmpty())
+            t.detail = st.detail;
+        if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
+            if (st.state == TaskStatus::State::Running && t.state == QLatin1String("queued")) {
+                t.state = QStringLiteral("running");
+                report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
+            }
+            if (t.state != before || t.detail != beforeDetail)
+                d->store.updateTrial(t);
+            continue;
+        }
+        // Ended, or unknown to the executor: exit.json says how, if the trainer got to write it.
+        const FileChunk *exitChunk =
+            (!chunks.isEmpty() && exitReadOf[i] >= 0 && chunks[exitReadOf[i]].exists) ? &chunks[exitReadOf[i]] : nullptr;
+        if (!exitChunk && st.state == TaskStatus::State::Unknown && chunks.isEmpty())
+            continue;  // nothing known yet: ask again next tick
+        QString verdict, reason, step;
+        if (exitChunk) {
+            QString problem;
+            const auto state = d->store.applyExit(t.runId, exitChunk->data, now, &problem);
+            verdict = state.value_or(QStringLiteral("failed"));
+            reason = state ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("reason")).toString()
+                           : QStringLiteral("unreadable exit.json: ") + problem;
+            step = exitStep(exitChunk->data);
+        } else if (st.state == TaskStatus::State::Ended) {
+            verdict = st.detail.contains(QLatin1String("PREEMPTED")) ? QStringLiteral("preempted") : QStringLiteral("failed");
+            reason = st.detail.isEmpty() ? QStringLiteral("ended without exit.json") : st.detail + QStringLiteral(" (no exit.json)");
+            d->store.endRun(t.runId, verdict == QLatin1String("preempted") ? RunStatus::Killed : RunStatus::Failed, now);
+        } else {
+            verdict = QStringLiteral("lost");
+            reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
+            d->store.endRun(t.runId, RunStatus::Failed, now);
+        }
+        t.endedMs = now;
+        if (before == QLatin1String("stopping") || before == QLatin1String("cancelling")) {
+            // Our own doing: the trainer saw SIGTERM and reported itself preempted.
+            t.state = before == QLatin1String("stopping") ? QStringLiteral("stopped") : QStringLiteral("cancelled");
+            d->store.endRun(t.runId, RunStatus::Killed, now);
+            report.events << QStringLiteral("%1: trial %2 %3: %4").arg(sw.name).arg(t.index).arg(t.state, t.exitReason);
+            d->store.updateTrial(t);
+            continue;
+        }
+        t.state = verdict;
+        t.exitReason = reason + (step.isEmpty() ? QString() : QStringLiteral(" (step %1)").arg(step));
+        d->store.updateTrial(t);
+        if (verdict == QLatin1String("completed")) {
+            report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
+            continue;
+        }
+        // Failed, lost or preempted: resubmit, resuming from the trial's last checkpoint?
+        const SweepSpec *spec = nullptr;
+        try {
+            spec = &d->spec(sw);
+        } catch (const std::exception &e) {
+            report.errors << QString::fromUtf8(e.what());
+            continue;
+        }
+        int failures = 0, preemptions = 0;
+        QString previousReason;
+        for (const Trial &a : d->store.trials(sw.id)) {
+            if (a.index != t.index || a.id == t.id)
+                continue;
+            if (a.state == QLatin1String("preempted"))
+                ++preemptions;
+            else if (a.state == QLatin1String("failed") || a.state == QLatin1String("lost")) {
+                ++failures;
+                previousReason = a.exitReason;
+            }
+        }
+        const bool preempted = verdict == QLatin1String("preempted");
+        QString giveUp;
+        if (preempted && preemptions + 1 > kMaxPreemptions)
+            giveUp = QStringLiteral("preempted %1 times").arg(preemptions + 1);
+        else if (!preempted && failures + 1 > spec->retries)
+            giveUp = spec->retries == 0 ? QStringLiteral("no retries (retries: 0)")
+                                        : QStringLiteral("failed %1 times").arg(failures + 1);
+        else if (!preempted && failures > 0 && previousReason == t.exitReason)
+            giveUp = QStringLiteral("failed the same way twice (same reason, same step): not retried again");
+        if (!giveUp.isEmpty()) {
+            if (preempted) {  // out of preemptions: the trial ends as failed
+                t.state = QStringLiteral("failed");
+                d->store.updateTrial(t);
+            }
+            report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
+                                 .arg(sw.name)
+                                 .arg(t.index)
+                                 .arg(preempted ? QStringLiteral("preempted") : verdict, t.exitReason, giveUp);
+            continue;
+        }
+        Trial next = t;
+        next.id = 0;
+        next.attempt = t.attempt + 1;
+        next.state.clear();
+        next.exitReason.clear();
+        next.detail.clear();
+        next.task.clear();
+        next.slurmJobId.clear();
+        next.slurmTaskId.clear();
+        next.endedMs = 0;
+        relaunch[sw.id].append(next);
+        report.events << QStringLiteral("%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
+                             .arg(sw.name)
+                             .arg(t.index)
+                             .arg(verdict, t.exitReason)
+                             .arg(next.attempt + 1);
+    }
+
+    for (const Sweep &sw : sweeps) {
+        const SweepSpec *spec = nullptr;
+        try {
+            spec = &d->spec(sw);
+        } catch (const std::exception &e) {
+            report.errors << QString::fromUtf8(e.what());
+            continue;
+        }
+        try {
+            if (auto it = relaunch.find(sw.id); it != relaunch.end())
+                d->launch(sw, *spec, *it);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
+        }
+        QMap<int, Trial> latest = Impl::latest(d->store.trials(sw.id));
+
+        // Early stopping: the rule over every trial's history of the sweep's metric.
+        if (spec->earlyTerminate && !spec->metricName.isEmpty()) {
+            QList<TrialHistory> histories;
+            for (const Trial &t : latest) {
+                TrialHistory h;
+                h.trial = t.index;
+                h.running = t.state == QLatin1String("running");
+                for (const MetricPoint &p : d->store.allPoints(t.runId, spec->metricName))
+                    h.points.append({p.step, p.value});
+                if (!h.points.isEmpty())
+                    histories.append(h);
+            }
+            const QList<StopDecision> stops = decideEarlyStops(*spec->earlyTerminate, spec->goal, spec->metricName, histories);
+            QStringList ids;
+            for (const StopDecision &s : stops)
+                ids << latest[int(s.trial)].task;
+            if (!ids.isEmpty()) {
+                try {
+                    d->executor.cancel(ids);
+                    for (const StopDecision &s : stops) {
+                        Trial &t = latest[int(s.trial)];
+                        t.state = QStringLiteral("stopping");
+                        t.exitReason = QStringLiteral("stopped early: ") + s.reason;
+                        d->store.updateTrial(t);
+                        d->store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
+                        report.events << QStringLiteral("%1: trial %2 stopped early: %3").arg(sw.name).arg(s.trial).arg(s.reason);
+                    }
+                } catch (const std::exception &e) {
+                    report.errors << QStringLiteral("%1: early stop: %2").arg(sw.name, QString::fromUtf8(e.what()));
+                }
+            }
+        }
+
+        try {
+            d->suggestMore(sw, *spec, latest, report);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
+        }
+
+        // The sweep as a whole.
+        latest = Impl::latest(d->store.trials(sw.id));
+        int activeCount = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
+        for (const Trial &t : latest) {
+            if (t.isActive()) {
+                ++activeCount;
+                report.running += t.state == QLatin1String("running") ? 1 : 0;
+            } else if (t.state == QLatin1String("completed"))
+                ++completed;
+            else if (t.state == QLatin1String("stopped"))
+                ++stopped;
+            else if (t.state == QLatin1String("cancelled"))
+                ++cancelled;
+            else
+                ++failed;
+        }
+        report.active += activeCount;
+        const bool moreToCome = spec->method == SearchMethod::Bayes && latest.size() < spec->runCap && cancelled == 0 &&
+            sw.state != QLatin1String("cancelling");
+        if (activeCount == 0 && !moreToCome) {
+            const QString state = sw.state == QLatin1String("cancelling") ? QStringLiteral("cancelled")
+                : completed + stopped == 0                               ? QStringLiteral("failed")
+                                                                         : QStringLiteral("finished");
+            QString message = QStringLiteral("%1 completed, %2 stopped early, %3 failed").arg(completed).arg(stopped).arg(failed);
+            if (cancelled)
+                message += QStringLiteral(", %1 cancelled").arg(cancelled);
+            d->store.setSweepState(sw.id, state);
+            d->store.setSweepMessage(sw.id, message);
+            report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, state, message);
+        }
+    }
+    return report;
+}
+
+}  // namespace orrery::core
