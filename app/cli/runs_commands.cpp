@@ -899,7 +899,6 @@ std::unique_ptr<TrackingStore> openStore(const Context &ctx, TrackingStore::Mode
     return store;
 }
 
-
 int runExperiments(const Context &ctx, const QStringList &args)
 {
     const QString verb = args.value(0);

@@ -18,8 +18,8 @@ struct Context {
 
 // Opens the store for a command (read-write, creating and migrating; reading commands fall back
 // to read-only where the file cannot be written). Throws core::StoreError.
-std::unique_ptr<core::TrackingStore> openStore(const Context &ctx,
-                                               core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
+std::unique_ptr<core::TrackingStore>
+openStore(const Context &ctx, core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
 
 int runExperiments(const Context &ctx, const QStringList &args);
 int runRuns(const Context &ctx, const QStringList &args);

@@ -154,8 +154,9 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         out(QString::fromUtf8(kSweepUsage));
         return kOk;
     }
-    static const QStringList kFollowVerbs{QStringLiteral("list"),   QStringLiteral("status"), QStringLiteral("watch"),
-                                          QStringLiteral("cancel"), QStringLiteral("best"),   QStringLiteral("logs"),
+    static const QStringList kFollowVerbs{QStringLiteral("list"),     QStringLiteral("status"),
+                                          QStringLiteral("watch"),    QStringLiteral("cancel"),
+                                          QStringLiteral("best"),     QStringLiteral("logs"),
                                           QStringLiteral("supervise")};
     if (kFollowVerbs.contains(verb))
         return runSweepFollow(ctx, verb, args);
@@ -218,7 +219,8 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         if (!spec.trainerConfig.isEmpty()) {
             QFile base(spec.trainerConfig);
             if (!base.open(QIODevice::ReadOnly)) {
-                err(QStringLiteral("%1: cannot read the base config: %2\n").arg(spec.trainerConfig, base.errorString()));
+                err(QStringLiteral("%1: cannot read the base config: %2\n")
+                        .arg(spec.trainerConfig, base.errorString()));
                 return kFailed;
             }
             s.plan.baseConfig = base.readAll();

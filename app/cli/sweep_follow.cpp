@@ -136,7 +136,8 @@ QString statusTable(const Sweep &sw, QList<TrialRow> rows, bool sortByMetric)
             row << paramCell(o.value(k));
         row << stateCell(r) << (r.step >= 0 ? QString::number(r.step) : QStringLiteral("-"));
         if (!sw.metricName.isEmpty())
-            row << (r.latest ? num(*r.latest) : QStringLiteral("-")) << (r.best ? num(*r.best) : QStringLiteral("-"));
+            row << (r.latest ? num(*r.latest) : QStringLiteral("-"))
+                << (r.best ? num(*r.best) : QStringLiteral("-"));
         QString note = r.trial.isActive() ? r.trial.detail : r.trial.exitReason;
         if (note.size() > 60)
             note = note.left(57) + QStringLiteral("...");
@@ -154,7 +155,10 @@ QString counts(const QList<TrialRow> &rows, int total)
     QStringList parts;
     for (auto it = n.begin(); it != n.end(); ++it)
         parts << QStringLiteral("%1 %2").arg(it.value()).arg(it.key());
-    return QStringLiteral("%1 of %2 trials: %3").arg(rows.size()).arg(total).arg(parts.join(QStringLiteral(", ")));
+    return QStringLiteral("%1 of %2 trials: %3")
+        .arg(rows.size())
+        .arg(total)
+        .arg(parts.join(QStringLiteral(", ")));
 }
 
 // The best run's newest sample video (a local path when there is one, else the cluster's).
@@ -217,8 +221,9 @@ void printSummary(TrackingStore &store, const Sweep &sw)
     if (auto best = store.bestRun(sw.id)) {
         const LatestMetric *m = best->metric(sw.metricName);
         out(QStringLiteral("\nbest: %1 (%2 %3 = %4)\n")
-                .arg(best->run.name, sw.metricName, sw.metricGoal == QLatin1String("maximize") ? QStringLiteral("max")
-                                                                                                 : QStringLiteral("last"),
+                .arg(best->run.name, sw.metricName,
+                     sw.metricGoal == QLatin1String("maximize") ? QStringLiteral("max")
+                                                                : QStringLiteral("last"),
                      m ? num(m->last.value) : QStringLiteral("-")));
         out(QStringLiteral("run dir: %1\n").arg(best->run.runDir));
         const QString video = bestVideo(store, best->run.id);
@@ -239,18 +244,22 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
     while (!g_stop.load() && !runner.isDone(swIn.id)) {
         const TickReport report = runner.tick({swIn.id});
         for (const QString &e : report.events)
-            out(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+            out(QStringLiteral("[%1] %2\n")
+                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
         for (const QString &e : report.errors)
-            err(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+            err(QStringLiteral("[%1] %2\n")
+                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
         const auto sw = store.sweep(swIn.id);
         const QList<TrialRow> rows = trialRows(store, *sw);
         QString line = counts(rows, sw->trialCount);
         if (auto best = store.bestRun(sw->id))
             if (const LatestMetric *m = best->metric(sw->metricName))
-                line += QStringLiteral("; best %1 %2 (%3)").arg(sw->metricName, num(m->last.value), best->run.name);
+                line += QStringLiteral("; best %1 %2 (%3)")
+                            .arg(sw->metricName, num(m->last.value), best->run.name);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (line != lastLine || now - lastPrint > 30000) {
-            out(QStringLiteral("[%1] %2\n").arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), line));
+            out(QStringLiteral("[%1] %2\n")
+                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), line));
             lastLine = line;
             lastPrint = now;
         }
@@ -263,7 +272,8 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     if (g_stop.load()) {
-        err(QStringLiteral("detached: the trials go on; `orrery sweep watch %1` picks the sweep up again\n").arg(swIn.id));
+        err(QStringLiteral("detached: the trials go on; `orrery sweep watch %1` picks the sweep up again\n")
+                .arg(swIn.id));
         return kOk;
     }
     const auto sw = store.sweep(swIn.id);
@@ -334,7 +344,8 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
         auto store = openStore(ctx);
         SweepRunner runner(*store, *executor, *schema);
         if (a.dryRun) {
-            out(QStringLiteral("# dry run: nothing is submitted\n") + QString::fromUtf8(runner.describe(a.plan)));
+            out(QStringLiteral("# dry run: nothing is submitted\n") +
+                QString::fromUtf8(runner.describe(a.plan)));
             return kOk;
         }
         const SweepId id = runner.submit(a.plan);
@@ -422,8 +433,9 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                                     QStringLiteral("%1/%2").arg(done).arg(sw.trialCount),
                                     best};
             }
-            out(formatTable({QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("on"), QStringLiteral("method"),
-                             QStringLiteral("state"), QStringLiteral("done"), QStringLiteral("best")},
+            out(formatTable({QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("on"),
+                             QStringLiteral("method"), QStringLiteral("state"), QStringLiteral("done"),
+                             QStringLiteral("best")},
                             rows));
             return kOk;
         }
@@ -440,20 +452,23 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
         if (verb == QLatin1String("best")) {
             const auto best = store->bestRun(sw->id);
             if (!best) {
-                err(QStringLiteral("orrery sweep best: no trial of %1 has logged %2 yet\n").arg(sw->name, sw->metricName));
+                err(QStringLiteral("orrery sweep best: no trial of %1 has logged %2 yet\n")
+                        .arg(sw->name, sw->metricName));
                 return kFailed;
             }
             if (a.json) {
                 out(QString::fromUtf8(
-                    QJsonDocument(sweepJson(*store, *sw).value(QLatin1String("best")).toObject()).toJson(QJsonDocument::Indented)));
+                    QJsonDocument(sweepJson(*store, *sw).value(QLatin1String("best")).toObject())
+                        .toJson(QJsonDocument::Indented)));
                 return kOk;
             }
             const RunDetails details = store->details(best->run.id);
             const LatestMetric *m = best->metric(sw->metricName);
-            QString text = QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
-                               .arg(best->run.name)
-                               .arg(best->run.id)
-                               .arg(sw->metricName, m ? num(m->last.value) : QStringLiteral("-"), best->run.runDir);
+            QString text =
+                QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
+                    .arg(best->run.name)
+                    .arg(best->run.id)
+                    .arg(sw->metricName, m ? num(m->last.value) : QStringLiteral("-"), best->run.runDir);
             for (const Trial &t : store->trials(sw->id))
                 if (t.runId == best->run.id) {
                     text += QStringLiteral("params: %1\n").arg(t.params);
@@ -494,7 +509,9 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                     QThread::msleep(500);
             }
             if (!runner.isDone(sw->id))
-                err(QStringLiteral("some trials are still stopping; `orrery sweep watch %1` finishes the record\n").arg(sw->id));
+                err(QStringLiteral(
+                        "some trials are still stopping; `orrery sweep watch %1` finishes the record\n")
+                        .arg(sw->id));
             return kOk;
         }
         if (verb == QLatin1String("logs")) {
@@ -503,7 +520,9 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                 if (t.index == a.trial)
                     trial = t;
             if (trial.task.isEmpty() && trial.runDir.isEmpty()) {
-                err(QStringLiteral("orrery sweep logs: sweep %1 has no trial %2\n").arg(sw->name).arg(a.trial));
+                err(QStringLiteral("orrery sweep logs: sweep %1 has no trial %2\n")
+                        .arg(sw->name)
+                        .arg(a.trial));
                 return kFailed;
             }
             const QStringList paths = executor->logPaths(sw->rootDir, trial.task, trial.runDir);
@@ -516,10 +535,10 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                     reads.append({paths[i], offsets[i], 8 << 20});
                 const QList<FileChunk> chunks = executor->readFiles(reads);
                 for (qsizetype i = 0; i < chunks.size(); ++i) {
-                    if (!a.follow && i > 0 && !chunks[i].data.isEmpty())
-                        out(QStringLiteral("\n==> %1 <==\n").arg(paths[i]));
-                    else if (!a.follow && i == 0)
-                        out(QStringLiteral("==> %1 <==\n").arg(paths[i]));
+                    if (!a.follow)  // tail's headers; following, the lines just come
+                        out(QStringLiteral("%1==> %2 <==%3\n")
+                                .arg(i > 0 ? QStringLiteral("\n") : QString(), paths[i],
+                                     chunks[i].exists ? QString() : QStringLiteral(" (not there yet)")));
                     out(QString::fromUtf8(chunks[i].data));
                     offsets[i] += chunks[i].data.size();
                 }
@@ -528,7 +547,8 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                 // The executor, not the store, says whether the task still runs (no follower may
                 // be updating the store).
                 const TaskStatus st = executor->poll({trial.task}).value(trial.task);
-                const bool quiet = std::all_of(chunks.begin(), chunks.end(), [](const FileChunk &c) { return c.data.isEmpty(); });
+                const bool quiet = std::all_of(chunks.begin(), chunks.end(),
+                                               [](const FileChunk &c) { return c.data.isEmpty(); });
                 if (st.state != TaskStatus::State::Queued && st.state != TaskStatus::State::Running && quiet)
                     break;
                 QThread::msleep(1000);

@@ -78,8 +78,9 @@ QString quoteForDisplay(const QString &s)
 
 QStringList trainerArgs(const QString &runDir, int ranks)
 {
-    QStringList args{QStringLiteral("--config"), QDir(runDir).filePath(QStringLiteral("trial.yaml")),
-                     QStringLiteral("--run-dir"), runDir, QStringLiteral("--resume"), QStringLiteral("auto")};
+    QStringList args{QStringLiteral("--config"),  QDir(runDir).filePath(QStringLiteral("trial.yaml")),
+                     QStringLiteral("--run-dir"), runDir,
+                     QStringLiteral("--resume"),  QStringLiteral("auto")};
     if (ranks > 1)
         args << QStringLiteral("--nproc") << QString::number(ranks);
     return args;
@@ -104,14 +105,14 @@ QString signalName(int sig)
 
 QString defaultLocalRoot()
 {
-    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("runs"));
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+        .filePath(QStringLiteral("runs"));
 }
 
 LocalExecutor::LocalExecutor(QString trainer, QString supervisor, QString root)
     : m_trainer(std::move(trainer)), m_supervisor(std::move(supervisor)),
       m_root(root.isEmpty() ? defaultLocalRoot() : std::move(root))
-{
-}
+{ }
 
 int LocalExecutor::ranksPerTrial(const SweepResources &r)
 {
@@ -121,12 +122,13 @@ int LocalExecutor::ranksPerTrial(const SweepResources &r)
 QByteArray LocalExecutor::describe(const LaunchBatch &batch)
 {
     const int ranks = ranksPerTrial(batch.resources);
-    QString text = QStringLiteral("# %1 trial(s) on this machine, at most %2 at once, %3 rank(s) each; "
-                                  "OMP_NUM_THREADS=%4 unless set\n")
-                       .arg(batch.tasks.size())
-                       .arg(batch.maxConcurrent)
-                       .arg(ranks)
-                       .arg(threadsPerRank(std::min<int>(batch.maxConcurrent, int(batch.tasks.size())), ranks));
+    QString text =
+        QStringLiteral("# %1 trial(s) on this machine, at most %2 at once, %3 rank(s) each; "
+                       "OMP_NUM_THREADS=%4 unless set\n")
+            .arg(batch.tasks.size())
+            .arg(batch.maxConcurrent)
+            .arg(ranks)
+            .arg(threadsPerRank(std::min<int>(batch.maxConcurrent, int(batch.tasks.size())), ranks));
     for (const TaskLaunch &t : batch.tasks) {
         QStringList words{quoteForDisplay(m_trainer)};
         for (const QString &a : trainerArgs(t.runDir, ranks))
@@ -163,20 +165,24 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
               {{QStringLiteral("trainer"), m_trainer},
                {QStringLiteral("max_concurrent"), std::max(1, batch.maxConcurrent)},
                {QStringLiteral("ranks"), ranks},
-               {QStringLiteral("threads"), threadsPerRank(std::min<int>(batch.maxConcurrent, int(tasks.size())), ranks)},
+               {QStringLiteral("threads"),
+                threadsPerRank(std::min<int>(batch.maxConcurrent, int(tasks.size())), ranks)},
                {QStringLiteral("tasks"), tasks}});
 
     // A detached supervisor: fork, setsid, fork again (so init reaps it), exec. The pipe brings
     // the grandchild's pid back, or the errno of a failed exec.
     const QByteArray program = QFile::encodeName(m_supervisor);
     const QByteArray batchArg = QFile::encodeName(batchFile);
-    const QByteArray logFile = QFile::encodeName(QDir(localDir).filePath(QStringLiteral("batch-%1.log").arg(batch.batch)));
+    const QByteArray logFile =
+        QFile::encodeName(QDir(localDir).filePath(QStringLiteral("batch-%1.log").arg(batch.batch)));
     int pipefd[2];
     if (::pipe2(pipefd, O_CLOEXEC) != 0)
-        fail(QStringLiteral("cannot start the local supervisor: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+        fail(QStringLiteral("cannot start the local supervisor: %1")
+                 .arg(QString::fromLocal8Bit(std::strerror(errno))));
     const pid_t child = ::fork();
     if (child < 0)
-        fail(QStringLiteral("cannot start the local supervisor: %1").arg(QString::fromLocal8Bit(std::strerror(errno))));
+        fail(QStringLiteral("cannot start the local supervisor: %1")
+                 .arg(QString::fromLocal8Bit(std::strerror(errno))));
     if (child == 0) {
         ::close(pipefd[0]);
         ::setsid();
@@ -214,7 +220,8 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         for (const QString &id : ids)
             QFile::remove(id + QStringLiteral(".json"));
         fail(QStringLiteral("cannot start the local supervisor %1: %2")
-                 .arg(m_supervisor, QString::fromLocal8Bit(std::strerror(execError < 0 ? -execError : ECHILD))));
+                 .arg(m_supervisor,
+                      QString::fromLocal8Bit(std::strerror(execError < 0 ? -execError : ECHILD))));
     }
     writeAtomically(QDir(localDir).filePath(QStringLiteral("batch-%1.pid").arg(batch.batch)),
                     QByteArray::number(qint64(supervisor)));
@@ -231,13 +238,15 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
         bool supervisorAlive = true;
         if (state == QLatin1String("queued") || state == QLatin1String("running")) {
             QFile pidFile(supervisorPidFile(id));
-            supervisorAlive = pidFile.open(QIODevice::ReadOnly) && alive(pidFile.readAll().trimmed().toLongLong());
+            supervisorAlive =
+                pidFile.open(QIODevice::ReadOnly) && alive(pidFile.readAll().trimmed().toLongLong());
         }
         if (state == QLatin1String("queued")) {
             st.state = supervisorAlive ? TaskStatus::State::Queued : TaskStatus::State::Ended;
             if (!supervisorAlive)
                 st.detail = QStringLiteral("the local supervisor is gone (see %1)")
-                                .arg(QString(supervisorPidFile(id)).replace(QLatin1String(".pid"), QLatin1String(".log")));
+                                .arg(QString(supervisorPidFile(id))
+                                         .replace(QLatin1String(".pid"), QLatin1String(".log")));
         } else if (state == QLatin1String("running")) {
             const qint64 pid = o.value(QLatin1String("pid")).toInteger();
             if (alive(pid) || supervisorAlive) {
@@ -260,8 +269,10 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
 
 void LocalExecutor::cancel(const QStringList &taskIds)
 {
-    for (const QString &id : taskIds) {
+    // Every mark first: a slot freed by the first SIGTERM must not start a task cancelled with it.
+    for (const QString &id : taskIds)
         writeAtomically(id + QStringLiteral(".cancel"), "cancel\n");
+    for (const QString &id : taskIds) {
         const QJsonObject o = readJson(id + QStringLiteral(".json"));
         if (o.value(QLatin1String("state")).toString() == QLatin1String("running")) {
             const qint64 pid = o.value(QLatin1String("pid")).toInteger();
@@ -292,7 +303,8 @@ QStringList LocalExecutor::logPaths(const QString &sweepDir, const QString &task
 {
     Q_UNUSED(sweepDir);
     Q_UNUSED(taskId);
-    return {QDir(runDir).filePath(QStringLiteral("stdout.log")), QDir(runDir).filePath(QStringLiteral("stderr.log"))};
+    return {QDir(runDir).filePath(QStringLiteral("stdout.log")),
+            QDir(runDir).filePath(QStringLiteral("stderr.log"))};
 }
 
 // --- the supervisor --------------------------------------------------------------------------
@@ -362,10 +374,12 @@ int runLocalSupervisor(const QString &batchFile)
     QList<SupervisedTask> pending;
     for (const QJsonValue v : batch.value(QLatin1String("tasks")).toArray()) {
         const QJsonObject t = v.toObject();
-        SupervisedTask task{t.value(QLatin1String("id")).toString(), t.value(QLatin1String("run_dir")).toString()};
+        SupervisedTask task{t.value(QLatin1String("id")).toString(),
+                            t.value(QLatin1String("run_dir")).toString()};
         if (task.id.isEmpty() || task.runDir.isEmpty())
             continue;
-        if (readJson(task.id + QStringLiteral(".json")).value(QLatin1String("state")).toString() == QLatin1String("queued"))
+        if (readJson(task.id + QStringLiteral(".json")).value(QLatin1String("state")).toString() ==
+            QLatin1String("queued"))
             pending.append(task);
     }
     if (trainer.isEmpty() || pending.isEmpty()) {
@@ -374,7 +388,7 @@ int runLocalSupervisor(const QString &batchFile)
         return 1;
     }
 
-    struct sigaction sa{};
+    struct sigaction sa { };
     sa.sa_handler = onTerminate;  // no SA_RESTART: waitpid returns EINTR
     ::sigaction(SIGTERM, &sa, nullptr);
     ::sigaction(SIGINT, &sa, nullptr);
@@ -399,13 +413,15 @@ int runLocalSupervisor(const QString &batchFile)
             }
             const pid_t pid = spawnTask(t, trainer, ranks, threads);
             if (pid < 0) {
-                markEnded(t, QStringLiteral("cannot start: %1").arg(QString::fromLocal8Bit(std::strerror(errno))),
-                          std::nullopt);
+                markEnded(
+                    t, QStringLiteral("cannot start: %1").arg(QString::fromLocal8Bit(std::strerror(errno))),
+                    std::nullopt);
                 continue;
             }
             ::setpgid(pid, pid);
-            writeJson(t.id + QStringLiteral(".json"),
-                      {{QStringLiteral("state"), QStringLiteral("running")}, {QStringLiteral("pid"), qint64(pid)}});
+            writeJson(
+                t.id + QStringLiteral(".json"),
+                {{QStringLiteral("state"), QStringLiteral("running")}, {QStringLiteral("pid"), qint64(pid)}});
             running.insert(pid, t);
         }
         if (running.isEmpty())

@@ -308,12 +308,17 @@ std::optional<QString> TrackingStore::applyExit(RunId run, const QByteArray &exi
                                                                   : QStringLiteral("no \"state\"");
         return std::nullopt;
     }
+    // The trainer's own time of the end when it wrote one (a follower may read it much later).
+    if (const double t = doc.object().value(QLatin1String("t")).toDouble(); t > 0)
+        timeMs = qint64(std::llround(t * 1000.0));
     const RunStatus status = state == QLatin1String("completed") ? RunStatus::Finished
         : state == QLatin1String("failed")                       ? RunStatus::Failed
                                                                  : RunStatus::Killed;
     writeTransaction([&] {
-        setTags(run, {{QStringLiteral("orrery.exit_state"), state},
-                      {QStringLiteral("orrery.exit_reason"), doc.object().value(QLatin1String("reason")).toString()}});
+        setTags(
+            run,
+            {{QStringLiteral("orrery.exit_state"), state},
+             {QStringLiteral("orrery.exit_reason"), doc.object().value(QLatin1String("reason")).toString()}});
         endRun(run, status, timeMs);
     });
     return state;

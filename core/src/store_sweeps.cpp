@@ -47,9 +47,10 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
     return d->guarded("createSweep", [&] {
         Impl::Tx tx(*d);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        d->stmt("INSERT INTO sweeps (name, experiment_id, spec, method, metric_name, metric_goal, cluster, "
-                "array_job_id, state, created, updated, spec_file, base_config, root_dir, trial_count, message) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        d->stmt(
+             "INSERT INTO sweeps (name, experiment_id, spec, method, metric_name, metric_goal, cluster, "
+             "array_job_id, state, created, updated, spec_file, base_config, root_dir, trial_count, message) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
             .bind(1, utf8(sw.name))
             .bind(2, sw.experimentId)
             .bind(3, utf8(sw.spec))

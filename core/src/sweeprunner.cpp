@@ -74,7 +74,8 @@ QString pathComponent(const QString &name)
 {
     QString s;
     for (const QChar c : name)
-        s += (c == QLatin1Char('/') || c == QLatin1Char('\\') || c == QLatin1Char('%') || c.category() == QChar::Other_Control)
+        s += (c == QLatin1Char('/') || c == QLatin1Char('\\') || c == QLatin1Char('%') ||
+              c.category() == QChar::Other_Control)
             ? QLatin1Char('_')
             : c;
     if (s.startsWith(QLatin1Char('.')) || s.startsWith(QLatin1Char('-')))
@@ -85,8 +86,8 @@ QString pathComponent(const QString &name)
 bool isFinal(const QString &state)
 {
     return state == QLatin1String("completed") || state == QLatin1String("failed") ||
-        state == QLatin1String("stopped") || state == QLatin1String("cancelled") || state == QLatin1String("lost") ||
-        state == QLatin1String("preempted");
+        state == QLatin1String("stopped") || state == QLatin1String("cancelled") ||
+        state == QLatin1String("lost") || state == QLatin1String("preempted");
 }
 
 QString exitStep(const QByteArray &exitJson)
@@ -102,13 +103,15 @@ QList<PlannedTrial> planTrials(const SubmitPlan &plan)
     QList<PlannedTrial> out;
     const QList<TrialParams> trials = initialTrials(plan.spec);
     for (qsizetype i = 0; i < trials.size(); ++i)
-        out.append({int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
+        out.append(
+            {int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
     return out;
 }
 
 QString sweepDirectoryName(const QString &sweepName, const QDateTime &when)
 {
-    return pathComponent(sweepName) + QLatin1Char('-') + when.toUTC().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    return pathComponent(sweepName) + QLatin1Char('-') +
+        when.toUTC().toString(QStringLiteral("yyyyMMdd-HHmmss"));
 }
 
 struct SweepRunner::Impl {
@@ -137,7 +140,8 @@ struct SweepRunner::Impl {
                 for (const SpecError &e : parsed.errors)
                     lines << e.toString();
                 throw std::runtime_error(
-                    QStringLiteral("sweep %1: its stored spec no longer parses against the trainer's schema:\n%2")
+                    QStringLiteral(
+                        "sweep %1: its stored spec no longer parses against the trainer's schema:\n%2")
                         .arg(sweep.name, lines.join(QLatin1Char('\n')))
                         .toStdString());
             }
@@ -163,7 +167,9 @@ struct SweepRunner::Impl {
         try {
             ids = executor.launch(batch);
             if (ids.size() != attempts.size())
-                failure = QStringLiteral("the executor returned %1 task ids for %2 trials").arg(ids.size()).arg(attempts.size());
+                failure = QStringLiteral("the executor returned %1 task ids for %2 trials")
+                              .arg(ids.size())
+                              .arg(attempts.size());
         } catch (const std::exception &e) {
             failure = QString::fromUtf8(e.what());
         }
@@ -207,12 +213,13 @@ struct SweepRunner::Impl {
                 t.runDir = QDir(sweep.rootDir).filePath(QString::number(p.index));
                 t.params = jsonParams(p.params);
                 t.config = QString::fromUtf8(p.config);
-                t.runId = store.createRun(sweep.experimentId, QStringLiteral("%1-%2").arg(sweep.name).arg(p.index), 0,
-                                          t.runDir);
-                store.setTags(t.runId, {{QStringLiteral("orrery.sweep"), sweep.name},
-                                        {QStringLiteral("orrery.sweep_id"), QString::number(sweep.id)},
-                                        {QStringLiteral("orrery.trial"), QString::number(p.index)},
-                                        {QStringLiteral("orrery.executor"), executor.name()}});
+                t.runId = store.createRun(sweep.experimentId,
+                                          QStringLiteral("%1-%2").arg(sweep.name).arg(p.index), 0, t.runDir);
+                store.setTags(t.runId,
+                              {{QStringLiteral("orrery.sweep"), sweep.name},
+                               {QStringLiteral("orrery.sweep_id"), QString::number(sweep.id)},
+                               {QStringLiteral("orrery.trial"), QString::number(p.index)},
+                               {QStringLiteral("orrery.executor"), executor.name()}});
                 out.append(t);
             }
         });
@@ -241,7 +248,8 @@ struct SweepRunner::Impl {
             if (t.isActive())
                 ++active;
             else if (isFinal(t.state))
-                finished.append({typedParams(t.params, spec.parameters), metricValue(t.runId, spec.metricName, spec.goal)});
+                finished.append({typedParams(t.params, spec.parameters),
+                                 metricValue(t.runId, spec.metricName, spec.goal)});
         }
         const int next = latestByIndex.isEmpty() ? 0 : latestByIndex.lastKey() + 1;
         const int room = std::min(std::max(1, spec.maxConcurrent) - active, spec.runCap - next);
@@ -251,20 +259,21 @@ struct SweepRunner::Impl {
         for (int i = next; i < next + room; ++i) {
             SweepRng rng = SweepRng::forTrial(spec.seed, i);
             const TrialParams params = suggestTpe(spec.parameters, finished, spec.goal, rng);
-            planned.append({i, params, renderTrialConfig(sweep.baseConfig.toUtf8(), spec.trainerConfig, params)});
+            planned.append(
+                {i, params, renderTrialConfig(sweep.baseConfig.toUtf8(), spec.trainerConfig, params)});
         }
         launch(sweep, spec, newTrials(sweep, planned));
         report.events << QStringLiteral("%1: suggested trial%2 %3 (TPE over %4 finished)")
                              .arg(sweep.name, room > 1 ? QStringLiteral("s") : QString())
-                             .arg(room > 1 ? QStringLiteral("%1-%2").arg(next).arg(next + room - 1) : QString::number(next))
+                             .arg(room > 1 ? QStringLiteral("%1-%2").arg(next).arg(next + room - 1)
+                                           : QString::number(next))
                              .arg(finished.size());
     }
 };
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema)
     : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), 0, {}}))
-{
-}
+{ }
 
 SweepRunner::~SweepRunner() = default;
 
@@ -311,7 +320,8 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
         d->launch(sw, spec, d->newTrials(sw, planned));
     } catch (const std::exception &e) {
         d->store.setSweepState(sw.id, QStringLiteral("failed"));
-        d->store.setSweepMessage(sw.id, QStringLiteral("submission failed: %1").arg(QString::fromUtf8(e.what())));
+        d->store.setSweepMessage(sw.id,
+                                 QStringLiteral("submission failed: %1").arg(QString::fromUtf8(e.what())));
         throw;
     }
     const QList<Trial> trials = d->store.trials(sw.id);
@@ -340,7 +350,8 @@ void SweepRunner::cancel(SweepId sweepId)
             t.exitReason = QStringLiteral("cancelled by the user");
             d->store.updateTrial(t);
         }
-        d->store.setSweepState(sweepId, active.isEmpty() ? QStringLiteral("cancelled") : QStringLiteral("cancelling"));
+        d->store.setSweepState(sweepId,
+                               active.isEmpty() ? QStringLiteral("cancelled") : QStringLiteral("cancelling"));
         d->store.setSweepMessage(sweepId, QStringLiteral("cancelled by the user"));
     });
 }
@@ -460,8 +471,9 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             continue;
         }
         // Ended, or unknown to the executor: exit.json says how, if the trainer got to write it.
-        const FileChunk *exitChunk =
-            (!chunks.isEmpty() && exitReadOf[i] >= 0 && chunks[exitReadOf[i]].exists) ? &chunks[exitReadOf[i]] : nullptr;
+        const FileChunk *exitChunk = (!chunks.isEmpty() && exitReadOf[i] >= 0 && chunks[exitReadOf[i]].exists)
+            ? &chunks[exitReadOf[i]]
+            : nullptr;
         if (!exitChunk && st.state == TaskStatus::State::Unknown && chunks.isEmpty())
             continue;  // nothing known yet: ask again next tick
         QString verdict, reason, step;
@@ -469,13 +481,17 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             QString problem;
             const auto state = d->store.applyExit(t.runId, exitChunk->data, now, &problem);
             verdict = state.value_or(QStringLiteral("failed"));
-            reason = state ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("reason")).toString()
-                           : QStringLiteral("unreadable exit.json: ") + problem;
+            reason = state
+                ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("reason")).toString()
+                : QStringLiteral("unreadable exit.json: ") + problem;
             step = exitStep(exitChunk->data);
         } else if (st.state == TaskStatus::State::Ended) {
-            verdict = st.detail.contains(QLatin1String("PREEMPTED")) ? QStringLiteral("preempted") : QStringLiteral("failed");
-            reason = st.detail.isEmpty() ? QStringLiteral("ended without exit.json") : st.detail + QStringLiteral(" (no exit.json)");
-            d->store.endRun(t.runId, verdict == QLatin1String("preempted") ? RunStatus::Killed : RunStatus::Failed, now);
+            verdict = st.detail.contains(QLatin1String("PREEMPTED")) ? QStringLiteral("preempted")
+                                                                     : QStringLiteral("failed");
+            reason = st.detail.isEmpty() ? QStringLiteral("ended without exit.json")
+                                         : st.detail + QStringLiteral(" (no exit.json)");
+            d->store.endRun(
+                t.runId, verdict == QLatin1String("preempted") ? RunStatus::Killed : RunStatus::Failed, now);
         } else {
             verdict = QStringLiteral("lost");
             reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
@@ -484,9 +500,10 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         t.endedMs = now;
         if (before == QLatin1String("stopping") || before == QLatin1String("cancelling")) {
             // Our own doing: the trainer saw SIGTERM and reported itself preempted.
-            t.state = before == QLatin1String("stopping") ? QStringLiteral("stopped") : QStringLiteral("cancelled");
+            t.state =
+                before == QLatin1String("stopping") ? QStringLiteral("stopped") : QStringLiteral("cancelled");
             d->store.endRun(t.runId, RunStatus::Killed, now);
-            report.events << QStringLiteral("%1: trial %2 %3: %4").arg(sw.name).arg(t.index).arg(t.state, t.exitReason);
+            report.events << QStringLiteral("%1: trial %2 %3").arg(sw.name).arg(t.index).arg(t.state);
             d->store.updateTrial(t);
             continue;
         }
@@ -534,7 +551,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
                                  .arg(sw.name)
                                  .arg(t.index)
-                                 .arg(preempted ? QStringLiteral("preempted") : verdict, t.exitReason, giveUp);
+                                 .arg(preempted ? QStringLiteral("preempted") : verdict, t.exitReason,
+                                      giveUp);
             continue;
         }
         Trial next = t;
@@ -548,7 +566,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         next.slurmTaskId.clear();
         next.endedMs = 0;
         relaunch[sw.id].append(next);
-        report.events << QStringLiteral("%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
+        report.events << QStringLiteral(
+                             "%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
                              .arg(sw.name)
                              .arg(t.index)
                              .arg(verdict, t.exitReason)
@@ -567,7 +586,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             if (auto it = relaunch.find(sw.id); it != relaunch.end())
                 d->launch(sw, *spec, *it);
         } catch (const std::exception &e) {
-            report.errors << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
+            report.errors
+                << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
         }
         QMap<int, Trial> latest = Impl::latest(d->store.trials(sw.id));
 
@@ -583,7 +603,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 if (!h.points.isEmpty())
                     histories.append(h);
             }
-            const QList<StopDecision> stops = decideEarlyStops(*spec->earlyTerminate, spec->goal, spec->metricName, histories);
+            const QList<StopDecision> stops =
+                decideEarlyStops(*spec->earlyTerminate, spec->goal, spec->metricName, histories);
             QStringList ids;
             for (const StopDecision &s : stops)
                 ids << latest[int(s.trial)].task;
@@ -596,10 +617,14 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                         t.exitReason = QStringLiteral("stopped early: ") + s.reason;
                         d->store.updateTrial(t);
                         d->store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
-                        report.events << QStringLiteral("%1: trial %2 stopped early: %3").arg(sw.name).arg(s.trial).arg(s.reason);
+                        report.events << QStringLiteral("%1: trial %2 stopped early: %3")
+                                             .arg(sw.name)
+                                             .arg(s.trial)
+                                             .arg(s.reason);
                     }
                 } catch (const std::exception &e) {
-                    report.errors << QStringLiteral("%1: early stop: %2").arg(sw.name, QString::fromUtf8(e.what()));
+                    report.errors
+                        << QStringLiteral("%1: early stop: %2").arg(sw.name, QString::fromUtf8(e.what()));
                 }
             }
         }
@@ -607,7 +632,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         try {
             d->suggestMore(sw, *spec, latest, report);
         } catch (const std::exception &e) {
-            report.errors << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
+            report.errors
+                << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
         }
 
         // The sweep as a whole.
@@ -627,13 +653,16 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 ++failed;
         }
         report.active += activeCount;
-        const bool moreToCome = spec->method == SearchMethod::Bayes && latest.size() < spec->runCap && cancelled == 0 &&
-            sw.state != QLatin1String("cancelling");
+        const bool moreToCome = spec->method == SearchMethod::Bayes && latest.size() < spec->runCap &&
+            cancelled == 0 && sw.state != QLatin1String("cancelling");
         if (activeCount == 0 && !moreToCome) {
             const QString state = sw.state == QLatin1String("cancelling") ? QStringLiteral("cancelled")
-                : completed + stopped == 0                               ? QStringLiteral("failed")
-                                                                         : QStringLiteral("finished");
-            QString message = QStringLiteral("%1 completed, %2 stopped early, %3 failed").arg(completed).arg(stopped).arg(failed);
+                : completed + stopped == 0                                ? QStringLiteral("failed")
+                                                                          : QStringLiteral("finished");
+            QString message = QStringLiteral("%1 completed, %2 stopped early, %3 failed")
+                                  .arg(completed)
+                                  .arg(stopped)
+                                  .arg(failed);
             if (cancelled)
                 message += QStringLiteral(", %1 cancelled").arg(cancelled);
             d->store.setSweepState(sw.id, state);

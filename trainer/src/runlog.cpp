@@ -71,13 +71,19 @@ RunLog::~RunLog()
         std::fclose(m_file);
 }
 
+// Unix seconds, to the millisecond (the "t" of events and exit.json).
+static double unixNow()
+{
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::round(now * 1000.0) / 1000.0;
+}
+
 void RunLog::write(nlohmann::json line)
 {
     if (!m_file)
         return;
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    nlohmann::json out{{"v", 1}, {"t", std::round(now * 1000.0) / 1000.0}};
+    nlohmann::json out{{"v", 1}, {"t", unixNow()}};
     out.update(line);
     const std::string text = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     std::fwrite(text.data(), 1, text.size(), m_file);
@@ -119,8 +125,10 @@ void RunLog::exit(const std::string &state, const std::string &reason, std::int6
 {
     if (!m_file)
         return;
-    writeFileAtomically((fs::path(m_dir) / "exit.json").string(),
-                        nlohmann::json{{"state", state}, {"reason", reason}, {"step", step}}.dump() + "\n");
+    // "t": when it ended, so a follower that reads it later records the real end.
+    writeFileAtomically(
+        (fs::path(m_dir) / "exit.json").string(),
+        nlohmann::json{{"state", state}, {"reason", reason}, {"step", step}, {"t", unixNow()}}.dump() + "\n");
 }
 
 }  // namespace orrery::train
