@@ -508,7 +508,9 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             continue;
         }
         t.state = verdict;
-        t.exitReason = reason + (step.isEmpty() ? QString() : QStringLiteral(" (step %1)").arg(step));
+        t.exitReason = step.isEmpty() ? reason
+            : reason.isEmpty()        ? QStringLiteral("step %1").arg(step)
+                                      : QStringLiteral("%1 (step %2)").arg(reason, step);
         d->store.updateTrial(t);
         if (verdict == QLatin1String("completed")) {
             report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
