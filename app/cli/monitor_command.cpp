@@ -276,8 +276,6 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     MonitorModel::Options modelOptions;
     modelOptions.glyphs = utf8 ? monitor::Glyphs::Unicode : monitor::Glyphs::Ascii;
     modelOptions.refreshSeconds = refreshSeconds;
-    if (feedOptions.cluster)
-        modelOptions.clusterLabel = feedOptions.cluster->name;
     MonitorModel model(modelOptions);
 
     // The hook for core::SweepRunner's follow step goes here (feedOptions.beforeRefresh) once it

@@ -151,7 +151,6 @@ class MonitorModel {
 public:
     struct Options {
         Glyphs glyphs = Glyphs::Unicode;
-        QString clusterLabel;  // what the cluster panel is titled (the profile name)
         double refreshSeconds = 5;  // for the status line
     };
     explicit MonitorModel(Options options);

@@ -33,10 +33,11 @@ class TestMonitorCluster : public QObject {
                 QStringLiteral("LANG=C.UTF-8"), QStringLiteral("LC_ALL=C.UTF-8")};
     }
 
-    static QString lineWith(const QString &screen, const QString &needle)
+    // The first line that starts with `start`.
+    static QString lineStarting(const QString &screen, const QString &start)
     {
         for (const QString &line : screen.split(QLatin1Char('\n')))
-            if (line.contains(needle))
+            if (line.startsWith(start))
                 return line;
         return {};
     }
@@ -105,22 +106,22 @@ private Q_SLOTS:
         // The one profile is picked without --cluster; the job shows once it runs.
         const bool seen = tmux.waitFor(
             [&](const QString &screen) {
-                return lineWith(screen, m_job + QStringLiteral(" ")).contains(QLatin1String("RUNNING"));
+                return lineStarting(screen, m_job + QStringLiteral(" ")).contains(QLatin1String("RUNNING"));
             },
             30'000, &s);
         QVERIFY2(seen, qPrintable(s + m_cluster.logsHint()));
         QVERIFY2(s.contains(QLatin1String("cluster fixture: updated")), qPrintable(s));
-        const QString job = lineWith(s, m_job + QStringLiteral(" "));
+        const QString job = lineStarting(s, m_job + QStringLiteral(" "));
         QVERIFY2(job.contains(QLatin1String("monitor-probe")), qPrintable(s));
         const QStringList nodes = m_cluster.value("ORRERY_TEST_SLURM_NODES").split(QLatin1Char(','));
         const int gpusPerNode = m_cluster.value("ORRERY_TEST_SLURM_GPUS_PER_NODE").toInt();
         const int gpus = int(nodes.size()) * gpusPerNode;
         // The default partition: all nodes up, one GPU taken by the probe.
-        const QString gpu = lineWith(s, QStringLiteral("gpu*"));
+        const QString gpu = lineStarting(s, QStringLiteral("gpu* "));
         QVERIFY2(gpu.contains(QStringLiteral("%1/%1").arg(nodes.size())), qPrintable(s));
         QVERIFY2(gpu.contains(QStringLiteral("%1/%2").arg(gpus - 1).arg(gpus)), qPrintable(s));
         for (const QString &node : nodes)
-            QVERIFY2(!lineWith(s, node + QStringLiteral("  ")).isEmpty(), qPrintable(s));
+            QVERIFY2(!lineStarting(s, node + QStringLiteral(" ")).isEmpty(), qPrintable(s));
 
         // r: a refresh at once; q: out, status 0.
         QVERIFY(tmux.sendKeys({QStringLiteral("r")}));

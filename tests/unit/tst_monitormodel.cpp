@@ -323,7 +323,7 @@ private Q_SLOTS:
 
     void render_smallTerminalsDegrade()
     {
-        MonitorModel m({Glyphs::Ascii, QString(), 5});
+        MonitorModel m({Glyphs::Ascii, 5});
         m.setCluster(fixtureCluster());
         m.setStore(storeSnapshot());
         for (const auto &[w, h] : {std::pair{80, 24}, {60, 12}, {40, 8}, {20, 4}, {10, 3}, {5, 2}, {1, 1}}) {
