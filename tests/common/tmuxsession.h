@@ -9,10 +9,21 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QStringList>
+#include <QTest>
 #include <QThread>
 #include <QUuid>
 
 #include <functional>
+
+// In a test function: skips when tmux is missing, except in CI (CI=true), where that fails.
+#define ORRERY_REQUIRE_TMUX()                                                                                \
+    do {                                                                                                     \
+        if (const QString why = orrery::test::TmuxSession::missing(); !why.isEmpty()) {                      \
+            if (qEnvironmentVariable("CI") == QLatin1String("true"))                                         \
+                QFAIL(qPrintable(why));                                                                      \
+            QSKIP(qPrintable(why));                                                                          \
+        }                                                                                                    \
+    } while (false)
 
 namespace orrery::test {
 

@@ -45,11 +45,7 @@ class TestMonitorCluster : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        if (const QString why = TmuxSession::missing(); !why.isEmpty()) {
-            if (qEnvironmentVariable("CI") == QLatin1String("true"))
-                QFAIL(qPrintable(why));
-            QSKIP(qPrintable(why));
-        }
+        ORRERY_REQUIRE_TMUX();
         QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
         QVERIFY2(!qEnvironmentVariable("ORRERY_CLI").isEmpty(), "ORRERY_CLI (the orrery binary) is not set");
 

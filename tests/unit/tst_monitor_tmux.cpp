@@ -75,11 +75,7 @@ class TestMonitorTmux : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        if (const QString why = TmuxSession::missing(); !why.isEmpty()) {
-            if (qEnvironmentVariable("CI") == QLatin1String("true"))
-                QFAIL(qPrintable(why));
-            QSKIP(qPrintable(why));
-        }
+        ORRERY_REQUIRE_TMUX();
         QVERIFY2(!qEnvironmentVariable("ORRERY_CLI").isEmpty(), "ORRERY_CLI (the orrery binary) is not set");
         m_db = m_dir.filePath(QStringLiteral("orrery.sqlite"));
         orrery::test::writeMonitorStore(m_db);
