@@ -14,11 +14,15 @@
 
 #include <QDateTime>
 
+#include <chrono>
 #include <clocale>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <langinfo.h>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 // ncursesw's wide-character API (mvaddnwstr); the header must see this before it is included.
@@ -198,6 +202,31 @@ std::optional<Key> keyOf(int ch)
     }
 }
 
+// Stops the feeds, but waits at most `patience` for a poll in progress: one waiting on a slow or
+// silent cluster can take the connect and command timeouts (tens of seconds), and the user asked
+// to quit. Past that the process ends here with `exitCode`; nothing is lost, as the store's writes
+// (the follow hook's) are transactions, which SQLite rolls back when a process dies in one.
+void stopFeeds(std::unique_ptr<monitor::MonitorFeeds> feeds, std::chrono::milliseconds patience, int exitCode)
+{
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool stopped = false;
+    std::thread stopper([&] {
+        feeds.reset();
+        std::lock_guard lock(mutex);
+        stopped = true;
+        cv.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    if (!cv.wait_for(lock, patience, [&] { return stopped; })) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(exitCode);
+    }
+    lock.unlock();
+    stopper.join();
+}
+
 }  // namespace
 
 int runMonitor(const Context &ctx, const QStringList &argsIn)
@@ -349,11 +378,12 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     } catch (const std::exception &e) {
         curses.finish();
         err(QStringLiteral("orrery monitor: %1\n").arg(QString::fromUtf8(e.what())));
+        stopFeeds(std::move(feeds), std::chrono::seconds(1), kFailed);
         return kFailed;
     }
     // The terminal first: a poll still waiting on a slow cluster must not keep the screen.
     curses.finish();
-    feeds.reset();
+    stopFeeds(std::move(feeds), std::chrono::seconds(1), kOk);
     return kOk;
 }
 

@@ -8,6 +8,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
@@ -56,6 +57,19 @@ class TestMonitorTmux : public QObject {
             if (line.contains(needle))
                 return line;
         return {};
+    }
+
+    // `orrery cluster add NAME --host 127.0.0.1 --port PORT` into the config dir `config`.
+    void addProfile(const QString &config, const QString &name, int port)
+    {
+        QProcess add;
+        add.setProcessEnvironment(childEnvironment(config));
+        add.start(qEnvironmentVariable("ORRERY_CLI"),
+                  {QStringLiteral("cluster"), QStringLiteral("add"), name, QStringLiteral("--host"),
+                   QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QString::number(port),
+                   QStringLiteral("--user"), QStringLiteral("nobody")});
+        QVERIFY(add.waitForFinished(10'000));
+        QVERIFY2(add.exitCode() == 0, add.readAllStandardError().constData());
     }
 
     // q: status 0, the terminal's modes restored, the cursor back and (where the terminal has
@@ -182,14 +196,9 @@ private Q_SLOTS:
             port = server.serverPort();
         }
         const QString config = m_dir.filePath(QStringLiteral("dead-config"));
-        QProcess add;
-        add.setProcessEnvironment(childEnvironment(config));
-        add.start(qEnvironmentVariable("ORRERY_CLI"),
-                  {QStringLiteral("cluster"), QStringLiteral("add"), QStringLiteral("dead"),
-                   QStringLiteral("--host"), QStringLiteral("127.0.0.1"), QStringLiteral("--port"),
-                   QString::number(port), QStringLiteral("--user"), QStringLiteral("nobody")});
-        QVERIFY(add.waitForFinished(10'000));
-        QVERIFY2(add.exitCode() == 0, add.readAllStandardError().constData());
+        addProfile(config, QStringLiteral("dead"), port);
+        if (QTest::currentTestFailed())
+            return;
 
         TmuxSession tmux;
         QVERIFY2(tmux.start(command(), 100, 30, env(config)), qPrintable(tmux.error()));
@@ -201,6 +210,28 @@ private Q_SLOTS:
         QVERIFY(tmux.sendKeys({QStringLiteral("Enter")}));
         QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 10'000, &s), qPrintable(s));
         quitCleanly(tmux);
+    }
+
+    void quitDoesNotWaitForASilentCluster()
+    {
+        // Accepts connections (the kernel does, from the backlog) and never says a word: the
+        // poll waits for the SSH banner until the connect timeout (10 s).
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress::LocalHost));
+        const QString config = m_dir.filePath(QStringLiteral("silent-config"));
+        addProfile(config, QStringLiteral("silent"), silent.serverPort());
+        if (QTest::currentTestFailed())
+            return;
+
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command(), 100, 30, env(config)), qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("cluster silent: connecting"), 10'000, &s), qPrintable(s));
+        QThread::msleep(500);  // the poll is in connect() now
+        QElapsedTimer quitting;
+        quitting.start();
+        quitCleanly(tmux);
+        QVERIFY2(quitting.elapsed() < 4'000, qPrintable(QString::number(quitting.elapsed())));
     }
 
     void refusesWithoutATerminal()
