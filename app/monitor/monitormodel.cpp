@@ -680,12 +680,11 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
 
     // Bottom line: the keys.
     QString help;
-    if (m_help)
+    if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End)
         help = unicode
-            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  PgUp/PgDn  Enter details  Esc/Backspace back  "
-                             "r refresh  q quit  ? hide")
-            : QStringLiteral(" Tab/left/right panel  up/down/j/k move  PgUp/PgDn  Enter details  "
-                             "Esc/Backspace back  r refresh  q quit  ? hide");
+            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  Enter details  Esc back  r refresh  q quit  ? hide")
+            : QStringLiteral(
+                  " Tab panel  up/down/j/k move  Enter details  Esc back  r refresh  q quit  ? hide");
     else
         help = QStringLiteral(" q quit  ? help  Tab panel  Enter details  r refresh (every %1 s)")
                    .arg(m_options.refreshSeconds);
@@ -726,6 +725,8 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
     int clusterRows = 0;
     if (m_zoomed) {
         clusterRows = body;
+    } else if (body < 6) {  // no room for two panels: the one with the keyboard
+        clusterRows = m_focus == Panel::Cluster ? body : 0;
     } else {
         const int clusterNeed = int(cluster.size()) + 1;
         const int sweepNeed = 2 + int(shown ? m_store.trials.size() : m_store.sweeps.size()) + 1;

@@ -336,6 +336,15 @@ private Q_SLOTS:
             }
         }
         QVERIFY(m.render(0, 0, 0).isEmpty());
+        // Too low for two panels: the focused one.
+        QVERIFY(!lineWith(m.render(40, 6, 0), QStringLiteral("lr-sweep"))->text.isEmpty());
+        m.press(Key::Tab);
+        QVERIFY(lineWith(m.render(40, 6, 0), QStringLiteral("PARTITION")));
+        QVERIFY(!lineWith(m.render(40, 6, 0), QStringLiteral("lr-sweep")));
+        m.press(Key::Tab);
+        // The help line fits in 80 columns, q included.
+        m.press(Key::Help);
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("q quit  ? hide")));
         // At 40 columns the sweep row still names the sweep and its counts.
         const ScreenLine *lr = lineWith(m.render(40, 24, 0), QStringLiteral("lr-sweep"));
         QVERIFY(lr && lr->text.contains(QLatin1String("2/1/1/1 of 5")));
