@@ -682,9 +682,8 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
     QString help;
     if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End)
         help = unicode
-            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  Enter details  Esc back  r refresh  q quit  ? hide")
-            : QStringLiteral(
-                  " Tab panel  up/down/j/k move  Enter details  Esc back  r refresh  q quit  ? hide");
+            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  Enter open  Esc back  r refresh  q quit  ? hide")
+            : QStringLiteral(" Tab panel  up/down/j/k move  Enter open  Esc back  r refresh  q quit  ? hide");
     else
         help = QStringLiteral(" q quit  ? help  Tab panel  Enter details  r refresh (every %1 s)")
                    .arg(m_options.refreshSeconds);

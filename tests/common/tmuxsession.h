@@ -37,6 +37,18 @@ public:
             : QString();
     }
 
+    // `commandLine` under a shell that prints, once it ends, "[exit N, tty restored]" (or "tty
+    // changed"): its status, and whether the terminal's modes (echo, canonical input, ...) are
+    // what they were before. The shell then stays, so the pane and its last screen outlive it
+    // (tmux's own #{pane_dead_status} comes too late to rely on).
+    static QString reportingExit(const QString &commandLine)
+    {
+        return QStringLiteral("before=$(stty -g); %1; rc=$?; "
+                              "if [ \"$(stty -g)\" = \"$before\" ]; then t=restored; else t=changed; fi; "
+                              "echo \"[exit $rc, tty $t]\"; sleep 60")
+            .arg(commandLine);
+    }
+
     TmuxSession()
         : m_socket(QStringLiteral("orrery-test-") + QUuid::createUuid().toString(QUuid::Id128).left(12))
     { }
@@ -79,7 +91,7 @@ public:
               QStringLiteral("t")});
         return m_out;
     }
-    // A tmux format of the pane: "#{alternate_on}", "#{pane_dead_status}", ...
+    // A tmux format of the pane: "#{alternate_on}", "#{cursor_flag}", ...
     QString format(const QString &fmt)
     {
         tmux({QStringLiteral("display-message"), QStringLiteral("-p"), QStringLiteral("-t"),

@@ -94,9 +94,9 @@ private Q_SLOTS:
     void partitionsNodesAndTheQueue()
     {
         TmuxSession tmux;
-        const QString command =
-            QStringLiteral("exec '%1' --db '%2' monitor --refresh 1")
-                .arg(qEnvironmentVariable("ORRERY_CLI"), m_home.filePath(QStringLiteral("o.sqlite")));
+        const QString command = TmuxSession::reportingExit(
+            QStringLiteral("'%1' --db '%2' monitor --refresh 1")
+                .arg(qEnvironmentVariable("ORRERY_CLI"), m_home.filePath(QStringLiteral("o.sqlite"))));
         QVERIFY2(tmux.start(command, 110, 30, env()), qPrintable(tmux.error()));
         QString s;
         // The one profile is picked without --cluster; the job shows once it runs.
@@ -122,13 +122,8 @@ private Q_SLOTS:
         // r: a refresh at once; q: out, status 0.
         QVERIFY(tmux.sendKeys({QStringLiteral("r")}));
         QVERIFY(tmux.sendKeys({QStringLiteral("q")}));
-        QVERIFY2(tmux.waitFor(
-                     [&](const QString &) {
-                         return tmux.format(QStringLiteral("#{pane_dead}")) == QLatin1String("1");
-                     },
-                     30'000, &s),
-                 qPrintable(s));
-        QCOMPARE(tmux.format(QStringLiteral("#{pane_dead_status}")), QStringLiteral("0"));
+        QVERIFY2(tmux.waitForText(QStringLiteral("[exit "), 10'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("[exit 0, tty restored]")), qPrintable(s));
         QCOMPARE(tmux.format(QStringLiteral("#{alternate_on}")), QStringLiteral("0"));
     }
 };

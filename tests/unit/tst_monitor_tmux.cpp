@@ -40,15 +40,10 @@ class TestMonitorTmux : public QObject {
         return e;
     }
 
-    // The monitor under a shell that reports, once it is over, its exit status and whether the
-    // terminal's modes (echo, canonical input, ...) are what they were before. The shell then
-    // stays, so the pane (and what it shows) outlives the monitor.
     QString command(const QString &prefix = {}) const
     {
-        return QStringLiteral("before=$(stty -g); %1 '%2' --db '%3' monitor --refresh 1; rc=$?; "
-                              "if [ \"$(stty -g)\" = \"$before\" ]; then t=restored; else t=changed; fi; "
-                              "echo \"[exit $rc, tty $t]\"; sleep 60")
-            .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), m_db);
+        return TmuxSession::reportingExit(QStringLiteral("%1 '%2' --db '%3' monitor --refresh 1")
+                                              .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), m_db));
     }
 
     static QString lineWith(const QString &screen, const QString &needle)
