@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The terminal monitor's model without a terminal: the sparkline, trial counting, compact params,
 // table layout, what a real store reads as, and the rendered screen (sizes, keys, notices).
+#include "monitorfeeds.h"
 #include "monitormodel.h"
 #include "monitorstore.h"
 #include "sparkline.h"
 #include "testsupport.h"
 
 #include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QTemporaryDir>
+#include <QThread>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 using namespace orrery::monitor;
 using orrery::core::Trial;
@@ -87,6 +92,23 @@ class TestMonitorModel : public QObject {
         orrery::test::writeMonitorStore(path);
         auto store = orrery::core::TrackingStore::open(path);
         return readStore(*store, trialsOf, 16);
+    }
+
+    static std::optional<StoreSnapshot> nextStore(MonitorFeeds &feeds)
+    {
+        QDeadlineTimer deadline(10'000);
+        while (!deadline.hasExpired()) {
+            if (std::optional<StoreSnapshot> s = feeds.takeStore())
+                return s;
+            QThread::msleep(10);
+        }
+        return std::nullopt;
+    }
+
+    static bool hasSweep(const StoreSnapshot &s, const QString &name)
+    {
+        return std::any_of(s.sweeps.begin(), s.sweeps.end(),
+                           [&](const SweepSummary &sw) { return sw.sweep.name == name; });
     }
 
 private Q_SLOTS:
@@ -225,6 +247,55 @@ private Q_SLOTS:
         QCOMPARE(formatValue(*t.trials[1].best), QStringLiteral("0.25"));
         QVERIFY(!t.trials[3].latest);  // pending: no run
         QVERIFY(t.trials[3].params.isEmpty());
+    }
+
+    void feeds_hookRunsBeforeEachStoreRead()
+    {
+        // The hook stands in for core::SweepRunner's follow step: it writes on its own connection,
+        // and the read of the same refresh must already see what it wrote.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.sqlite"));
+        orrery::test::writeMonitorStore(path);
+        std::atomic<int> calls{0};
+        FeedOptions options;
+        options.dbPath = path;
+        options.refresh = std::chrono::hours(1);  // only refreshNow() ticks again
+        options.clusterNotice = QStringLiteral("no cluster here");
+        options.beforeRefresh = [&] {
+            auto store = orrery::core::TrackingStore::open(path);
+            orrery::core::Sweep sw;
+            sw.name = QStringLiteral("hook-%1").arg(++calls);
+            sw.experimentId = store->ensureExperiment(QStringLiteral("moving-shapes"));
+            store->createSweep(sw);
+            if (calls == 2)
+                throw std::runtime_error("follow failed");
+        };
+        MonitorFeeds feeds(options);
+        const std::optional<ClusterSnapshot> cluster = feeds.takeCluster();
+        QVERIFY(cluster && cluster->cluster.isEmpty());
+        QCOMPARE(cluster->notice, QStringLiteral("no cluster here"));
+
+        std::optional<StoreSnapshot> s = nextStore(feeds);
+        QVERIFY(s);
+        QCOMPARE(calls.load(), 1);
+        QVERIFY(hasSweep(*s, QStringLiteral("hook-1")));
+        QVERIFY(s->hookError.isEmpty());
+
+        orrery::core::SweepId lr = 0;
+        for (const SweepSummary &sw : s->sweeps)
+            if (sw.sweep.name == QLatin1String("lr-sweep"))
+                lr = sw.sweep.id;
+        QVERIFY(s->trials.isEmpty());
+        feeds.setTrialsOf(lr);  // its trials come along from the next read on
+        feeds.refreshNow();
+        s = nextStore(feeds);
+        QVERIFY(s);
+        QCOMPARE(calls.load(), 2);
+        QVERIFY(hasSweep(*s, QStringLiteral("hook-2")));
+        QCOMPARE(s->hookError, QStringLiteral("follow failed"));  // shown; the read still happened
+        QVERIFY(s->error.isEmpty());
+        QCOMPARE(s->trialsOf, lr);
+        QCOMPARE(s->trials.size(), 5);
     }
 
     void render_80x24_showsBothPanels()
