@@ -31,27 +31,24 @@ inline MonitorStore writeMonitorStore(const QString &path)
     MonitorStore ids;
     const ExperimentId e = store->ensureExperiment(QStringLiteral("moving-shapes"));
 
-    Sweep old;
-    old.name = QStringLiteral("old-sweep");
-    old.experimentId = e;
-    old.method = QStringLiteral("grid");
-    old.metricName = QStringLiteral("eval/acc");
-    old.metricGoal = QStringLiteral("maximize");
-    old.cluster = QStringLiteral("fixture");
-    old.state = QStringLiteral("completed");
-    ids.oldSweep = store->createSweep(old);
+    auto sweep = [&](const char *name, const char *metric, const char *goal, const char *cluster,
+                     const char *state) {
+        Sweep sw;
+        sw.name = QString::fromLatin1(name);
+        sw.experimentId = e;
+        sw.method = QStringLiteral("grid");
+        sw.metricName = QString::fromLatin1(metric);
+        sw.metricGoal = QString::fromLatin1(goal);
+        sw.cluster = QString::fromLatin1(cluster);
+        sw.state = QString::fromLatin1(state);
+        return store->createSweep(sw);
+    };
+    ids.oldSweep = sweep("old-sweep", "eval/acc", "maximize", "fixture", "completed");
     const RunId oldRun = store->createRun(e, QStringLiteral("old-0"));
     store->logMetrics(oldRun, {{QStringLiteral("eval/acc"), {5, 1000, 0.75}}});
     store->addTrial({0, ids.oldSweep, 0, 0, oldRun, {}, {}, {}, QStringLiteral("completed"), {}});
 
-    Sweep sw;
-    sw.name = QStringLiteral("lr-sweep");
-    sw.experimentId = e;
-    sw.method = QStringLiteral("grid");
-    sw.metricName = QStringLiteral("eval/loss");
-    sw.metricGoal = QStringLiteral("minimize");
-    sw.state = QStringLiteral("running");
-    ids.lrSweep = store->createSweep(sw);
+    ids.lrSweep = sweep("lr-sweep", "eval/loss", "minimize", "", "running");
 
     auto run = [&](int index, const QString &lr) {
         const RunId r = store->createRun(e, QStringLiteral("lr-%1").arg(index));
