@@ -4,6 +4,7 @@
 // and only formats what they return.
 #include "cluster_commands.h"
 #include "commands.h"
+#include "monitor_command.h"
 #include "output.h"
 #include "runs_commands.h"
 #include "sweep_commands.h"
@@ -27,6 +28,8 @@ const QString kUsageText = QStringLiteral(
     "  runs <verb>        list, show, compare, history, export, ingest, push (`orrery runs help`)\n"
     "  cluster add|list|show|test|remove\n"
     "                     cluster profiles; `test` connects and reports Slurm, nodes, GPUs\n"
+    "  monitor            full-screen terminal monitor: cluster partitions, nodes and your queue,\n"
+    "                     sweeps with trial counts, best value and a sparkline (`--help`)\n"
     "  sweep plan FILE    validate a sweep spec and print its trials (and, with --cluster NAME,\n"
     "                     the sbatch script); `orrery sweep help`\n"
     "\n"
@@ -92,6 +95,8 @@ int main(int argc, char **argv)
         return runCluster(args);
     if (command == QLatin1String("sweep"))
         return runSweep(ctx, args);
+    if (command == QLatin1String("monitor"))
+        return runMonitor(ctx, args);
     err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + usage);
     return kUsage;
 }

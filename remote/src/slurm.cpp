@@ -126,6 +126,13 @@ QList<slurm::Job> SlurmClient::jobs(const QStringList &jobIds)
     return parsed("squeue", slurm::parseSqueue(result.out));
 }
 
+QList<slurm::Job> SlurmClient::myQueue()
+{
+    return parsed("squeue --me",
+                  slurm::parseSqueueNamed(
+                      run({"squeue", "--noheader", "--me", "--format=" + slurm::squeueNamedFormat()}).out));
+}
+
 slurm::ClusterInfo SlurmClient::clusterInfo()
 {
     return parsed(

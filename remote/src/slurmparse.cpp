@@ -114,6 +114,41 @@ QByteArray squeueFormat()
     return format;
 }
 
+namespace {
+
+// The 11 fields of squeueFormat() into `job`; an error text, or empty.
+QString readJob(const QStringList &f, Job &job)
+{
+    job.jobId = f[0];
+    job.arrayJobId = f[1];
+    job.arrayTaskId = orEmpty(f[2]);
+    job.state = f[3];
+    job.reason = f[4];
+    job.partition = f[5];
+    job.nodeList = f[7];
+    job.elapsed = f[8];
+    job.timeLimit = f[9];
+    job.gres = orEmpty(f[10]);
+    if (!isJobId(job.jobId) || !isJobId(job.arrayJobId))
+        return QStringLiteral("not a job id");
+    if (!toInt(f[6], job.nodes))
+        return QStringLiteral("node count is not a number");
+    if (job.state.isEmpty())
+        return QStringLiteral("no job state");
+    return {};
+}
+
+QString printableName(const QByteArray &bytes)
+{
+    QString name = QString::fromUtf8(bytes);
+    for (QChar &c : name)
+        if (c.category() == QChar::Other_Control || c.category() == QChar::Other_Format)
+            c = QLatin1Char(' ');
+    return name;
+}
+
+}  // namespace
+
 Parsed<QList<Job>> parseSqueue(const QByteArray &out)
 {
     Parsed<QList<Job>> result;
@@ -124,24 +159,44 @@ Parsed<QList<Job>> parseSqueue(const QByteArray &out)
         if (!splitFields(line, 11, f))
             return {{}, lineError(number, QStringLiteral("expected 11 fields"), line)};
         Job job;
-        job.jobId = f[0];
-        job.arrayJobId = f[1];
-        job.arrayTaskId = orEmpty(f[2]);
-        job.state = f[3];
-        job.reason = f[4];
-        job.partition = f[5];
-        job.nodeList = f[7];
-        job.elapsed = f[8];
-        job.timeLimit = f[9];
-        job.gres = orEmpty(f[10]);
-        if (!isJobId(job.jobId) || !isJobId(job.arrayJobId))
-            return {{}, lineError(number, QStringLiteral("not a job id"), line)};
-        if (!toInt(f[6], job.nodes))
-            return {{}, lineError(number, QStringLiteral("node count is not a number"), line)};
-        if (job.state.isEmpty())
-            return {{}, lineError(number, QStringLiteral("no job state"), line)};
+        if (const QString error = readJob(f, job); !error.isEmpty())
+            return {{}, lineError(number, error, line)};
         result.value.append(job);
     }
+    return result;
+}
+
+QByteArray squeueNamedFormat()
+{
+    return squeueFormat() + kSep + "%j";
+}
+
+Parsed<QList<Job>> parseSqueueNamed(const QByteArray &out)
+{
+    Parsed<QList<Job>> result;
+    int number = 0;
+    for (QByteArray line : out.split('\n')) {
+        ++number;
+        if (line.endsWith('\r'))
+            line.chop(1);
+        const QList<QByteArray> parts = line.split(kSep);
+        QStringList f;
+        for (qsizetype i = 0; i < std::min<qsizetype>(parts.size(), 11); ++i)
+            f.append(QString::fromUtf8(parts[i]).trimmed());
+        if (parts.size() >= 12 && isJobId(f[0]) && isJobId(f[1])) {
+            Job job;
+            if (const QString error = readJob(f, job); !error.isEmpty())
+                return {{}, lineError(number, error, line)};
+            job.name = printableName(parts.mid(11).join(' '));
+            result.value.append(job);
+        } else if (!result.value.isEmpty() && !line.isEmpty()) {
+            result.value.last().name += QLatin1Char(' ') + printableName(line);
+        } else if (result.value.isEmpty() && !line.trimmed().isEmpty()) {
+            return {{}, lineError(number, QStringLiteral("expected at least 12 fields"), line)};
+        }
+    }
+    for (Job &job : result.value)
+        job.name = job.name.trimmed();
     return result;
 }
 

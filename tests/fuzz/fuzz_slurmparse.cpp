@@ -40,6 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     checkResult(r);
     for (const slurm::Job &j : r.value)
         check(slurm::isJobId(j.jobId) && j.nodes >= 0 && !j.state.isEmpty());
+    // The monitor's squeue with names: the same records plus any bytes as the name.
+    const auto named = slurm::parseSqueueNamed(input);
+    checkResult(named);
+    for (const slurm::Job &j : named.value)
+        check(slurm::isJobId(j.jobId) && !j.state.isEmpty() && !j.name.contains(QLatin1Char('\n')));
 #elif ORRERY_FUZZ_PARSER == 3
     const auto r = slurm::parseSinfo(input);
     checkResult(r);

@@ -208,6 +208,42 @@ private Q_SLOTS:
         QCOMPARE(slurm::gpuCount(r.value.front().gres), 2);
     }
 
+    void squeueNamedKeepsAnyName()
+    {
+        // What `squeue --me` prints with squeueNamedFormat(): a name may hold the separator, a
+        // newline or a tab (sbatch takes any bytes); the next record still parses.
+        QByteArray out = rec({"7", "7", "N/A", "RUNNING", "None", "gpu", "1", "node1", "0:05", "1:00", "N/A",
+                              "train lr=1e-4"});
+        out += rec({"8", "8", "N/A", "PENDING", "Resources", "gpu", "1", "", "0:00", "1:00", "gres:gpu:1",
+                    "evil\x1fname\nsecond\tline"});
+        out += rec({"9_[2-5%2]", "9", "2-5%2", "PENDING", "JobArrayTaskLimit", "gpu", "1", "", "0:00", "1:00",
+                    "N/A", ""});
+        const auto r = slurm::parseSqueueNamed(out);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.size(), 3);
+        QCOMPARE(r.value[0].name, QStringLiteral("train lr=1e-4"));
+        QCOMPARE(r.value[0].nodeList, QStringLiteral("node1"));
+        QCOMPARE(r.value[1].name, QStringLiteral("evil name second line"));
+        QCOMPARE(r.value[1].reason, QStringLiteral("Resources"));
+        QCOMPARE(r.value[2].jobId, QStringLiteral("9_[2-5%2]"));
+        QCOMPARE(r.value[2].name, QString());
+        QVERIFY(slurm::squeueNamedFormat().startsWith(slurm::squeueFormat()));
+        QVERIFY(slurm::squeueNamedFormat().endsWith("%j"));
+        QVERIFY(slurm::parseSqueueNamed({}).ok());
+    }
+
+    void squeueNamedMalformed()
+    {
+        // The plain format (no name field) is refused, not misread.
+        QVERIFY(!slurm::parseSqueueNamed(
+                     rec({"7", "7", "N/A", "RUNNING", "None", "gpu", "1", "n", "0:05", "1:00", "N/A"}))
+                     .ok());
+        const auto r = slurm::parseSqueueNamed(
+            rec({"7", "7", "N/A", "RUNNING", "None", "gpu", "lots", "n", "0:05", "1:00", "N/A", "x"}));
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error.startsWith(QLatin1String("line 1: node count")), qPrintable(r.error));
+    }
+
     void gpus_data()
     {
         QTest::addColumn<QString>("gres");

@@ -42,6 +42,9 @@ public:
     // The state of these jobs (ids as sbatch returned them, or "123_4") in ONE squeue call; array
     // jobs come back one record per task. Jobs Slurm has forgotten are simply absent.
     QList<slurm::Job> jobs(const QStringList &jobIds);
+    // This user's pending and running jobs, with their names (one `squeue --me`; pending array
+    // tasks come folded, "123_[4-9%2]"). For showing the queue to a person: the terminal monitor.
+    QList<slurm::Job> myQueue();
     slurm::ClusterInfo clusterInfo();  // partitions and nodes with CPUs, memory, GPUs (one sinfo)
 
     slurm::Record showJob(const QString &jobId);

@@ -48,9 +48,16 @@ struct Job {
     QString elapsed;  // as Slurm prints it: [days-]hours:minutes:seconds
     QString timeLimit;  // UNLIMITED or as elapsed
     QString gres;  // requested GRES ("gres:gpu:2", "gres/gpu:2" on 23.x); empty if none
+    QString name;  // only from parseSqueueNamed: for display, control characters made spaces
 };
 QByteArray squeueFormat();
 Parsed<QList<Job>> parseSqueue(const QByteArray &out);
+
+// The same fields plus the job name (%j) last, for showing a queue to a person (the terminal
+// monitor). A name may hold any byte: whatever follows the 11th separator is the name, and a
+// line that does not start a record continues the previous record's name (a newline in it).
+QByteArray squeueNamedFormat();
+Parsed<QList<Job>> parseSqueueNamed(const QByteArray &out);
 
 // `sinfo -h -N -O <sinfoFormat()>`: one record per node and partition, folded into nodes and
 // partitions. Partitions (also each node's) come default first, then by name.

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `orrery monitor`: the ncurses view. Everything it shows comes from MonitorModel::render() as
+// plain lines with a style; this file maps styles to attributes, keys to MonitorModel::Key, and
+// keeps the terminal sane (restored on q, on Ctrl-C, on SIGTERM/SIGHUP and on an exception).
+#include "monitor_command.h"
+
+#include "commands.h"
+#include "output.h"
+
+#include "monitorfeeds.h"
+#include "monitormodel.h"
+
+#include "orrery/remote/profile.h"
+
+#include <QDateTime>
+
+#include <chrono>
+#include <clocale>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <langinfo.h>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+// ncursesw's wide-character API (mvaddnwstr); the header must see this before it is included.
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#include <curses.h>
+
+namespace orrery::cli {
+
+const char *const kMonitorUsage =
+    "usage: orrery monitor [--cluster NAME] [--refresh SECONDS]\n"
+    "A full-screen view of a cluster (partitions, nodes, your queue) and of the sweeps in the\n"
+    "tracking database (trials, best value, a sparkline of the best run). Without --cluster, the\n"
+    "one cluster profile there is. Keys: Tab/left/right panel, up/down/j/k move, Enter details,\n"
+    "Esc/Backspace back, r refresh, q quit, ? help. Refresh: every 5 s unless --refresh.\n";
+
+namespace {
+
+using monitor::Key;
+using monitor::MonitorModel;
+using monitor::Style;
+
+volatile std::sig_atomic_t g_stop = 0;
+
+extern "C" void onStopSignal(int)
+{
+    g_stop = 1;
+}
+
+int usage(const QString &problem)
+{
+    err(QStringLiteral("orrery monitor: %1\n").arg(problem) + QString::fromUtf8(kMonitorUsage));
+    return kUsage;
+}
+
+// The curses session: started by the constructor, and the terminal restored by finish() or the
+// destructor, whichever comes first (also when an exception leaves the loop).
+class Curses {
+public:
+    Curses()
+    {
+        m_screen = newterm(nullptr, stdout, stdin);
+        if (!m_screen)
+            return;
+        set_term(m_screen);
+        cbreak();
+        noecho();
+        nonl();
+        keypad(stdscr, TRUE);
+        set_escdelay(25);  // Esc is a key of its own here, not the start of a sequence to wait for
+        curs_set(0);  // may fail (vt100): harmless
+        timeout(250);  // getch waits at most this long: at most 4 redraws a second (UX.md)
+        const char *noColor = std::getenv("NO_COLOR");  // https://no-color.org: any non-empty value
+        if (has_colors() && !(noColor && *noColor)) {
+            start_color();
+            const short bg = use_default_colors() == OK ? -1 : COLOR_BLACK;
+            init_pair(1, COLOR_BLACK, COLOR_CYAN);  // title
+            init_pair(2, COLOR_BLACK, COLOR_YELLOW);  // focused panel heading
+            init_pair(3, COLOR_RED, bg);  // errors
+            init_pair(4, COLOR_CYAN, bg);  // column headers
+            m_colors = true;
+        }
+    }
+    ~Curses() { finish(); }
+    Curses(const Curses &) = delete;
+    Curses &operator=(const Curses &) = delete;
+
+    bool ok() const { return m_screen != nullptr; }
+    void finish()
+    {
+        if (!m_screen)
+            return;
+        endwin();
+        delscreen(m_screen);
+        m_screen = nullptr;
+    }
+
+    attr_t attributes(Style style) const
+    {
+        switch (style) {
+        case Style::Normal:
+            return A_NORMAL;
+        case Style::Title:
+            return A_REVERSE | A_BOLD | (m_colors ? COLOR_PAIR(1) : 0);
+        case Style::Heading:
+            return A_BOLD;
+        case Style::Focused:
+            return A_REVERSE | A_BOLD | (m_colors ? COLOR_PAIR(2) : 0);
+        case Style::ColumnHeader:
+            return m_colors ? A_BOLD | COLOR_PAIR(4) : A_UNDERLINE;
+        case Style::Selected:
+            return A_REVERSE;
+        case Style::Dim:
+            return A_DIM;
+        case Style::Error:
+            return A_BOLD | (m_colors ? COLOR_PAIR(3) : 0);
+        case Style::Help:
+            return A_REVERSE;
+        }
+        return A_NORMAL;
+    }
+
+private:
+    SCREEN *m_screen = nullptr;
+    bool m_colors = false;
+};
+
+void paint(const Curses &curses, const QList<monitor::ScreenLine> &lines, bool utf8)
+{
+    erase();
+    const int rows = LINES, cols = COLS;
+    for (int y = 0; y < int(lines.size()) && y < rows; ++y) {
+        QString text = lines[y].text;
+        if (!utf8)
+            for (QChar &c : text)
+                if (c.unicode() > 0x7e)
+                    c = QLatin1Char('?');
+        // The bottom-right cell cannot be written without scrolling the screen: leave it.
+        const int room = y == rows - 1 ? cols - 1 : cols;
+        const std::wstring wide = text.left(room).toStdWString();
+        attrset(curses.attributes(lines[y].style));
+        mvaddnwstr(y, 0, wide.c_str(), int(wide.size()));
+    }
+    attrset(A_NORMAL);
+    refresh();
+}
+
+std::optional<Key> keyOf(int ch)
+{
+    switch (ch) {
+    case KEY_UP:
+    case 'k':
+        return Key::Up;
+    case KEY_DOWN:
+    case 'j':
+        return Key::Down;
+    case KEY_PPAGE:
+        return Key::PageUp;
+    case KEY_NPAGE:
+    case ' ':
+        return Key::PageDown;
+    case KEY_HOME:
+    case 'g':
+        return Key::Home;
+    case KEY_END:
+    case 'G':
+        return Key::End;
+    case KEY_LEFT:
+    case 'h':
+        return Key::Left;
+    case KEY_RIGHT:
+    case 'l':
+        return Key::Right;
+    case '\t':
+    case KEY_BTAB:
+        return Key::Tab;
+    case '\n':
+    case '\r':
+    case KEY_ENTER:
+        return Key::Enter;
+    case 27:  // Esc
+    case KEY_BACKSPACE:
+    case 127:
+    case 8:
+        return Key::Back;
+    case 'r':
+    case 'R':
+        return Key::Refresh;
+    case 'q':
+    case 'Q':
+        return Key::Quit;
+    case '?':
+        return Key::Help;
+    default:
+        return std::nullopt;
+    }
+}
+
+// Stops the feeds, but waits at most `patience` for a poll in progress: one waiting on a slow or
+// silent cluster can take the connect and command timeouts (tens of seconds), and the user asked
+// to quit. Past that the process ends here with `exitCode`; nothing is lost, as the store's writes
+// (the follow hook's) are transactions, which SQLite rolls back when a process dies in one.
+void stopFeeds(std::unique_ptr<monitor::MonitorFeeds> feeds, std::chrono::milliseconds patience, int exitCode)
+{
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool stopped = false;
+    std::thread stopper([&] {
+        feeds.reset();
+        std::lock_guard lock(mutex);
+        stopped = true;
+        cv.notify_one();
+    });
+    std::unique_lock lock(mutex);
+    if (!cv.wait_for(lock, patience, [&] { return stopped; })) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(exitCode);
+    }
+    lock.unlock();
+    stopper.join();
+}
+
+}  // namespace
+
+int runMonitor(const Context &ctx, const QStringList &argsIn)
+{
+    QStringList args = argsIn;
+    QString clusterName;
+    double refreshSeconds = 5;
+    while (!args.isEmpty()) {
+        const QString flag = args.takeFirst();
+        if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
+            out(QString::fromUtf8(kMonitorUsage));
+            return kOk;
+        }
+        if (flag != QLatin1String("--cluster") && flag != QLatin1String("--refresh"))
+            return usage(QStringLiteral("unknown option '%1'").arg(flag));
+        if (args.isEmpty())
+            return usage(QStringLiteral("%1 needs a value").arg(flag));
+        const QString value = args.takeFirst();
+        if (flag == QLatin1String("--cluster")) {
+            clusterName = value;
+        } else {
+            bool ok = false;
+            refreshSeconds = value.toDouble(&ok);
+            // Below half a second the polls would be the load on the cluster's controller.
+            if (!ok || refreshSeconds < 0.5 || refreshSeconds > 3600)
+                return usage(QStringLiteral("--refresh takes seconds from 0.5 to 3600, not '%1'").arg(value));
+        }
+    }
+
+    monitor::FeedOptions feedOptions;
+    feedOptions.dbPath = ctx.dbPath;
+    feedOptions.refresh = std::chrono::milliseconds(qint64(refreshSeconds * 1000));
+    try {
+        const remote::ProfileStore profiles;
+        if (!clusterName.isEmpty()) {
+            feedOptions.cluster = profiles.find(clusterName);
+            if (!feedOptions.cluster) {
+                err(QStringLiteral(
+                        "orrery monitor: no cluster profile '%1' (`orrery cluster list` shows them)\n")
+                        .arg(clusterName));
+                return kFailed;
+            }
+        } else {
+            const QList<remote::ClusterProfile> all = profiles.list();
+            if (all.size() == 1) {
+                feedOptions.cluster = all.front();
+            } else if (all.isEmpty()) {
+                feedOptions.clusterNotice =
+                    QStringLiteral("No cluster is configured. Add one with\n"
+                                   "  orrery cluster add NAME --host HOST [--user U] [--identity KEY]\n"
+                                   "and check it with `orrery cluster test NAME`.");
+            } else {
+                QStringList names;
+                for (const remote::ClusterProfile &p : all)
+                    names.append(p.name);
+                feedOptions.clusterNotice = QStringLiteral("%1 clusters are configured (%2):\n"
+                                                           "choose one with `orrery monitor --cluster NAME`.")
+                                                .arg(all.size())
+                                                .arg(names.join(QStringLiteral(", ")));
+            }
+        }
+    } catch (const remote::ProfileError &e) {
+        err(QStringLiteral("orrery monitor: %1\n").arg(e.message()));
+        return kFailed;
+    }
+
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        err(QStringLiteral("orrery monitor: needs a terminal (stdin and stdout); in scripts use "
+                           "`orrery runs list` or `orrery cluster test NAME --json`\n"));
+        return kFailed;
+    }
+
+    std::setlocale(LC_ALL, "");
+    const bool utf8 = std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+
+    MonitorModel::Options modelOptions;
+    modelOptions.glyphs = utf8 ? monitor::Glyphs::Unicode : monitor::Glyphs::Ascii;
+    modelOptions.refreshSeconds = refreshSeconds;
+    MonitorModel model(modelOptions);
+
+    // The hook for core::SweepRunner's follow step goes here (feedOptions.beforeRefresh) once it
+    // exists; until then the monitor shows what the store has.
+    auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
+
+    struct sigaction action { };
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;  // no SA_RESTART: a signal ends getch's wait at once
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        sigaction(sig, &action, nullptr);
+
+    Curses curses;
+    if (!curses.ok()) {
+        const char *term = std::getenv("TERM");
+        err(QStringLiteral("orrery monitor: cannot use the terminal (TERM=%1)\n")
+                .arg(QString::fromLocal8Bit(term ? term : "")));
+        return kFailed;
+    }
+
+    try {
+        bool dirty = true;
+        qint64 lastSecond = -1;
+        while (!g_stop) {
+            if (std::optional<monitor::StoreSnapshot> s = feeds->takeStore()) {
+                model.setStore(std::move(*s));
+                dirty = true;
+            }
+            if (std::optional<monitor::ClusterSnapshot> c = feeds->takeCluster()) {
+                model.setCluster(std::move(*c));
+                dirty = true;
+            }
+            feeds->setTrialsOf(model.wantedTrials());
+            feeds->setSparkWidth(MonitorModel::sparkWidth(COLS));
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            if (now / 1000 != lastSecond) {  // the clock and "updated N s ago"
+                lastSecond = now / 1000;
+                dirty = true;
+            }
+            if (dirty) {
+                paint(curses, model.render(COLS, LINES, now), utf8);
+                dirty = false;
+            }
+            const int ch = getch();
+            if (ch == ERR)
+                continue;
+            if (ch == KEY_RESIZE) {
+                dirty = true;
+                continue;
+            }
+            const std::optional<Key> key = keyOf(ch);
+            if (!key)
+                continue;
+            switch (model.press(*key)) {
+            case MonitorModel::Effect::Quit:
+                g_stop = 1;
+                break;
+            case MonitorModel::Effect::RefreshNow:
+                feeds->setTrialsOf(model.wantedTrials());
+                feeds->refreshNow();
+                dirty = true;
+                break;
+            case MonitorModel::Effect::Redraw:
+                dirty = true;
+                break;
+            case MonitorModel::Effect::None:
+                break;
+            }
+        }
+    } catch (const std::exception &e) {
+        curses.finish();
+        err(QStringLiteral("orrery monitor: %1\n").arg(QString::fromUtf8(e.what())));
+        stopFeeds(std::move(feeds), std::chrono::seconds(1), kFailed);
+        return kFailed;
+    }
+    // The terminal first: a poll still waiting on a slow cluster must not keep the screen.
+    curses.finish();
+    stopFeeds(std::move(feeds), std::chrono::seconds(1), kOk);
+    return kOk;
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// `orrery monitor`: the full-screen terminal monitor (docs/monitor.md). The model and its feeds
+// live in app/monitor/ (no curses there); this is the thin ncurses view and the key loop.
+#pragma once
+
+#include "runs_commands.h"
+
+#include <QStringList>
+
+namespace orrery::cli {
+
+// `orrery monitor [--cluster NAME] [--refresh SECONDS]` (args after "monitor"). Returns an exit code.
+int runMonitor(const Context &ctx, const QStringList &args);
+
+extern const char *const kMonitorUsage;
+
+}  // namespace orrery::cli

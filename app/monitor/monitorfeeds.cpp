@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "monitorfeeds.h"
+
+#include "orrery/remote/connection.h"
+#include "orrery/remote/error.h"
+#include "orrery/remote/slurm.h"
+
+#include <QDateTime>
+
+namespace orrery::monitor {
+
+// --- PeriodicWorker -------------------------------------------------------------------------
+
+PeriodicWorker::PeriodicWorker(std::chrono::milliseconds interval, std::function<void()> work)
+    : m_interval(interval), m_work(std::move(work)), m_thread([this] { loop(); })
+{ }
+
+PeriodicWorker::~PeriodicWorker()
+{
+    requestStop();
+    m_thread.join();
+}
+
+void PeriodicWorker::wake()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_woken = true;
+    }
+    m_cv.notify_one();
+}
+
+void PeriodicWorker::requestStop()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+    }
+    m_cv.notify_one();
+}
+
+void PeriodicWorker::loop()
+{
+    std::unique_lock lock(m_mutex);
+    while (!m_stop) {
+        m_woken = false;
+        lock.unlock();
+        m_work();
+        lock.lock();
+        m_cv.wait_for(lock, m_interval, [this] { return m_stop || m_woken; });
+    }
+}
+
+// --- MonitorFeeds ---------------------------------------------------------------------------
+
+struct MonitorFeeds::ClusterState {
+    std::unique_ptr<remote::Connection> connection;
+    std::unique_ptr<remote::SlurmClient> client;
+    ClusterSnapshot last;
+};
+
+MonitorFeeds::MonitorFeeds(FeedOptions options)
+    : m_options(std::move(options)), m_clusterState(std::make_unique<ClusterState>())
+{
+    m_clusterState->last.notice = m_options.clusterNotice;
+    if (m_options.cluster)
+        m_clusterState->last.cluster = m_options.cluster->name;
+    m_clusterBox.put(m_clusterState->last);
+    m_storeWorker = std::make_unique<PeriodicWorker>(m_options.refresh, [this] { readStoreOnce(); });
+    if (m_options.cluster)
+        m_clusterWorker = std::make_unique<PeriodicWorker>(m_options.refresh, [this] { pollClusterOnce(); });
+}
+
+MonitorFeeds::~MonitorFeeds()
+{
+    // Both asked first, so a slow poll on one does not delay telling the other.
+    m_storeWorker->requestStop();
+    if (m_clusterWorker)
+        m_clusterWorker->requestStop();
+    m_storeWorker.reset();
+    m_clusterWorker.reset();
+}
+
+void MonitorFeeds::refreshNow()
+{
+    m_storeWorker->wake();
+    if (m_clusterWorker)
+        m_clusterWorker->wake();
+}
+
+void MonitorFeeds::setTrialsOf(core::SweepId sweep)
+{
+    m_trialsOf = sweep;
+}
+
+void MonitorFeeds::setSparkWidth(int width)
+{
+    m_sparkWidth = width;
+}
+
+void MonitorFeeds::readStoreOnce()
+{
+    StoreSnapshot snapshot;
+    QString hookError;
+    if (m_options.beforeRefresh) {
+        try {
+            m_options.beforeRefresh();
+        } catch (const std::exception &e) {
+            hookError = QString::fromUtf8(e.what());
+        }
+    }
+    try {
+        if (!m_store)
+            m_store = core::TrackingStore::open(m_options.dbPath);
+        snapshot = readStore(*m_store, m_trialsOf.load(), m_sparkWidth.load());
+    } catch (const std::exception &e) {
+        snapshot = {};
+        snapshot.valid = true;
+        snapshot.takenMs = QDateTime::currentMSecsSinceEpoch();
+        snapshot.error = QStringLiteral("%1: %2").arg(m_options.dbPath, QString::fromUtf8(e.what()));
+        m_store.reset();  // reopened next tick
+    }
+    snapshot.hookError = hookError;
+    m_storeBox.put(std::move(snapshot));
+}
+
+void MonitorFeeds::pollClusterOnce()
+{
+    ClusterState &st = *m_clusterState;
+    try {
+        if (!st.connection) {
+            // No callbacks: the monitor never prompts (the screen is curses'); an unknown host key
+            // or a key that needs a passphrase is reported, and `orrery cluster test` settles it.
+            remote::ConnectionOptions options;
+            options.reconnectAttempts = 2;  // the next tick retries anyway
+            st.connection = std::make_unique<remote::Connection>(m_options.cluster->endpoint(),
+                                                                 remote::AuthCallbacks{}, options);
+            st.client = std::make_unique<remote::SlurmClient>(*st.connection);
+        }
+        remote::slurm::ClusterInfo info = st.client->clusterInfo();
+        QList<remote::slurm::Job> queue = st.client->myQueue();
+        st.last.info = std::move(info);
+        st.last.queue = std::move(queue);
+        st.last.polled = true;
+        st.last.takenMs = QDateTime::currentMSecsSinceEpoch();
+        st.last.error.clear();
+        st.last.failures = 0;
+    } catch (const std::exception &e) {
+        st.last.error = QString::fromUtf8(e.what());
+        st.last.errorMs = QDateTime::currentMSecsSinceEpoch();
+        ++st.last.failures;
+        if (const auto *remoteError = dynamic_cast<const remote::RemoteError *>(&e); remoteError &&
+            (remoteError->kind() == remote::RemoteError::Kind::HostKeyUnknown ||
+             remoteError->kind() == remote::RemoteError::Kind::HostKeyChanged ||
+             remoteError->kind() == remote::RemoteError::Kind::Auth))
+            st.last.error +=
+                QStringLiteral(" (`orrery cluster test %1` settles it)").arg(m_options.cluster->name);
+    }
+    m_clusterBox.put(st.last);
+}
+
+}  // namespace orrery::monitor

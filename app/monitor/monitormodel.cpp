@@ -1,0 +1,774 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "monitormodel.h"
+
+#include <QDateTime>
+#include <QHash>
+#include <QSet>
+
+#include <algorithm>
+#include <cmath>
+
+namespace orrery::monitor {
+
+namespace {
+
+bool oneOf(const QString &s, std::initializer_list<const char *> words)
+{
+    return std::any_of(words.begin(), words.end(), [&](const char *w) { return s == QLatin1String(w); });
+}
+
+QString clock(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("HH:mm:ss"));
+}
+
+QString ago(qint64 thenMs, qint64 nowMs)
+{
+    const qint64 s = std::max<qint64>(0, (nowMs - thenMs) / 1000);
+    if (s < 120)
+        return QStringLiteral("%1 s ago").arg(s);
+    if (s < 7200)
+        return QStringLiteral("%1 min ago").arg(s / 60);
+    return QStringLiteral("at %1").arg(clock(thenMs));
+}
+
+QString cut(const QString &text, int width, const QString &ellipsis)
+{
+    if (width <= 0)
+        return {};
+    if (text.size() <= width)
+        return text;
+    if (width <= ellipsis.size())
+        return text.left(width);
+    return text.left(width - ellipsis.size()) + ellipsis;
+}
+
+QString firstLine(const QString &text)
+{
+    return text.section(QLatin1Char('\n'), 0, 0).trimmed();
+}
+
+}  // namespace
+
+// --- trials ---------------------------------------------------------------------------------
+
+TrialPhase trialPhase(const QString &rawState)
+{
+    const QString state = rawState.trimmed().toLower();
+    if (oneOf(state, {"running", "started", "checkpointed", "completing", "configuring"}))
+        return TrialPhase::Running;
+    if (oneOf(state,
+              {"completed", "finished", "done", "succeeded", "stopped", "pruned", "early_stopped",
+               "early-stopped"}))
+        return TrialPhase::Done;
+    if (oneOf(state,
+              {"failed", "cancelled", "canceled", "killed", "timeout", "node_fail", "out_of_memory",
+               "boot_fail", "deadline", "error", "lost"}))
+        return TrialPhase::Failed;
+    // pending, queued, submitted, requeued, preempted (resubmitted by the runner), unknown words.
+    return TrialPhase::Queued;
+}
+
+QList<core::Trial> latestAttempts(const QList<core::Trial> &trials)
+{
+    QMap<int, core::Trial> latest;
+    for (const core::Trial &t : trials) {
+        auto it = latest.find(t.index);
+        if (it == latest.end() || t.attempt >= it->attempt)
+            latest.insert(t.index, t);
+    }
+    return latest.values();
+}
+
+TrialCounts countTrials(const QList<core::Trial> &trials)
+{
+    TrialCounts c;
+    for (const core::Trial &t : latestAttempts(trials)) {
+        ++c.total;
+        switch (trialPhase(t.state)) {
+        case TrialPhase::Queued:
+            ++c.queued;
+            break;
+        case TrialPhase::Running:
+            ++c.running;
+            break;
+        case TrialPhase::Done:
+            ++c.done;
+            break;
+        case TrialPhase::Failed:
+            ++c.failed;
+            break;
+        }
+    }
+    return c;
+}
+
+QStringList compactParams(const QList<QMap<QString, QString>> &params)
+{
+    QStringList keys;
+    {
+        QSet<QString> seen;
+        for (const auto &p : params)
+            for (auto it = p.begin(); it != p.end(); ++it)
+                if (!seen.contains(it.key())) {
+                    seen.insert(it.key());
+                    keys.append(it.key());
+                }
+        std::sort(keys.begin(), keys.end());
+    }
+    // Runs without params (a trial not started yet) take no part in what differs.
+    QList<const QMap<QString, QString> *> known;
+    for (const auto &p : params)
+        if (!p.isEmpty())
+            known.append(&p);
+    QStringList differing;
+    for (const QString &key : keys) {
+        const std::optional<QString> first =
+            known.front()->contains(key) ? std::optional(known.front()->value(key)) : std::nullopt;
+        for (const auto *p : known) {
+            const std::optional<QString> value =
+                p->contains(key) ? std::optional(p->value(key)) : std::nullopt;
+            if (value != first) {
+                differing.append(key);
+                break;
+            }
+        }
+    }
+    const QStringList &shown = differing.isEmpty() ? keys : differing;
+    QHash<QString, int> shortUses;
+    for (const QString &key : shown)
+        ++shortUses[key.section(QLatin1Char('.'), -1)];
+    QStringList out;
+    for (const auto &p : params) {
+        QStringList parts;
+        for (const QString &key : shown) {
+            if (!p.contains(key))
+                continue;
+            const QString shortKey = key.section(QLatin1Char('.'), -1);
+            parts.append((shortUses.value(shortKey) == 1 ? shortKey : key) + QLatin1Char('=') + p.value(key));
+        }
+        out.append(parts.join(QLatin1Char(' ')));
+    }
+    return out;
+}
+
+// --- snapshots ------------------------------------------------------------------------------
+
+bool isActiveSweepState(const QString &state)
+{
+    return !oneOf(state.trimmed().toLower(),
+                  {"completed", "finished", "done", "failed", "cancelled", "canceled", "stopped", "killed"});
+}
+
+StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
+                        int maxSweeps)
+{
+    StoreSnapshot snap;
+    snap.valid = true;
+    snap.takenMs = QDateTime::currentMSecsSinceEpoch();
+
+    QList<core::Sweep> all = store.sweeps();
+    std::stable_sort(all.begin(), all.end(), [](const core::Sweep &a, const core::Sweep &b) {
+        const bool aa = isActiveSweepState(a.state), ba = isActiveSweepState(b.state);
+        return aa != ba ? aa : a.id > b.id;
+    });
+    for (const core::Sweep &sw : all) {
+        SweepSummary s;
+        s.sweep = sw;
+        s.active = isActiveSweepState(sw.state);
+        if (!s.active && snap.sweeps.size() >= maxSweeps)
+            break;
+        s.counts = countTrials(store.trials(sw.id));
+        if (const std::optional<core::RunRow> best = store.bestRun(sw.id)) {
+            if (const core::LatestMetric *m = best->metric(sw.metricName))
+                s.best = m->last.value;
+            s.bestRun = best->run.name;
+            core::HistoryQuery q;
+            q.buckets = std::max(1, sparkWidth);
+            const core::MetricHistory h = store.history(best->run.id, sw.metricName, q);
+            if (h.downsampled) {
+                for (const core::HistoryBucket &b : h.buckets)
+                    s.bestHistory.push_back(b.last.value);
+            } else {
+                for (const core::MetricPoint &p : h.points)
+                    s.bestHistory.push_back(p.value);
+            }
+        }
+        snap.sweeps.append(s);
+    }
+
+    if (trialsOf == 0)
+        return snap;
+    snap.trialsOf = trialsOf;
+    const std::optional<core::Sweep> sw = store.sweep(trialsOf);
+    if (!sw)
+        return snap;
+    core::RunQuery q;
+    q.sweep = trialsOf;
+    QHash<core::RunId, core::RunRow> runs;
+    for (const core::RunRow &row : store.queryRuns(q))
+        runs.insert(row.run.id, row);
+    // A trial table longer than any screen is not read further (the sweep's own view has it all).
+    constexpr qsizetype kMaxTrials = 1000;
+    const QList<core::Trial> latest = latestAttempts(store.trials(trialsOf)).mid(0, kMaxTrials);
+    QList<QMap<QString, QString>> params;
+    for (const core::Trial &t : latest)
+        params.append(t.runId && runs.contains(t.runId) ? store.details(t.runId).params
+                                                        : QMap<QString, QString>());
+    const QStringList compact = compactParams(params);
+    const bool maximize = sw->metricGoal == QLatin1String("maximize");
+    for (qsizetype i = 0; i < latest.size(); ++i) {
+        TrialRow row;
+        row.trial = latest[i];
+        row.params = compact.value(i);
+        const auto run = runs.constFind(latest[i].runId);
+        if (run != runs.constEnd() && !sw->metricName.isEmpty()) {
+            if (const core::LatestMetric *m = run->metric(sw->metricName)) {
+                row.step = m->last.step;
+                row.latest = m->last.value;
+                row.best = maximize ? m->max : m->min;
+            }
+        }
+        snap.trials.append(row);
+    }
+    return snap;
+}
+
+// --- tables ---------------------------------------------------------------------------------
+
+QStringList layoutTable(const Table &table, int width, const QString &ellipsis)
+{
+    const qsizetype columns = table.header.size();
+    QList<int> natural(columns, 0);
+    for (qsizetype c = 0; c < columns; ++c) {
+        natural[c] = int(table.header[c].size());
+        for (const QStringList &row : table.rows)
+            natural[c] = std::max(natural[c], int(row.value(c).size()));
+    }
+    QList<int> visible;
+    for (int c = 0; c < columns; ++c)
+        visible.append(c);
+    QList<int> w = natural;
+    auto total = [&] {
+        int sum = 0;
+        for (int c : visible)
+            sum += w[c];
+        return sum + 2 * std::max<int>(0, int(visible.size()) - 1);
+    };
+    auto shrinkFlex = [&] {
+        w = natural;
+        if (table.flexColumn >= 0 && visible.contains(table.flexColumn) && total() > width) {
+            const int minimum = std::min(natural[table.flexColumn], 8);
+            w[table.flexColumn] = std::max(minimum, w[table.flexColumn] - (total() - width));
+        }
+    };
+    shrinkFlex();
+    for (int drop : table.dropOrder) {
+        if (total() <= width)
+            break;
+        visible.removeAll(drop);
+        shrinkFlex();
+    }
+
+    auto line = [&](const QStringList &cells) {
+        QString text;
+        for (qsizetype i = 0; i < visible.size(); ++i) {
+            const int c = visible[i];
+            const QString cell = cut(cells.value(c), w[c], ellipsis);
+            const bool last = i + 1 == visible.size();
+            if (i > 0)
+                text += QStringLiteral("  ");
+            if (table.rightAligned.contains(c))
+                text += cell.rightJustified(w[c]);
+            else
+                text += last ? cell : cell.leftJustified(w[c]);
+        }
+        while (text.endsWith(QLatin1Char(' ')))
+            text.chop(1);
+        return text.left(std::max(0, width));
+    };
+    QStringList out{line(table.header)};
+    for (const QStringList &row : table.rows)
+        out.append(line(row));
+    return out;
+}
+
+QString formatValue(double value)
+{
+    if (std::isnan(value))
+        return QStringLiteral("nan");
+    if (std::isinf(value))
+        return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(value, 'g', 4);
+}
+
+QString formatMegabytes(qint64 mb)
+{
+    if (mb < 1024)
+        return QStringLiteral("%1M").arg(mb);
+    const double g = double(mb) / 1024;
+    if (g < 1024)
+        return QString::number(g, 'f', g < 100 ? 1 : 0) + QLatin1Char('G');
+    const double t = g / 1024;
+    return QString::number(t, 'f', t < 100 ? 1 : 0) + QLatin1Char('T');
+}
+
+QString usageBar(int used, int total, int width, Glyphs glyphs)
+{
+    if (total <= 0 || width < 3)
+        return {};
+    const int inner = width - 2;
+    const int filled = std::clamp(int(std::lround(double(used) / total * inner)), 0, inner);
+    const QChar full = glyphs == Glyphs::Unicode ? QChar(0x2588) : QLatin1Char('#');  // █
+    const QChar empty = glyphs == Glyphs::Unicode ? QChar(0x2591) : QLatin1Char('.');  // ░
+    return QLatin1Char('[') + QString(filled, full) + QString(inner - filled, empty) + QLatin1Char(']');
+}
+
+bool isNodeUp(const QString &rawState)
+{
+    const QString state = rawState.trimmed().toLower();
+    if (state.endsWith(QLatin1Char('*')))  // not responding
+        return false;
+    for (const char *down :
+         {"down", "drain", "fail", "unknown", "not_responding", "future", "inval", "power"})
+        if (state.startsWith(QLatin1String(down)))
+            return false;
+    return !state.isEmpty();
+}
+
+Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs)
+{
+    Table t;
+    t.header = {QStringLiteral("PARTITION"), QStringLiteral("AVAIL"),     QStringLiteral("NODES UP"),
+                QStringLiteral("CPUS IDLE"), QStringLiteral("GPUS IDLE"), QStringLiteral("GPUS USED"),
+                QStringLiteral("TIMELIMIT")};
+    t.rightAligned = {2, 3, 4};
+    t.dropOrder = {6, 5};
+    QHash<QString, const remote::slurm::Node *> nodes;
+    for (const remote::slurm::Node &n : cluster.info.nodes)
+        nodes.insert(n.name, &n);
+    for (const remote::slurm::Partition &p : cluster.info.partitions) {
+        int up = 0;
+        for (const QString &name : p.nodes)
+            if (const remote::slurm::Node *n = nodes.value(name); n && isNodeUp(n->state))
+                ++up;
+        t.rows.append({p.name + (p.isDefault ? QStringLiteral("*") : QString()),
+                       p.up ? QStringLiteral("up") : QStringLiteral("down"),
+                       QStringLiteral("%1/%2").arg(up).arg(p.nodes.size()),
+                       QStringLiteral("%1/%2").arg(p.cpusIdle).arg(p.cpusTotal),
+                       p.gpusTotal > 0
+                           ? QStringLiteral("%1/%2").arg(p.gpusTotal - p.gpusUsed).arg(p.gpusTotal)
+                           : QStringLiteral("-"),
+                       usageBar(p.gpusUsed, p.gpusTotal, 12, glyphs), p.timeLimit});
+    }
+    return t;
+}
+
+Table nodeTable(const ClusterSnapshot &cluster)
+{
+    Table t;
+    t.header = {QStringLiteral("NODE"),      QStringLiteral("STATE"),     QStringLiteral("CPUS ALLOC"),
+                QStringLiteral("MEM ALLOC"), QStringLiteral("GPUS USED"), QStringLiteral("PARTITIONS")};
+    t.rightAligned = {2, 3, 4};
+    t.flexColumn = 5;
+    t.dropOrder = {5};
+    for (const remote::slurm::Node &n : cluster.info.nodes)
+        t.rows.append(
+            {n.name, n.state, QStringLiteral("%1/%2").arg(n.cpusAllocated).arg(n.cpusTotal),
+             formatMegabytes(n.memoryAllocatedMb) + QLatin1Char('/') + formatMegabytes(n.memoryMb),
+             n.gpusTotal > 0 ? QStringLiteral("%1/%2").arg(n.gpusUsed).arg(n.gpusTotal) : QStringLiteral("-"),
+             n.partitions.join(QLatin1Char(','))});
+    return t;
+}
+
+Table queueTable(const ClusterSnapshot &cluster)
+{
+    Table t;
+    t.header = {QStringLiteral("JOBID"),  QStringLiteral("NAME"),    QStringLiteral("STATE"),
+                QStringLiteral("REASON"), QStringLiteral("ELAPSED"), QStringLiteral("NODES")};
+    t.rightAligned = {4};
+    t.flexColumn = 1;
+    t.dropOrder = {5, 3};
+    for (const remote::slurm::Job &j : cluster.queue) {
+        QString nodes = QString::number(j.nodes);
+        if (!j.nodeList.isEmpty())
+            nodes += QLatin1Char(' ') + j.nodeList;
+        t.rows.append({j.jobId, j.name, j.state, j.reason, j.elapsed, nodes});
+    }
+    return t;
+}
+
+Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
+{
+    Table t;
+    t.header = {QStringLiteral("SWEEP"),  QStringLiteral("WHERE"),          QStringLiteral("STATE"),
+                QStringLiteral("METRIC"), QStringLiteral("TRIALS d/r/q/f"), QStringLiteral("BEST"),
+                QStringLiteral("TREND")};
+    t.rightAligned = {5};
+    t.flexColumn = 0;
+    t.dropOrder = {3, 2, 6};
+    for (const SweepSummary &s : store.sweeps) {
+        const TrialCounts &c = s.counts;
+        QString metric = s.sweep.metricName;
+        if (!metric.isEmpty())
+            metric += s.sweep.metricGoal == QLatin1String("maximize") ? QStringLiteral(" max")
+                                                                      : QStringLiteral(" min");
+        t.rows.append({s.sweep.name, s.sweep.cluster.isEmpty() ? QStringLiteral("local") : s.sweep.cluster,
+                       s.sweep.state, metric,
+                       QStringLiteral("%1/%2/%3/%4 of %5")
+                           .arg(c.done)
+                           .arg(c.running)
+                           .arg(c.queued)
+                           .arg(c.failed)
+                           .arg(c.total),
+                       s.best ? formatValue(*s.best) : QStringLiteral("-"),
+                       sparkline(s.bestHistory, sparkWidth, glyphs)});
+    }
+    return t;
+}
+
+Table trialTable(const StoreSnapshot &store)
+{
+    Table t;
+    t.header = {QStringLiteral("#"),      QStringLiteral("STATE"), QStringLiteral("ATTEMPT"),
+                QStringLiteral("PARAMS"), QStringLiteral("STEP"),  QStringLiteral("LATEST"),
+                QStringLiteral("BEST")};
+    t.rightAligned = {0, 2, 4, 5, 6};
+    t.flexColumn = 3;
+    t.dropOrder = {2, 4};
+    const QString none = QStringLiteral("-");
+    for (const TrialRow &r : store.trials)
+        t.rows.append({QString::number(r.trial.index), r.trial.state, QString::number(r.trial.attempt),
+                       r.params, r.step ? QString::number(*r.step) : none,
+                       r.latest ? formatValue(*r.latest) : none, r.best ? formatValue(*r.best) : none});
+    return t;
+}
+
+// --- the screen -----------------------------------------------------------------------------
+
+MonitorModel::MonitorModel(Options options) : m_options(std::move(options))
+{ }
+
+void MonitorModel::setCluster(ClusterSnapshot snapshot)
+{
+    m_cluster = std::move(snapshot);
+}
+
+void MonitorModel::setStore(StoreSnapshot snapshot)
+{
+    m_store = std::move(snapshot);
+    if (!m_store.sweeps.isEmpty() && selectedSweepIndex() < 0)
+        m_selectedSweep = m_store.sweeps.front().sweep.id;
+    if (m_store.trialsOf == m_trialsOf)
+        m_trialRow = std::clamp(m_trialRow, 0, std::max(0, int(m_store.trials.size()) - 1));
+}
+
+int MonitorModel::selectedSweepIndex() const
+{
+    for (qsizetype i = 0; i < m_store.sweeps.size(); ++i)
+        if (m_store.sweeps[i].sweep.id == m_selectedSweep)
+            return int(i);
+    return -1;
+}
+
+core::SweepId MonitorModel::wantedTrials() const
+{
+    if (m_trialsOf != 0)
+        return m_trialsOf;
+    return selectedSweepIndex() >= 0 ? m_selectedSweep : 0;
+}
+
+int MonitorModel::sparkWidth(int screenWidth)
+{
+    return std::clamp(screenWidth / 5, 8, 40);
+}
+
+void MonitorModel::move(int delta)
+{
+    if (m_focus == Panel::Cluster) {
+        const int lines = int(clusterLines(1000, 0).size());
+        m_clusterScroll = std::clamp(m_clusterScroll + delta, 0, std::max(0, lines - 1));
+    } else if (showingTrials()) {
+        m_trialRow = std::clamp(m_trialRow + delta, 0, std::max(0, int(m_store.trials.size()) - 1));
+    } else if (!m_store.sweeps.isEmpty()) {
+        const int i =
+            std::clamp(std::max(0, selectedSweepIndex()) + delta, 0, int(m_store.sweeps.size()) - 1);
+        m_selectedSweep = m_store.sweeps[i].sweep.id;
+    }
+}
+
+MonitorModel::Effect MonitorModel::press(Key key)
+{
+    constexpr int kPage = 10;
+    constexpr int kFar = 1'000'000;
+    switch (key) {
+    case Key::Quit:
+        return Effect::Quit;
+    case Key::Refresh:
+        return Effect::RefreshNow;
+    case Key::Help:
+        m_help = !m_help;
+        return Effect::Redraw;
+    case Key::Up:
+        move(-1);
+        return Effect::Redraw;
+    case Key::Down:
+        move(1);
+        return Effect::Redraw;
+    case Key::PageUp:
+        move(-kPage);
+        return Effect::Redraw;
+    case Key::PageDown:
+        move(kPage);
+        return Effect::Redraw;
+    case Key::Home:
+        move(-kFar);
+        return Effect::Redraw;
+    case Key::End:
+        move(kFar);
+        return Effect::Redraw;
+    case Key::Tab:
+    case Key::Left:
+    case Key::Right:
+        m_zoomed = false;
+        m_focus = m_focus == Panel::Cluster ? Panel::Sweeps : Panel::Cluster;
+        return Effect::Redraw;
+    case Key::Enter:
+        if (m_focus == Panel::Cluster) {
+            m_zoomed = !m_zoomed;
+            return Effect::Redraw;
+        }
+        if (showingTrials() || selectedSweepIndex() < 0)
+            return Effect::None;
+        m_trialsOf = m_selectedSweep;
+        m_trialRow = 0;
+        return m_store.trialsOf == m_trialsOf ? Effect::Redraw : Effect::RefreshNow;
+    case Key::Back:
+        if (m_zoomed) {
+            m_zoomed = false;
+            return Effect::Redraw;
+        }
+        if (m_focus == Panel::Sweeps && showingTrials()) {
+            m_trialsOf = 0;
+            return Effect::Redraw;
+        }
+        return Effect::None;
+    }
+    return Effect::None;
+}
+
+QList<ScreenLine> MonitorModel::clusterLines(int width, qint64 nowMs) const
+{
+    const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
+    QList<ScreenLine> out;
+    if (m_cluster.cluster.isEmpty()) {
+        for (const QString &line : m_cluster.notice.split(QLatin1Char('\n')))
+            out.append({cut(line, width, ellipsis), Style::Dim});
+        return out;
+    }
+    if (!m_cluster.error.isEmpty()) {
+        QString text = QStringLiteral("connection problem: %1 (retrying every %2 s")
+                           .arg(firstLine(m_cluster.error))
+                           .arg(m_options.refreshSeconds);
+        text += m_cluster.polled ? QStringLiteral("; data from %1)").arg(clock(m_cluster.takenMs))
+                                 : QStringLiteral(")");
+        out.append({cut(text, width, ellipsis), Style::Error});
+    }
+    if (!m_cluster.polled) {
+        if (m_cluster.error.isEmpty())
+            out.append({QStringLiteral("connecting to %1%2").arg(m_cluster.cluster, ellipsis).left(width),
+                        Style::Dim});
+        return out;
+    }
+    Q_UNUSED(nowMs);
+    auto add = [&](const Table &table) {
+        const QStringList lines = layoutTable(table, width, ellipsis);
+        for (qsizetype i = 0; i < lines.size(); ++i)
+            out.append({lines[i], i == 0 ? Style::ColumnHeader : Style::Normal});
+    };
+    add(partitionTable(m_cluster, m_options.glyphs));
+    add(nodeTable(m_cluster));
+    if (m_cluster.queue.isEmpty())
+        out.append({cut(QStringLiteral("no jobs of yours in the queue"), width, ellipsis), Style::Dim});
+    else
+        add(queueTable(m_cluster));
+    return out;
+}
+
+QList<ScreenLine> MonitorModel::sweepLines(int width, int rows) const
+{
+    const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
+    QList<ScreenLine> out;
+    if (!m_store.error.isEmpty())
+        out.append(
+            {cut(QStringLiteral("store: ") + firstLine(m_store.error), width, ellipsis), Style::Error});
+    if (!m_store.hookError.isEmpty())
+        out.append(
+            {cut(QStringLiteral("follow: ") + firstLine(m_store.hookError), width, ellipsis), Style::Error});
+    if (!m_store.valid) {
+        out.append({cut(QStringLiteral("reading the store") + ellipsis, width, ellipsis), Style::Dim});
+        return out;
+    }
+    if (m_store.sweeps.isEmpty()) {
+        out.append({cut(QStringLiteral("no sweeps in this database yet"), width, ellipsis), Style::Dim});
+        return out;
+    }
+    const QStringList lines =
+        layoutTable(sweepTable(m_store, sparkWidth(width), m_options.glyphs), width, ellipsis);
+    out.append({lines.front(), Style::ColumnHeader});
+    const int body = std::max(1, rows - int(out.size()));
+    const int selected = std::max(0, selectedSweepIndex());
+    const int first = std::max(0, selected - body + 1);
+    for (int i = first; i < std::min<int>(int(lines.size()) - 1, first + body); ++i)
+        out.append(
+            {lines[i + 1], i == selected && m_focus == Panel::Sweeps ? Style::Selected : Style::Normal});
+    return out;
+}
+
+QList<ScreenLine> MonitorModel::trialLines(int width, int rows) const
+{
+    const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
+    QList<ScreenLine> out;
+    if (m_store.trialsOf != m_trialsOf) {
+        out.append({cut(QStringLiteral("reading the trials") + ellipsis, width, ellipsis), Style::Dim});
+        return out;
+    }
+    if (m_store.trials.isEmpty()) {
+        out.append({cut(QStringLiteral("no trials yet"), width, ellipsis), Style::Dim});
+        return out;
+    }
+    const QStringList lines = layoutTable(trialTable(m_store), width, ellipsis);
+    out.append({lines.front(), Style::ColumnHeader});
+    const int body = std::max(1, rows - 1);
+    const int first = std::max(0, m_trialRow - body + 1);
+    for (int i = first; i < std::min<int>(int(lines.size()) - 1, first + body); ++i)
+        out.append(
+            {lines[i + 1], i == m_trialRow && m_focus == Panel::Sweeps ? Style::Selected : Style::Normal});
+    return out;
+}
+
+QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) const
+{
+    QList<ScreenLine> screen;
+    if (width <= 0 || height <= 0)
+        return screen;
+    const bool unicode = m_options.glyphs == Glyphs::Unicode;
+    const QString ellipsis = unicode ? QStringLiteral("…") : QStringLiteral("~");
+    auto padded = [&](const QString &text) { return cut(text, width, ellipsis).leftJustified(width); };
+
+    // Top bar: what is shown and how fresh it is.
+    QString title = QStringLiteral(" orrery monitor");
+    if (!m_cluster.cluster.isEmpty()) {
+        title += QStringLiteral("  cluster %1: ").arg(m_cluster.cluster);
+        if (!m_cluster.error.isEmpty())
+            title += QStringLiteral("UNREACHABLE");
+        else if (m_cluster.polled)
+            title += QStringLiteral("updated ") + ago(m_cluster.takenMs, nowMs);
+        else
+            title += QStringLiteral("connecting");
+    }
+    int active = 0;
+    for (const SweepSummary &s : m_store.sweeps)
+        active += s.active ? 1 : 0;
+    title += QStringLiteral("  sweeps: %1 active").arg(active);
+    const QString now = clock(nowMs) + QLatin1Char(' ');
+    if (title.size() + now.size() + 1 <= width)
+        title = title.leftJustified(width - now.size()) + now;
+    screen.append({padded(title), Style::Title});
+    if (height == 1)
+        return screen;
+
+    // Bottom line: the keys.
+    QString help;
+    if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End)
+        help = unicode
+            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  Enter open  Esc back  r refresh  q quit  ? hide")
+            : QStringLiteral(" Tab panel  up/down/j/k move  Enter open  Esc back  r refresh  q quit  ? hide");
+    else
+        help = QStringLiteral(" q quit  ? help  Tab panel  Enter details  r refresh (every %1 s)")
+                   .arg(m_options.refreshSeconds);
+    const ScreenLine helpLine{padded(help), Style::Help};
+
+    const int body = height - 2;
+    if (body <= 0) {
+        screen.append(helpLine);
+        return screen;
+    }
+
+    const QString marker = unicode ? QStringLiteral("▶ ") : QStringLiteral("> ");
+    auto heading = [&](Panel panel, const QString &text) {
+        const bool focused = m_focus == panel;
+        return ScreenLine{padded((focused ? marker : QStringLiteral("  ")) + text),
+                          focused ? Style::Focused : Style::Heading};
+    };
+
+    // The cluster panel.
+    const QString clusterTitle = m_cluster.cluster.isEmpty()
+        ? QStringLiteral("Cluster")
+        : QStringLiteral("Cluster %1: partitions, nodes, your queue").arg(m_cluster.cluster);
+    const QList<ScreenLine> cluster = clusterLines(width, nowMs);
+    // The sweeps panel.
+    QString sweepsTitle = QStringLiteral("Sweeps");
+    core::SweepId shown = m_trialsOf;
+    if (shown != 0) {
+        sweepsTitle = QStringLiteral("Trials of sweep %1").arg(shown);
+        for (const SweepSummary &s : m_store.sweeps)
+            if (s.sweep.id == shown) {
+                sweepsTitle = QStringLiteral("Trials of %1").arg(s.sweep.name);
+                if (!s.sweep.metricName.isEmpty())
+                    sweepsTitle += QStringLiteral(" (%1, %2)").arg(s.sweep.metricName, s.sweep.metricGoal);
+            }
+        sweepsTitle += QStringLiteral("  Esc back");
+    }
+
+    int clusterRows = 0;
+    if (m_zoomed) {
+        clusterRows = body;
+    } else if (body < 6) {  // no room for two panels: the one with the keyboard
+        clusterRows = m_focus == Panel::Cluster ? body : 0;
+    } else {
+        const int clusterNeed = int(cluster.size()) + 1;
+        const int sweepNeed = 2 + int(shown ? m_store.trials.size() : m_store.sweeps.size()) + 1;
+        clusterRows = std::min(clusterNeed, std::max(std::min(3, body), body / 2));
+        if (sweepNeed < body - clusterRows)
+            clusterRows = std::min(clusterNeed, body - sweepNeed);
+        if (body - clusterRows < 2 && body >= 4)
+            clusterRows = body - 2;
+    }
+    const int sweepRows = body - clusterRows;
+
+    if (clusterRows > 0) {
+        screen.append(heading(Panel::Cluster, clusterTitle));
+        const int room = clusterRows - 1;
+        const int scroll = std::clamp(m_clusterScroll, 0, std::max(0, int(cluster.size()) - room));
+        for (int i = 0; i < room; ++i) {
+            const int at = scroll + i;
+            if (at < cluster.size()) {
+                ScreenLine line = cluster[at];
+                const bool more = i == room - 1 && at + 1 < cluster.size();
+                if (more)
+                    line = {QStringLiteral("%1 %2 more (↑↓ to scroll, Enter to zoom)")
+                                .arg(ellipsis)
+                                .arg(cluster.size() - at),
+                            Style::Dim};
+                if (!unicode)
+                    line.text.replace(QStringLiteral("↑↓"), QStringLiteral("up/down"));
+                screen.append({padded(line.text), line.style});
+            } else {
+                screen.append({padded(QString()), Style::Normal});
+            }
+        }
+    }
+    if (sweepRows > 0) {
+        screen.append(heading(Panel::Sweeps, sweepsTitle));
+        const int room = sweepRows - 1;
+        const QList<ScreenLine> lines = shown ? trialLines(width, room) : sweepLines(width, room);
+        for (int i = 0; i < room; ++i)
+            screen.append(i < lines.size() ? ScreenLine{padded(lines[i].text), lines[i].style}
+                                           : ScreenLine{padded(QString()), Style::Normal});
+    }
+    screen.append(helpLine);
+    return screen;
+}
+
+}  // namespace orrery::monitor

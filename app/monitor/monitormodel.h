@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The terminal monitor's model (docs/monitor.md): what `orrery monitor` shows, as plain lines of
+// text with a style each, built from two snapshots (the tracking store, the cluster). No curses
+// here: the view (app/cli/monitor_command.cpp) only paints the lines render() returns, so the
+// layout, the keys and the degradation on small terminals are tested without a terminal.
+//
+// Threads: the snapshots are read on worker threads (monitorfeeds.h) and handed over by value;
+// a MonitorModel itself belongs to the UI thread.
+#pragma once
+
+#include "sparkline.h"
+
+#include "orrery/core/store.h"
+#include "orrery/remote/slurmparse.h"
+
+#include <QList>
+#include <QMap>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <vector>
+
+namespace orrery::monitor {
+
+// --- trials ---------------------------------------------------------------------------------
+
+// Where a trial stands, whatever words its executor used for the state.
+enum class TrialPhase { Queued, Running, Done, Failed };
+TrialPhase trialPhase(const QString &state);
+
+struct TrialCounts {
+    int done = 0, running = 0, queued = 0, failed = 0;
+    int total = 0;  // distinct trial indexes
+};
+// Counts each trial index once, by its latest attempt (a failed attempt that is being retried
+// counts as queued or running, not failed).
+TrialCounts countTrials(const QList<core::Trial> &trials);
+// The latest attempt of each trial index, by index.
+QList<core::Trial> latestAttempts(const QList<core::Trial> &trials);
+
+// Each run's params as one short string: only the keys whose values differ between the runs
+// (all keys when none differ), each key shortened to its last dotted part where that is
+// unambiguous: "lr=0.001 temporal_layers=2".
+QStringList compactParams(const QList<QMap<QString, QString>> &params);
+
+// --- snapshots ------------------------------------------------------------------------------
+
+struct SweepSummary {
+    core::Sweep sweep;
+    TrialCounts counts;
+    bool active = false;
+    std::optional<double> best;  // the best latest value of the sweep's metric (store bestRun)
+    QString bestRun;  // its name
+    std::vector<double> bestHistory;  // that run's metric, downsampled to the sparkline's width
+};
+
+struct TrialRow {
+    core::Trial trial;  // its latest attempt
+    QString params;  // compactParams
+    std::optional<qint64> step;  // of the latest value of the sweep's metric
+    std::optional<double> latest;
+    std::optional<double> best;  // min or max over the run, by the sweep's goal
+};
+
+struct StoreSnapshot {
+    bool valid = false;  // false: not read yet
+    QString error;  // the read failed (the rest is empty)
+    QString hookError;  // the beforeRefresh hook threw (the read still happened)
+    qint64 takenMs = 0;
+    QList<SweepSummary> sweeps;  // active first, then newest
+    core::SweepId trialsOf = 0;  // whose trials `trials` holds (0: none)
+    QList<TrialRow> trials;  // by index
+};
+
+// Sweep states that mean "over"; any other state (pending, running, submitted, ...) is active.
+bool isActiveSweepState(const QString &state);
+
+// One read of the store: the sweeps (at most maxSweeps: every active one first, then the most
+// recent), each with its counts, best value and the best run's history in `sparkWidth` buckets,
+// and the trials of sweep `trialsOf` (0: none). Throws core::StoreError.
+StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
+                        int maxSweeps = 50);
+
+struct ClusterSnapshot {
+    QString cluster;  // the profile's name; empty: no cluster panel data (see notice)
+    QString notice;  // why there is no cluster: none configured, several, ...
+    bool polled = false;  // at least one poll succeeded
+    remote::slurm::ClusterInfo info;  // from the last successful poll
+    QList<remote::slurm::Job> queue;
+    qint64 takenMs = 0;  // when that was
+    QString error;  // the last poll failed: why (the data above is older)
+    qint64 errorMs = 0;
+    int failures = 0;  // failed polls in a row
+};
+
+// --- tables ---------------------------------------------------------------------------------
+
+struct Table {
+    QStringList header;
+    QList<QStringList> rows;
+    int flexColumn = -1;  // shrunk (cells cut with an ellipsis) when the table is too wide
+    QList<int> dropOrder;  // columns left out, in this order, when shrinking is not enough
+    QList<int> rightAligned;  // numeric columns
+};
+
+// Column layout of `table` in `width` cells: the header line, then one line per row. Columns are
+// two spaces apart, padded to their widest cell; when too wide, the flex column shrinks (to 8 at
+// least), then the dropOrder columns go, then every line is cut. `ellipsis` marks a cut cell.
+QStringList layoutTable(const Table &table, int width, const QString &ellipsis);
+
+Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs);
+Table nodeTable(const ClusterSnapshot &cluster);
+Table queueTable(const ClusterSnapshot &cluster);
+Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs);
+Table trialTable(const StoreSnapshot &store);
+
+// A metric value in at most 10 characters: 4 significant digits ("0.1234", "1.235e-05"), "nan".
+QString formatValue(double value);
+// Megabytes as "512M", "15.6G", "1.5T".
+QString formatMegabytes(qint64 mb);
+// "[####......]": `used` of `total` in `width` cells (including the brackets).
+QString usageBar(int used, int total, int width, Glyphs glyphs);
+// Whether a Slurm node state (sinfo's StateLong) counts as up: not down, drained, failed,
+// unknown or not responding ("*").
+bool isNodeUp(const QString &state);
+
+// --- the screen -----------------------------------------------------------------------------
+
+enum class Style {
+    Normal,
+    Title,  // the top bar
+    Heading,  // a panel's name line (Focused: the panel with the keyboard)
+    Focused,
+    ColumnHeader,
+    Selected,  // the selected row of the focused panel
+    Dim,  // notices, "… 3 more"
+    Error,
+    Help,  // the bottom line
+};
+struct ScreenLine {
+    QString text;  // at most `width` cells
+    Style style = Style::Normal;
+};
+
+enum class Panel { Cluster, Sweeps };
+enum class Key { Up, Down, PageUp, PageDown, Home, End, Left, Right, Tab, Enter, Back, Refresh, Quit, Help };
+
+class MonitorModel {
+public:
+    struct Options {
+        Glyphs glyphs = Glyphs::Unicode;
+        double refreshSeconds = 5;  // for the status line
+    };
+    explicit MonitorModel(Options options);
+
+    void setCluster(ClusterSnapshot snapshot);
+    void setStore(StoreSnapshot snapshot);
+    const StoreSnapshot &store() const { return m_store; }
+    const ClusterSnapshot &cluster() const { return m_cluster; }
+
+    enum class Effect { None, Redraw, RefreshNow, Quit };
+    Effect press(Key key);
+
+    Panel focus() const { return m_focus; }
+    bool showingTrials() const { return m_trialsOf != 0; }
+    bool clusterZoomed() const { return m_zoomed; }
+    // The sweep whose trials the next store read should load: the one shown, else the one
+    // highlighted (so Enter finds them already read). 0: none.
+    core::SweepId wantedTrials() const;
+    // How many buckets of history a sparkline gets on a screen this wide.
+    static int sparkWidth(int screenWidth);
+
+    // The whole screen: exactly `height` lines (fewer only when height < 1), none wider than
+    // `width`. `nowMs` dates the status ("updated 3 s ago").
+    QList<ScreenLine> render(int width, int height, qint64 nowMs) const;
+
+private:
+    QList<ScreenLine> clusterLines(int width, qint64 nowMs) const;
+    QList<ScreenLine> sweepLines(int width, int rows) const;
+    QList<ScreenLine> trialLines(int width, int rows) const;
+    int selectedSweepIndex() const;
+    void move(int delta);
+
+    Options m_options;
+    ClusterSnapshot m_cluster;
+    StoreSnapshot m_store;
+    Panel m_focus = Panel::Sweeps;
+    bool m_zoomed = false;  // the cluster panel takes the whole screen
+    bool m_help = false;
+    core::SweepId m_selectedSweep = 0;  // highlighted in the sweeps table (kept by id)
+    core::SweepId m_trialsOf = 0;  // the sweep whose trials are shown; 0: the sweeps table
+    int m_trialRow = 0;
+    int m_clusterScroll = 0;
+};
+
+}  // namespace orrery::monitor

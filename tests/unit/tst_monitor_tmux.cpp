@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `orrery monitor` as a user sees it: the real binary in a real terminal (tmux on a private
+// socket), reading a store this test writes through the TrackingStore API. Keys go in with
+// send-keys; the screen comes back with capture-pane.
+#include "monitorstore.h"
+#include "testsupport.h"
+#include "tmuxsession.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpServer>
+#include <QTemporaryDir>
+
+using orrery::test::TmuxSession;
+
+class TestMonitorTmux : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QString m_db;
+
+    // An environment with no cluster profile and nothing of the user's.
+    QStringList env(const QString &config, const QStringList &extra = {}) const
+    {
+        return QStringList{QStringLiteral("HOME=") + m_dir.path(),
+                           QStringLiteral("XDG_CONFIG_HOME=") + config, QStringLiteral("LANG=C.UTF-8"),
+                           QStringLiteral("LC_ALL=C.UTF-8")} +
+            extra;
+    }
+
+    QProcessEnvironment childEnvironment(const QString &config) const
+    {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(QStringLiteral("HOME"), m_dir.path());
+        e.insert(QStringLiteral("XDG_CONFIG_HOME"), config);
+        return e;
+    }
+
+    QString command(const QString &prefix = {}) const
+    {
+        return TmuxSession::reportingExit(QStringLiteral("%1 '%2' --db '%3' monitor --refresh 1")
+                                              .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), m_db));
+    }
+
+    static QString lineWith(const QString &screen, const QString &needle)
+    {
+        for (const QString &line : screen.split(QLatin1Char('\n')))
+            if (line.contains(needle))
+                return line;
+        return {};
+    }
+
+    // `orrery cluster add NAME --host 127.0.0.1 --port PORT` into the config dir `config`.
+    void addProfile(const QString &config, const QString &name, int port)
+    {
+        QProcess add;
+        add.setProcessEnvironment(childEnvironment(config));
+        add.start(qEnvironmentVariable("ORRERY_CLI"),
+                  {QStringLiteral("cluster"), QStringLiteral("add"), name, QStringLiteral("--host"),
+                   QStringLiteral("127.0.0.1"), QStringLiteral("--port"), QString::number(port),
+                   QStringLiteral("--user"), QStringLiteral("nobody")});
+        QVERIFY(add.waitForFinished(10'000));
+        QVERIFY2(add.exitCode() == 0, add.readAllStandardError().constData());
+    }
+
+    // q: status 0, the terminal's modes restored, the cursor back and (where the terminal has
+    // one) the alternate screen left, so the shell's screen is back as it was.
+    static void quitCleanly(TmuxSession &tmux, bool alternateScreen = true)
+    {
+        QVERIFY(tmux.sendKeys({QStringLiteral("q")}));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("[exit "), 10'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("[exit 0, tty restored]")), qPrintable(s));
+        QCOMPARE(tmux.format(QStringLiteral("#{alternate_on}")), QStringLiteral("0"));
+        QCOMPARE(tmux.format(QStringLiteral("#{cursor_flag}")), QStringLiteral("1"));
+        if (alternateScreen)
+            QVERIFY2(!s.contains(QLatin1String("orrery monitor")), qPrintable(s));
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        ORRERY_REQUIRE_TMUX();
+        QVERIFY2(!qEnvironmentVariable("ORRERY_CLI").isEmpty(), "ORRERY_CLI (the orrery binary) is not set");
+        m_db = m_dir.filePath(QStringLiteral("orrery.sqlite"));
+        orrery::test::writeMonitorStore(m_db);
+    }
+
+    void sweepsTrialsResizeAndQuit()
+    {
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command(), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
+                 qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr-sweep"), 10'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("No cluster is configured")), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("orrery cluster add NAME --host HOST")), qPrintable(s));
+        const QString lr = lineWith(s, QStringLiteral("lr-sweep"));
+        QVERIFY2(lr.contains(QLatin1String("local")) && lr.contains(QLatin1String("2/1/1/1 of 5")) &&
+                     lr.contains(QLatin1String("0.1234")),
+                 qPrintable(s));
+        QVERIFY2(QRegularExpression(QStringLiteral("[▁▂▃▄▅▆▇█]{5,}")).match(lr).hasMatch(), qPrintable(lr));
+        const QString old = lineWith(s, QStringLiteral("old-sweep"));
+        QVERIFY2(old.contains(QLatin1String("fixture")) && old.contains(QLatin1String("1/0/0/0 of 1")) &&
+                     old.contains(QLatin1String("0.75")),
+                 qPrintable(s));
+        QVERIFY(s.indexOf(QLatin1String("lr-sweep")) <
+                s.indexOf(QLatin1String("old-sweep")));  // active first
+
+        // Enter: the highlighted (first) sweep's trials.
+        QVERIFY(tmux.sendKeys({QStringLiteral("Enter")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 10'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("Trials of lr-sweep (eval/loss, minimize)")), qPrintable(s));
+        const QString retried = lineWith(s, QStringLiteral("lr=0.0001"));
+        QVERIFY2(QRegularExpression(
+                     QStringLiteral("^\\s*2\\s+running\\s+1\\s+lr=0\\.0001\\s+10\\s+0\\.5\\s+0\\.5$"))
+                     .match(retried)
+                     .hasMatch(),
+                 qPrintable(s));
+        QVERIFY2(lineWith(s, QStringLiteral("lr=0.001 ")).contains(QLatin1String("0.1234")), qPrintable(s));
+
+        // Esc: back to the sweeps.
+        QVERIFY(tmux.sendKeys({QStringLiteral("Escape")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("TRIALS d/r/q/f"), 5'000, &s), qPrintable(s));
+
+        // Resize: the whole screen is laid out again for the new size.
+        QVERIFY2(tmux.resize(80, 24), qPrintable(tmux.error()));
+        QVERIFY2(tmux.waitFor(
+                     [](const QString &screen) {
+                         const QStringList lines = screen.split(QLatin1Char('\n'));
+                         // The clock ends the title bar one cell before the right edge.
+                         return lines.size() >= 24 && lines.front().size() == 79 &&
+                             lines.at(23).contains(QLatin1String("q quit"));
+                     },
+                     5'000, &s),
+                 qPrintable(s));
+        QVERIFY2(lineWith(s, QStringLiteral("lr-sweep")).contains(QLatin1String("2/1/1/1 of 5")),
+                 qPrintable(s));
+        QVERIFY2(tmux.resize(120, 40), qPrintable(tmux.error()));
+        QVERIFY2(tmux.waitFor(
+                     [](const QString &screen) {
+                         const QStringList lines = screen.split(QLatin1Char('\n'));
+                         return lines.size() >= 40 && lines.front().size() == 119 &&
+                             lines.at(39).contains(QLatin1String("q quit"));
+                     },
+                     5'000, &s),
+                 qPrintable(s));
+        // Too small for the layout: still a screen, still alive, still quits.
+        QVERIFY2(tmux.resize(30, 6), qPrintable(tmux.error()));
+        QVERIFY2(
+            tmux.waitFor(
+                [](const QString &screen) { return screen.startsWith(QLatin1String(" orrery monitor")); },
+                5'000, &s),
+            qPrintable(s));
+        quitCleanly(tmux);
+    }
+
+    void asciiOnVt100WithoutColour()
+    {
+        TmuxSession tmux;
+        // TERM in the command: tmux sets the pane's own TERM after applying -e.
+        QVERIFY2(
+            tmux.start(command(QStringLiteral("TERM=vt100 NO_COLOR=1")), 100, 30,
+                       {QStringLiteral("HOME=") + m_dir.path(),
+                        QStringLiteral("XDG_CONFIG_HOME=") + m_dir.filePath(QStringLiteral("empty-config")),
+                        QStringLiteral("LANG=C"), QStringLiteral("LC_ALL=C")}),
+            qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr-sweep"), 10'000, &s), qPrintable(s));
+        const QString lr = lineWith(s, QStringLiteral("lr-sweep"));
+        QVERIFY2(QRegularExpression(QStringLiteral("[_.\\-~=+*#]{5,}$")).match(lr).hasMatch(),
+                 qPrintable(lr));
+        for (const QChar c : s)
+            QVERIFY2(c.unicode() < 0x80, qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("?")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("up/down/j/k move"), 5'000, &s), qPrintable(s));
+        quitCleanly(tmux, false);  // a vt100 has no alternate screen: the last screen stays
+    }
+
+    void unreachableClusterIsAStatusLineAndRetried()
+    {
+        // A port nobody listens on: taken, then freed.
+        int port = 0;
+        {
+            QTcpServer server;
+            QVERIFY(server.listen(QHostAddress::LocalHost));
+            port = server.serverPort();
+        }
+        const QString config = m_dir.filePath(QStringLiteral("dead-config"));
+        addProfile(config, QStringLiteral("dead"), port);
+        if (QTest::currentTestFailed())
+            return;
+
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command(), 100, 30, env(config)), qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("connection problem:"), 15'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("cluster dead: UNREACHABLE")), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("lr-sweep")), qPrintable(s));  // the store side is unaffected
+        // The keyboard stays live while the cluster is retried.
+        QVERIFY(tmux.sendKeys({QStringLiteral("Enter")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 10'000, &s), qPrintable(s));
+        quitCleanly(tmux);
+    }
+
+    void quitDoesNotWaitForASilentCluster()
+    {
+        // Accepts connections (the kernel does, from the backlog) and never says a word: the
+        // poll waits for the SSH banner until the connect timeout (10 s).
+        QTcpServer silent;
+        QVERIFY(silent.listen(QHostAddress::LocalHost));
+        const QString config = m_dir.filePath(QStringLiteral("silent-config"));
+        addProfile(config, QStringLiteral("silent"), silent.serverPort());
+        if (QTest::currentTestFailed())
+            return;
+
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command(), 100, 30, env(config)), qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("cluster silent: connecting"), 10'000, &s), qPrintable(s));
+        QThread::msleep(500);  // the poll is in connect() now
+        QElapsedTimer quitting;
+        quitting.start();
+        quitCleanly(tmux);
+        QVERIFY2(quitting.elapsed() < 4'000, qPrintable(QString::number(quitting.elapsed())));
+    }
+
+    void refusesWithoutATerminal()
+    {
+        QProcess p;
+        p.setProcessEnvironment(childEnvironment(m_dir.filePath(QStringLiteral("empty-config"))));
+        p.start(qEnvironmentVariable("ORRERY_CLI"),
+                {QStringLiteral("--db"), m_db, QStringLiteral("monitor")});
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(10'000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(p.readAllStandardError().contains("needs a terminal"));
+        p.start(qEnvironmentVariable("ORRERY_CLI"),
+                {QStringLiteral("--db"), m_db, QStringLiteral("monitor"), QStringLiteral("--refresh"),
+                 QStringLiteral("0")});
+        QVERIFY(p.waitForFinished(10'000));
+        QCOMPARE(p.exitCode(), 2);
+    }
+};
+
+ORRERY_TEST_MAIN(TestMonitorTmux, QCoreApplication)
+#include "tst_monitor_tmux.moc"
