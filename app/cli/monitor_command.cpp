@@ -5,11 +5,14 @@
 #include "monitor_command.h"
 
 #include "commands.h"
+#include "executors.h"
 #include "output.h"
 
 #include "monitorfeeds.h"
 #include "monitormodel.h"
 
+#include "orrery/core/paths.h"
+#include "orrery/core/sweeprunner.h"
 #include "orrery/remote/profile.h"
 
 #include <QDateTime>
@@ -34,11 +37,13 @@
 namespace orrery::cli {
 
 const char *const kMonitorUsage =
-    "usage: orrery monitor [--cluster NAME] [--refresh SECONDS]\n"
+    "usage: orrery monitor [--cluster NAME] [--refresh SECONDS] [--no-follow]\n"
     "A full-screen view of a cluster (partitions, nodes, your queue) and of the sweeps in the\n"
     "tracking database (trials, best value, a sparkline of the best run). Without --cluster, the\n"
-    "one cluster profile there is. Keys: Tab/left/right panel, up/down/j/k move, Enter details,\n"
-    "Esc/Backspace back, r refresh, q quit, ? help. Refresh: every 5 s unless --refresh.\n";
+    "one cluster profile there is. Each refresh also follows the active sweeps as `sweep watch`\n"
+    "does (new metrics, retries, early stops); --no-follow only shows what the database has.\n"
+    "Keys: Tab/left/right panel, up/down/j/k move, Enter details, Esc/Backspace back,\n"
+    "r refresh, q quit, ? help. Refresh: every 5 s unless --refresh.\n";
 
 namespace {
 
@@ -234,11 +239,16 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     QStringList args = argsIn;
     QString clusterName;
     double refreshSeconds = 5;
+    bool follow = true;
     while (!args.isEmpty()) {
         const QString flag = args.takeFirst();
         if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
             out(QString::fromUtf8(kMonitorUsage));
             return kOk;
+        }
+        if (flag == QLatin1String("--no-follow")) {
+            follow = false;
+            continue;
         }
         if (flag != QLatin1String("--cluster") && flag != QLatin1String("--refresh"))
             return usage(QStringLiteral("unknown option '%1'").arg(flag));
@@ -307,8 +317,32 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     modelOptions.refreshSeconds = refreshSeconds;
     MonitorModel model(modelOptions);
 
-    // The hook for core::SweepRunner's follow step goes here (feedOptions.beforeRefresh) once it
-    // exists; until then the monitor shows what the store has.
+    // Each refresh first follows the active sweeps (core::followActiveSweeps: ingest, retries,
+    // early stops), on the store worker's thread with its own store, schema and executors.
+    struct Follow {
+        explicit Follow(QString path) : dbPath(std::move(path)) { }
+        QString dbPath;
+        std::unique_ptr<core::TrackingStore> store;
+        std::optional<core::TrainerSchema> schema;
+        Executors executors;
+    };
+    if (follow)
+        feedOptions.beforeRefresh = [follow = std::make_shared<Follow>(ctx.dbPath)] {
+            if (!follow->schema) {
+                QString problem;
+                follow->schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
+                if (!follow->schema)
+                    throw std::runtime_error(problem.toStdString());
+            }
+            if (!follow->store)
+                follow->store = core::TrackingStore::open(follow->dbPath);
+            const core::TickReport r = core::followActiveSweeps(
+                *follow->store, *follow->schema, [&](const QString &cluster, QString *problem) {
+                    return follow->executors.get(cluster, problem);
+                });
+            if (!r.errors.isEmpty())
+                throw std::runtime_error(r.errors.join(QStringLiteral("; ")).toStdString());
+        };
     auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
 
     struct sigaction action { };

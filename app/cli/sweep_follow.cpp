@@ -5,6 +5,7 @@
 #include "sweep_follow.h"
 
 #include "commands.h"
+#include "executors.h"
 #include "output.h"
 #include "sweep_commands.h"
 
@@ -192,15 +193,6 @@ std::optional<Sweep> findSweepOrSay(TrackingStore &store, const QString &ref)
     return sw;
 }
 
-// The executor a sweep runs on: the local one, or (with the Slurm executor) a cluster's.
-std::unique_ptr<Executor> openExecutor(const QString &cluster, QString *problem)
-{
-    if (cluster.isEmpty() || cluster == QLatin1String("local"))
-        return std::make_unique<LocalExecutor>(trainerExecutable(), QCoreApplication::applicationFilePath());
-    *problem = QStringLiteral("cluster '%1': the Slurm executor is not available in this build").arg(cluster);
-    return nullptr;
-}
-
 std::optional<TrainerSchema> schemaOrSay()
 {
     QString problem;
@@ -335,7 +327,8 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
     if (!schema)
         return kFailed;
     QString problem;
-    auto executor = openExecutor(a.cluster, &problem);
+    Executors executors;
+    Executor *executor = executors.get(a.cluster, &problem);
     if (!executor) {
         err(QStringLiteral("orrery sweep submit: %1\n").arg(problem));
         return kFailed;
@@ -482,7 +475,8 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
         }
 
         QString problem;
-        auto executor = openExecutor(sw->cluster, &problem);
+        Executors executors;
+        Executor *executor = executors.get(sw->cluster, &problem);
         if (!executor) {
             err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
             return kFailed;

@@ -675,4 +675,35 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     return report;
 }
 
+TickReport
+followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
+                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor)
+{
+    QMap<QString, QList<SweepId>> byCluster;
+    for (const Sweep &sw : store.sweeps())
+        if (sw.state == QLatin1String("pending") || sw.state == QLatin1String("running") ||
+            sw.state == QLatin1String("cancelling"))
+            byCluster[sw.cluster].append(sw.id);
+    TickReport total;
+    for (auto it = byCluster.begin(); it != byCluster.end(); ++it) {
+        QString problem;
+        Executor *executor = executorFor(it.key(), &problem);
+        if (!executor) {
+            total.errors << QStringLiteral("%1: %2").arg(
+                it.key().isEmpty() ? QStringLiteral("local") : it.key(), problem);
+            continue;
+        }
+        SweepRunner runner(store, *executor, schema);
+        const TickReport r = runner.tick(it.value());
+        total.active += r.active;
+        total.running += r.running;
+        total.points += r.points;
+        total.bytes += r.bytes;
+        total.moreToRead |= r.moreToRead;
+        total.events << r.events;
+        total.errors << r.errors;
+    }
+    return total;
+}
+
 }  // namespace orrery::core

@@ -24,6 +24,20 @@ struct MonitorStore {
     core::SweepId oldSweep = 0;
 };
 
+// One attempt of a trial as the monitor tests need it.
+inline core::Trial trial(core::SweepId sweep, int index, int attempt, core::RunId run, const QString &state,
+                         const QString &reason)
+{
+    core::Trial t;
+    t.sweepId = sweep;
+    t.index = index;
+    t.attempt = attempt;
+    t.runId = run;
+    t.state = state;
+    t.exitReason = reason;
+    return t;
+}
+
 inline MonitorStore writeMonitorStore(const QString &path)
 {
     using namespace orrery::core;
@@ -46,7 +60,7 @@ inline MonitorStore writeMonitorStore(const QString &path)
     ids.oldSweep = sweep("old-sweep", "eval/acc", "maximize", "fixture", "completed");
     const RunId oldRun = store->createRun(e, QStringLiteral("old-0"));
     store->logMetrics(oldRun, {{QStringLiteral("eval/acc"), {5, 1000, 0.75}}});
-    store->addTrial({0, ids.oldSweep, 0, 0, oldRun, {}, {}, {}, QStringLiteral("completed"), {}});
+    store->addTrial(trial(ids.oldSweep, 0, 0, oldRun, QStringLiteral("completed"), QString()));
 
     ids.lrSweep = sweep("lr-sweep", "eval/loss", "minimize", "", "running");
 
@@ -62,26 +76,24 @@ inline MonitorStore writeMonitorStore(const QString &path)
         points.append(
             {QStringLiteral("eval/loss"), {step, 1000 + step, 1.0 - (1.0 - 0.1234) * (step / 40.0)}});
     store->logMetrics(r0, points);
-    store->addTrial({0, ids.lrSweep, 0, 0, r0, {}, {}, {}, QStringLiteral("completed"), {}});
+    store->addTrial(trial(ids.lrSweep, 0, 0, r0, QStringLiteral("completed"), QString()));
 
     const RunId r1 = run(1, QStringLiteral("0.0003"));
     store->logMetrics(
         r1, {{QStringLiteral("eval/loss"), {1, 1000, 0.8}}, {QStringLiteral("eval/loss"), {20, 1020, 0.25}}});
-    store->addTrial({0, ids.lrSweep, 1, 0, r1, {}, {}, {}, QStringLiteral("completed"), {}});
+    store->addTrial(trial(ids.lrSweep, 1, 0, r1, QStringLiteral("completed"), QString()));
 
     const RunId r2 = run(2, QStringLiteral("0.0001"));
     store->logMetrics(r2, {{QStringLiteral("eval/loss"), {10, 1010, 0.5}}});
-    store->addTrial(
-        {0, ids.lrSweep, 2, 0, r2, {}, {}, {}, QStringLiteral("failed"), QStringLiteral("NODE_FAIL")});
-    store->addTrial({0, ids.lrSweep, 2, 1, r2, {}, {}, {}, QStringLiteral("running"), {}});
+    store->addTrial(trial(ids.lrSweep, 2, 0, r2, QStringLiteral("failed"), QStringLiteral("NODE_FAIL")));
+    store->addTrial(trial(ids.lrSweep, 2, 1, r2, QStringLiteral("running"), QString()));
 
-    store->addTrial({0, ids.lrSweep, 3, 0, 0, {}, {}, {}, QStringLiteral("pending"), {}});
+    store->addTrial(trial(ids.lrSweep, 3, 0, 0, QStringLiteral("pending"), QString()));
 
     const RunId r4 = run(4, QStringLiteral("0.01"));
     store->logMetrics(r4,
                       {{QStringLiteral("eval/loss"), {3, 1003, std::numeric_limits<double>::quiet_NaN()}}});
-    store->addTrial(
-        {0, ids.lrSweep, 4, 0, r4, {}, {}, {}, QStringLiteral("failed"), QStringLiteral("exit 1")});
+    store->addTrial(trial(ids.lrSweep, 4, 0, r4, QStringLiteral("failed"), QStringLiteral("exit 1")));
     return ids;
 }
 

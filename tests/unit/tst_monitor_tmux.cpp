@@ -42,7 +42,7 @@ class TestMonitorTmux : public QObject {
 
     QString command(const QString &prefix = {}) const
     {
-        return TmuxSession::reportingExit(QStringLiteral("%1 '%2' --db '%3' monitor --refresh 1")
+        return TmuxSession::reportingExit(QStringLiteral("%1 '%2' --db '%3' monitor --no-follow --refresh 1")
                                               .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), m_db));
     }
 
@@ -234,14 +234,14 @@ private Q_SLOTS:
         QProcess p;
         p.setProcessEnvironment(childEnvironment(m_dir.filePath(QStringLiteral("empty-config"))));
         p.start(qEnvironmentVariable("ORRERY_CLI"),
-                {QStringLiteral("--db"), m_db, QStringLiteral("monitor")});
+                {QStringLiteral("--db"), m_db, QStringLiteral("monitor"), QStringLiteral("--no-follow")});
         p.closeWriteChannel();
         QVERIFY(p.waitForFinished(10'000));
         QCOMPARE(p.exitCode(), 1);
         QVERIFY(p.readAllStandardError().contains("needs a terminal"));
         p.start(qEnvironmentVariable("ORRERY_CLI"),
-                {QStringLiteral("--db"), m_db, QStringLiteral("monitor"), QStringLiteral("--refresh"),
-                 QStringLiteral("0")});
+                {QStringLiteral("--db"), m_db, QStringLiteral("monitor"), QStringLiteral("--no-follow"),
+                 QStringLiteral("--refresh"), QStringLiteral("0")});
         QVERIFY(p.waitForFinished(10'000));
         QCOMPARE(p.exitCode(), 2);
     }

@@ -364,7 +364,12 @@ private Q_SLOTS:
         for (int i = 0; i < 3; ++i) {
             const RunId r = store->createRun(e, QStringLiteral("t%1").arg(i));
             store->logMetrics(r, {{QStringLiteral("eval/acc"), {1, 0, i == 1 ? 0.9 : 0.5}}});
-            store->addTrial({0, id, i, 0, r, {}, {}, {}, QStringLiteral("completed"), {}});
+            Trial t;
+            t.sweepId = id;
+            t.index = i;
+            t.runId = r;
+            t.state = QStringLiteral("completed");
+            store->addTrial(t);
         }
         const RunId outside = store->createRun(e, QStringLiteral("outside"));
         store->logMetrics(outside, {{QStringLiteral("eval/acc"), {1, 0, 0.99}}});
@@ -373,6 +378,74 @@ private Q_SLOTS:
         QCOMPARE(best->run.name, QStringLiteral("t1"));
         QCOMPARE(store->trials(id).size(), 3);
         QCOMPARE(store->findSweep(QStringLiteral("s"))->id, id);
+    }
+
+    // What the sweep runner keeps to pick a sweep up again (schema v5) comes back as written.
+    void sweepAndTrialRecordsRoundTrip()
+    {
+        auto store = TrackingStore::open(freshPath());
+        Sweep sw;
+        sw.name = QStringLiteral("s 'q' $(x)");
+        sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+        sw.spec = QStringLiteral("method: grid\n");
+        sw.method = QStringLiteral("grid");
+        sw.specFile = QStringLiteral("/specs/s.yaml");
+        sw.baseConfig = QStringLiteral("model: {channels: 16}\n");
+        sw.rootDir = QStringLiteral("/scratch/e/s-20261121-000000");
+        sw.trialCount = 12;
+        const SweepId id = store->createSweep(sw);
+        store->setSweepMessage(id, QStringLiteral("3 completed"));
+        const auto back = store->sweep(id);
+        QVERIFY(back);
+        QCOMPARE(back->specFile, sw.specFile);
+        QCOMPARE(back->baseConfig, sw.baseConfig);
+        QCOMPARE(back->rootDir, sw.rootDir);
+        QCOMPARE(back->trialCount, 12);
+        QCOMPARE(back->message, QStringLiteral("3 completed"));
+
+        Trial t;
+        t.sweepId = id;
+        t.index = 4;
+        t.attempt = 1;
+        t.state = QStringLiteral("running");
+        t.params = QStringLiteral(R"({"optim.lr":0.001})");
+        t.config = QStringLiteral("optim: {lr: 0.001}\n");
+        t.task = QStringLiteral("123_4");
+        t.detail = QStringLiteral("RUNNING");
+        t.submittedMs = 1234;
+        t.id = store->addTrial(t);
+        t.state = QStringLiteral("failed");
+        t.endedMs = 5678;
+        t.exitReason = QStringLiteral("OUT_OF_MEMORY");
+        store->updateTrial(t);
+        const QList<Trial> trials = store->trials(id);
+        QCOMPARE(trials.size(), 1);
+        const Trial &r = trials.front();
+        QCOMPARE(r.params, t.params);
+        QCOMPARE(r.config, t.config);
+        QCOMPARE(r.task, t.task);
+        QCOMPARE(r.detail, t.detail);
+        QCOMPARE(r.submittedMs, 1234);
+        QCOMPARE(r.endedMs, 5678);
+        QCOMPARE(r.state, QStringLiteral("failed"));
+        QVERIFY(!r.isActive());
+        QCOMPARE(r.exitReason, QStringLiteral("OUT_OF_MEMORY"));
+    }
+
+    // exit.json's own time is the run's end, not the moment a follower read it.
+    void exitJsonEndsTheRunAtItsOwnTime()
+    {
+        auto store = TrackingStore::open(freshPath());
+        const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
+        QString problem;
+        QCOMPARE(store->applyExit(run, R"({"state":"completed","reason":"","step":9,"t":1700000000.5})", 42,
+                                  &problem),
+                 std::optional<QString>(QStringLiteral("completed")));
+        QCOMPARE(store->run(run)->endTimeMs, 1700000000500);
+        QCOMPARE(toString(store->run(run)->status), QStringLiteral("FINISHED"));
+        QVERIFY(!store->applyExit(run, "{not json", 42, &problem));
+        QVERIFY(!problem.isEmpty());
+        QVERIFY(!store->applyExit(run, R"({"reason":"no state"})", 42, &problem));
     }
 
     void unicodeAndVeryLongNames()

@@ -22,6 +22,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 
 namespace orrery::core {
@@ -93,5 +94,13 @@ private:
     struct Impl;
     std::unique_ptr<Impl> d;
 };
+
+// One follow step for every sweep of the store that is still going, grouped by executor: one
+// runner tick (one poll, one batched read) per cluster, and one for this machine. `executorFor`
+// gives the executor of a sweep's cluster ("" for local), or nullptr with *problem set (those
+// sweeps are skipped and the problem reported in errors). What the monitor and the GUI call.
+TickReport
+followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
+                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor);
 
 }  // namespace orrery::core
