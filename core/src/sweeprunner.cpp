@@ -439,16 +439,20 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         report.errors << QStringLiteral("read: %1 answers for %2 files").arg(chunks.size()).arg(reads.size());
         chunks.clear();
     }
-    for (qsizetype i = 0; i < active.size() && !chunks.isEmpty(); ++i) {
-        const FileChunk &c = chunks[i];
-        if (!c.exists || c.data.isEmpty())
-            continue;
-        report.bytes += c.data.size();
-        const IngestResult r = d->store.ingestEvents(active[i].trial.runId, kEvents, eventOffsets[i], c.data);
-        report.points += r.points;
-        if (c.size > eventOffsets[i] + c.data.size())
-            report.moreToRead = true;
-    }
+    // Every run's new lines in one transaction: one commit per tick, however many runs.
+    d->store.writeTransaction([&] {
+        for (qsizetype i = 0; i < active.size() && !chunks.isEmpty(); ++i) {
+            const FileChunk &c = chunks[i];
+            if (!c.exists || c.data.isEmpty())
+                continue;
+            report.bytes += c.data.size();
+            const IngestResult r =
+                d->store.ingestEvents(active[i].trial.runId, kEvents, eventOffsets[i], c.data);
+            report.points += r.points;
+            if (c.size > eventOffsets[i] + c.data.size())
+                report.moreToRead = true;
+        }
+    });
 
     // 3. Decisions, sweep by sweep.
     const qint64 now = QDateTime::currentMSecsSinceEpoch();

@@ -137,6 +137,50 @@ private Q_SLOTS:
         QVERIFY(r.err.contains("no cluster profile 'nosuch'"));
     }
 
+    // The following verbs: a sweep that does not exist, a bad spec that submits nothing, usage.
+    void followVerbsErrors()
+    {
+        const QString db = m_home.filePath(QStringLiteral("verbs.sqlite"));
+        const auto cli = [&](QStringList args) {
+            return run(QStringList{QStringLiteral("--db"), db} + args);
+        };
+        const Result status =
+            cli({QStringLiteral("sweep"), QStringLiteral("status"), QStringLiteral("nosuch")});
+        QCOMPARE(status.code, 1);
+        QVERIFY(status.err.contains("no sweep 'nosuch'"));
+        QCOMPARE(cli({QStringLiteral("sweep"), QStringLiteral("status")}).code, 2);
+        QCOMPARE(cli({QStringLiteral("sweep"), QStringLiteral("logs"), QStringLiteral("s")}).code, 2);
+        QCOMPARE(
+            cli({QStringLiteral("sweep"), QStringLiteral("logs"), QStringLiteral("s"), QStringLiteral("x")})
+                .code,
+            2);
+        QCOMPARE(cli({QStringLiteral("sweep"), QStringLiteral("watch"), QStringLiteral("s"),
+                      QStringLiteral("--nope")})
+                     .code,
+                 2);
+        QCOMPARE(cli({QStringLiteral("sweep"), QStringLiteral("frobnicate")}).code, 2);
+
+        const QString bad =
+            write("bad-submit.yaml", "method: grid\nparameters:\n  optim.lrr: {values: [1e-4]}\n");
+        const Result submit = cli({QStringLiteral("sweep"), QStringLiteral("submit"), bad});
+        QCOMPARE(submit.code, 2);
+        QVERIFY(submit.err.contains(":3: unknown trainer key 'optim.lrr'"));
+        const Result list = cli({QStringLiteral("sweep"), QStringLiteral("list"), QStringLiteral("--json")});
+        QCOMPARE(list.code, 0);
+        QCOMPARE(QJsonDocument::fromJson(list.out).array().size(), 0);  // nothing was submitted
+
+        // A dry run prints the local command lines and submits nothing either.
+        const Result dry = cli({QStringLiteral("sweep"), QStringLiteral("submit"), example("tiny-lr.yaml"),
+                                QStringLiteral("--dry-run")});
+        QCOMPARE(dry.code, 0);
+        QCOMPARE(dry.out.count("--config "), 6);
+        QCOMPARE(QJsonDocument::fromJson(
+                     cli({QStringLiteral("sweep"), QStringLiteral("list"), QStringLiteral("--json")}).out)
+                     .array()
+                     .size(),
+                 0);
+    }
+
     // A hostile sweep name and setup line in a real profile: the script is valid bash, the name
     // is quoted on its #SBATCH line.
     void clusterPlanRendersTheSbatchScript()
