@@ -458,6 +458,9 @@ struct Session::Impl {
     struct Running {
         ChannelPtr channel;
         QByteArray command;
+        QByteArray input;  // still to be written to the command's stdin
+        qsizetype written = 0;
+        bool inputClosed = false;  // EOF sent (or the remote side stopped reading)
         std::chrono::milliseconds timeout{};
         QDeadlineTimer deadline;
         Outcome outcome;
@@ -482,6 +485,44 @@ struct Session::Impl {
         }
     }
 
+    // Writes as much of the command's stdin as the remote window takes now, without waiting, so
+    // megabytes of input never block the event loop (the other channels and this one's output
+    // go on); EOF once all is written. A command that stopped reading (it exited, or closed its
+    // stdin) gets no more: that is its business, its exit status tells.
+    void feed(Running &run)
+    {
+        if (run.inputClosed)
+            return;
+        ssh_channel channel = run.channel.get();
+        while (run.written < run.input.size()) {
+            if (ssh_channel_is_eof(channel) || ssh_channel_is_closed(channel)) {
+                run.inputClosed = true;
+                return;
+            }
+            const qint64 window = ssh_channel_window_size(channel);
+            if (window <= 0)
+                return;  // the window adjust wakes the event loop
+            // 256 KiB at most per turn: output is drained between pieces.
+            const qint64 piece = std::min<qint64>({window, run.input.size() - run.written, 256 * 1024});
+            const int n =
+                ssh_channel_write(channel, run.input.constData() + run.written, static_cast<uint32_t>(piece));
+            if (n == SSH_ERROR) {
+                if (!ssh_is_connected(session.get()))
+                    fail(RemoteError::Kind::Connect,
+                         QStringLiteral("connection lost while sending input to `%1`: %2")
+                             .arg(QString::fromUtf8(run.command), lastError()));
+                run.inputClosed = true;  // the channel is closing: the command ended
+                return;
+            }
+            run.written += n;
+            if (n == 0)
+                return;
+        }
+        ssh_channel_send_eof(channel);
+        run.inputClosed = true;
+        run.input.clear();
+    }
+
     QList<Outcome> execMany(const QList<Command> &commands)
     {
         ssh_session s = connected();
@@ -492,6 +533,8 @@ struct Session::Impl {
             for (qsizetype i = 0; i < commands.size(); ++i) {
                 Running &run = runs[static_cast<size_t>(i)];
                 run.command = commands[i].line;
+                run.input = commands[i].input;
+                run.inputClosed = run.input.isEmpty();  // no input: stdin is left as it was
                 run.timeout = commands[i].timeout;
                 run.deadline = QDeadlineTimer(run.timeout);
                 run.channel.reset(ssh_channel_new(s));
@@ -520,6 +563,7 @@ struct Session::Impl {
                 for (Running &run : runs) {
                     if (run.done)
                         continue;
+                    feed(run);
                     drain(run, buffer);
                     if (ssh_channel_is_eof(run.channel.get())) {
                         drain(run, buffer);
@@ -656,7 +700,8 @@ struct Session::Impl {
                 // OpenSSH's posix-rename here); `mv -f` on the same filesystem is rename(2):
                 // atomic, and it replaces.
                 const QList<QByteArray> mv{"mv", "-f", "--", tempName, target};
-                const QList<Outcome> moved = execMany({Command{commandLine(mv), std::chrono::seconds(60)}});
+                const QList<Outcome> moved =
+                    execMany({Command{commandLine(mv), std::chrono::seconds(60), {}}});
                 if (moved.front().error || moved.front().result.exitStatus != 0)
                     failSftp(QStringLiteral("cannot rename %1 to").arg(temp), path);
             }
@@ -741,7 +786,12 @@ QString Session::serverFingerprint() const
 
 ExecResult Session::exec(const QByteArray &commandLine, std::chrono::milliseconds timeout)
 {
-    QList<Outcome> outcomes = d->execMany({Command{commandLine, timeout}});
+    return exec(Command{commandLine, timeout, {}});
+}
+
+ExecResult Session::exec(const Command &command)
+{
+    QList<Outcome> outcomes = d->execMany({command});
     if (outcomes.front().error)
         throw *outcomes.front().error;
     return std::move(outcomes.front().result);
