@@ -323,15 +323,18 @@ void SlurmExecutor::cancel(const QStringList &taskIds)
     QList<QByteArray> ids;
     for (const QString &id : taskIds)
         ids << id.toUtf8();
-    // Pending first, then running: a task is in one of the two at the first scancel, and one
-    // cancelled while pending cannot start in between. Running tasks get SIGTERM in their steps
-    // (not the batch shell): the trainer checkpoints and exits, srun returns, the batch script
-    // ends with the trainer's status. No SIGKILL follows from us, so no step is left unkillable
-    // (on the fixture a killed step drained its node with "Kill task failed"). scancel reports
-    // tasks that already ended as errors; those are ignored, anything else is not.
+    // One command, three scancels. Pending (and suspended) tasks are cancelled outright; a
+    // task pending at the first cannot start before it. Running tasks get SIGTERM twice over:
+    // in their batch shell (--batch: during the setup lines that ends the script; once srun
+    // runs, the template traps it and keeps waiting) and in their steps, straight from
+    // slurmstepd to the ranks: the trainer checkpoints and exits, srun returns, the script ends
+    // with the trainer's status. Not SIGTERM to srun (it would SIGKILL the ranks), and no
+    // SIGKILL from us: on the fixture, a killed step left its node draining ("Kill task
+    // failed"). scancel reports ids that already ended as errors: those are ignored.
     const QByteArray line = commandLine(QList<QByteArray>{"scancel", "--state=PENDING"} + ids) + "; " +
         commandLine(QList<QByteArray>{"scancel", "--state=SUSPENDED"} + ids) + "; " +
-        commandLine(QList<QByteArray>{"scancel", "--signal=TERM", "--state=RUNNING"} + ids);
+        commandLine(QList<QByteArray>{"scancel", "--batch", "--signal=TERM", "--state=RUNNING"} + ids) +
+        "; " + commandLine(QList<QByteArray>{"scancel", "--signal=TERM", "--state=RUNNING"} + ids);
     const ExecResult r = m_connection.exec(line, kCommandTimeout).result();
     static const QRegularExpression benign(
         QStringLiteral("already completing or completed|Invalid job id|Job has already finished|is pending|"

@@ -37,8 +37,8 @@ public:
     // One squeue for all ids (by their array jobs); ids squeue no longer lists are asked of sacct
     // (one more command) where the cluster keeps accounting, else they are Unknown.
     QHash<QString, core::TaskStatus> poll(const QStringList &taskIds) override;
-    // Pending tasks are cancelled, running ones get SIGTERM in their steps (the trainer
-    // checkpoints and exits): one remote command.
+    // Pending tasks are cancelled; running ones get SIGTERM in their batch shell and their
+    // steps (the trainer checkpoints and exits; nothing is SIGKILLed): one remote command.
     void cancel(const QStringList &taskIds) override;
     // One remote `perl` reading every file (batchread.h); where perl is missing, per-file SFTP.
     QList<core::FileChunk> readFiles(const QList<core::FileRead> &reads) override;
