@@ -30,7 +30,8 @@ using orrery::remote::SlurmExecutor;
 
 namespace {
 
-// tests/trainer/test.yaml's model (a CPU step in tens of ms), `steps` long, a line per step. The
+// tests/trainer/test.yaml's model on smaller clips, `steps` long, a line per step; the sampling
+// and evaluation at the end cut to the bone (a second on the 2-core machine, not twenty). The
 // comment is shell syntax: trial.yaml must arrive byte for byte and never be run.
 QByteArray trialConfig(int steps)
 {
@@ -38,10 +39,11 @@ QByteArray trialConfig(int steps)
            "model: {channels: 16, channel_mult: [1, 2], patch: 2, attn_levels: [1], temporal_layers: 1, "
            "heads: 2}\n"
            "optim: {lr: 2e-3, warmup_steps: 5}\n"
-           "train: {batch_size: 4, steps: " +
+           "train: {batch_size: 2, steps: " +
         QByteArray::number(steps) +
         ", log_every: 1, ckpt_every: 0, sample_every: 0, eval_every: 0}\n"
-        "sample: {count: 4, steps: 8}\neval: {batches: 1}\ndata: {workers: 1}\n";
+        "sample: {count: 1, steps: 2}\neval: {batches: 1, timesteps: \"0.5\"}\n"
+        "data: {workers: 1, size: 16, frames: 4}\n";
 }
 
 QByteArray readLocal(const QString &path)
@@ -169,7 +171,7 @@ private Q_SLOTS:
         stale.write(R"({"state":"failed","reason":"stale","step":0})");
         stale.close();
 
-        const LaunchBatch b0 = batch(0, dirs0, 8, 2);
+        const LaunchBatch b0 = batch(0, dirs0, 20, 2);
         const QByteArray script = m_executor->describe(b0);
         QVERIFY(script.contains("#SBATCH --array=0-3%2"));
         const QStringList ids0 = launchCounted(b0);
@@ -181,7 +183,7 @@ private Q_SLOTS:
         const QStringList ids1 = launchCounted(batch(1, {twoNodeDir}, 4, 1, 2));
         QCOMPARE(m_lastLaunchCommands, quint64(1));
         for (const QString &d : dirs0)
-            QCOMPARE(readLocal(d + QStringLiteral("/trial.yaml")), trialConfig(8));
+            QCOMPARE(readLocal(d + QStringLiteral("/trial.yaml")), trialConfig(20));
         QVERIFY(!QFile::exists(dirs0[0] + QStringLiteral("/exit.json")) ||
                 !readLocal(dirs0[0] + QStringLiteral("/exit.json")).contains("stale"));
         QVERIFY(QFile::exists(m_sweepDir + QStringLiteral("/batch-0.sbatch")));
@@ -261,7 +263,7 @@ private Q_SLOTS:
             QVERIFY2(readLocal(logs[0]).contains(QByteArray("task " + all[i].toUtf8() + '\n')),
                      qPrintable(logsOf({all[i]})));
         }
-        // A tick that caught the trainers mid-run (the 8 steps log a line each) read in pieces.
+        // A tick that caught the trainers mid-run (the 20 steps log a line each) read in pieces.
         QVERIFY(std::any_of(chunks.begin(), chunks.end(), [](int n) { return n > 1; }));
         const QJsonObject start = QJsonDocument::fromJson(followed.back().left(followed.back().indexOf('\n')))
                                       .object()[QLatin1String("run")]
