@@ -424,6 +424,32 @@ private Q_SLOTS:
         QCOMPARE(r.exitStatus, 3);
     }
 
+    void stdinOfManyWindowsWhileOutputFlowsAndCommandsThatStopReading()
+    {
+        Connection connection(endpoint());
+        // 12 MB of input (many channel windows) through `cat`, echoed back while it is still
+        // being sent: input and output must both flow, or the windows deadlock. Every byte value.
+        QByteArray input(12'000'000, '\0');
+        for (qsizetype i = 0; i < input.size(); ++i)
+            input[i] = static_cast<char>((i * 7 + i / 251) & 0xff);
+        auto echoed =
+            connection.exec(orrery::remote::Session::Command{"cat", std::chrono::seconds(60), input});
+        // At the same time, on other channels: a command that reads 10 bytes and exits, and one
+        // that never reads stdin. Neither may hang nor break the session.
+        auto head =
+            connection.exec(orrery::remote::Session::Command{"head -c 10", std::chrono::seconds(30), input});
+        auto ignore =
+            connection.exec(orrery::remote::Session::Command{"exit 4", std::chrono::seconds(30), input});
+        QCOMPARE(head.result().out, input.left(10));
+        QCOMPARE(ignore.result().exitStatus, 4);
+        const auto r = echoed.result();
+        QCOMPARE(r.exitStatus, 0);
+        QCOMPARE(r.out.size(), input.size());
+        QVERIFY(r.out == input);
+        // Without input, stdin is left alone, as before.
+        QCOMPARE(connection.exec("echo fine").result().out, QByteArray("fine\n"));
+    }
+
     void destroyingAConnectionFailsWhatIsQueuedAndJoins()
     {
         std::vector<QFuture<orrery::remote::ExecResult>> results;
