@@ -8,6 +8,7 @@
 //   bench_remote_exec [--runs N] [--env FILE]
 //
 // Without --env it starts its own fixture with tests/fixture/localcluster.py and stops it after.
+#include "benchsupport.h"
 #include "orrery/remote/session.h"
 
 #include <QCoreApplication>
@@ -24,23 +25,10 @@
 
 namespace {
 
-struct Stats {
-    double median = 0;
-    double p90 = 0;
-    double mean = 0;
-};
-
-Stats stats(std::vector<double> ms)
-{
-    std::sort(ms.begin(), ms.end());
-    Stats s;
-    s.median = ms[ms.size() / 2];
-    s.p90 = ms[ms.size() * 9 / 10];
-    for (const double v : ms)
-        s.mean += v;
-    s.mean /= static_cast<double>(ms.size());
-    return s;
-}
+using orrery::bench::fixture;
+using orrery::bench::readEnv;
+using orrery::bench::Stats;
+using orrery::bench::stats;
 
 template<typename F>
 Stats timeRuns(int runs, F f)
@@ -51,30 +39,9 @@ Stats timeRuns(int runs, F f)
         QElapsedTimer clock;
         clock.start();
         f();
-        ms.push_back(static_cast<double>(clock.nsecsElapsed()) / 1e6);
+        ms.push_back(orrery::bench::msSince(clock));
     }
     return stats(ms);
-}
-
-QHash<QString, QString> readEnv(const QString &path)
-{
-    QHash<QString, QString> values;
-    QFile file(path);
-    if (file.open(QIODevice::ReadOnly))
-        while (!file.atEnd()) {
-            const QString line = QString::fromUtf8(file.readLine()).trimmed();
-            const qsizetype eq = line.indexOf(QLatin1Char('='));
-            if (eq > 0 && !line.startsWith(QLatin1Char('#')))
-                values.insert(line.left(eq), line.mid(eq + 1));
-        }
-    return values;
-}
-
-int fixture(const QString &verb, const QString &state)
-{
-    return QProcess::execute(QStringLiteral("python3"),
-                             {QStringLiteral(ORRERY_SOURCE_DIR "/tests/fixture/localcluster.py"), verb,
-                              QStringLiteral("--state"), state});
 }
 
 void print(const char *what, const Stats &s)
@@ -104,13 +71,7 @@ int main(int argc, char **argv)
             return 1;
     }
     const QHash<QString, QString> env = readEnv(envFile);
-    orrery::remote::Endpoint e;
-    e.host = env.value(QStringLiteral("ORRERY_TEST_SSH_HOST"));
-    e.port = env.value(QStringLiteral("ORRERY_TEST_SSH_PORT")).toInt();
-    e.user = env.value(QStringLiteral("ORRERY_TEST_SSH_USER"));
-    e.identityFile = env.value(QStringLiteral("ORRERY_TEST_SSH_KEY"));
-    e.knownHostsFile = env.value(QStringLiteral("ORRERY_TEST_SSH_KNOWN_HOSTS"));
-    e.sshConfigFile = QStringLiteral("none");
+    const orrery::remote::Endpoint e = orrery::bench::fixtureEndpoint(env);
 
     int rc = 0;
     try {
