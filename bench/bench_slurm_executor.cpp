@@ -18,6 +18,7 @@
 #include "orrery/remote/connection.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/slurmexecutor.h"
+#include "orrery/remote/tar.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -157,6 +158,35 @@ int main(int argc, char **argv)
             QThread::sleep(1);
         }
 
+        // Where the launch's time goes on the server: `tar -x` of the same archive into a new
+        // directory, and sbatch of the same array alone (held, then dropped), each timed there.
+        auto remoteMs = [&](const QString &dir, const QList<QByteArray> &command, const QByteArray &input) {
+            const QByteArray timer =
+                R"(use Time::HiRes "time"; my $t = time; system(@ARGV) == 0 or exit 1; printf STDERR "%.3f", (time - $t) * 1e3)";
+            const QByteArray line = commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir.toUtf8()}) +
+                " && " + commandLine(QList<QByteArray>{"cd", "--", dir.toUtf8()}) + " && " +
+                commandLine(QList<QByteArray>{"perl", "-e", timer} + command);
+            const auto r =
+                connection.exec(orrery::remote::Session::Command{line, std::chrono::minutes(2), input})
+                    .result();
+            if (r.exitStatus != 0)
+                throw std::runtime_error("timing on the server failed: " + r.err.toStdString());
+            return std::make_pair(r.err.toDouble(), r.out);
+        };
+        QList<orrery::remote::TarFile> files;
+        for (const TaskLaunch &t : batchFor(sweepDir).tasks)
+            files.append({t.runDir.mid(sweepDir.size() + 1).toUtf8() + "/trial.yaml", t.config, 0600});
+        const QByteArray archive = orrery::remote::writeTar(files);
+        const double tarMs = remoteMs(base + QStringLiteral("/extract-probe"),
+                                      {"tar", "-x", "-m", "--no-same-owner", "-f", "-"}, archive)
+                                 .first;
+        const auto [sbatchMs, sbatchOut] =
+            remoteMs(sweepDir,
+                     {"sbatch", "--parsable", "--hold", "--array=0-" + QByteArray::number(trials - 1) + "%4",
+                      "batch-0.sbatch"},
+                     {});
+        arrays << QString::fromUtf8(sbatchOut.trimmed());
+
         // The peer: every trial.yaml written over SFTP (mkdir -p, then an atomic write), the
         // script likewise, then sbatch: what SlurmClient::submit does for one file, per file.
         const QString peerDir = base + QStringLiteral("/submit-peer");
@@ -243,6 +273,10 @@ int main(int argc, char **argv)
                     env.value(QStringLiteral("ORRERY_TEST_SSH_PORT")).toInt());
         std::printf("| what | median ms | p90 ms | mean ms | runs |\n|---|---|---|---|---|\n");
         row("submit: SlurmExecutor::launch (tar on stdin + sbatch)", submit, submits);
+        std::printf("| submit, on the server: `tar -x` of the %.2f MB archive | %.1f | | | 1 |\n",
+                    static_cast<double>(archive.size()) / 1e6, tarMs);
+        std::printf("| submit, on the server: `sbatch` of the %d-task array | %.1f | | | 1 |\n", trials,
+                    sbatchMs);
         std::printf("| submit, the peer: per-file SFTP upload + sbatch | %.1f | | | 1 |\n", peerMs);
         row("tick: poll of all task ids (one squeue)", poll, ticks);
         row("tick: readFiles, batch reader (one perl)", perl, ticks);

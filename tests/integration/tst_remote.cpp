@@ -450,6 +450,32 @@ private Q_SLOTS:
         QCOMPARE(connection.exec("echo fine").result().out, QByteArray("fine\n"));
     }
 
+    void bigAnswersNeverWaitForPacketsAlreadyTakenIn()
+    {
+        // Reading one stream makes libssh take in whatever else arrived (the other stream, the
+        // EOF, a window adjust): a wait on the socket after that never wakes. It showed as a
+        // 60 s stall in about one of ten 190 KB answers; each must come back at once.
+        Session session(endpoint());
+        session.connect();
+        // What the Slurm executor's batch reader does: read all of stdin, then answer in stdio
+        // pieces.
+        const QByteArray line =
+            R"(perl -e 'my @f = <STDIN>; print "orrery-read 1\n"; print "3330 182\n", "x" x 182 for 1..1000')";
+        const QByteArray input(127'000, 'i');
+        // Without the fix, one run of 100 stalled in about one of three tries; 300 catch it
+        // nearly always, in ~1.5 s.
+        for (int i = 0; i < 300; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            // A stalled wait ends at the deadline and the answer is still complete: the time tells.
+            const auto r =
+                session.exec(orrery::remote::Session::Command{line, std::chrono::seconds(10), input});
+            QCOMPARE(r.out.size(), 14 + 1000 * (9 + 182));
+            QVERIFY2(clock.elapsed() < 3'000,
+                     qPrintable(QStringLiteral("exec %1 took %2 ms").arg(i).arg(clock.elapsed())));
+        }
+    }
+
     void destroyingAConnectionFailsWhatIsQueuedAndJoins()
     {
         std::vector<QFuture<orrery::remote::ExecResult>> results;
