@@ -263,6 +263,16 @@ private Q_SLOTS:
             QVERIFY2(readLocal(logs[0]).contains(QByteArray("task " + all[i].toUtf8() + '\n')),
                      qPrintable(logsOf({all[i]})));
         }
+        // The per-file SFTP reader (clusters without perl) answers the same.
+        m_executor->setUsePerl(false);
+        const auto viaSftp = m_executor->readFiles(reads);
+        m_executor->setUsePerl(true);
+        QCOMPARE(viaSftp.size(), last.size());
+        for (qsizetype i = 0; i < last.size(); ++i) {
+            QCOMPARE(viaSftp[i].exists, last[i].exists);
+            QCOMPARE(viaSftp[i].size, last[i].size);
+            QCOMPARE(viaSftp[i].data, last[i].data);
+        }
         // A tick that caught the trainers mid-run (the 20 steps log a line each) read in pieces.
         QVERIFY(std::any_of(chunks.begin(), chunks.end(), [](int n) { return n > 1; }));
         const QJsonObject start = QJsonDocument::fromJson(followed.back().left(followed.back().indexOf('\n')))
@@ -307,6 +317,31 @@ private Q_SLOTS:
                      qPrintable(node.name + QStringLiteral(": ") + node.state));
         // Cancelling ended and unknown tasks is not an error.
         m_executor->cancel(ids + QStringList{QStringLiteral("999999_0")});
+        // A task Slurm does not know, on a cluster without accounting: Unknown (the runner then
+        // reads exit.json).
+        const TaskStatus forgotten =
+            m_executor->poll({QStringLiteral("999999_0")}).value(QStringLiteral("999999_0"));
+        QCOMPARE(forgotten.state, TaskStatus::State::Unknown);
+    }
+
+    void refusedValuesSendNothing()
+    {
+        // sbatch's #SBATCH parser cannot carry a newline or a backslash in --chdir, Slurm expands
+        // '%': such a sweep dir is refused before anything reaches the cluster.
+        const quint64 before = m_connection->commandCount();
+        for (const QString &bad : {QStringLiteral("/new\nline"), QStringLiteral("/back\\slash"),
+                                   QStringLiteral("/per%cent"), QStringLiteral("relative/dir")}) {
+            LaunchBatch b = batch(7, {m_sweepDir + QStringLiteral("/7")}, 1, 1);
+            b.sweepDir = m_base + bad;
+            if (bad.startsWith(QLatin1String("relative")))
+                b.sweepDir = bad;
+            QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->launch(b));
+        }
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->launch(batch(7, {}, 1, 1)));  // no trials
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->poll({QStringLiteral("1; rm -rf ~")}));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->cancel({QStringLiteral("1_[0-3]")}));
+        QCOMPARE(m_connection->commandCount(), before);
+        QVERIFY(!QFile::exists(m_base + QStringLiteral("/new\nline")));
     }
 };
 
