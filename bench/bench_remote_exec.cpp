@@ -25,8 +25,6 @@
 
 namespace {
 
-using orrery::bench::fixture;
-using orrery::bench::readEnv;
 using orrery::bench::Stats;
 using orrery::bench::stats;
 
@@ -64,13 +62,10 @@ int main(int argc, char **argv)
             envFile = args[i + 1];
     }
     QTemporaryDir work;
-    const bool ownFixture = envFile.isEmpty();
-    if (ownFixture) {
-        envFile = work.filePath(QStringLiteral("cluster.env"));
-        if (fixture(QStringLiteral("up"), envFile) != 0)
-            return 1;
-    }
-    const QHash<QString, QString> env = readEnv(envFile);
+    const orrery::bench::Fixture cluster(envFile);
+    if (!cluster.ok())
+        return 1;
+    const QHash<QString, QString> env = cluster.env();
     const orrery::remote::Endpoint e = orrery::bench::fixtureEndpoint(env);
 
     int rc = 0;
@@ -138,7 +133,5 @@ print(" ".join("%.3f" % v for v in ms[1:]))
         std::fprintf(stderr, "bench_remote_exec: %s\n", ex.what());
         rc = 1;
     }
-    if (ownFixture)
-        fixture(QStringLiteral("down"), envFile);
     return rc;
 }

@@ -102,13 +102,10 @@ int main(int argc, char **argv)
             envFile = args[i + 1];
     }
     QTemporaryDir work;
-    const bool ownFixture = envFile.isEmpty();
-    if (ownFixture) {
-        envFile = work.filePath(QStringLiteral("cluster.env"));
-        if (orrery::bench::fixture(QStringLiteral("up"), envFile) != 0)
-            return 1;
-    }
-    const auto env = orrery::bench::readEnv(envFile);
+    const orrery::bench::Fixture cluster(envFile);
+    if (!cluster.ok())
+        return 1;
+    const QHash<QString, QString> env = cluster.env();
     const QString base = env.value(QStringLiteral("ORRERY_TEST_JOBS_DIR")) +
         QStringLiteral("/bench-slurm-executor-") + QUuid::createUuid().toString(QUuid::Id128);
     QStringList arrays;  // to cancel at the end
@@ -298,7 +295,5 @@ int main(int argc, char **argv)
             cleanup.exec(commandLine(QStringList{QStringLiteral("scancel"), array})).waitForFinished();
     }
     QDir(base).removeRecursively();  // the fixture's "shared filesystem" is this machine's
-    if (ownFixture)
-        orrery::bench::fixture(QStringLiteral("down"), envFile);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <QProcess>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include <algorithm>
 #include <vector>
@@ -56,13 +57,42 @@ inline QHash<QString, QString> readEnv(const QString &path)
     return values;
 }
 
-// `localcluster.py up|down --state FILE`; the exit status.
-inline int fixture(const QString &verb, const QString &state)
-{
-    return QProcess::execute(QStringLiteral("python3"),
-                             {QStringLiteral(ORRERY_SOURCE_DIR "/tests/fixture/localcluster.py"), verb,
-                              QStringLiteral("--state"), state});
-}
+// The cluster a benchmark runs against: the running fixture whose state file `--env` named, else
+// one of its own, started here (tests/fixture/localcluster.py up) and stopped when this goes.
+class Fixture {
+public:
+    explicit Fixture(const QString &envFile) : m_file(envFile)
+    {
+        if (m_file.isEmpty()) {
+            m_file = m_dir.filePath(QStringLiteral("cluster.env"));
+            m_own = run(QStringLiteral("up")) == 0;
+            m_ok = m_own;
+        }
+    }
+    ~Fixture()
+    {
+        if (m_own)
+            run(QStringLiteral("down"));
+    }
+    Fixture(const Fixture &) = delete;
+    Fixture &operator=(const Fixture &) = delete;
+
+    bool ok() const { return m_ok; }
+    QHash<QString, QString> env() const { return readEnv(m_file); }
+
+private:
+    int run(const QString &verb) const
+    {
+        return QProcess::execute(QStringLiteral("python3"),
+                                 {QStringLiteral(ORRERY_SOURCE_DIR "/tests/fixture/localcluster.py"), verb,
+                                  QStringLiteral("--state"), m_file});
+    }
+
+    QTemporaryDir m_dir;
+    QString m_file;
+    bool m_own = false;
+    bool m_ok = true;
+};
 
 inline remote::Endpoint fixtureEndpoint(const QHash<QString, QString> &env)
 {
