@@ -53,16 +53,13 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     int runs = 200;
-    QString envFile;
     const QStringList args = app.arguments();
     for (qsizetype i = 1; i + 1 < args.size(); ++i) {
         if (args[i] == QLatin1String("--runs"))
             runs = std::max(10, args[i + 1].toInt());
-        else if (args[i] == QLatin1String("--env"))
-            envFile = args[i + 1];
     }
     QTemporaryDir work;
-    const orrery::bench::Fixture cluster(envFile);
+    const orrery::bench::Fixture cluster(args);
     if (!cluster.ok())
         return 1;
     const QHash<QString, QString> env = cluster.env();

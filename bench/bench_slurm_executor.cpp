@@ -86,7 +86,6 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     int trials = 1000, ticks = 20, sftpTicks = 3, submits = 5;
-    QString envFile;
     const QStringList args = app.arguments();
     for (qsizetype i = 1; i + 1 < args.size(); ++i) {
         const int value = args[i + 1].toInt();
@@ -98,11 +97,9 @@ int main(int argc, char **argv)
             sftpTicks = std::max(1, value);
         else if (args[i] == QLatin1String("--submits"))
             submits = std::max(1, value);
-        else if (args[i] == QLatin1String("--env"))
-            envFile = args[i + 1];
     }
     QTemporaryDir work;
-    const orrery::bench::Fixture cluster(envFile);
+    const orrery::bench::Fixture cluster(args);
     if (!cluster.ok())
         return 1;
     const QHash<QString, QString> env = cluster.env();

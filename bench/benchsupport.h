@@ -57,12 +57,16 @@ inline QHash<QString, QString> readEnv(const QString &path)
     return values;
 }
 
-// The cluster a benchmark runs against: the running fixture whose state file `--env` named, else
-// one of its own, started here (tests/fixture/localcluster.py up) and stopped when this goes.
+// The cluster a benchmark runs against: the running fixture whose state file `--env FILE` in
+// `arguments` names, else one of its own, started here (tests/fixture/localcluster.py up) and
+// stopped when this goes.
 class Fixture {
 public:
-    explicit Fixture(const QString &envFile) : m_file(envFile)
+    explicit Fixture(const QStringList &arguments)
     {
+        const qsizetype env = arguments.indexOf(QStringLiteral("--env"));
+        if (env >= 0 && env + 1 < arguments.size())
+            m_file = arguments[env + 1];
         if (m_file.isEmpty()) {
             m_file = m_dir.filePath(QStringLiteral("cluster.env"));
             m_own = run(QStringLiteral("up")) == 0;

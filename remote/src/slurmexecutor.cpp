@@ -171,7 +171,13 @@ SbatchJob SlurmExecutor::sbatchJob(const core::LaunchBatch &batch) const
 
 QByteArray SlurmExecutor::describe(const core::LaunchBatch &batch)
 {
-    return renderSbatch(sbatchTemplateFor(m_configDir, m_profile.name), sbatchJob(batch));
+    try {
+        return renderSbatch(sbatchTemplateFor(m_configDir, m_profile.name), sbatchJob(batch));
+    } catch (const std::invalid_argument &e) {  // shellQuote: a NUL byte
+        throw SbatchError(QStringLiteral("batch %1 of %2: %3")
+                              .arg(batch.batch)
+                              .arg(batch.sweepName, QString::fromUtf8(e.what())));
+    }
 }
 
 QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
@@ -353,7 +359,12 @@ QList<core::FileChunk> SlurmExecutor::readFiles(const QList<core::FileRead> &rea
     if (reads.isEmpty())
         return {};
     if (m_perl.value_or(true)) {
-        const QByteArray input = batchReadInput(reads);
+        QByteArray input;
+        try {
+            input = batchReadInput(reads);
+        } catch (const std::invalid_argument &e) {
+            refuse(QStringLiteral("%1: %2").arg(m_profile.name, QString::fromUtf8(e.what())));
+        }
         const ExecResult r =
             m_connection.exec(Session::Command{batchReadCommand(), kCommandTimeout, input}).result();
         if (r.exitStatus == 127 && !m_perl) {

@@ -338,6 +338,12 @@ private Q_SLOTS:
             QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->launch(b));
         }
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->launch(batch(7, {}, 1, 1)));  // no trials
+        QVERIFY_THROWS_EXCEPTION(
+            std::runtime_error,
+            m_executor->launch(batch(7, {m_sweepDir + QStringLiteral("/nul") + QChar(0)}, 1, 1)));
+        QVERIFY_THROWS_EXCEPTION(
+            std::runtime_error,
+            m_executor->readFiles({FileRead{QStringLiteral("relative/events.jsonl"), 0, 10}}));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->poll({QStringLiteral("1; rm -rf ~")}));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, m_executor->cancel({QStringLiteral("1_[0-3]")}));
         QCOMPARE(m_connection->commandCount(), before);
