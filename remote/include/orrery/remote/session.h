@@ -118,7 +118,7 @@ public:
     struct Command {
         QByteArray line;
         std::chrono::milliseconds timeout{60'000};
-        QByteArray input;
+        QByteArray input{};  // initialized here: Command{line, timeout} stays warning-free
     };
     struct Outcome {
         ExecResult result;
