@@ -8,6 +8,7 @@
 //   bench_remote_exec [--runs N] [--env FILE]
 //
 // Without --env it starts its own fixture with tests/fixture/localcluster.py and stops it after.
+#include "benchsupport.h"
 #include "orrery/remote/session.h"
 
 #include <QCoreApplication>
@@ -24,23 +25,8 @@
 
 namespace {
 
-struct Stats {
-    double median = 0;
-    double p90 = 0;
-    double mean = 0;
-};
-
-Stats stats(std::vector<double> ms)
-{
-    std::sort(ms.begin(), ms.end());
-    Stats s;
-    s.median = ms[ms.size() / 2];
-    s.p90 = ms[ms.size() * 9 / 10];
-    for (const double v : ms)
-        s.mean += v;
-    s.mean /= static_cast<double>(ms.size());
-    return s;
-}
+using orrery::bench::Stats;
+using orrery::bench::stats;
 
 template<typename F>
 Stats timeRuns(int runs, F f)
@@ -51,30 +37,9 @@ Stats timeRuns(int runs, F f)
         QElapsedTimer clock;
         clock.start();
         f();
-        ms.push_back(static_cast<double>(clock.nsecsElapsed()) / 1e6);
+        ms.push_back(orrery::bench::msSince(clock));
     }
     return stats(ms);
-}
-
-QHash<QString, QString> readEnv(const QString &path)
-{
-    QHash<QString, QString> values;
-    QFile file(path);
-    if (file.open(QIODevice::ReadOnly))
-        while (!file.atEnd()) {
-            const QString line = QString::fromUtf8(file.readLine()).trimmed();
-            const qsizetype eq = line.indexOf(QLatin1Char('='));
-            if (eq > 0 && !line.startsWith(QLatin1Char('#')))
-                values.insert(line.left(eq), line.mid(eq + 1));
-        }
-    return values;
-}
-
-int fixture(const QString &verb, const QString &state)
-{
-    return QProcess::execute(QStringLiteral("python3"),
-                             {QStringLiteral(ORRERY_SOURCE_DIR "/tests/fixture/localcluster.py"), verb,
-                              QStringLiteral("--state"), state});
 }
 
 void print(const char *what, const Stats &s)
@@ -88,29 +53,17 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     int runs = 200;
-    QString envFile;
     const QStringList args = app.arguments();
     for (qsizetype i = 1; i + 1 < args.size(); ++i) {
         if (args[i] == QLatin1String("--runs"))
             runs = std::max(10, args[i + 1].toInt());
-        else if (args[i] == QLatin1String("--env"))
-            envFile = args[i + 1];
     }
     QTemporaryDir work;
-    const bool ownFixture = envFile.isEmpty();
-    if (ownFixture) {
-        envFile = work.filePath(QStringLiteral("cluster.env"));
-        if (fixture(QStringLiteral("up"), envFile) != 0)
-            return 1;
-    }
-    const QHash<QString, QString> env = readEnv(envFile);
-    orrery::remote::Endpoint e;
-    e.host = env.value(QStringLiteral("ORRERY_TEST_SSH_HOST"));
-    e.port = env.value(QStringLiteral("ORRERY_TEST_SSH_PORT")).toInt();
-    e.user = env.value(QStringLiteral("ORRERY_TEST_SSH_USER"));
-    e.identityFile = env.value(QStringLiteral("ORRERY_TEST_SSH_KEY"));
-    e.knownHostsFile = env.value(QStringLiteral("ORRERY_TEST_SSH_KNOWN_HOSTS"));
-    e.sshConfigFile = QStringLiteral("none");
+    const orrery::bench::Fixture cluster(args);
+    if (!cluster.ok())
+        return 1;
+    const QHash<QString, QString> env = cluster.env();
+    const orrery::remote::Endpoint e = orrery::bench::fixtureEndpoint(env);
 
     int rc = 0;
     try {
@@ -177,7 +130,5 @@ print(" ".join("%.3f" % v for v in ms[1:]))
         std::fprintf(stderr, "bench_remote_exec: %s\n", ex.what());
         rc = 1;
     }
-    if (ownFixture)
-        fixture(QStringLiteral("down"), envFile);
     return rc;
 }

@@ -58,56 +58,6 @@ QString where(const ClusterProfile &p)
     return s;
 }
 
-// Reads a secret from the terminal with echo off; nullopt without a terminal (UX.md: nothing
-// prompts when stdin is not a TTY).
-std::optional<QByteArray> askSecret(const QString &prompt)
-{
-    if (!isatty(STDIN_FILENO))
-        return std::nullopt;
-    err(prompt);
-    termios old{};
-    tcgetattr(STDIN_FILENO, &old);
-    termios quiet = old;
-    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
-    QByteArray secret;
-    for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar())
-        secret.append(static_cast<char>(c));
-    tcsetattr(STDIN_FILENO, TCSANOW, &old);
-    err(QStringLiteral("\n"));
-    return secret;
-}
-
-remote::AuthCallbacks terminalCallbacks(bool acceptNewHostKey)
-{
-    remote::AuthCallbacks callbacks;
-    callbacks.passphrase = [](const QString &prompt) { return askSecret(prompt + QLatin1Char(' ')); };
-    callbacks.password = [](const QString &who) {
-        return askSecret(QStringLiteral("Password for %1: ").arg(who));
-    };
-    callbacks.keyboardInteractive =
-        [](const QString &, const QString &instruction,
-           const QList<remote::Prompt> &prompts) -> std::optional<QList<QByteArray>> {
-        if (!instruction.isEmpty())
-            err(instruction + QLatin1Char('\n'));
-        QList<QByteArray> answers;
-        for (const remote::Prompt &p : prompts) {
-            std::optional<QByteArray> answer = askSecret(p.text);
-            if (!answer)
-                return std::nullopt;
-            answers.append(*answer);
-        }
-        return answers;
-    };
-    callbacks.acceptUnknownHostKey = [acceptNewHostKey](const QString &host, const QString &fingerprint) {
-        if (acceptNewHostKey)
-            err(QStringLiteral("orrery: trusting %1 with host key %2 (--accept-new-host-key)\n")
-                    .arg(host, fingerprint));
-        return acceptNewHostKey;
-    };
-    return callbacks;
-}
-
 int add(QStringList args)
 {
     if (args.isEmpty() || args.front().startsWith(QLatin1Char('-')))
@@ -387,6 +337,56 @@ int removeCluster(const QStringList &rawArgs)
 }
 
 }  // namespace
+
+// Reads a secret from the terminal with echo off; nullopt without a terminal (UX.md: nothing
+// prompts when stdin is not a TTY).
+static std::optional<QByteArray> askSecret(const QString &prompt)
+{
+    if (!isatty(STDIN_FILENO))
+        return std::nullopt;
+    err(prompt);
+    termios old{};
+    tcgetattr(STDIN_FILENO, &old);
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    QByteArray secret;
+    for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar())
+        secret.append(static_cast<char>(c));
+    tcsetattr(STDIN_FILENO, TCSANOW, &old);
+    err(QStringLiteral("\n"));
+    return secret;
+}
+
+remote::AuthCallbacks terminalCallbacks(bool acceptNewHostKey)
+{
+    remote::AuthCallbacks callbacks;
+    callbacks.passphrase = [](const QString &prompt) { return askSecret(prompt + QLatin1Char(' ')); };
+    callbacks.password = [](const QString &who) {
+        return askSecret(QStringLiteral("Password for %1: ").arg(who));
+    };
+    callbacks.keyboardInteractive =
+        [](const QString &, const QString &instruction,
+           const QList<remote::Prompt> &prompts) -> std::optional<QList<QByteArray>> {
+        if (!instruction.isEmpty())
+            err(instruction + QLatin1Char('\n'));
+        QList<QByteArray> answers;
+        for (const remote::Prompt &p : prompts) {
+            std::optional<QByteArray> answer = askSecret(p.text);
+            if (!answer)
+                return std::nullopt;
+            answers.append(*answer);
+        }
+        return answers;
+    };
+    callbacks.acceptUnknownHostKey = [acceptNewHostKey](const QString &host, const QString &fingerprint) {
+        if (acceptNewHostKey)
+            err(QStringLiteral("orrery: trusting %1 with host key %2 (--accept-new-host-key)\n")
+                    .arg(host, fingerprint));
+        return acceptNewHostKey;
+    };
+    return callbacks;
+}
 
 int runCluster(const QStringList &args)
 {

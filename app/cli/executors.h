@@ -6,6 +6,7 @@
 #pragma once
 
 #include "orrery/core/executor.h"
+#include "orrery/remote/session.h"
 
 #include <QString>
 
@@ -16,7 +17,8 @@ namespace orrery::cli {
 
 class Executors {
 public:
-    Executors();
+    // `callbacks` answer the SSH prompts (the terminal's for commands; none in the monitor).
+    explicit Executors(remote::AuthCallbacks callbacks = {});
     ~Executors();
     // The executor for a sweep's cluster ("" or "local": this machine); nullptr with *problem
     // when the profile is missing or the cluster cannot be reached.
@@ -24,6 +26,7 @@ public:
 
 private:
     struct Cluster;
+    remote::AuthCallbacks m_callbacks;
     std::unique_ptr<core::Executor> m_local;
     std::map<QString, std::unique_ptr<Cluster>> m_clusters;
 };

@@ -4,6 +4,7 @@
 // The runner (core/sweeprunner.h) decides; this file parses flags and formats what it reports.
 #include "sweep_follow.h"
 
+#include "cluster_commands.h"
 #include "commands.h"
 #include "executors.h"
 #include "output.h"
@@ -327,7 +328,7 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
     if (!schema)
         return kFailed;
     QString problem;
-    Executors executors;
+    Executors executors(terminalCallbacks(false));
     Executor *executor = executors.get(a.cluster, &problem);
     if (!executor) {
         err(QStringLiteral("orrery sweep submit: %1\n").arg(problem));
@@ -475,7 +476,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
         }
 
         QString problem;
-        Executors executors;
+        Executors executors(terminalCallbacks(false));
         Executor *executor = executors.get(sw->cluster, &problem);
         if (!executor) {
             err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));

@@ -229,8 +229,13 @@ QFuture<void> Connection::connect()
 
 QFuture<ExecResult> Connection::exec(const QByteArray &commandLine, std::chrono::milliseconds timeout)
 {
+    return exec(Session::Command{commandLine, timeout, {}});
+}
+
+QFuture<ExecResult> Connection::exec(Session::Command command)
+{
     Item item;
-    item.command = Session::Command{commandLine, timeout};
+    item.command = std::move(command);
     item.execPromise = std::make_shared<QPromise<ExecResult>>();
     QFuture<ExecResult> future = item.execPromise->future();
     item.execPromise->start();

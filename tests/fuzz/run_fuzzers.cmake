@@ -15,7 +15,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
   -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${_launcher}
   COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
-foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec)
+foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar)
   # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
   set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
   file(REMOVE_RECURSE "${_corpus}")

@@ -424,6 +424,58 @@ private Q_SLOTS:
         QCOMPARE(r.exitStatus, 3);
     }
 
+    void stdinOfManyWindowsWhileOutputFlowsAndCommandsThatStopReading()
+    {
+        Connection connection(endpoint());
+        // 12 MB of input (many channel windows) through `cat`, echoed back while it is still
+        // being sent: input and output must both flow, or the windows deadlock. Every byte value.
+        QByteArray input(12'000'000, '\0');
+        for (qsizetype i = 0; i < input.size(); ++i)
+            input[i] = static_cast<char>((i * 7 + i / 251) & 0xff);
+        auto echoed =
+            connection.exec(orrery::remote::Session::Command{"cat", std::chrono::seconds(60), input});
+        // At the same time, on other channels: a command that reads 10 bytes and exits, and one
+        // that never reads stdin. Neither may hang nor break the session.
+        auto head =
+            connection.exec(orrery::remote::Session::Command{"head -c 10", std::chrono::seconds(30), input});
+        auto ignore =
+            connection.exec(orrery::remote::Session::Command{"exit 4", std::chrono::seconds(30), input});
+        QCOMPARE(head.result().out, input.left(10));
+        QCOMPARE(ignore.result().exitStatus, 4);
+        const auto r = echoed.result();
+        QCOMPARE(r.exitStatus, 0);
+        QCOMPARE(r.out.size(), input.size());
+        QVERIFY(r.out == input);
+        // Without input, stdin is left alone, as before.
+        QCOMPARE(connection.exec("echo fine").result().out, QByteArray("fine\n"));
+    }
+
+    void bigAnswersNeverWaitForPacketsAlreadyTakenIn()
+    {
+        // Reading one stream makes libssh take in whatever else arrived (the other stream, the
+        // EOF, a window adjust): a wait on the socket after that never wakes. It showed as a
+        // 60 s stall in about one of ten 190 KB answers; each must come back at once.
+        Session session(endpoint());
+        session.connect();
+        // What the Slurm executor's batch reader does: read all of stdin, then answer in stdio
+        // pieces.
+        const QByteArray line =
+            R"(perl -e 'my @f = <STDIN>; print "orrery-read 1\n"; print "3330 182\n", "x" x 182 for 1..1000')";
+        const QByteArray input(127'000, 'i');
+        // Without the fix, one run of 100 stalled in about one of three tries; 300 catch it
+        // nearly always, in ~1.5 s.
+        for (int i = 0; i < 300; ++i) {
+            QElapsedTimer clock;
+            clock.start();
+            // A stalled wait ends at the deadline and the answer is still complete: the time tells.
+            const auto r =
+                session.exec(orrery::remote::Session::Command{line, std::chrono::seconds(10), input});
+            QCOMPARE(r.out.size(), 14 + 1000 * (9 + 182));
+            QVERIFY2(clock.elapsed() < 3'000,
+                     qPrintable(QStringLiteral("exec %1 took %2 ms").arg(i).arg(clock.elapsed())));
+        }
+    }
+
     void destroyingAConnectionFailsWhatIsQueuedAndJoins()
     {
         std::vector<QFuture<orrery::remote::ExecResult>> results;

@@ -47,6 +47,9 @@ public:
 
     QFuture<ExecResult> exec(const QByteArray &commandLine,
                              std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    // With stdin (Session::Command::input). Like any exec, it is sent again after a reconnect
+    // only when it never started remotely, so the input is never delivered twice.
+    QFuture<ExecResult> exec(Session::Command command);
 
     // Runs `f(Session &)` on the owner thread (SFTP work, several steps in a row). `f` must not
     // keep the Session reference. Like an exec, it is run once more from the start when the

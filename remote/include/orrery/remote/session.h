@@ -113,15 +113,19 @@ public:
                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
     // Runs several command lines at once, each on its own channel of this session and with its
     // own timeout; the result or the error of each, in order. A connection loss throws for all.
+    // `input`, when not empty, is written to the command's stdin (as the remote window allows,
+    // without blocking the other channels), then EOF; empty: stdin is left open and unused.
     struct Command {
         QByteArray line;
         std::chrono::milliseconds timeout{60'000};
+        QByteArray input{};  // initialized here: Command{line, timeout} stays warning-free
     };
     struct Outcome {
         ExecResult result;
         std::optional<RemoteError> error;
     };
     QList<Outcome> execMany(const QList<Command> &commands);
+    ExecResult exec(const Command &command);  // one command, with its stdin
     // Commands sent over this Session's lifetime (reconnects included): what polling costs.
     // The one member safe to call from another thread.
     quint64 commandCount() const;

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The Executor of one Slurm cluster (core/executor.h; docs/sweeps.md "Slurm executor"): one job
+// array per batch, submitted in one SSH command; one squeue per poll; one remote command to read
+// every followed file.
+#pragma once
+
+#include "orrery/core/executor.h"
+#include "orrery/remote/connection.h"
+#include "orrery/remote/profile.h"
+#include "orrery/remote/sbatch.h"
+#include "orrery/remote/slurm.h"
+
+#include <QString>
+
+#include <optional>
+
+namespace orrery::remote {
+
+// Runs trials as Slurm job arrays on the cluster of `profile`, over `connection` (which must
+// outlive it). Every call blocks on SSH round trips: use it from a worker thread. Not
+// thread-safe (it remembers what it learnt of the cluster: accounting, perl, the home
+// directory); one per worker.
+class SlurmExecutor : public core::Executor {
+public:
+    // `configDir` holds the per-cluster sbatch template override (<configDir>/clusters/NAME.sbatch).
+    SlurmExecutor(ClusterProfile profile, Connection &connection, QString configDir);
+
+    QString name() const override;
+    // The profile's remote root; "~" or "$HOME" at its start resolved on the cluster (one command
+    // the first time, then remembered).
+    QString defaultRoot() override;
+    QByteArray describe(const core::LaunchBatch &batch) override;
+    // One remote command: the trial configs and the script travel as a tar archive on stdin,
+    // and `tar -x`, removing stale exit.json files and `sbatch` run in one shell line.
+    QStringList launch(const core::LaunchBatch &batch) override;
+    // One squeue for all ids (by their array jobs); ids squeue no longer lists are asked of sacct
+    // (one more command) where the cluster keeps accounting, else they are Unknown.
+    QHash<QString, core::TaskStatus> poll(const QStringList &taskIds) override;
+    // Pending tasks are cancelled; running ones get SIGTERM in their batch shell and their
+    // steps (the trainer checkpoints and exits; nothing is SIGKILLed): one remote command.
+    void cancel(const QStringList &taskIds) override;
+    // One remote `perl` reading every file (batchread.h); where perl is missing, per-file SFTP.
+    QList<core::FileChunk> readFiles(const QList<core::FileRead> &reads) override;
+    // <sweepDir>/logs/<arrayjob>_<task>.out and .err, as the template names them (%A_%a).
+    QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) override;
+
+    // What readFiles uses: nullopt until the first read, then whether perl was found.
+    std::optional<bool> hasPerl() const { return m_perl; }
+    // Forces the per-file SFTP reader (the benchmark's peer; clusters without perl).
+    void setUsePerl(bool use) { m_perl = use; }
+
+private:
+    SbatchJob sbatchJob(const core::LaunchBatch &batch) const;
+    QList<core::FileChunk> readFilesSftp(const QList<core::FileRead> &reads);
+
+    ClusterProfile m_profile;
+    Connection &m_connection;
+    QString m_configDir;
+    SlurmClient m_slurm;
+    std::optional<bool> m_perl;
+    QString m_root;
+};
+
+// --- the pure pieces, tested on their own (tests/unit/tst_slurmexecutor.cpp) -----------------
+
+// A Slurm job state (squeue's %T, sacct's State) and reason as the runner sees it: PENDING,
+// REQUEUED, CONFIGURING, RESIZING, SUSPENDED... → Queued ("PENDING (Resources)");
+// RUNNING, COMPLETING, STAGE_OUT, SIGNALING → Running (COMPLETING: the task's processes may still
+// be ending, and a retry must not start on top of them); COMPLETED, FAILED, CANCELLED, TIMEOUT,
+// OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, BOOT_FAIL, DEADLINE... → Ended, detail the state and the
+// reason ("FAILED (NonZeroExitCode)"); a state this code does not know → Unknown, detail it.
+core::TaskStatus taskStatusOf(const QString &state, const QString &reason = {});
+// The array task ids one squeue record stands for: "123_[2-5,7%2]" → 123_2 .. 123_5, 123_7;
+// "123_4" and "123" → themselves. Empty for an id that is not one.
+QStringList expandArrayTasks(const QString &jobId);
+
+}  // namespace orrery::remote

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/remote/slurmexecutor.h"
+
+#include "logging.h"
+#include "orrery/remote/batchread.h"
+#include "orrery/remote/shell.h"
+#include "orrery/remote/tar.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QRegularExpression>
+#include <QSet>
+
+#include <stdexcept>
+
+namespace orrery::remote {
+
+namespace {
+
+using core::TaskStatus;
+
+// A batch of 1,000 trials is a few hundred KB of tar; extraction and sbatch take seconds at
+// most. Past this the command is stopped, and the error says the batch may have been queued.
+constexpr std::chrono::minutes kLaunchTimeout{5};
+constexpr std::chrono::seconds kCommandTimeout{60};
+// sshd hands the command line to the login shell as one argument: Linux caps one argument at
+// 128 KiB (MAX_ARG_STRLEN). Run dirs under the sweep dir cost ~16 bytes each, so this only
+// bites with thousands of run dirs outside it.
+constexpr qsizetype kMaxCommandLine = 120 * 1024;
+
+[[noreturn]] void refuse(const QString &message)
+{
+    throw RemoteError(RemoteError::Kind::Slurm, message);
+}
+
+QString arrayJobOf(const QString &taskId)
+{
+    return taskId.section(QLatin1Char('_'), 0, 0);
+}
+
+void requireTaskIds(const QStringList &ids)
+{
+    for (const QString &id : ids)
+        if (!slurm::isJobId(id) || id.contains(QLatin1Char('[')))
+            refuse(QStringLiteral("'%1' is not a Slurm task id").arg(id));
+}
+
+// The last non-empty line: a login script that prints does not hide sbatch's answer.
+QByteArray lastLine(const QByteArray &out)
+{
+    const QList<QByteArray> lines = out.trimmed().split('\n');
+    return lines.isEmpty() ? QByteArray() : lines.back().trimmed();
+}
+
+QString textOf(const ExecResult &r)
+{
+    const QString text = QString::fromUtf8(r.err.isEmpty() ? r.out : r.err).trimmed();
+    return text.isEmpty() ? QStringLiteral("no message") : text;
+}
+
+}  // namespace
+
+// --- pure pieces ----------------------------------------------------------------------------
+
+TaskStatus taskStatusOf(const QString &state, const QString &reason)
+{
+    static const QSet<QString> queued{
+        QStringLiteral("PENDING"),      QStringLiteral("REQUEUED"),    QStringLiteral("REQUEUE_FED"),
+        QStringLiteral("REQUEUE_HOLD"), QStringLiteral("CONFIGURING"), QStringLiteral("RESIZING"),
+        QStringLiteral("SUSPENDED"),    QStringLiteral("STOPPED"),     QStringLiteral("RESV_DEL_HOLD"),
+    };
+    static const QSet<QString> running{QStringLiteral("RUNNING"), QStringLiteral("COMPLETING"),
+                                       QStringLiteral("STAGE_OUT"), QStringLiteral("SIGNALING")};
+    static const QSet<QString> ended{
+        QStringLiteral("COMPLETED"),    QStringLiteral("FAILED"),        QStringLiteral("CANCELLED"),
+        QStringLiteral("TIMEOUT"),      QStringLiteral("OUT_OF_MEMORY"), QStringLiteral("NODE_FAIL"),
+        QStringLiteral("PREEMPTED"),    QStringLiteral("BOOT_FAIL"),     QStringLiteral("DEADLINE"),
+        QStringLiteral("SPECIAL_EXIT"), QStringLiteral("REVOKED"),
+    };
+    // sacct writes "CANCELLED by 1000"; squeue's states are single words.
+    const QString word = state.section(QLatin1Char(' '), 0, 0).trimmed();
+    TaskStatus status;
+    if (queued.contains(word))
+        status.state = TaskStatus::State::Queued;
+    else if (running.contains(word))
+        status.state = TaskStatus::State::Running;
+    else if (ended.contains(word))
+        status.state = TaskStatus::State::Ended;
+    else
+        status.state = TaskStatus::State::Unknown;
+    status.detail = word;
+    if (!reason.isEmpty() && reason != QLatin1String("None") && status.state != TaskStatus::State::Running)
+        status.detail += QStringLiteral(" (%1)").arg(reason);
+    return status;
+}
+
+QStringList expandArrayTasks(const QString &jobId)
+{
+    if (!slurm::isJobId(jobId))
+        return {};
+    const qsizetype open = jobId.indexOf(QLatin1String("_["));
+    if (open < 0)
+        return {jobId};
+    const QString array = jobId.left(open);
+    // "2-5,7%2": ranges and single indices, then the throttle.
+    const QString list = jobId.mid(open + 2, jobId.size() - open - 3).section(QLatin1Char('%'), 0, 0);
+    QStringList ids;
+    for (const QString &part : list.split(QLatin1Char(','))) {
+        bool okFirst = false, okLast = true;
+        const qint64 first = part.section(QLatin1Char('-'), 0, 0).toLongLong(&okFirst);
+        const qint64 last = part.contains(QLatin1Char('-'))
+            ? part.section(QLatin1Char('-'), 1, 1).toLongLong(&okLast)
+            : first;
+        // Slurm's MaxArraySize is at most 4,000,001: a wider range is not a real answer.
+        if (!okFirst || !okLast || last < first || last - first > 4'000'000)
+            return {};
+        for (qint64 i = first; i <= last; ++i)
+            ids << QStringLiteral("%1_%2").arg(array).arg(i);
+    }
+    return ids;
+}
+
+// --- the executor ---------------------------------------------------------------------------
+
+SlurmExecutor::SlurmExecutor(ClusterProfile profile, Connection &connection, QString configDir)
+    : m_profile(std::move(profile)), m_connection(connection), m_configDir(std::move(configDir)),
+      m_slurm(connection)
+{ }
+
+QString SlurmExecutor::name() const
+{
+    return m_profile.name;
+}
+
+QString SlurmExecutor::defaultRoot()
+{
+    if (!m_root.isEmpty())
+        return m_root;
+    QString root = m_profile.remoteRoot;
+    const bool tilde = root == QLatin1String("~") || root.startsWith(QLatin1String("~/"));
+    const bool home = root == QLatin1String("$HOME") || root.startsWith(QLatin1String("$HOME/"));
+    if (tilde || home) {
+        const ExecResult r = m_connection.exec(R"(printf '%s' "$HOME")", kCommandTimeout).result();
+        const QString dir = QString::fromUtf8(r.out);
+        if (r.exitStatus != 0 || !dir.startsWith(QLatin1Char('/')))
+            refuse(QStringLiteral("%1: cannot find the home directory for the remote root '%2': %3")
+                       .arg(m_profile.name, root, textOf(r)));
+        root = dir + root.mid(tilde ? 1 : 5);
+    }
+    if (!root.startsWith(QLatin1Char('/')))
+        refuse(QStringLiteral("%1: the remote root '%2' is not an absolute path").arg(m_profile.name, root));
+    m_root = QDir::cleanPath(root);
+    return m_root;
+}
+
+SbatchJob SlurmExecutor::sbatchJob(const core::LaunchBatch &batch) const
+{
+    SbatchJob job;
+    job.jobName = batch.sweepName;
+    job.sweepDir = batch.sweepDir;
+    for (const core::TaskLaunch &t : batch.tasks)
+        job.trialDirs << t.runDir;
+    job.maxConcurrent = batch.maxConcurrent;
+    job.resources = batch.resources;
+    job.defaultPartition = m_profile.partition;
+    job.defaultAccount = m_profile.account;
+    job.setup = m_profile.setup;
+    job.trainer = m_profile.trainerPath;
+    return job;
+}
+
+QByteArray SlurmExecutor::describe(const core::LaunchBatch &batch)
+{
+    try {
+        return renderSbatch(sbatchTemplateFor(m_configDir, m_profile.name), sbatchJob(batch));
+    } catch (const std::invalid_argument &e) {  // shellQuote: a NUL byte
+        throw SbatchError(QStringLiteral("batch %1 of %2: %3")
+                              .arg(batch.batch)
+                              .arg(batch.sweepName, QString::fromUtf8(e.what())));
+    }
+}
+
+QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
+{
+    const QString sweepDir = QDir::cleanPath(batch.sweepDir);
+    if (!sweepDir.startsWith(QLatin1Char('/')) || sweepDir == QLatin1String("/"))
+        refuse(
+            QStringLiteral("the sweep directory '%1' must be an absolute path below /").arg(batch.sweepDir));
+    if (batch.batch < 0 || batch.maxConcurrent < 1)
+        refuse(
+            QStringLiteral("batch %1: a batch needs a number >= 0 and max_concurrent >= 1").arg(batch.batch));
+    const QByteArray script = describe(batch);  // refuses an empty batch and unsafe values
+    const QByteArray scriptName = "batch-" + QByteArray::number(batch.batch) + ".sbatch";
+
+    // Run dirs below the sweep dir travel inside the archive ("3/trial.yaml"); any other is
+    // staged in the archive and moved into place by the same command.
+    QList<TarFile> files;
+    QList<QByteArray> prepare;  // shell lines after extraction, each built by commandLine
+    QList<QByteArray> staleVerdicts;
+    const QString prefix = sweepDir + QLatin1Char('/');
+    for (qsizetype i = 0; i < batch.tasks.size(); ++i) {
+        const core::TaskLaunch &task = batch.tasks[i];
+        const QString runDir = QDir::cleanPath(task.runDir);
+        if (!runDir.startsWith(QLatin1Char('/')))
+            refuse(QStringLiteral("the run directory '%1' must be an absolute path").arg(task.runDir));
+        const QByteArray relative =
+            runDir.startsWith(prefix) ? runDir.mid(prefix.size()).toUtf8() : QByteArray();
+        if (!relative.isEmpty() && isSafeRelativePath(relative)) {
+            files.append({relative + "/trial.yaml", task.config, 0600});
+            staleVerdicts << relative + "/exit.json";
+        } else {
+            const QByteArray staged = ".orrery-staging/batch-" + QByteArray::number(batch.batch) + '/' +
+                QByteArray::number(i) + ".yaml";
+            files.append({staged, task.config, 0600});
+            const QByteArray dir = runDir.toUtf8();
+            prepare << commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir}) + " && " +
+                    commandLine(QList<QByteArray>{"mv", "-f", "--", staged, dir + "/trial.yaml"});
+            staleVerdicts << dir + "/exit.json";
+        }
+    }
+    files.append({scriptName, script, 0600});
+    const QByteArray archive = writeTar(files, QDateTime::currentSecsSinceEpoch());
+
+    // (umask 077 && mkdir && cd && tar -x [&& mv staged] && rm -f stale exit.json) && cd && sbatch
+    // The umask keeps the configs private and stays in the subshell: the job gets the user's own.
+    const QByteArray dir = sweepDir.toUtf8();
+    QByteArray line = "(umask 077 && " +
+        commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir, dir + "/logs"}) + " && " +
+        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
+        commandLine(QList<QByteArray>{"tar", "-x", "-m", "--no-same-owner", "-f", "-"});
+    for (const QByteArray &p : std::as_const(prepare))
+        line += " && " + p;
+    line += " && " + commandLine(QList<QByteArray>{"rm", "-f", "--"} + staleVerdicts) + ") && " +
+        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
+        commandLine(QList<QByteArray>{
+            "sbatch", "--parsable",
+            // The runner's task ids depend on it, so it is not left to a template override.
+            "--array=0-" + QByteArray::number(batch.tasks.size() - 1) + '%' +
+                QByteArray::number(batch.maxConcurrent),
+            scriptName});
+    if (line.size() > kMaxCommandLine)
+        refuse(
+            QStringLiteral("batch %1 of %2: %3 run directories outside the sweep directory make the command "
+                           "too long; keep run directories under %4")
+                .arg(batch.batch)
+                .arg(batch.sweepName)
+                .arg(prepare.size())
+                .arg(sweepDir));
+
+    const QString what = QStringLiteral("%1: batch %2 of sweep %3 (%4 tasks)")
+                             .arg(m_profile.name)
+                             .arg(batch.batch)
+                             .arg(batch.sweepName)
+                             .arg(batch.tasks.size());
+    ExecResult r;
+    try {
+        r = m_connection.exec(Session::Command{line, kLaunchTimeout, archive}).result();
+    } catch (const RemoteError &e) {
+        if (e.kind() == RemoteError::Kind::Timeout || e.commandStarted())
+            throw RemoteError(
+                e.kind(),
+                QStringLiteral("%1: %2; it may have been queued (check `squeue`)").arg(what, e.message()));
+        throw;
+    }
+    if (r.exitStatus != 0)
+        refuse(QStringLiteral("%1 was not queued (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
+    const auto submitted = slurm::parseSbatch(lastLine(r.out));
+    if (!submitted.ok())
+        refuse(QStringLiteral("%1: sbatch answered '%2' (%3); the job may be queued (check `squeue`)")
+                   .arg(what, QString::fromUtf8(r.out.trimmed()), submitted.error));
+    QStringList ids;
+    for (qsizetype i = 0; i < batch.tasks.size(); ++i)
+        ids << QStringLiteral("%1_%2").arg(submitted.value.jobId).arg(i);
+    qCInfo(lcRemote) << what << "queued as" << submitted.value.jobId;
+    return ids;
+}
+
+QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
+{
+    QHash<QString, TaskStatus> statuses;
+    if (taskIds.isEmpty())
+        return statuses;
+    requireTaskIds(taskIds);
+    const QSet<QString> wanted(taskIds.begin(), taskIds.end());
+    // By array job: one short --jobs list; every task of those arrays comes back.
+    QStringList arrays;
+    for (const QString &id : taskIds)
+        if (!arrays.contains(arrayJobOf(id)))
+            arrays << arrayJobOf(id);
+    for (const slurm::Job &job : m_slurm.jobs(arrays)) {
+        const TaskStatus status = taskStatusOf(job.state, job.reason);
+        for (const QString &id : expandArrayTasks(job.jobId))
+            if (wanted.contains(id))
+                statuses.insert(id, status);
+    }
+
+    QStringList missing;
+    for (const QString &id : taskIds)
+        if (!statuses.contains(id))
+            missing << id;
+    if (!missing.isEmpty() && m_slurm.hasAccounting()) {
+        for (const slurm::Accounting &a : m_slurm.accounting(missing).value_or(QList<slurm::Accounting>())) {
+            if (!wanted.contains(a.jobId))
+                continue;
+            TaskStatus status = taskStatusOf(a.state);
+            if (status.state == TaskStatus::State::Ended) {
+                status.exitCode = a.exitCode;
+                if (a.signal != 0)
+                    status.detail += QStringLiteral(" (signal %1)").arg(a.signal);
+                else if (a.exitCode != 0)
+                    status.detail += QStringLiteral(" (exit %1)").arg(a.exitCode);
+            }
+            statuses.insert(a.jobId, status);
+        }
+    }
+    // Forgotten by Slurm (MinJobAge passed) with no accounting to ask: the runner reads exit.json.
+    for (const QString &id : std::as_const(missing))
+        if (!statuses.contains(id))
+            statuses.insert(
+                id, TaskStatus{TaskStatus::State::Unknown, QStringLiteral("not in Slurm's queue"), {}});
+    return statuses;
+}
+
+void SlurmExecutor::cancel(const QStringList &taskIds)
+{
+    if (taskIds.isEmpty())
+        return;
+    requireTaskIds(taskIds);
+    QList<QByteArray> ids;
+    for (const QString &id : taskIds)
+        ids << id.toUtf8();
+    // One command, three scancels. Pending (and suspended) tasks are cancelled outright; a
+    // task pending at the first cannot start before it. Running tasks get SIGTERM twice over:
+    // in their batch shell (--batch: during the setup lines that ends the script; once srun
+    // runs, the template traps it and keeps waiting) and in their steps, straight from
+    // slurmstepd to the ranks: the trainer checkpoints and exits, srun returns, the script ends
+    // with the trainer's status. Not SIGTERM to srun (it would SIGKILL the ranks), and no
+    // SIGKILL from us: on the fixture, a killed step left its node draining ("Kill task
+    // failed"). scancel reports ids that already ended as errors: those are ignored.
+    const QByteArray line = commandLine(QList<QByteArray>{"scancel", "--state=PENDING"} + ids) + "; " +
+        commandLine(QList<QByteArray>{"scancel", "--state=SUSPENDED"} + ids) + "; " +
+        commandLine(QList<QByteArray>{"scancel", "--batch", "--signal=TERM", "--state=RUNNING"} + ids) +
+        "; " + commandLine(QList<QByteArray>{"scancel", "--signal=TERM", "--state=RUNNING"} + ids);
+    const ExecResult r = m_connection.exec(line, kCommandTimeout).result();
+    static const QRegularExpression benign(
+        QStringLiteral("already completing or completed|Invalid job id|Job has already finished|is pending|"
+                       "not running|no active jobs"),
+        QRegularExpression::CaseInsensitiveOption);
+    for (const QByteArray &message : r.err.split('\n')) {
+        const QString text = QString::fromUtf8(message).trimmed();
+        if (!text.isEmpty() && !benign.match(text).hasMatch())
+            refuse(QStringLiteral("%1: cancelling %2: %3")
+                       .arg(m_profile.name, taskIds.join(QLatin1Char(',')), text));
+    }
+}
+
+QList<core::FileChunk> SlurmExecutor::readFiles(const QList<core::FileRead> &reads)
+{
+    if (reads.isEmpty())
+        return {};
+    if (m_perl.value_or(true)) {
+        QByteArray input;
+        try {
+            input = batchReadInput(reads);
+        } catch (const std::invalid_argument &e) {
+            refuse(QStringLiteral("%1: %2").arg(m_profile.name, QString::fromUtf8(e.what())));
+        }
+        const ExecResult r =
+            m_connection.exec(Session::Command{batchReadCommand(), kCommandTimeout, input}).result();
+        if (r.exitStatus == 127 && !m_perl) {
+            // "perl: command not found": per-file SFTP from now on.
+            qCInfo(lcRemote) << m_profile.name << "has no perl; reading files over SFTP";
+            m_perl = false;
+        } else {
+            if (r.exitStatus != 0)
+                refuse(QStringLiteral("%1: reading %2 files failed (exit %3): %4")
+                           .arg(m_profile.name)
+                           .arg(reads.size())
+                           .arg(r.exitStatus)
+                           .arg(textOf(r)));
+            BatchReadResult parsed = parseBatchRead(r.out, reads);
+            if (!parsed.ok())
+                refuse(QStringLiteral("%1: reading %2 files: %3")
+                           .arg(m_profile.name)
+                           .arg(reads.size())
+                           .arg(parsed.error));
+            m_perl = true;
+            return parsed.chunks;
+        }
+    }
+    return readFilesSftp(reads);
+}
+
+QList<core::FileChunk> SlurmExecutor::readFilesSftp(const QList<core::FileRead> &reads)
+{
+    return m_connection
+        .run([reads](Session &session) {
+            QList<core::FileChunk> chunks;
+            for (const core::FileRead &r : reads) {
+                core::FileChunk chunk;
+                const auto info = session.stat(r.path);
+                if (info && !info->isDir) {
+                    chunk.exists = true;
+                    chunk.size = info->size;
+                    // Up to the size seen by stat, as the perl reader does.
+                    const qint64 want =
+                        std::min(info->size - r.offset, r.maxBytes < 0 ? info->size : r.maxBytes);
+                    if (want > 0)
+                        chunk.data = session.readFile(r.path, r.offset, want);
+                }
+                chunks.append(std::move(chunk));
+            }
+            return chunks;
+        })
+        .result();
+}
+
+QStringList SlurmExecutor::logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir)
+{
+    Q_UNUSED(runDir);  // Slurm's logs are per task under the sweep dir (the template's %A_%a)
+    requireTaskIds({taskId});
+    const QString base = QStringLiteral("%1/logs/%2").arg(QDir::cleanPath(sweepDir), taskId);
+    return {base + QStringLiteral(".out"), base + QStringLiteral(".err")};
+}
+
+}  // namespace orrery::remote
