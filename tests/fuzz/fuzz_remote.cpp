@@ -6,6 +6,7 @@
 //   2 the ustar writer (remote/src/tar.cpp): the input split at NUL into path and contents. It
 //     either refuses the path, or writes whole 512-byte blocks that carry the contents verbatim
 //     and a header whose checksum verifies.
+#include "fuzzsupport.h"
 #include "orrery/remote/batchread.h"
 #include "orrery/remote/tar.h"
 
@@ -14,15 +15,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition)
-        std::abort();
-}
-
-}  // namespace
+using orrery::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,6 +2,7 @@
 // libFuzzer targets for the Slurm parsers (remote/src/slurmparse.cpp): one executable per parser,
 // chosen by ORRERY_FUZZ_PARSER at compile time. Besides "no crash, no leak, no UB" each checks
 // what a caller relies on: a parsed result is consistent, an error is never empty.
+#include "fuzzsupport.h"
 #include "orrery/remote/slurmparse.h"
 
 #include <cstddef>
@@ -12,11 +13,7 @@ namespace slurm = orrery::remote::slurm;
 
 namespace {
 
-void check(bool condition)
-{
-    if (!condition)
-        std::abort();
-}
+using orrery::fuzz::check;
 
 template<typename T>
 void checkResult(const slurm::Parsed<T> &r)

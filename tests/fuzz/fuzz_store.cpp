@@ -2,6 +2,7 @@
 // libFuzzer targets for the store's parsers: ORRERY_FUZZ_STORE=1 the events.jsonl line parser
 // (core/src/events.cpp, simdjson), 2 the metric chunk decoder (core/src/metricseries.cpp). Besides
 // "no crash, no leak, no UB" each checks what the ingest relies on.
+#include "fuzzsupport.h"
 #include "orrery/core/events.h"
 #include "orrery/core/metricseries.h"
 
@@ -13,15 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition)
-        std::abort();
-}
-
-}  // namespace
+using orrery::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

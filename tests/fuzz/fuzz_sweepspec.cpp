@@ -3,6 +3,7 @@
 // schema (tests/data/trainer-schema.json). Besides "no crash, no leak, no UB": a parse either
 // gives a spec or errors, never both; every error has a message on one line; a parsed spec's
 // trials can be expanded and written as trial.yaml.
+#include "fuzzsupport.h"
 #include "orrery/core/sweepsearch.h"
 #include "orrery/core/sweepspec.h"
 
@@ -16,11 +17,7 @@
 
 namespace {
 
-void check(bool condition)
-{
-    if (!condition)
-        std::abort();
-}
+using orrery::fuzz::check;
 
 std::optional<orrery::core::TrainerSchema> g_schema;
 
