@@ -15,6 +15,8 @@
 // The trials' trainer is /bin/true and the arrays are held or cancelled at once: only Orrery's
 // side is measured, not Slurm running 1,000 tasks.
 #include "benchsupport.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweeprunner.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/slurmexecutor.h"
@@ -256,6 +258,51 @@ int main(int argc, char **argv)
         for (int t = 0; t < sftpTicks; ++t)
             tick(sftpPollMs, sftpMs, true);
 
+        // (c) The whole follow step: SweepRunner::tick over a 1,000-trial sweep it submitted
+        // (held), each run with a new metrics line per tick: poll, batched read, ingest of every
+        // run's lines into the SQLite store, the decisions.
+        std::vector<double> runnerMs;
+        qint64 runnerPoints = 0;
+        {
+            QFile schemaFile(QStringLiteral(ORRERY_SOURCE_DIR "/tests/data/trainer-schema.json"));
+            if (!schemaFile.open(QIODevice::ReadOnly))
+                throw std::runtime_error("cannot read tests/data/trainer-schema.json");
+            QString problem;
+            const auto schema = orrery::core::TrainerSchema::fromJson(schemaFile.readAll(), &problem);
+            if (!schema)
+                throw std::runtime_error(problem.toStdString());
+            QByteArray yaml =
+                "name: bench-runner\nmethod: grid\nmax_concurrent: 4\nparameters:\n  seed: {values: [";
+            for (int i = 0; i < trials; ++i)
+                yaml += (i ? ", " : "") + QByteArray::number(i);
+            yaml += "]}\n";
+            const auto parsed = orrery::core::parseSweepSpec(yaml, QStringLiteral("bench.yaml"), *schema);
+            if (!parsed.spec)
+                throw std::runtime_error("the benchmark's spec does not parse");
+            auto store = orrery::core::TrackingStore::open(work.filePath(QStringLiteral("runner.sqlite")));
+            orrery::core::SweepRunner runner(*store, executor, *schema);
+            const orrery::core::SweepId sweep = runner.submit({*parsed.spec, yaml, {}});
+            const QList<orrery::core::Trial> launched = store->trials(sweep);
+            const QString array = launched.front().slurmJobId;
+            arrays << array;
+            connection.exec(commandLine(QList<QByteArray>{"scontrol", "hold", array.toUtf8()}))
+                .waitForFinished();
+            for (int t = 0; t <= ticks; ++t) {
+                const QByteArray line = metricsLine(t + 1);
+                for (const orrery::core::Trial &trial : launched)
+                    append(trial.runDir + QStringLiteral("/events.jsonl"), line);
+                QElapsedTimer clock;
+                clock.start();
+                const orrery::core::TickReport r = runner.tick({sweep});
+                if (t > 0)  // the first tick is the warm-up
+                    runnerMs.push_back(msSince(clock));
+                if (!r.errors.isEmpty() || r.active != trials)
+                    throw std::runtime_error("the runner's tick: " +
+                                             r.errors.join(QLatin1Char(' ')).toStdString());
+                runnerPoints = r.points;
+            }
+        }
+
         std::vector<double> tickMs;
         for (size_t i = 0; i < pollMs.size(); ++i)
             tickMs.push_back(pollMs[i] + perlMs[i]);
@@ -276,6 +323,9 @@ int main(int argc, char **argv)
         row("tick: readFiles, batch reader (one perl)", perl, ticks);
         row("tick: poll + batch read", total, ticks);
         row("tick: readFiles, the peer: per-file SFTP (stat, open, read, close)", sftp, sftpTicks);
+        row("SweepRunner::tick: poll + read + ingest into SQLite + decisions", stats(runnerMs), ticks);
+        std::printf("(each runner tick ingested %lld metric points, one line per run)\n",
+                    static_cast<long long>(runnerPoints));
         std::printf("\nremote commands: launch %llu (goal <= 3), the SFTP peer %llu commands + %d files; "
                     "a tick %llu (poll 1 + read 1)\n",
                     static_cast<unsigned long long>(commands), static_cast<unsigned long long>(peerCommands),
