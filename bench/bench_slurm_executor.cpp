@@ -261,7 +261,8 @@ int main(int argc, char **argv)
         // (c) The whole follow step: SweepRunner::tick over a 1,000-trial sweep it submitted
         // (held), each run with a new metrics line per tick: poll, batched read, ingest of every
         // run's lines into the SQLite store, the decisions.
-        std::vector<double> runnerMs;
+        std::vector<double> runnerMs, ingestMs, restMs;
+        executor.setUsePerl(true);  // (b) ended on the SFTP peer
         qint64 runnerPoints = 0;
         {
             QFile schemaFile(QStringLiteral(ORRERY_SOURCE_DIR "/tests/data/trainer-schema.json"));
@@ -294,8 +295,12 @@ int main(int argc, char **argv)
                 QElapsedTimer clock;
                 clock.start();
                 const orrery::core::TickReport r = runner.tick({sweep});
-                if (t > 0)  // the first tick is the warm-up
-                    runnerMs.push_back(msSince(clock));
+                const double ms = msSince(clock);
+                if (t > 0) {  // the first tick is the warm-up
+                    runnerMs.push_back(ms);
+                    ingestMs.push_back(r.ingestMs);
+                    restMs.push_back(ms - r.ingestMs);
+                }
                 if (!r.errors.isEmpty() || r.active != trials)
                     throw std::runtime_error("the runner's tick: " +
                                              r.errors.join(QLatin1Char(' ')).toStdString());
@@ -324,6 +329,8 @@ int main(int argc, char **argv)
         row("tick: poll + batch read", total, ticks);
         row("tick: readFiles, the peer: per-file SFTP (stat, open, read, close)", sftp, sftpTicks);
         row("SweepRunner::tick: poll + read + ingest into SQLite + decisions", stats(runnerMs), ticks);
+        row("... of which the ingest (one transaction, every run's new lines)", stats(ingestMs), ticks);
+        row("**SweepRunner::tick without the ingest**", stats(restMs), ticks);
         std::printf("(each runner tick ingested %lld metric points, one line per run)\n",
                     static_cast<long long>(runnerPoints));
         std::printf("\nremote commands: launch %llu (goal <= 3), the SFTP peer %llu commands + %d files; "

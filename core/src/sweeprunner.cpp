@@ -5,6 +5,7 @@
 #include "orrery/core/sweepsearch.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QHash>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -440,6 +441,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         chunks.clear();
     }
     // Every run's new lines in one transaction: one commit per tick, however many runs.
+    QElapsedTimer ingestClock;
+    ingestClock.start();
     d->store.writeTransaction([&] {
         for (qsizetype i = 0; i < active.size() && !chunks.isEmpty(); ++i) {
             const FileChunk &c = chunks[i];
@@ -453,6 +456,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 report.moreToRead = true;
         }
     });
+    report.ingestMs = double(ingestClock.nsecsElapsed()) / 1e6;
 
     // 3. Decisions, sweep by sweep.
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -704,6 +708,7 @@ followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
         total.points += r.points;
         total.bytes += r.bytes;
         total.moreToRead |= r.moreToRead;
+        total.ingestMs += r.ingestMs;
         total.events << r.events;
         total.errors << r.errors;
     }

@@ -54,6 +54,7 @@ struct TickReport {
     qint64 points = 0;  // metric points ingested
     qint64 bytes = 0;  // event bytes read
     bool moreToRead = false;  // a file had more than one read's worth: tick again soon
+    double ingestMs = 0;  // of the tick, the time spent storing what was read
     QStringList events;  // what happened, one line each, for the user ("trial 3 failed: ...")
     QStringList errors;  // what went wrong talking to the executor; retried next tick
 };
