@@ -178,6 +178,7 @@ struct Args {
     QString file, sweep, cluster;
     bool json = false, dryRun = false, watch = false, follow = false;
     int trial = -1;
+    SweepRunner::Pace pace{1000, 15000};
 };
 
 int usage(const QString &problem)
@@ -226,7 +227,8 @@ void printSummary(TrackingStore &store, const Sweep &sw)
 }
 
 // Follows until the sweep is done or Ctrl-C (which detaches: the trials go on).
-int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const TrainerSchema &schema, bool json)
+int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const TrainerSchema &schema, bool json,
+          SweepRunner::Pace pace = {1000, 15000})
 {
     SweepRunner runner(store, executor, schema);
     g_stop.store(false);
@@ -258,7 +260,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
         }
         if (runner.isDone(swIn.id))
             break;
-        const int wait = runner.nextIntervalMs(report, {1000, 15000});
+        const int wait = runner.nextIntervalMs(report, pace);
         for (int slept = 0; slept < wait && !g_stop.load(); slept += 100)
             QThread::msleep(100);
     }
@@ -373,7 +375,15 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             a.json = true;
         else if (s == QLatin1String("-f") || s == QLatin1String("--follow"))
             a.follow = true;
-        else if (s.startsWith(QLatin1Char('-')) && s.size() > 1)
+        else if (verb == QLatin1String("watch") && s == QLatin1String("--pace")) {
+            // --pace FAST,SLOW in seconds: the first and the longest interval between ticks.
+            const QStringList parts = argsIn.value(++i).split(QLatin1Char(','));
+            bool okFast = false, okSlow = false;
+            const double fast = parts.value(0).toDouble(&okFast), slow = parts.value(1).toDouble(&okSlow);
+            if (parts.size() != 2 || !okFast || !okSlow || fast < 0.1 || slow < fast || slow > 3600)
+                return usage(QStringLiteral("--pace takes FAST,SLOW seconds (0.1 <= FAST <= SLOW <= 3600)"));
+            a.pace = {int(fast * 1000), int(slow * 1000)};
+        } else if (s.startsWith(QLatin1Char('-')) && s.size() > 1)
             return usage(QStringLiteral("unknown option '%1'").arg(s));
         else if (a.sweep.isEmpty() && verb != QLatin1String("list") && verb != QLatin1String("supervise"))
             a.sweep = s;
@@ -486,7 +496,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             const auto schema = schemaOrSay();
             if (!schema)
                 return kFailed;
-            return watch(*store, *executor, *sw, *schema, a.json);
+            return watch(*store, *executor, *sw, *schema, a.json, a.pace);
         }
         if (verb == QLatin1String("cancel")) {
             const auto schema = schemaOrSay();
