@@ -17,6 +17,7 @@
 
 #include <QDateTime>
 
+#include <algorithm>
 #include <chrono>
 #include <clocale>
 #include <condition_variable>
@@ -41,8 +42,10 @@ const char *const kMonitorUsage =
     "A full-screen view of a cluster (partitions, nodes, your queue) and of the sweeps in the\n"
     "tracking database (trials, best value, a sparkline of the best run). Without --cluster, the\n"
     "one cluster profile there is. Each refresh also follows the active sweeps as `sweep watch`\n"
-    "does (new metrics, retries, early stops); --no-follow only shows what the database has.\n"
+    "does (new metrics, retries, early stops); with --no-follow it only shows what the database\n"
+    "has (the keys below still act).\n"
     "Keys: Tab/left/right panel, up/down/j/k move, Enter details, Esc/Backspace back,\n"
+    "l the selected trial's logs (a live tail), c cancel the selected sweep (asks y/n),\n"
     "r refresh, q quit, ? help. Refresh: every 5 s unless --refresh.\n";
 
 namespace {
@@ -142,10 +145,10 @@ void paint(const Curses &curses, const QList<monitor::ScreenLine> &lines, bool u
     const int rows = LINES, cols = COLS;
     for (int y = 0; y < int(lines.size()) && y < rows; ++y) {
         QString text = lines[y].text;
-        if (!utf8)
-            for (QChar &c : text)
-                if (c.unicode() > 0x7e)
-                    c = QLatin1Char('?');
+        for (QChar &c : text)  // never a control character to the terminal (the model's lines have none)
+            if (c.unicode() < 0x20 || c.unicode() == 0x7f || (!utf8 && c.unicode() > 0x7e) ||
+                (c.unicode() >= 0x80 && c.unicode() < 0xa0))
+                c = QLatin1Char('?');
         // The bottom-right cell cannot be written without scrolling the screen: leave it.
         const int room = y == rows - 1 ? cols - 1 : cols;
         const std::wstring wide = text.left(room).toStdWString();
@@ -156,7 +159,7 @@ void paint(const Curses &curses, const QList<monitor::ScreenLine> &lines, bool u
     refresh();
 }
 
-std::optional<Key> keyOf(int ch)
+Key keyOf(int ch)
 {
     switch (ch) {
     case KEY_UP:
@@ -177,11 +180,18 @@ std::optional<Key> keyOf(int ch)
     case 'G':
         return Key::End;
     case KEY_LEFT:
-    case 'h':
         return Key::Left;
     case KEY_RIGHT:
-    case 'l':
         return Key::Right;
+    case 'l':
+    case 'L':
+        return Key::Logs;
+    case 'c':
+    case 'C':
+        return Key::Cancel;
+    case 'y':
+    case 'Y':
+        return Key::Yes;
     case '\t':
     case KEY_BTAB:
         return Key::Tab;
@@ -203,9 +213,93 @@ std::optional<Key> keyOf(int ch)
     case '?':
         return Key::Help;
     default:
-        return std::nullopt;
+        return Key::Other;  // answers a confirmation with no
     }
 }
+
+// What the store worker's thread owns to act on the sweeps: its own store connection, the
+// trainer's schema, the executors (one SSH connection per cluster, kept) and the log tail. Made
+// on the UI thread, then used only on the store worker's: by the follow hook, the log reads and
+// the user's actions (a cancel).
+class WorkerContext {
+public:
+    explicit WorkerContext(QString dbPath) : m_dbPath(std::move(dbPath)) { }
+
+    core::TrackingStore &store()
+    {
+        if (!m_store)
+            m_store = core::TrackingStore::open(m_dbPath);
+        return *m_store;
+    }
+    const core::TrainerSchema &schema()
+    {
+        if (!m_schema) {
+            QString problem;
+            m_schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
+            if (!m_schema)
+                throw std::runtime_error(problem.toStdString());
+        }
+        return *m_schema;
+    }
+    core::Executor &executor(const QString &cluster)
+    {
+        QString problem;
+        core::Executor *e = m_executors.get(cluster, &problem);
+        if (!e)
+            throw std::runtime_error(problem.toStdString());
+        return *e;
+    }
+    core::Sweep sweep(core::SweepId id)
+    {
+        const std::optional<core::Sweep> sw = store().sweep(id);
+        if (!sw)
+            throw std::runtime_error(QStringLiteral("no sweep %1 in the store").arg(id).toStdString());
+        return *sw;
+    }
+
+    // core::followActiveSweeps: the refresh hook.
+    void follow()
+    {
+        const core::TickReport r =
+            core::followActiveSweeps(store(), schema(), [&](const QString &cluster, QString *problem) {
+                return m_executors.get(cluster, problem);
+            });
+        if (!r.errors.isEmpty())
+            throw std::runtime_error(r.errors.join(QStringLiteral("; ")).toStdString());
+    }
+
+    // The user's `c`, confirmed: core::SweepRunner::cancel (the next refresh shows the trials
+    // cancelling; following, later ones record them cancelled).
+    QString cancel(core::SweepId id)
+    {
+        const core::Sweep sw = sweep(id);
+        core::SweepRunner runner(store(), executor(sw.cluster), schema());
+        runner.cancel(id);
+        return QStringLiteral("cancelling sweep %1 (%2)").arg(sw.name).arg(id);
+    }
+
+    monitor::LogTail logs(const monitor::LogRequest &request)
+    {
+        const core::Sweep sw = sweep(request.sweep);
+        const QList<core::Trial> latest = monitor::latestAttempts(store().trials(request.sweep));
+        const auto trial = std::find_if(latest.begin(), latest.end(),
+                                        [&](const core::Trial &t) { return t.index == request.trial; });
+        if (trial == latest.end())
+            throw std::runtime_error(
+                QStringLiteral("sweep %1 has no trial %2").arg(sw.name).arg(request.trial).toStdString());
+        if (trial->task.isEmpty() && trial->runDir.isEmpty())
+            throw std::runtime_error(
+                QStringLiteral("trial %1 has not been launched yet").arg(request.trial).toStdString());
+        return m_tailer.read(executor(sw.cluster), sw, *trial);
+    }
+
+private:
+    QString m_dbPath;
+    std::unique_ptr<core::TrackingStore> m_store;
+    std::optional<core::TrainerSchema> m_schema;
+    Executors m_executors;  // no prompts: the screen is curses'
+    monitor::LogTailer m_tailer;
+};
 
 // Stops the feeds, but waits at most `patience` for a poll in progress: one waiting on a slow or
 // silent cluster can take the connect and command timeouts (tens of seconds), and the user asked
@@ -318,31 +412,12 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     MonitorModel model(modelOptions);
 
     // Each refresh first follows the active sweeps (core::followActiveSweeps: ingest, retries,
-    // early stops), on the store worker's thread with its own store, schema and executors.
-    struct Follow {
-        explicit Follow(QString path) : dbPath(std::move(path)) { }
-        QString dbPath;
-        std::unique_ptr<core::TrackingStore> store;
-        std::optional<core::TrainerSchema> schema;
-        Executors executors;
-    };
+    // early stops) unless --no-follow; the log view and the cancel work either way. All on the
+    // store worker's thread, with the one WorkerContext.
+    const auto worker = std::make_shared<WorkerContext>(ctx.dbPath);
     if (follow)
-        feedOptions.beforeRefresh = [follow = std::make_shared<Follow>(ctx.dbPath)] {
-            if (!follow->schema) {
-                QString problem;
-                follow->schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
-                if (!follow->schema)
-                    throw std::runtime_error(problem.toStdString());
-            }
-            if (!follow->store)
-                follow->store = core::TrackingStore::open(follow->dbPath);
-            const core::TickReport r = core::followActiveSweeps(
-                *follow->store, *follow->schema, [&](const QString &cluster, QString *problem) {
-                    return follow->executors.get(cluster, problem);
-                });
-            if (!r.errors.isEmpty())
-                throw std::runtime_error(r.errors.join(QStringLiteral("; ")).toStdString());
-        };
+        feedOptions.beforeRefresh = [worker] { worker->follow(); };
+    feedOptions.readLogs = [worker](const monitor::LogRequest &request) { return worker->logs(request); };
     auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
 
     struct sigaction action { };
@@ -373,6 +448,7 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
                 dirty = true;
             }
             feeds->setTrialsOf(model.wantedTrials());
+            feeds->setLogsOf(model.wantedLogs());
             feeds->setSparkWidth(MonitorModel::sparkWidth(COLS));
             const qint64 now = QDateTime::currentMSecsSinceEpoch();
             if (now / 1000 != lastSecond) {  // the clock and "updated N s ago"
@@ -390,15 +466,17 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
                 dirty = true;
                 continue;
             }
-            const std::optional<Key> key = keyOf(ch);
-            if (!key)
-                continue;
-            switch (model.press(*key)) {
+            switch (model.press(keyOf(ch))) {
             case MonitorModel::Effect::Quit:
                 g_stop = 1;
                 break;
+            case MonitorModel::Effect::CancelSweep:
+                feeds->runAction([worker, sweep = model.cancelRequest()] { return worker->cancel(sweep); });
+                dirty = true;
+                break;
             case MonitorModel::Effect::RefreshNow:
                 feeds->setTrialsOf(model.wantedTrials());
+                feeds->setLogsOf(model.wantedLogs());
                 feeds->refreshNow();
                 dirty = true;
                 break;

@@ -11,6 +11,7 @@
 
 #include "monitormodel.h"
 
+#include "orrery/core/executor.h"
 #include "orrery/remote/profile.h"
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace orrery::monitor {
 
@@ -82,6 +84,34 @@ struct FeedOptions {
     // TrackingStore (one connection per thread). What it throws is shown on the status line and
     // the read goes on.
     std::function<void()> beforeRefresh;
+    // Called on the store worker's thread after each store read while the log view is open
+    // (setLogsOf): the tail of that trial's logs (LogTailer). What it throws becomes the tail's
+    // error.
+    std::function<LogTail(const LogRequest &)> readLogs;
+};
+
+// The tail of a trial's standard output and error, kept between reads so that a live tail reads
+// only what is new: the first read of a file asks its size (an offset past its end), then reads
+// its last kTailBytes; later reads ask from where the last one ended, and read the tail again
+// when the file grew by more than a read or shrank (rewritten). One trial at a time: another
+// trial or attempt starts over. Not thread-safe: the store worker's.
+class LogTailer {
+public:
+    static constexpr qint64 kTailBytes = 64 * 1024;
+    static constexpr int kMaxLines = 1000;  // per file: more than any screen is high
+
+    LogTail read(core::Executor &executor, const core::Sweep &sweep, const core::Trial &trial);
+
+private:
+    struct File {
+        QString path;
+        bool exists = false;
+        qint64 end = -1;  // the file offset `tail` ends at; -1: not read yet
+        QByteArray tail;  // its last bytes, at most kTailBytes
+    };
+    LogRequest m_of;
+    int m_attempt = -1;
+    QList<File> m_files;
 };
 
 // Owns both workers. Snapshots are taken on the UI thread; the setters are callable from it too.
@@ -94,6 +124,13 @@ public:
     // What the next store read loads beside the sweeps (the model's wantedTrials / sparkWidth).
     void setTrialsOf(core::SweepId sweep);
     void setSparkWidth(int width);
+    // The trial whose log tail each store read also loads (the model's wantedLogs); nullopt: none.
+    void setLogsOf(std::optional<LogRequest> request);
+    // Runs `action` on the store worker's thread before its next read (at once: the worker is
+    // woken), so that an action that blocks (a cancel over SSH) never holds up the keyboard. What
+    // it returns, or the message of what it throws, comes back as the next snapshot's
+    // actionMessage (actionFailed when it threw).
+    void runAction(std::function<QString()> action);
 
     std::optional<StoreSnapshot> takeStore() { return m_storeBox.take(); }
     std::optional<ClusterSnapshot> takeCluster() { return m_clusterBox.take(); }
@@ -105,6 +142,9 @@ private:
     FeedOptions m_options;
     std::atomic<core::SweepId> m_trialsOf{0};
     std::atomic<int> m_sparkWidth{16};
+    std::mutex m_requestMutex;  // guards the two below
+    std::optional<LogRequest> m_logsOf;
+    std::vector<std::function<QString()>> m_actions;
     Mailbox<StoreSnapshot> m_storeBox;
     Mailbox<ClusterSnapshot> m_clusterBox;
 

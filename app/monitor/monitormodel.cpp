@@ -446,6 +446,34 @@ Table trialTable(const StoreSnapshot &store)
 
 // --- the screen -----------------------------------------------------------------------------
 
+QString sanitizeLogLine(const QString &lineIn, int width, const QString &ellipsis)
+{
+    if (width <= 0)
+        return {};
+    QStringView line(lineIn);
+    while (line.endsWith(QLatin1Char('\r')))
+        line.chop(1);
+    if (const qsizetype cr = line.lastIndexOf(QLatin1Char('\r')); cr >= 0)
+        line = line.mid(cr + 1);
+    // Every character takes a cell at least: what lies past width + 1 of them is cut anyway.
+    line = line.left(width + 1);
+    QString out;
+    out.reserve(line.size());
+    for (const QChar c : line) {
+        const char16_t u = c.unicode();
+        if (u == u'\t') {
+            do
+                out += QLatin1Char(' ');
+            while (out.size() % 8 != 0);
+        } else if (u < 0x20 || u == 0x7f || (u >= 0x80 && u < 0xa0)) {
+            out += QLatin1Char('?');
+        } else {
+            out += c;
+        }
+    }
+    return cut(out, width, ellipsis);
+}
+
 MonitorModel::MonitorModel(Options options) : m_options(std::move(options))
 { }
 
@@ -456,11 +484,26 @@ void MonitorModel::setCluster(ClusterSnapshot snapshot)
 
 void MonitorModel::setStore(StoreSnapshot snapshot)
 {
+    if (!snapshot.actionMessage.isEmpty()) {
+        m_status = snapshot.actionMessage;
+        m_statusError = snapshot.actionFailed;
+    }
+    // A read that did not load the open log view's trial keeps the tail shown so far.
+    if (m_logs && snapshot.logs.of != *m_logs && m_store.logs.of == *m_logs)
+        snapshot.logs = std::move(m_store.logs);
     m_store = std::move(snapshot);
     if (!m_store.sweeps.isEmpty() && selectedSweepIndex() < 0)
         m_selectedSweep = m_store.sweeps.front().sweep.id;
     if (m_store.trialsOf == m_trialsOf)
         m_trialRow = std::clamp(m_trialRow, 0, std::max(0, int(m_store.trials.size()) - 1));
+}
+
+const SweepSummary *MonitorModel::summaryOf(core::SweepId sweep) const
+{
+    for (const SweepSummary &s : m_store.sweeps)
+        if (s.sweep.id == sweep)
+            return &s;
+    return nullptr;
 }
 
 int MonitorModel::selectedSweepIndex() const
@@ -497,11 +540,86 @@ void MonitorModel::move(int delta)
     }
 }
 
+MonitorModel::Effect MonitorModel::askCancel()
+{
+    if (m_focus != Panel::Sweeps)
+        return Effect::None;
+    const core::SweepId id = showingTrials() ? m_trialsOf : (selectedSweepIndex() >= 0 ? m_selectedSweep : 0);
+    const SweepSummary *s = summaryOf(id);
+    if (!s)
+        return Effect::None;
+    if (!s->active) {
+        m_status = QStringLiteral("sweep %1 is %2: nothing to cancel").arg(s->sweep.name, s->sweep.state);
+        m_statusError = false;
+        return Effect::Redraw;
+    }
+    const int active = s->counts.running + s->counts.queued;
+    m_prompt = QStringLiteral("Cancel sweep %1 (%2 active trial%3)? y/n")
+                   .arg(s->sweep.name)
+                   .arg(active)
+                   .arg(active == 1 ? QString() : QStringLiteral("s"));
+    m_promptSweep = id;
+    return Effect::Redraw;
+}
+
+MonitorModel::Effect MonitorModel::openLogs()
+{
+    if (m_focus != Panel::Sweeps)
+        return Effect::None;
+    if (!showingTrials()) {
+        m_status = QStringLiteral("logs are per trial: Enter shows the sweep's trials, then l");
+        m_statusError = false;
+        return Effect::Redraw;
+    }
+    if (m_store.trialsOf != m_trialsOf || m_trialRow >= m_store.trials.size())
+        return Effect::None;
+    m_logs = LogRequest{m_trialsOf, m_store.trials[m_trialRow].trial.index};
+    return Effect::RefreshNow;  // the store worker reads it now
+}
+
 MonitorModel::Effect MonitorModel::press(Key key)
 {
     constexpr int kPage = 10;
     constexpr int kFar = 1'000'000;
+    m_status.clear();  // a message lasts until the next key
+    if (!m_prompt.isEmpty()) {  // any answer but y is no
+        m_prompt.clear();
+        if (key != Key::Yes) {
+            m_status = QStringLiteral("not cancelled");
+            return Effect::Redraw;
+        }
+        m_cancelRequest = std::exchange(m_promptSweep, 0);
+        m_status =
+            QStringLiteral("cancelling%1")
+                .arg(m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("..."));
+        return Effect::CancelSweep;
+    }
+    if (m_logs) {  // the log view: back, quit, refresh, cancel (its sweep); the rest waits
+        switch (key) {
+        case Key::Back:
+            m_logs.reset();
+            return Effect::Redraw;
+        case Key::Quit:
+            return Effect::Quit;
+        case Key::Refresh:
+            return Effect::RefreshNow;
+        case Key::Cancel:
+            return askCancel();
+        case Key::Help:
+            m_help = !m_help;
+            return Effect::Redraw;
+        default:
+            return Effect::Redraw;  // clears a message
+        }
+    }
     switch (key) {
+    case Key::Cancel:
+        return askCancel();
+    case Key::Logs:
+        return openLogs();
+    case Key::Yes:
+    case Key::Other:
+        return Effect::Redraw;
     case Key::Quit:
         return Effect::Quit;
     case Key::Refresh:
@@ -647,6 +765,50 @@ QList<ScreenLine> MonitorModel::trialLines(int width, int rows) const
     return out;
 }
 
+QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
+{
+    const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
+    QList<ScreenLine> out;
+    const LogTail &tail = m_store.logs;
+    if (!m_logs || tail.of != *m_logs) {
+        out.append({cut(QStringLiteral("reading the logs") + ellipsis, width, ellipsis), Style::Dim});
+        return out;
+    }
+    if (!tail.error.isEmpty())
+        out.append({cut(QStringLiteral("logs: ") + firstLine(tail.error), width, ellipsis), Style::Error});
+    if (tail.files.isEmpty()) {
+        if (tail.error.isEmpty())
+            out.append({cut(QStringLiteral("this trial has no log files"), width, ellipsis), Style::Dim});
+        return out;
+    }
+    // Each file gets a heading and an equal share of the rows; what one does not need goes to
+    // the others.
+    const int files = int(tail.files.size());
+    int left = std::max(0, rows - int(out.size()) - files);
+    QList<int> share(files, 0);
+    for (bool gave = true; left > 0 && gave;) {
+        gave = false;
+        for (int i = 0; i < files && left > 0; ++i)
+            if (share[i] < tail.files[i].lines.size()) {
+                ++share[i];
+                --left;
+                gave = true;
+            }
+    }
+    for (int i = 0; i < files; ++i) {
+        const LogFile &f = tail.files[i];
+        QString heading = QStringLiteral("==> %1 <==").arg(f.path);
+        if (!f.exists)
+            heading += QStringLiteral(" (not there yet)");
+        else if (f.lines.isEmpty())
+            heading += QStringLiteral(" (empty)");
+        out.append({sanitizeLogLine(heading, width, ellipsis), Style::ColumnHeader});
+        for (qsizetype j = f.lines.size() - share[i]; j < f.lines.size(); ++j)
+            out.append({sanitizeLogLine(f.lines[j], width, ellipsis), Style::Normal});
+    }
+    return out;
+}
+
 QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) const
 {
     QList<ScreenLine> screen;
@@ -680,14 +842,19 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
 
     // Bottom line: the keys.
     QString help;
-    if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End)
+    if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End, ? again)
         help = unicode
-            ? QStringLiteral(" Tab/←→ panel  ↑↓/j/k move  Enter open  Esc back  r refresh  q quit  ? hide")
-            : QStringLiteral(" Tab panel  up/down/j/k move  Enter open  Esc back  r refresh  q quit  ? hide");
+            ? QStringLiteral(" Tab panel  ↑↓ move  Enter open  Esc back  l logs  c cancel  r refresh  q quit")
+            : QStringLiteral(
+                  " Tab panel  j/k move  Enter open  Esc back  l logs  c cancel  r refresh  q quit");
     else
-        help = QStringLiteral(" q quit  ? help  Tab panel  Enter details  r refresh (every %1 s)")
+        help = QStringLiteral(" q quit  ? help  Enter details  l logs  c cancel  Tab panel  r refresh (%1 s)")
                    .arg(m_options.refreshSeconds);
-    const ScreenLine helpLine{padded(help), Style::Help};
+    ScreenLine helpLine{padded(help), Style::Help};
+    if (!m_prompt.isEmpty())
+        helpLine = {padded(QLatin1Char(' ') + m_prompt), Style::Focused};
+    else if (!m_status.isEmpty())
+        helpLine = {padded(QLatin1Char(' ') + m_status), m_statusError ? Style::Error : Style::Help};
 
     const int body = height - 2;
     if (body <= 0) {
@@ -701,6 +868,22 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
         return ScreenLine{padded((focused ? marker : QStringLiteral("  ")) + text),
                           focused ? Style::Focused : Style::Heading};
     };
+
+    if (m_logs) {  // the log view takes the whole body
+        QString logsTitle = QStringLiteral("Logs of trial %1").arg(m_logs->trial);
+        if (const SweepSummary *s = summaryOf(m_logs->sweep))
+            logsTitle += QStringLiteral(" of %1").arg(s->sweep.name);
+        if (m_store.logs.of == *m_logs)
+            logsTitle +=
+                QStringLiteral(" (attempt %1, %2)").arg(m_store.logs.attempt).arg(m_store.logs.state);
+        screen.append({padded(marker + logsTitle + QStringLiteral("  Esc back")), Style::Focused});
+        const QList<ScreenLine> lines = logLines(width, body - 1);
+        for (int i = 0; i < body - 1; ++i)
+            screen.append(i < lines.size() ? ScreenLine{padded(lines[i].text), lines[i].style}
+                                           : ScreenLine{padded(QString()), Style::Normal});
+        screen.append(helpLine);
+        return screen;
+    }
 
     // The cluster panel.
     const QString clusterTitle = m_cluster.cluster.isEmpty()

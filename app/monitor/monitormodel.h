@@ -64,6 +64,28 @@ struct TrialRow {
     std::optional<double> best;  // min or max over the run, by the sweep's goal
 };
 
+// The log view's subject: a trial of a sweep (its latest attempt's logs).
+struct LogRequest {
+    core::SweepId sweep = 0;  // 0: none
+    int trial = -1;  // the trial index
+    bool operator==(const LogRequest &) const = default;
+};
+
+struct LogFile {
+    QString path;
+    bool exists = false;
+    QStringList lines;  // its last lines as read (raw: render() makes them safe to show)
+};
+
+// The tail of one trial's standard output and error, read by the store worker (LogTailer).
+struct LogTail {
+    LogRequest of;  // what was read; sweep 0: nothing yet
+    int attempt = 0;
+    QString state;  // of that attempt
+    QList<LogFile> files;  // the executor's logPaths order: stdout, then stderr
+    QString error;  // the read failed (files: what was read before, if anything)
+};
+
 struct StoreSnapshot {
     bool valid = false;  // false: not read yet
     QString error;  // the read failed (the rest is empty)
@@ -72,6 +94,11 @@ struct StoreSnapshot {
     QList<SweepSummary> sweeps;  // active first, then newest
     core::SweepId trialsOf = 0;  // whose trials `trials` holds (0: none)
     QList<TrialRow> trials;  // by index
+    LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
+    // The outcome of a user action run on the store worker since the last snapshot (a cancel):
+    // shown on the status line until the next key.
+    QString actionMessage;
+    bool actionFailed = false;
 };
 
 // Sweep states that mean "over"; any other state (pending, running, submitted, ...) is active.
@@ -145,7 +172,32 @@ struct ScreenLine {
 };
 
 enum class Panel { Cluster, Sweeps };
-enum class Key { Up, Down, PageUp, PageDown, Home, End, Left, Right, Tab, Enter, Back, Refresh, Quit, Help };
+enum class Key {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Left,
+    Right,
+    Tab,
+    Enter,
+    Back,
+    Refresh,
+    Quit,
+    Help,
+    Cancel,  // c: cancel the selected sweep (asks first)
+    Logs,  // l: the selected trial's logs
+    Yes,  // y: answers the confirmation
+    Other,  // any other key (answers a confirmation with no)
+};
+
+// A log line made safe for the terminal and cut to `width` cells: a carriage return keeps what
+// follows the last one (what a terminal would show of a progress bar), tabs expand to the next
+// multiple of 8, and every other control character (C0, DEL, C1: escape sequences included) is
+// shown as '?'.
+QString sanitizeLogLine(const QString &line, int width, const QString &ellipsis);
 
 class MonitorModel {
 public:
@@ -160,8 +212,16 @@ public:
     const StoreSnapshot &store() const { return m_store; }
     const ClusterSnapshot &cluster() const { return m_cluster; }
 
-    enum class Effect { None, Redraw, RefreshNow, Quit };
+    // CancelSweep: the user confirmed cancelling sweep cancelRequest() (the view hands it to the
+    // store worker; the outcome comes back as StoreSnapshot::actionMessage).
+    enum class Effect { None, Redraw, RefreshNow, Quit, CancelSweep };
     Effect press(Key key);
+    core::SweepId cancelRequest() const { return m_cancelRequest; }
+    // The confirmation being asked ("Cancel sweep NAME (N active trials)? y/n"); empty: none.
+    QString prompt() const { return m_prompt; }
+    // The log view's trial; nullopt: the log view is closed.
+    std::optional<LogRequest> wantedLogs() const { return m_logs; }
+    bool showingLogs() const { return m_logs.has_value(); }
 
     Panel focus() const { return m_focus; }
     bool showingTrials() const { return m_trialsOf != 0; }
@@ -180,7 +240,11 @@ private:
     QList<ScreenLine> clusterLines(int width, qint64 nowMs) const;
     QList<ScreenLine> sweepLines(int width, int rows) const;
     QList<ScreenLine> trialLines(int width, int rows) const;
+    QList<ScreenLine> logLines(int width, int rows) const;
     int selectedSweepIndex() const;
+    const SweepSummary *summaryOf(core::SweepId sweep) const;
+    Effect askCancel();
+    Effect openLogs();
     void move(int delta);
 
     Options m_options;
@@ -193,6 +257,12 @@ private:
     core::SweepId m_trialsOf = 0;  // the sweep whose trials are shown; 0: the sweeps table
     int m_trialRow = 0;
     int m_clusterScroll = 0;
+    std::optional<LogRequest> m_logs;  // the log view is open on this trial
+    QString m_prompt;  // a confirmation is asked
+    core::SweepId m_promptSweep = 0;  // what it would cancel
+    core::SweepId m_cancelRequest = 0;  // confirmed (Effect::CancelSweep)
+    QString m_status;  // a message on the bottom line until the next key
+    bool m_statusError = false;
 };
 
 }  // namespace orrery::monitor

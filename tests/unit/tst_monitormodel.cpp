@@ -4,11 +4,14 @@
 #include "monitorfeeds.h"
 #include "monitormodel.h"
 #include "monitorstore.h"
+#include "orrery/core/localexecutor.h"
 #include "sparkline.h"
 #include "testsupport.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -363,6 +366,201 @@ private Q_SLOTS:
         QCOMPARE(m.press(Key::Quit), MonitorModel::Effect::Quit);
     }
 
+    void keys_cancelAsksFirst()
+    {
+        MonitorModel m({});
+        m.setStore(storeSnapshot());
+        const orrery::core::SweepId lr = m.store().sweeps.front().sweep.id;
+        QCOMPARE(m.press(Key::Cancel), MonitorModel::Effect::Redraw);
+        QCOMPARE(m.prompt(), QStringLiteral("Cancel sweep lr-sweep (2 active trials)? y/n"));
+        QVERIFY(m.render(80, 24, 0).back().text.contains(m.prompt()));
+        // n (any key but y) aborts, says so, and asks nothing of the store worker.
+        QCOMPARE(m.press(Key::Other), MonitorModel::Effect::Redraw);
+        QVERIFY(m.prompt().isEmpty());
+        QCOMPARE(m.cancelRequest(), orrery::core::SweepId(0));
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("not cancelled")));
+        // Esc aborts too, and only the prompt: the view stays.
+        m.press(Key::Cancel);
+        QCOMPARE(m.press(Key::Back), MonitorModel::Effect::Redraw);
+        QVERIFY(m.prompt().isEmpty());
+        QCOMPARE(m.cancelRequest(), orrery::core::SweepId(0));
+        // The message lasts until the next key.
+        m.press(Key::Down);
+        m.press(Key::Up);
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("q quit")));
+        // y: the effect that asks for the cancel, of that sweep.
+        m.press(Key::Cancel);
+        QCOMPARE(m.press(Key::Yes), MonitorModel::Effect::CancelSweep);
+        QCOMPARE(m.cancelRequest(), lr);
+        QVERIFY(m.prompt().isEmpty());
+        // Its outcome comes with a snapshot and shows on the status line (an error as one).
+        StoreSnapshot done = storeSnapshot();
+        done.actionMessage = QStringLiteral("ssh: no route to host");
+        done.actionFailed = true;
+        m.setStore(done);
+        QCOMPARE(m.render(80, 24, 0).back().style, Style::Error);
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("no route to host")));
+        // From the sweep's trials too.
+        m.press(Key::Enter);
+        m.setStore(storeSnapshot(lr));
+        m.press(Key::Down);
+        QCOMPARE(m.press(Key::Cancel), MonitorModel::Effect::Redraw);
+        QVERIFY(m.prompt().contains(QLatin1String("lr-sweep")));
+        QCOMPARE(m.press(Key::Quit), MonitorModel::Effect::Redraw);  // an answer, not a quit
+        m.press(Key::Back);
+        // A finished sweep has nothing to cancel: no question.
+        m.press(Key::Down);
+        QCOMPARE(m.press(Key::Cancel), MonitorModel::Effect::Redraw);
+        QVERIFY(m.prompt().isEmpty());
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("old-sweep is completed")));
+        QCOMPARE(m.press(Key::Yes), MonitorModel::Effect::Redraw);
+        QCOMPARE(m.cancelRequest(), lr);  // still the earlier one: nothing new asked
+        // The cluster panel has no sweep to cancel.
+        m.press(Key::Tab);
+        QCOMPARE(m.press(Key::Cancel), MonitorModel::Effect::None);
+        QVERIFY(m.prompt().isEmpty());
+    }
+
+    void sanitizeLogLine_controlsTabsAndWidth()
+    {
+        const QString e = QStringLiteral("~");
+        QCOMPARE(sanitizeLogLine(QStringLiteral("a\tb"), 80, e), QStringLiteral("a       b"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral("12345678\tb"), 80, e), QStringLiteral("12345678        b"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral(" 50%\r100%\r\r"), 80, e), QStringLiteral("100%"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral("\x1b[31mred\x1b[0m"), 80, e),
+                 QStringLiteral("?[31mred?[0m"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral("\x1b]0;title\x07x\x7f"), 80, e),
+                 QStringLiteral("?]0;title?x?"));
+        QCOMPARE(sanitizeLogLine(QString(QChar(0x9b)) + QStringLiteral("2J"), 80, e), QStringLiteral("?2J"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral("é ▁ ok"), 80, e), QStringLiteral("é ▁ ok"));
+        QCOMPARE(sanitizeLogLine(QStringLiteral("abcdefghij"), 6, e), QStringLiteral("abcde~"));
+        QCOMPARE(sanitizeLogLine(QString(100'000, QLatin1Char('x')), 10, e).size(), 10);
+        QVERIFY(sanitizeLogLine(QStringLiteral("x"), 0, e).isEmpty());
+    }
+
+    void logs_tailFitsTheScreenSafely()
+    {
+        MonitorModel m({});
+        m.setStore(storeSnapshot());
+        const orrery::core::SweepId lr = m.store().sweeps.front().sweep.id;
+        // In the sweeps table, l only says how to get to a trial.
+        QCOMPARE(m.press(Key::Logs), MonitorModel::Effect::Redraw);
+        QVERIFY(!m.showingLogs());
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("Enter")));
+        m.press(Key::Enter);
+        m.setStore(storeSnapshot(lr));
+        m.press(Key::Down);
+        const int trial = m.store().trials[1].trial.index;
+        QCOMPARE(m.press(Key::Logs), MonitorModel::Effect::RefreshNow);  // read at once
+        QVERIFY(m.showingLogs());
+        QCOMPARE(*m.wantedLogs(), (LogRequest{lr, trial}));
+        QCOMPARE(m.wantedTrials(), lr);
+        QVERIFY(lineWith(m.render(80, 24, 0), QStringLiteral("reading the logs")));
+
+        StoreSnapshot s = storeSnapshot(lr);
+        s.logs.of = {lr, trial};
+        s.logs.attempt = 1;
+        s.logs.state = QStringLiteral("running");
+        LogFile out{QStringLiteral("/runs/1/stdout.log"), true, {}};
+        for (int i = 0; i < 99; ++i)
+            out.lines.append(QStringLiteral("line %1").arg(i, 3, 10, QLatin1Char('0')));
+        out.lines.append(QStringLiteral("\x1b[31mred\x1b[0m\tdone\r"));
+        out.lines.append(QString(200, QLatin1Char('w')));
+        const LogFile errors{QStringLiteral("/runs/1/stderr.log"),
+                             true,
+                             {QStringLiteral("warning: one"), QStringLiteral("warning: two")}};
+        s.logs.files = {out, errors};
+        m.setStore(s);
+        const QList<ScreenLine> screen = m.render(60, 24, 0);
+        const QString text = joined(screen);
+        QCOMPARE(screen.size(), 24);
+        for (const ScreenLine &l : screen) {
+            QCOMPARE(l.text.size(), 60);
+            for (const QChar c : l.text)
+                QVERIFY2(c.unicode() >= 0x20 && c.unicode() != 0x7f, qPrintable(l.text));
+        }
+        QVERIFY2(
+            lineWith(screen, QStringLiteral("Logs of trial %1 of lr-sweep (attempt 1, running)").arg(trial)),
+            qPrintable(text));
+        // 24 rows: title, heading, help; two file headings; stderr's 2 lines, stdout the other 17.
+        QCOMPARE(lineWith(screen, QStringLiteral("==> /runs/1/stdout.log <=="))->style, Style::ColumnHeader);
+        QVERIFY(lineWith(screen, QStringLiteral("==> /runs/1/stderr.log <==")));
+        QVERIFY2(lineWith(screen, QStringLiteral("line 084")) &&
+                     !lineWith(screen, QStringLiteral("line 083")),
+                 qPrintable(text));
+        QVERIFY2(lineWith(screen, QStringLiteral("?[31mred?[0m    done")), qPrintable(text));
+        QVERIFY(lineWith(screen, QStringLiteral("wwwwww…")));
+        QVERIFY(lineWith(screen, QStringLiteral("warning: one")) &&
+                lineWith(screen, QStringLiteral("warning: two")));
+        // A short screen keeps the newest lines of each.
+        const QList<ScreenLine> small = m.render(60, 10, 0);
+        QVERIFY2(lineWith(small, QStringLiteral("wwww")) && lineWith(small, QStringLiteral("warning: two")) &&
+                     !lineWith(small, QStringLiteral("line 097")),
+                 qPrintable(joined(small)));
+        // A read of another trial (a late snapshot) keeps this tail; an error is said.
+        StoreSnapshot other = storeSnapshot(lr);
+        m.setStore(other);
+        QVERIFY(lineWith(m.render(60, 24, 0), QStringLiteral("warning: two")));
+        other.logs.of = {lr, trial};
+        other.logs.error = QStringLiteral("ssh: connection lost");
+        m.setStore(other);
+        QCOMPARE(lineWith(m.render(60, 24, 0), QStringLiteral("logs: ssh: connection lost"))->style,
+                 Style::Error);
+        // Keys other than these wait; Esc goes back to the trials.
+        QCOMPARE(m.press(Key::Down), MonitorModel::Effect::Redraw);
+        QVERIFY(m.showingLogs());
+        QCOMPARE(m.press(Key::Back), MonitorModel::Effect::Redraw);
+        QVERIFY(!m.showingLogs());
+        QVERIFY(!m.wantedLogs());
+        QVERIFY(m.showingTrials());
+    }
+
+    void logTailer_readsTheTailThenWhatIsNew()
+    {
+        QTemporaryDir dir;
+        orrery::core::LocalExecutor executor(QStringLiteral("/nonexistent/trainer"),
+                                             QStringLiteral("/nonexistent/orrery"), dir.path());
+        orrery::core::Sweep sweep;
+        sweep.id = 1;
+        sweep.rootDir = dir.path();
+        orrery::core::Trial trial;
+        trial.index = 0;
+        trial.attempt = 0;
+        trial.state = QStringLiteral("running");
+        trial.runDir = dir.filePath(QStringLiteral("run0"));
+        QVERIFY(QDir().mkpath(trial.runDir));
+        LogTailer tailer;
+        LogTail t = tailer.read(executor, sweep, trial);
+        QCOMPARE(t.files.size(), 2);
+        QVERIFY(!t.files[0].exists && t.files[0].lines.isEmpty());
+
+        // More than a tail's worth: the last lines only, none cut at the front.
+        QFile out(dir.filePath(QStringLiteral("run0/stdout.log")));
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 20'000; ++i)
+            out.write(QStringLiteral("line %1\n").arg(i).toUtf8());
+        out.flush();
+        t = tailer.read(executor, sweep, trial);
+        QVERIFY(t.files[0].exists);
+        QCOMPARE(t.files[0].lines.back(), QStringLiteral("line 19999"));
+        QVERIFY(t.files[0].lines.size() <= LogTailer::kMaxLines);
+        QVERIFY(t.files[0].lines.front().startsWith(QLatin1String("line ")));
+        QVERIFY(!t.files[1].exists);
+        // What is appended arrives, an unfinished line included.
+        out.write("line 20000\npartial");
+        out.flush();
+        t = tailer.read(executor, sweep, trial);
+        QCOMPARE(t.files[0].lines.back(), QStringLiteral("partial"));
+        QCOMPARE(t.files[0].lines[t.files[0].lines.size() - 2], QStringLiteral("line 20000"));
+        // Rewritten shorter (a new attempt's log): read again from its start.
+        out.close();
+        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        out.write("fresh\n");
+        out.close();
+        t = tailer.read(executor, sweep, trial);
+        QCOMPARE(t.files[0].lines, QStringList{QStringLiteral("fresh")});
+    }
+
     void render_noClusterConfiguredSaysHowToAddOne()
     {
         MonitorModel m({});
@@ -415,7 +613,10 @@ private Q_SLOTS:
         m.press(Key::Tab);
         // The help line fits in 80 columns, q included.
         m.press(Key::Help);
-        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("q quit  ? hide")));
+        QVERIFY(m.render(80, 24, 0).back().text.contains(QLatin1String("c cancel  r refresh  q quit")));
+        m.press(Key::Help);
+        QVERIFY(
+            m.render(80, 24, 0).back().text.contains(QLatin1String("q quit  ? help  Enter details  l logs")));
         // At 40 columns the sweep row still names the sweep and its counts.
         const ScreenLine *lr = lineWith(m.render(40, 24, 0), QStringLiteral("lr-sweep"));
         QVERIFY(lr && lr->text.contains(QLatin1String("2/1/1/1 of 5")));
