@@ -14,6 +14,7 @@
 #include <QRegularExpression>
 #include <QTcpServer>
 #include <QTemporaryDir>
+#include <QThread>
 
 using orrery::test::TmuxSession;
 
@@ -159,6 +160,87 @@ private Q_SLOTS:
         quitCleanly(tmux);
     }
 
+    void cancelAsksAndLogsTail()
+    {
+        // Trial 0 of lr-sweep gets a run dir with the LocalExecutor's log files; its stdout's last
+        // line carries escape sequences (clear the screen, colours) that must not reach the
+        // terminal as such.
+        const QString runDir = m_dir.filePath(QStringLiteral("lr-0"));
+        QVERIFY(QDir().mkpath(runDir));
+        orrery::core::SweepId lr = 0;
+        {
+            auto store = orrery::core::TrackingStore::open(m_db);
+            for (const orrery::core::Sweep &sw : store->sweeps())
+                if (sw.name == QLatin1String("lr-sweep"))
+                    lr = sw.id;
+            QVERIFY(lr != 0);
+            for (orrery::core::Trial t : store->trials(lr))
+                if (t.index == 0) {
+                    t.runDir = runDir;
+                    store->updateTrial(t);
+                }
+        }
+        QFile out(runDir + QStringLiteral("/stdout.log"));
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        for (int i = 1; i <= 200; ++i)
+            out.write(QStringLiteral("epoch %1 loss 0.5\n").arg(i).toUtf8());
+        out.write("\x1b[2J\x1b[31mLAST-LINE-MARK\x1b[0m\tdone\n");
+        out.flush();
+        QFile errors(runDir + QStringLiteral("/stderr.log"));
+        QVERIFY(errors.open(QIODevice::WriteOnly));
+        errors.write("stderr-mark: a warning\n");
+        errors.close();
+
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command(), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
+                 qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr-sweep"), 10'000, &s), qPrintable(s));
+
+        // c asks; n leaves the sweep as it was.
+        QVERIFY(tmux.sendKeys({QStringLiteral("c")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("Cancel sweep lr-sweep (2 active trials)? y/n"), 5'000, &s),
+                 qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("n")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("not cancelled"), 5'000, &s), qPrintable(s));
+        QThread::msleep(1'500);  // a refresh or more
+        s = tmux.screen();
+        QVERIFY2(lineWith(s, QStringLiteral("lr-sweep")).contains(QLatin1String("running")) &&
+                     lineWith(s, QStringLiteral("lr-sweep")).contains(QLatin1String("2/1/1/1 of 5")),
+                 qPrintable(s));
+        {
+            auto store = orrery::core::TrackingStore::open(m_db);
+            QCOMPARE(store->sweep(lr)->state, QStringLiteral("running"));
+            for (const orrery::core::Trial &t : store->trials(lr))
+                QVERIFY2(t.state != QLatin1String("cancelling") && t.state != QLatin1String("cancelled"),
+                         qPrintable(t.state));
+        }
+
+        // Enter, then l on the first trial: its logs' tail, made safe.
+        QVERIFY(tmux.sendKeys({QStringLiteral("Enter")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 10'000, &s), qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("l")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("LAST-LINE-MARK"), 10'000, &s), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("Logs of trial 0 of lr-sweep")), qPrintable(s));
+        QVERIFY2(lineWith(s, QStringLiteral("LAST-LINE-MARK"))
+                     .startsWith(QLatin1String("?[2J?[31mLAST-LINE-MARK?[0m     done")),
+                 qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("epoch 200 loss")) && !s.contains(QLatin1String("epoch 1 loss")),
+                 qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("stderr-mark: a warning")), qPrintable(s));
+        QVERIFY2(s.contains(QLatin1String("stdout.log <==")) && s.contains(QLatin1String("stderr.log <==")),
+                 qPrintable(s));
+        // A live tail: what is appended shows on a later refresh.
+        out.write("APPENDED-LATER\n");
+        out.close();
+        QVERIFY2(tmux.waitForText(QStringLiteral("APPENDED-LATER"), 10'000, &s), qPrintable(s));
+        // Esc: back to the trials.
+        QVERIFY(tmux.sendKeys({QStringLiteral("Escape")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 5'000, &s), qPrintable(s));
+        QVERIFY2(!s.contains(QLatin1String("LAST-LINE-MARK")), qPrintable(s));
+        quitCleanly(tmux);
+    }
+
     void asciiOnVt100WithoutColour()
     {
         TmuxSession tmux;
@@ -177,7 +259,7 @@ private Q_SLOTS:
         for (const QChar c : s)
             QVERIFY2(c.unicode() < 0x80, qPrintable(s));
         QVERIFY(tmux.sendKeys({QStringLiteral("?")}));
-        QVERIFY2(tmux.waitForText(QStringLiteral("up/down/j/k move"), 5'000, &s), qPrintable(s));
+        QVERIFY2(tmux.waitForText(QStringLiteral("j/k move  Enter open"), 5'000, &s), qPrintable(s));
         quitCleanly(tmux, false);  // a vt100 has no alternate screen: the last screen stays
     }
 
