@@ -273,7 +273,13 @@ public:
     QString cancel(core::SweepId id)
     {
         const core::Sweep sw = sweep(id);
-        core::SweepRunner runner(store(), executor(sw.cluster), schema());
+        // A cancel types no params: without a trainer to ask (a login node, a laptop that only
+        // watches) an empty schema does.
+        core::TrainerSchema types;
+        try {
+            types = schema();
+        } catch (const std::exception &) { }
+        core::SweepRunner runner(store(), executor(sw.cluster), types);
         runner.cancel(id);
         return QStringLiteral("cancelling sweep %1 (%2)").arg(sw.name).arg(id);
     }

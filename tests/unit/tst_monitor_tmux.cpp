@@ -41,10 +41,11 @@ class TestMonitorTmux : public QObject {
         return e;
     }
 
-    QString command(const QString &prefix = {}) const
+    QString command(const QString &prefix = {}, const QString &db = {}) const
     {
-        return TmuxSession::reportingExit(QStringLiteral("%1 '%2' --db '%3' monitor --no-follow --refresh 1")
-                                              .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), m_db));
+        return TmuxSession::reportingExit(
+            QStringLiteral("%1 '%2' --db '%3' monitor --no-follow --refresh 1")
+                .arg(prefix, qEnvironmentVariable("ORRERY_CLI"), db.isEmpty() ? m_db : db));
     }
 
     static QString lineWith(const QString &screen, const QString &needle)
@@ -238,6 +239,60 @@ private Q_SLOTS:
         QVERIFY(tmux.sendKeys({QStringLiteral("Escape")}));
         QVERIFY2(tmux.waitForText(QStringLiteral("lr=0.0003"), 5'000, &s), qPrintable(s));
         QVERIFY2(!s.contains(QLatin1String("LAST-LINE-MARK")), qPrintable(s));
+        quitCleanly(tmux);
+    }
+
+    void cancelWithYes()
+    {
+        // A sweep of its own whose two active trials have local task ids of tasks that do not
+        // exist: the LocalExecutor's cancel only writes their marker files.
+        using namespace orrery::core;
+        const QString db = m_dir.filePath(QStringLiteral("cancel.sqlite"));
+        const QString local = m_dir.filePath(QStringLiteral("cancel-me/local"));
+        QVERIFY(QDir().mkpath(local));
+        SweepId id = 0;
+        {
+            auto store = TrackingStore::open(db);
+            Sweep sw;
+            sw.name = QStringLiteral("cancel-me");
+            sw.experimentId = store->ensureExperiment(QStringLiteral("moving-shapes"));
+            sw.method = QStringLiteral("grid");
+            sw.state = QStringLiteral("running");
+            sw.rootDir = m_dir.filePath(QStringLiteral("cancel-me"));
+            id = store->createSweep(sw);
+            for (int i = 0; i < 2; ++i) {
+                Trial t = orrery::test::trial(
+                    id, i, 0, 0, i == 0 ? QStringLiteral("running") : QStringLiteral("queued"), QString());
+                t.task = QDir(local).filePath(QStringLiteral("1.%1").arg(i));
+                store->addTrial(t);
+            }
+        }
+        TmuxSession tmux;
+        QVERIFY2(tmux.start(command({}, db), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
+                 qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(QStringLiteral("cancel-me"), 10'000, &s), qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("c")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("Cancel sweep cancel-me (2 active trials)? y/n"), 5'000, &s),
+                 qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("y")}));
+        QVERIFY2(tmux.waitForText(QStringLiteral("cancelling sweep cancel-me"), 10'000, &s), qPrintable(s));
+        QVERIFY2(tmux.waitFor(
+                     [](const QString &screen) {
+                         // The sweep's row (above the status line) as the next read has it.
+                         return lineWith(screen, QStringLiteral("cancel-me"))
+                             .contains(QLatin1String("cancelling"));
+                     },
+                     10'000, &s),
+                 qPrintable(s));
+        {
+            auto store = TrackingStore::open(db);
+            QCOMPARE(store->sweep(id)->state, QStringLiteral("cancelling"));
+            for (const Trial &t : store->trials(id))
+                QCOMPARE(t.state, QStringLiteral("cancelling"));
+        }
+        QVERIFY(QFile::exists(QDir(local).filePath(QStringLiteral("1.0.cancel"))));
+        QVERIFY(QFile::exists(QDir(local).filePath(QStringLiteral("1.1.cancel"))));
         quitCleanly(tmux);
     }
 
