@@ -594,23 +594,13 @@ MonitorModel::Effect MonitorModel::press(Key key)
                 .arg(m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("..."));
         return Effect::CancelSweep;
     }
-    if (m_logs) {  // the log view: back, quit, refresh, cancel (its sweep); the rest waits
-        switch (key) {
-        case Key::Back:
+    if (m_logs) {  // the log view: back, and quit, refresh, cancel (its sweep), help; the rest waits
+        if (key == Key::Back) {
             m_logs.reset();
             return Effect::Redraw;
-        case Key::Quit:
-            return Effect::Quit;
-        case Key::Refresh:
-            return Effect::RefreshNow;
-        case Key::Cancel:
-            return askCancel();
-        case Key::Help:
-            m_help = !m_help;
-            return Effect::Redraw;
-        default:
-            return Effect::Redraw;  // clears a message
         }
+        if (key != Key::Quit && key != Key::Refresh && key != Key::Cancel && key != Key::Help)
+            return Effect::Redraw;  // clears a message
     }
     switch (key) {
     case Key::Cancel:

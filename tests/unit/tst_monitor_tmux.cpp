@@ -83,6 +83,20 @@ class TestMonitorTmux : public QObject {
             QVERIFY2(!s.contains(QLatin1String("orrery monitor")), qPrintable(s));
     }
 
+    // Starts the monitor on `db` and presses c on its first sweep, `name` (with 2 active trials):
+    // the question is on the bottom line.
+    void startAndAskToCancel(TmuxSession &tmux, const QString &db, const QString &name)
+    {
+        QVERIFY2(tmux.start(command({}, db), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
+                 qPrintable(tmux.error()));
+        QString s;
+        QVERIFY2(tmux.waitForText(name, 10'000, &s), qPrintable(s));
+        QVERIFY(tmux.sendKeys({QStringLiteral("c")}));
+        QVERIFY2(
+            tmux.waitForText(QStringLiteral("Cancel sweep %1 (2 active trials)? y/n").arg(name), 5'000, &s),
+            qPrintable(s));
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -192,16 +206,12 @@ private Q_SLOTS:
         errors.write("stderr-mark: a warning\n");
         errors.close();
 
-        TmuxSession tmux;
-        QVERIFY2(tmux.start(command(), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
-                 qPrintable(tmux.error()));
-        QString s;
-        QVERIFY2(tmux.waitForText(QStringLiteral("lr-sweep"), 10'000, &s), qPrintable(s));
-
         // c asks; n leaves the sweep as it was.
-        QVERIFY(tmux.sendKeys({QStringLiteral("c")}));
-        QVERIFY2(tmux.waitForText(QStringLiteral("Cancel sweep lr-sweep (2 active trials)? y/n"), 5'000, &s),
-                 qPrintable(s));
+        TmuxSession tmux;
+        startAndAskToCancel(tmux, m_db, QStringLiteral("lr-sweep"));
+        if (QTest::currentTestFailed())
+            return;
+        QString s;
         QVERIFY(tmux.sendKeys({QStringLiteral("n")}));
         QVERIFY2(tmux.waitForText(QStringLiteral("not cancelled"), 5'000, &s), qPrintable(s));
         QThread::msleep(1'500);  // a refresh or more
@@ -268,13 +278,10 @@ private Q_SLOTS:
             }
         }
         TmuxSession tmux;
-        QVERIFY2(tmux.start(command({}, db), 100, 30, env(m_dir.filePath(QStringLiteral("empty-config")))),
-                 qPrintable(tmux.error()));
+        startAndAskToCancel(tmux, db, QStringLiteral("cancel-me"));
+        if (QTest::currentTestFailed())
+            return;
         QString s;
-        QVERIFY2(tmux.waitForText(QStringLiteral("cancel-me"), 10'000, &s), qPrintable(s));
-        QVERIFY(tmux.sendKeys({QStringLiteral("c")}));
-        QVERIFY2(tmux.waitForText(QStringLiteral("Cancel sweep cancel-me (2 active trials)? y/n"), 5'000, &s),
-                 qPrintable(s));
         QVERIFY(tmux.sendKeys({QStringLiteral("y")}));
         QVERIFY2(tmux.waitForText(QStringLiteral("cancelling sweep cancel-me"), 10'000, &s), qPrintable(s));
         QVERIFY2(tmux.waitFor(
