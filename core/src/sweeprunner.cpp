@@ -340,7 +340,8 @@ void SweepRunner::cancel(SweepId sweepId)
     QList<Trial> active;
     for (const Trial &t : Impl::latest(d->store.trials(sweepId)))
         if (t.isActive()) {
-            ids << t.task;
+            if (!t.task.isEmpty())
+                ids << t.task;
             active << t;
         }
     if (!ids.isEmpty())
