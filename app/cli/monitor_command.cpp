@@ -287,7 +287,7 @@ public:
     monitor::LogTail logs(const monitor::LogRequest &request)
     {
         const core::Sweep sw = sweep(request.sweep);
-        const QList<core::Trial> latest = monitor::latestAttempts(store().trials(request.sweep));
+        const QList<core::Trial> latest = core::latestAttempts(store().trials(request.sweep));
         const auto trial = std::find_if(latest.begin(), latest.end(),
                                         [&](const core::Trial &t) { return t.index == request.trial; });
         if (trial == latest.end())

@@ -49,44 +49,12 @@ QJsonValue jsonNum(double v)
     return std::isfinite(v) ? QJsonValue(v) : QJsonValue(num(v));
 }
 
-struct TrialRow {
-    Trial trial;  // the latest attempt
-    int attempts = 1;
-    qint64 step = -1;
-    std::optional<double> latest, best;
-};
-
-// Every trial of a sweep with its latest attempt and where its metric stands.
-QList<TrialRow> trialRows(TrackingStore &store, const Sweep &sw)
-{
-    QMap<int, TrialRow> rows;
-    for (const Trial &t : store.trials(sw.id)) {
-        TrialRow &r = rows[t.index];
-        r.attempts = t.attempt + 1;
-        r.trial = t;
-    }
-    const bool maximize = sw.metricGoal == QLatin1String("maximize");
-    for (TrialRow &r : rows) {
-        if (!r.trial.runId)
-            continue;
-        const RunDetails details = store.details(r.trial.runId);
-        for (const LatestMetric &m : details.metrics) {
-            r.step = std::max<qint64>(r.step, m.last.step);
-            if (m.key == sw.metricName) {
-                r.latest = m.last.value;
-                r.best = maximize ? m.max : m.min;
-            }
-        }
-    }
-    return rows.values();
-}
-
-QStringList paramKeys(const QList<TrialRow> &rows)
+QStringList paramKeys(const QList<TrialSummary> &rows)
 {
     // The keys whose values differ between trials are the columns; constants add nothing.
     QMap<QString, QSet<QString>> values;
     QStringList order;
-    for (const TrialRow &r : rows) {
+    for (const TrialSummary &r : rows) {
         const QJsonObject o = QJsonDocument::fromJson(r.trial.params.toUtf8()).object();
         for (auto it = o.begin(); it != o.end(); ++it) {
             if (!values.contains(it.key()))
@@ -106,7 +74,7 @@ QString paramCell(const QJsonValue &v)
     return v.isDouble() ? num(v.toDouble()) : v.toVariant().toString();
 }
 
-QString stateCell(const TrialRow &r)
+QString stateCell(const TrialSummary &r)
 {
     QString s = r.trial.state;
     if (r.attempts > 1)
@@ -114,11 +82,11 @@ QString stateCell(const TrialRow &r)
     return s;
 }
 
-QString statusTable(const Sweep &sw, QList<TrialRow> rows, bool sortByMetric)
+QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric)
 {
     const bool maximize = sw.metricGoal == QLatin1String("maximize");
     if (sortByMetric)
-        std::stable_sort(rows.begin(), rows.end(), [&](const TrialRow &a, const TrialRow &b) {
+        std::stable_sort(rows.begin(), rows.end(), [&](const TrialSummary &a, const TrialSummary &b) {
             const double x = a.best.value_or(std::nan("")), y = b.best.value_or(std::nan(""));
             if (std::isnan(x) != std::isnan(y))
                 return !std::isnan(x);
@@ -131,7 +99,7 @@ QString statusTable(const Sweep &sw, QList<TrialRow> rows, bool sortByMetric)
         header << sw.metricName << QStringLiteral("best");
     header << QStringLiteral("note");
     QList<QStringList> cells;
-    for (const TrialRow &r : rows) {
+    for (const TrialSummary &r : rows) {
         const QJsonObject o = QJsonDocument::fromJson(r.trial.params.toUtf8()).object();
         QStringList row{QString::number(r.trial.index)};
         for (const QString &k : keys)
@@ -149,10 +117,10 @@ QString statusTable(const Sweep &sw, QList<TrialRow> rows, bool sortByMetric)
     return formatTable(header, cells);
 }
 
-QString counts(const QList<TrialRow> &rows, int total)
+QString counts(const QList<TrialSummary> &rows, int total)
 {
     QMap<QString, int> n;
-    for (const TrialRow &r : rows)
+    for (const TrialSummary &r : rows)
         ++n[r.trial.state];
     QStringList parts;
     for (auto it = n.begin(); it != n.end(); ++it)
@@ -206,7 +174,7 @@ std::optional<TrainerSchema> schemaOrSay()
 
 void printSummary(TrackingStore &store, const Sweep &sw)
 {
-    const QList<TrialRow> rows = trialRows(store, sw);
+    const QList<TrialSummary> rows = store.trialSummaries(sw.id);
     out(QStringLiteral("sweep %1 (%2) on %3: %4\n%5\n")
             .arg(sw.id)
             .arg(sw.name, sw.cluster.isEmpty() ? QStringLiteral("this machine") : sw.cluster, sw.state,
@@ -245,7 +213,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
             err(QStringLiteral("[%1] %2\n")
                     .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
         const auto sw = store.sweep(swIn.id);
-        const QList<TrialRow> rows = trialRows(store, *sw);
+        const QList<TrialSummary> rows = store.trialSummaries(sw->id);
         QString line = counts(rows, sw->trialCount);
         if (auto best = store.bestRun(sw->id))
             if (const LatestMetric *m = best->metric(sw->metricName))
@@ -282,7 +250,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
 QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
 {
     QJsonArray trials;
-    for (const TrialRow &r : trialRows(store, sw)) {
+    for (const TrialSummary &r : store.trialSummaries(sw.id)) {
         QJsonObject t{{QStringLiteral("index"), r.trial.index},
                       {QStringLiteral("attempts"), r.attempts},
                       {QStringLiteral("state"), r.trial.state},
@@ -421,9 +389,9 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             }
             QList<QStringList> rows;
             for (const Sweep &sw : sweeps) {
-                const QList<TrialRow> trials = trialRows(*store, sw);
+                const QList<TrialSummary> trials = store->trialSummaries(sw.id);
                 int done = 0;
-                for (const TrialRow &r : trials)
+                for (const TrialSummary &r : trials)
                     done += r.trial.isActive() ? 0 : 1;
                 QString best = QStringLiteral("-");
                 if (auto b = store->bestRun(sw.id))

@@ -69,21 +69,10 @@ TrialPhase trialPhase(const QString &rawState)
     return TrialPhase::Queued;
 }
 
-QList<core::Trial> latestAttempts(const QList<core::Trial> &trials)
-{
-    QMap<int, core::Trial> latest;
-    for (const core::Trial &t : trials) {
-        auto it = latest.find(t.index);
-        if (it == latest.end() || t.attempt >= it->attempt)
-            latest.insert(t.index, t);
-    }
-    return latest.values();
-}
-
 TrialCounts countTrials(const QList<core::Trial> &trials)
 {
     TrialCounts c;
-    for (const core::Trial &t : latestAttempts(trials)) {
+    for (const core::Trial &t : core::latestAttempts(trials)) {
         ++c.total;
         switch (trialPhase(t.state)) {
         case TrialPhase::Queued:
@@ -210,7 +199,7 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         runs.insert(row.run.id, row);
     // A trial table longer than any screen is not read further (the sweep's own view has it all).
     constexpr qsizetype kMaxTrials = 1000;
-    const QList<core::Trial> latest = latestAttempts(store.trials(trialsOf)).mid(0, kMaxTrials);
+    const QList<core::Trial> latest = core::latestAttempts(store.trials(trialsOf)).mid(0, kMaxTrials);
     QList<QMap<QString, QString>> params;
     for (const core::Trial &t : latest)
         params.append(t.runId && runs.contains(t.runId) ? store.details(t.runId).params

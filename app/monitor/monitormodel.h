@@ -37,8 +37,6 @@ struct TrialCounts {
 // Counts each trial index once, by its latest attempt (a failed attempt that is being retried
 // counts as queued or running, not failed).
 TrialCounts countTrials(const QList<core::Trial> &trials);
-// The latest attempt of each trial index, by index.
-QList<core::Trial> latestAttempts(const QList<core::Trial> &trials);
 
 // Each run's params as one short string: only the keys whose values differ between the runs
 // (all keys when none differ), each key shortened to its last dotted part where that is

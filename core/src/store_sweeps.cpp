@@ -4,6 +4,8 @@
 #include "storeimpl.h"
 
 #include <QDateTime>
+#include <QHash>
+#include <QMap>
 
 namespace orrery::core {
 
@@ -226,6 +228,48 @@ QList<Trial> TrackingStore::trials(SweepId sweepId) const
         s.reset();
         return out;
     });
+}
+
+QList<Trial> latestAttempts(const QList<Trial> &attempts)
+{
+    QMap<int, Trial> latest;
+    for (const Trial &t : attempts) {
+        auto it = latest.find(t.index);
+        if (it == latest.end() || t.attempt >= it->attempt)
+            latest.insert(t.index, t);
+    }
+    return latest.values();
+}
+
+QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
+{
+    const auto sw = sweep(sweepId);
+    if (!sw)
+        return {};
+    const QList<Trial> attempts = trials(sweepId);
+    QHash<int, int> attemptCount;
+    for (const Trial &t : attempts)
+        ++attemptCount[t.index];
+    RunQuery q;
+    q.sweep = sweepId;
+    QHash<RunId, RunRow> runs;
+    for (RunRow &row : queryRuns(q))
+        runs.insert(row.run.id, std::move(row));
+    const bool maximize = sw->metricGoal == QLatin1String("maximize");
+    QList<TrialSummary> out;
+    for (const Trial &t : latestAttempts(attempts)) {
+        TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
+        if (const auto run = runs.constFind(t.runId); run != runs.constEnd()) {
+            for (const LatestMetric &m : run->latest)
+                s.step = std::max<qint64>(s.step, m.last.step);
+            if (const LatestMetric *m = run->metric(sw->metricName)) {
+                s.latest = m->last.value;
+                s.best = maximize ? m->max : m->min;
+            }
+        }
+        out.append(s);
+    }
+    return out;
 }
 
 std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const

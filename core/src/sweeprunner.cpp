@@ -122,12 +122,12 @@ struct SweepRunner::Impl {
     int quietTicks = 0;
     QHash<SweepId, SweepSpec> specs;
 
-    // The latest attempt of each trial index.
+    // The latest attempt of each trial index, keyed by it.
     static QMap<int, Trial> latest(const QList<Trial> &all)
     {
         QMap<int, Trial> out;
-        for (const Trial &t : all)
-            out[t.index] = t;  // ordered by index, then attempt
+        for (const Trial &t : latestAttempts(all))
+            out.insert(t.index, t);
         return out;
     }
 
@@ -227,14 +227,11 @@ struct SweepRunner::Impl {
         return out;
     }
 
-    double metricValue(RunId run, const QString &metric, Goal goal)
+    // The last value of the metric: what the trial ended with (bayes compares finished trials).
+    double metricValue(RunId run, const QString &metric)
     {
         const std::vector<MetricPoint> points = store.allPoints(run, metric);
-        if (points.empty())
-            return std::nan("");
-        // The last value: what the trial ended with (bayes compares finished trials).
-        Q_UNUSED(goal);
-        return points.back().value;
+        return points.empty() ? std::nan("") : points.back().value;
     }
 
     // Bayes: suggest and launch trials while there is room.
@@ -249,8 +246,8 @@ struct SweepRunner::Impl {
             if (t.isActive())
                 ++active;
             else if (isFinal(t.state))
-                finished.append({typedParams(t.params, spec.parameters),
-                                 metricValue(t.runId, spec.metricName, spec.goal)});
+                finished.append(
+                    {typedParams(t.params, spec.parameters), metricValue(t.runId, spec.metricName)});
         }
         const int next = latestByIndex.isEmpty() ? 0 : latestByIndex.lastKey() + 1;
         const int room = std::min(std::max(1, spec.maxConcurrent) - active, spec.runCap - next);
@@ -277,11 +274,6 @@ SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema
 { }
 
 SweepRunner::~SweepRunner() = default;
-
-SweepSpec SweepRunner::storedSpec(const Sweep &sweep)
-{
-    return d->spec(sweep);
-}
 
 QByteArray SweepRunner::describe(const SubmitPlan &plan)
 {
@@ -358,11 +350,16 @@ void SweepRunner::cancel(SweepId sweepId)
     });
 }
 
+static bool hasEnded(const Sweep &sw)
+{
+    return sw.state == QLatin1String("finished") || sw.state == QLatin1String("failed") ||
+        sw.state == QLatin1String("cancelled");
+}
+
 bool SweepRunner::isDone(SweepId sweepId) const
 {
     const auto sw = d->store.sweep(sweepId);
-    return !sw || sw->state == QLatin1String("finished") || sw->state == QLatin1String("failed") ||
-        sw->state == QLatin1String("cancelled");
+    return !sw || hasEnded(*sw);
 }
 
 int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
@@ -386,12 +383,15 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     };
     QList<Active> active;
     QList<Sweep> sweeps;
+    // Every attempt as the tick found it (the earlier attempts of a trial do not change during it).
+    QHash<SweepId, QList<Trial>> attemptsOf;
     for (SweepId id : sweepIds) {
         const auto sw = d->store.sweep(id);
-        if (!sw || isDone(id))
+        if (!sw || hasEnded(*sw))
             continue;
         sweeps << *sw;
-        for (const Trial &t : Impl::latest(d->store.trials(id)))
+        attemptsOf[id] = d->store.trials(id);
+        for (const Trial &t : Impl::latest(attemptsOf[id]))
             if (t.isActive())
                 active.append({*sw, t});
     }
@@ -535,7 +535,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         }
         int failures = 0, preemptions = 0;
         QString previousReason;
-        for (const Trial &a : d->store.trials(sw.id)) {
+        for (const Trial &a : std::as_const(attemptsOf[sw.id])) {
             if (a.index != t.index || a.id == t.id)
                 continue;
             if (a.state == QLatin1String("preempted"))

@@ -432,6 +432,52 @@ private Q_SLOTS:
         QCOMPARE(r.exitReason, QStringLiteral("OUT_OF_MEMORY"));
     }
 
+    // One row per trial: its latest attempt, how many there were, the run's step and the
+    // sweep's metric (best by the goal).
+    void trialSummariesTakeTheLatestAttempt()
+    {
+        auto store = TrackingStore::open(freshPath());
+        Sweep sw;
+        sw.name = QStringLiteral("s");
+        sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+        sw.spec = QStringLiteral("method: grid\n");
+        sw.method = QStringLiteral("grid");
+        sw.metricName = QStringLiteral("eval/acc");
+        sw.metricGoal = QStringLiteral("maximize");
+        const SweepId id = store->createSweep(sw);
+        const RunId r0 = store->createRun(sw.experimentId, QStringLiteral("t0"));
+        const RunId r1 = store->createRun(sw.experimentId, QStringLiteral("t1"));
+        store->logMetrics(r0,
+                          {{QStringLiteral("eval/acc"), {10, 0, 0.7}},
+                           {QStringLiteral("eval/acc"), {20, 0, 0.6}},
+                           {QStringLiteral("train/loss"), {25, 0, 0.1}}});
+        for (const auto &[index, attempt, run, state] :
+             {std::tuple{1, 0, r1, "queued"}, std::tuple{0, 0, r0, "failed"},
+              std::tuple{0, 1, r0, "running"}}) {
+            Trial t;
+            t.sweepId = id;
+            t.index = index;
+            t.attempt = attempt;
+            t.runId = run;
+            t.state = QString::fromLatin1(state);
+            store->addTrial(t);
+        }
+        const QList<Trial> latest = latestAttempts(store->trials(id));
+        QCOMPARE(latest.size(), 2);
+        QCOMPARE(latest[0].attempt, 1);
+        const QList<TrialSummary> rows = store->trialSummaries(id);
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].trial.index, 0);
+        QCOMPARE(rows[0].trial.state, QStringLiteral("running"));
+        QCOMPARE(rows[0].attempts, 2);
+        QCOMPARE(rows[0].step, 25);
+        QCOMPARE(rows[0].latest, std::optional<double>(0.6));
+        QCOMPARE(rows[0].best, std::optional<double>(0.7));  // maximize
+        QCOMPARE(rows[1].attempts, 1);
+        QCOMPARE(rows[1].step, -1);
+        QVERIFY(!rows[1].latest && !rows[1].best);
+    }
+
     // exit.json's own time is the run's end, not the moment a follower read it.
     void exitJsonEndsTheRunAtItsOwnTime()
     {

@@ -192,6 +192,17 @@ struct Trial {
     }
 };
 
+// The latest attempt of each trial, by trial index (what tables and the runner act on).
+QList<Trial> latestAttempts(const QList<Trial> &attempts);
+
+// A trial of a sweep as tables show it: its latest attempt and where its run stands.
+struct TrialSummary {
+    Trial trial;  // the latest attempt
+    int attempts = 0;
+    qint64 step = -1;  // the run's latest step, any metric (-1: nothing logged yet)
+    std::optional<double> latest, best;  // the sweep's metric: last value; min or max by its goal
+};
+
 class TrackingStore {
 public:
     enum class Mode { ReadWrite, ReadOnly };
@@ -270,6 +281,9 @@ public:
     void updateTrial(const Trial &trial);
     QList<Trial> trials(SweepId sweep) const;  // every attempt, by index then attempt
     void setSweepMessage(SweepId id, const QString &message);
+    // Every trial of the sweep, by index: one read of the attempts and one of the runs' latest
+    // metrics (queryRuns), whatever the number of trials.
+    QList<TrialSummary> trialSummaries(SweepId sweep) const;
     // The run with the best latest value of the sweep's metric, by its goal.
     std::optional<RunRow> bestRun(SweepId sweep) const;
 

@@ -87,10 +87,6 @@ public:
     };
     int nextIntervalMs(const TickReport &last, const Pace &pace);
 
-    // The sweep's spec, parsed again from what the store kept. Throws std::runtime_error when it
-    // no longer parses (the trainer's schema changed under it).
-    SweepSpec storedSpec(const Sweep &sweep);
-
 private:
     struct Impl;
     std::unique_ptr<Impl> d;
