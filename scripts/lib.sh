@@ -18,9 +18,14 @@ setup_and_build() {  # setup_and_build PRESET [SETUP OPTIONS...]
   step "setup (scripts/setup $*)"
   "$root/scripts/setup" "$@"
   step_done
-  # ccache makes a rebuild on the same machine (a second CI run) take seconds.
+  # ccache makes a rebuild on the same machine (a second CI run, a new clone) take seconds:
+  # paths relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so
+  # another clone hits the same entries; the sloppiness lets the trainer's precompiled LibTorch
+  # header be cached at all (without it ccache skips every file that uses it, most of the build).
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+    export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   fi
   step "configure (cmake --preset $preset)"
   cmake --preset "$preset" >/dev/null

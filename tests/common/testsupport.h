@@ -24,6 +24,23 @@ inline void prepareTestProcess()
     QStandardPaths::setTestModeEnabled(true);
 }
 
+// tests/data/micro.yaml: the end-to-end tests' trainer workload (a step in milliseconds; see the
+// file). Sweep specs name it as their base config and set train.steps among their parameters.
+inline QString microConfigPath()
+{
+    return QStringLiteral(ORRERY_TEST_DATA_DIR "/micro.yaml");
+}
+
+// The same workload as a trial.yaml of `steps` steps (a top-level dotted key is a key of the
+// trainer's config like any other).
+inline QByteArray microConfig(qint64 steps)
+{
+    QFile f(microConfigPath());
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(f.fileName()));
+    return f.readAll() + "train.steps: " + QByteArray::number(steps) + '\n';
+}
+
 // The connection details of the running local cluster (tests/fixture/localcluster.py up),
 // read from the file ORRERY_TEST_CLUSTER_ENV names. CTest sets that variable for every test
 // that requires the `cluster` fixture.

@@ -255,8 +255,16 @@ private Q_SLOTS:
     // The fixture's second sshd takes only passwords and keyboard-interactive answers (PAM).
     void passwordAndKeyboardInteractiveComeFromCallbacks()
     {
-        if (m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").isEmpty())
-            QSKIP("the fixture could not start its password sshd (no mount namespaces here)");
+        if (m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").isEmpty()) {
+            const QString why =
+                QStringLiteral("the fixture could not start its password sshd: %1")
+                    .arg(m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED").isEmpty()
+                             ? QStringLiteral("no reason recorded; see its log")
+                             : m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED"));
+            if (qEnvironmentVariable("CI") == QLatin1String("true"))
+                QFAIL(qPrintable(why));  // CI's machines have namespaces: a skip there hides a fault
+            QSKIP(qPrintable(why));
+        }
         const QByteArray password = m_cluster.value("ORRERY_TEST_SSH_PASSWORD").toUtf8();
         Endpoint e = endpoint();
         e.port = m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").toInt();

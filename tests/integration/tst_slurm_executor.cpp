@@ -30,20 +30,11 @@ using orrery::remote::SlurmExecutor;
 
 namespace {
 
-// tests/trainer/test.yaml's model on smaller clips, `steps` long, a line per step; the sampling
-// and evaluation at the end cut to the bone (a second on the 2-core machine, not twenty). The
-// comment is shell syntax: trial.yaml must arrive byte for byte and never be run.
+// The micro workload (tests/data/micro.yaml), `steps` long, a line per step. The comment is shell
+// syntax: trial.yaml must arrive byte for byte and never be run.
 QByteArray trialConfig(int steps)
 {
-    return "# $(touch pwned) `touch pwned` 'q' \"dq\" \\\n"
-           "model: {channels: 16, channel_mult: [1, 2], patch: 2, attn_levels: [1], temporal_layers: 1, "
-           "heads: 2}\n"
-           "optim: {lr: 2e-3, warmup_steps: 5}\n"
-           "train: {batch_size: 2, steps: " +
-        QByteArray::number(steps) +
-        ", log_every: 1, ckpt_every: 0, sample_every: 0, eval_every: 0}\n"
-        "sample: {count: 1, steps: 2}\neval: {batches: 1, timesteps: \"0.5\"}\n"
-        "data: {workers: 1, size: 16, frames: 4}\n";
+    return "# $(touch pwned) `touch pwned` 'q' \"dq\" \\\n" + orrery::test::microConfig(steps);
 }
 
 QByteArray readLocal(const QString &path)
@@ -171,7 +162,7 @@ private Q_SLOTS:
         stale.write(R"({"state":"failed","reason":"stale","step":0})");
         stale.close();
 
-        const LaunchBatch b0 = batch(0, dirs0, 20, 2);
+        const LaunchBatch b0 = batch(0, dirs0, 40, 2);
         const QByteArray script = m_executor->describe(b0);
         QVERIFY(script.contains("#SBATCH --array=0-3%2"));
         const QStringList ids0 = launchCounted(b0);
@@ -183,7 +174,7 @@ private Q_SLOTS:
         const QStringList ids1 = launchCounted(batch(1, {twoNodeDir}, 4, 1, 2));
         QCOMPARE(m_lastLaunchCommands, quint64(1));
         for (const QString &d : dirs0)
-            QCOMPARE(readLocal(d + QStringLiteral("/trial.yaml")), trialConfig(20));
+            QCOMPARE(readLocal(d + QStringLiteral("/trial.yaml")), trialConfig(40));
         QVERIFY(!QFile::exists(dirs0[0] + QStringLiteral("/exit.json")) ||
                 !readLocal(dirs0[0] + QStringLiteral("/exit.json")).contains("stale"));
         QVERIFY(QFile::exists(m_sweepDir + QStringLiteral("/batch-0.sbatch")));
@@ -273,7 +264,7 @@ private Q_SLOTS:
             QCOMPARE(viaSftp[i].size, last[i].size);
             QCOMPARE(viaSftp[i].data, last[i].data);
         }
-        // A tick that caught the trainers mid-run (the 20 steps log a line each) read in pieces.
+        // A tick that caught the trainers mid-run (the 40 steps log a line each) read in pieces.
         QVERIFY(std::any_of(chunks.begin(), chunks.end(), [](int n) { return n > 1; }));
         const QJsonObject start = QJsonDocument::fromJson(followed.back().left(followed.back().indexOf('\n')))
                                       .object()[QLatin1String("run")]

@@ -30,6 +30,11 @@
 
 using namespace orrery::core;
 
+// Long enough to be caught running past the first checkpoint (step 10) and past median early
+// stopping's min_step: 135 steps to go, several seconds with two trials of two ranks each on the
+// machine's two cores (a 2-rank micro step is slower than micro.yaml's 40 ms alone).
+constexpr qint64 kSteps = 150;
+
 class TestSweepCluster : public QObject {
     Q_OBJECT
 
@@ -153,19 +158,8 @@ private Q_SLOTS:
 
     void sweepWithFaultsDetachAndEarlyStop()
     {
-        // A model that takes a few ms a step, evaluated and sampled at the end in about a second.
-        const QString base = m_home.filePath(QStringLiteral("base.yaml"));
-        {
-            QFile f(base);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(
-                "model: {channels: 16, channel_mult: [1, 2], patch: 2, attn_levels: [1], temporal_layers: 1, "
-                "heads: 2}\n"
-                "optim: {warmup_steps: 1}\n"
-                "train: {batch_size: 2, log_every: 1, ckpt_every: 20, sample_every: 0, eval_every: 0}\n"
-                "sample: {count: 1, steps: 2}\neval: {batches: 1, timesteps: \"0.5\"}\n"
-                "data: {workers: 1, size: 16, frames: 4}\n");
-        }
+        // The micro workload (tests/data/micro.yaml): a step in milliseconds, checkpoints every 10.
+        const QString base = orrery::test::microConfigPath();
         const QString spec = m_home.filePath(QStringLiteral("e2e.yaml"));
         {
             QFile f(spec);
@@ -180,7 +174,9 @@ private Q_SLOTS:
                     "parameters:\n"
                     "  optim.lr: {values: [3e-3, 1e-7]}\n"
                     "  seed: {values: [1, 2]}\n"
-                    "  train.steps: {value: 150}\n"
+                    "  train.steps: {value: " +
+                    QByteArray::number(kSteps) +
+                    "}\n"
                     "early_terminate: {type: median, min_step: 5, min_trials: 2}\n"
                     "resources: {nodes: 2, cpus_per_task: 1, mem: 500M, time: \"00:10:00\"}\n"
                     "max_concurrent: 2\n"
@@ -217,7 +213,7 @@ private Q_SLOTS:
                 const Trial &t = a.value(i).constLast();
                 const qint64 step = lastStep(*store, t.runId);
                 metricsWhileRunning |= t.state == QLatin1String("running") && step > 0;
-                ready &= t.state == QLatin1String("running") && step >= 30 &&
+                ready &= t.state == QLatin1String("running") && step >= 12 &&
                     QFileInfo::exists(t.runDir + QStringLiteral("/checkpoints/latest"));
             }
         }
@@ -243,8 +239,8 @@ private Q_SLOTS:
         for (const qint64 pid : ranks1)
             QCOMPARE(::kill(pid_t(pid), SIGUSR1), 0);
 
-        // Detach: the watcher goes (Ctrl-C), the trials do not; a second watcher picks it up.
-        QThread::sleep(2);
+        // Detach: the watcher goes (Ctrl-C), the trials do not; a second watcher picks it up and
+        // meets the faults above.
         ::kill(pid_t(watch->processId()), SIGINT);
         QVERIFY(watch->waitForFinished(30'000));
         QCOMPARE(watch->exitCode(), 0);
@@ -269,13 +265,13 @@ private Q_SLOTS:
             const RunDetails d = store->details(a[i][0].runId);
             QVERIFY2(d.tags.value(QStringLiteral("orrery.resumed_from")).startsWith(QLatin1String("step-")),
                      qPrintable(d.tags.value(QStringLiteral("orrery.resumed_from"))));
-            QCOMPARE(lastStep(*store, a[i][0].runId), 150);
+            QCOMPARE(lastStep(*store, a[i][0].runId), kSteps);
         }
         // Trials 2 and 3 (a learning rate of 1e-7) are worse than the median: stopped, not retried.
         for (int i : {2, 3}) {
             QCOMPARE(a[i].size(), 1);
             QCOMPARE(a[i][0].state, QStringLiteral("stopped"));
-            QVERIFY(lastStep(*store, a[i][0].runId) < 150);
+            QVERIFY(lastStep(*store, a[i][0].runId) < kSteps);
         }
         QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
 

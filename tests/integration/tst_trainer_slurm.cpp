@@ -32,7 +32,7 @@ private Q_SLOTS:
                 {QStringLiteral("-N"), QStringLiteral("2"), QStringLiteral("-n"), QStringLiteral("2"),
                  QStringLiteral("--mem=1G"), QStringLiteral("--export=ALL,MASTER_ADDR=127.0.0.1"),
                  qEnvironmentVariable("ORRERY_TRAINER"), QStringLiteral("--config"),
-                 QFINDTESTDATA("../trainer/test.yaml"), QStringLiteral("--run-dir"), run,
+                 orrery::test::microConfigPath(), QStringLiteral("--run-dir"), run,
                  QStringLiteral("--set"), QStringLiteral("train.log_every=1"),
                  QStringLiteral("--stop-at-step"), QStringLiteral("2")});
         QVERIFY(p.waitForFinished(240'000));

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Sweeps on the embedded default, end to end: the real `orrery` CLI and its detached local
-// supervisor, the real trainer on CPU (the small model of test.yaml), a real SQLite store. Faults
-// are caused for real: a trial's process is SIGKILLed (as the OOM killer would), another gets
-// SIGUSR1 (as Slurm's pre-timeout signal), a trial has a config that fails on every attempt.
+// supervisor, the real trainer on CPU (the micro workload of tests/data/micro.yaml: a step in
+// milliseconds), a real SQLite store. Faults are caused for real: a trial's process is SIGKILLed
+// (as the OOM killer would), another gets SIGUSR1 (as Slurm's pre-timeout signal), a trial has a
+// config that fails on every attempt. Every wait is for a state, bounded by a generous deadline;
+// none assumes how fast this machine is.
 #include "testsupport.h"
 
 #include "orrery/core/localexecutor.h"
@@ -10,6 +12,7 @@
 #include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -41,6 +44,12 @@ struct Result {
     QString out, err;
 };
 
+// Trials the test must catch while they run (to kill, signal or stop them early) are this long:
+// past their first checkpoint (step 10) or hyperband's first rung (15) they still have 135 steps
+// to go, about 5 s at micro.yaml's 40 ms a step, while the runner ticks every 250 ms. A machine
+// several times faster still leaves a second; a slower one only widens the window.
+constexpr qint64 kLongSteps = 150;
+
 class TestSweepLocal : public QObject {
     Q_OBJECT
 
@@ -65,14 +74,14 @@ class TestSweepLocal : public QObject {
                 QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
     }
 
-    // A spec over the small test model; `extra` is appended as more YAML.
+    // A spec over the micro workload; `body` is the rest of the YAML.
     QString writeSpec(const QString &name, const QByteArray &body)
     {
         const QString path = m_dir.filePath(name + QStringLiteral(".yaml"));
         QFile f(path);
         if (!f.open(QIODevice::WriteOnly))
             return {};
-        f.write("trainer: {config: " + QFINDTESTDATA("test.yaml").toUtf8() + "}\n" + body);
+        f.write("trainer: {config: " + orrery::test::microConfigPath().toUtf8() + "}\n" + body);
         return path;
     }
 
@@ -131,6 +140,18 @@ class TestSweepLocal : public QObject {
         if (!f.open(QIODevice::ReadOnly))
             return 0;
         return QJsonDocument::fromJson(f.readAll()).object().value(QLatin1String("pid")).toInteger();
+    }
+
+    // Polls `done` until it holds or `timeoutMs` passes.
+    static bool waitFor(const std::function<bool()> &done, int timeoutMs)
+    {
+        QDeadlineTimer deadline(timeoutMs);
+        while (!done()) {
+            if (deadline.hasExpired())
+                return false;
+            QThread::msleep(100);
+        }
+        return true;
     }
 
     static qint64 lastStep(TrackingStore &store, RunId run)
@@ -194,7 +215,19 @@ private slots:
         for (const QJsonValue t : sw.value(QLatin1String("trials")).toArray())
             QVERIFY(t.toObject().value(QLatin1String("state")).toString() == QLatin1String("queued"));
 
-        QThread::sleep(3);  // nobody follows meanwhile; the supervisor runs the trials
+        // Nobody follows, and the supervisor runs the trials: one of them logs steps.
+        QVERIFY2(waitFor(
+                     [&] {
+                         auto store = TrackingStore::open(db(), TrackingStore::Mode::ReadOnly);
+                         for (const Trial &t : store->trials(id)) {
+                             QFile events(t.runDir + QStringLiteral("/events.jsonl"));
+                             if (events.open(QIODevice::ReadOnly) && events.readAll().contains("\"metrics\""))
+                                 return true;
+                         }
+                         return false;
+                     },
+                     120'000),
+                 "no trial logged a step without a follower");
         const Result watched = run({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id)});
         QVERIFY2(watched.code == 0, qPrintable(watched.out + watched.err));
         QVERIFY2(watched.out.contains(QLatin1String("finished (3 completed")), qPrintable(watched.out));
@@ -259,10 +292,10 @@ private slots:
                                        "metric: {name: train/loss, goal: minimize}\n"
                                        "parameters:\n"
                                        "  optim.lr: {values: [1e-3, 2e-3]}\n"
-                                       "  train.steps: {value: 150}\n"
-                                       "  train.log_every: {value: 5}\n"
-                                       "  train.ckpt_every: {value: 20}\n"
-                                       "max_concurrent: 2\nretries: 1\n");
+                                       "  train.steps: {value: " +
+                                           QByteArray::number(kLongSteps) +
+                                           "}\n"
+                                           "max_concurrent: 2\nretries: 1\n");
         const SubmitPlan p = plan(spec);
         QVERIFY(!p.specYaml.isEmpty());
         auto store = TrackingStore::open(db());
@@ -278,7 +311,7 @@ private slots:
             for (const Trial &x : t) {
                 const qint64 step = lastStep(*store, x.runId);
                 sawPointsWhileRunning |= x.state == QLatin1String("running") && step > 0;
-                ready &= x.state == QLatin1String("running") && step >= 25 &&
+                ready &= x.state == QLatin1String("running") && step >= 12 &&
                     QFileInfo::exists(x.runDir + QStringLiteral("/checkpoints/latest"));
             }
             return ready;
@@ -306,7 +339,7 @@ private slots:
             const RunDetails d = store->details(all[i * 2].runId);
             QVERIFY2(d.tags.value(QStringLiteral("orrery.resumed_from")).startsWith(QLatin1String("step-")),
                      qPrintable(d.tags.value(QStringLiteral("orrery.resumed_from"))));
-            QCOMPARE(lastStep(*store, all[i * 2].runId), 150);
+            QCOMPARE(lastStep(*store, all[i * 2].runId), kLongSteps);
             QCOMPARE(toString(d.run.status), toString(RunStatus::Finished));
         }
         QVERIFY(events.join(QLatin1Char('\n')).contains(QLatin1String("resuming from its checkpoint")));
@@ -346,10 +379,10 @@ private slots:
                                        "metric: {name: train/loss, goal: minimize}\n"
                                        "parameters:\n"
                                        "  optim.lr: {values: [3e-3, 1e-7]}\n"
-                                       "  optim.warmup_steps: {value: 1}\n"
-                                       "  train.steps: {value: 150}\n"
-                                       "  train.log_every: {value: 2}\n"
-                                       "early_terminate: {type: hyperband, min_iter: 15, eta: 2}\n"
+                                       "  train.steps: {value: " +
+                                           QByteArray::number(kLongSteps) +
+                                           "}\n"
+                                           "early_terminate: {type: hyperband, min_iter: 15, eta: 2}\n"
                                        "max_concurrent: 2\nretries: 2\n");
         auto store = TrackingStore::open(db());
         LocalExecutor executor(trainer(), cli(), root());
@@ -363,7 +396,7 @@ private slots:
         QCOMPARE(t[1].attempt, 0);  // a stopped trial is not retried
         QCOMPARE(t[0].state, QStringLiteral("completed"));
         QCOMPARE(toString(store->run(t[1].runId)->status), toString(RunStatus::Killed));
-        QVERIFY(lastStep(*store, t[1].runId) < 150);
+        QVERIFY(lastStep(*store, t[1].runId) < kLongSteps);
     }
 
     // Bayes: trials are suggested as earlier ones finish, up to run_cap.

@@ -105,6 +105,21 @@ class TestTrainer : public QObject {
     QTemporaryDir m_dir;
 
     QString dir(const QString &name) { return m_dir.filePath(name); }
+
+    // The 60-step run that three functions look at, trained by whichever of them runs first, so
+    // each also passes alone (`tst_trainer sampleVideoDecodesWithTheRightFramesAndSize`).
+    QString learnedRun()
+    {
+        const QString run = dir(QStringLiteral("learn"));
+        if (exitJson(run)[QLatin1String("state")].toString() == QLatin1String("completed"))
+            return run;
+        QDir(run).removeRecursively();  // an earlier function failed halfway through it
+        const Result r =
+            train(base(run, {QStringLiteral("train.steps=60"), QStringLiteral("train.log_every=10")}));
+        if (r.code != 0)
+            qWarning("the 60-step run failed (%d): %s", r.code, r.err.constData());
+        return run;
+    }
     QStringList base(const QString &runDir, const QStringList &sets = {})
     {
         QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
@@ -186,10 +201,7 @@ private Q_SLOTS:
 
     void lossDecreasesAndTheRunDirIsComplete()
     {
-        const QString run = dir(QStringLiteral("learn"));
-        const Result r =
-            train(base(run, {QStringLiteral("train.steps=60"), QStringLiteral("train.log_every=10")}));
-        QVERIFY2(r.code == 0, r.err.constData());
+        const QString run = learnedRun();
         const auto l = losses(run);
         QCOMPARE(l.size(), 6);
         const double first = l.value(10), last = l.value(60);
@@ -218,7 +230,7 @@ private Q_SLOTS:
 
     void sampleVideoDecodesWithTheRightFramesAndSize()
     {
-        const QString run = dir(QStringLiteral("learn"));  // from the test above
+        const QString run = learnedRun();
         const QString video = run + QStringLiteral("/samples/step-60.mp4");
         QVERIFY2(QFileInfo::exists(video), "the trainer was built without FFmpeg?");
         const QString ffprobe = QStandardPaths::findExecutable(QStringLiteral("ffprobe"));
@@ -245,7 +257,7 @@ private Q_SLOTS:
     void theStoreIngestsTheRunDirectory()
     {
         // The contract between the trainer and the store (ARCHITECTURE.md's run directory).
-        const QString run = dir(QStringLiteral("learn"));
+        const QString run = learnedRun();
         QProcess p;
         p.start(qEnvironmentVariable("ORRERY_CLI"),
                 {QStringLiteral("--db"), dir(QStringLiteral("store.sqlite")), QStringLiteral("runs"),

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The trainer as a cluster with only PyTorch builds it, without FFmpeg's development files (the
+// GPU machine is such a place): its samples are Y4M. The binary is the one `trainer.standalone_build`
+// made (CTest fixture `trainer_standalone`, ORRERY_TRAINER_Y4M names it). Checked: the file is a
+// valid 4:4:4 Y4M of the configured frames and size that FFmpeg decodes (the app plays it), the
+// contact sheet is written beside it, the artifact event names it, and the store records it.
+#include "testsupport.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+class TestTrainerY4m : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_trainer;
+
+    static QByteArray run(const QString &program, const QStringList &args, int *code)
+    {
+        QProcess p;
+        p.start(program, args);
+        if (!p.waitForFinished(120'000))
+            p.kill();
+        p.waitForFinished();
+        *code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        if (*code != 0)
+            qWarning("%s: %s", qPrintable(program), p.readAllStandardError().constData());
+        return p.readAllStandardOutput();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_trainer = qEnvironmentVariable("ORRERY_TRAINER_Y4M");
+        QVERIFY2(QFileInfo(m_trainer).isExecutable(),
+                 "ORRERY_TRAINER_Y4M must name the standalone orrery-train (run through ctest: the "
+                 "trainer.standalone_build test builds it)");
+        int code = 0;
+        const QByteArray version = run(m_trainer, {QStringLiteral("--version")}, &code);
+        QCOMPARE(code, 0);
+        QVERIFY2(version.contains("samples as Y4M"), version.constData());
+    }
+
+    void samplesAreY4mThatFfmpegDecodesAndTheStoreRecords()
+    {
+        // micro.yaml: clips of 4 frames of 16x16; one clip per sample, upscaled by sample.scale.
+        const QString runDir = m_dir.filePath(QStringLiteral("y4m run"));
+        QFile config(m_dir.filePath(QStringLiteral("trial.yaml")));
+        QVERIFY(config.open(QIODevice::WriteOnly));
+        config.write(orrery::test::microConfig(4));
+        config.close();
+        int code = 0;
+        run(m_trainer, {QStringLiteral("--config"), config.fileName(), QStringLiteral("--run-dir"), runDir}, &code);
+        QCOMPARE(code, 0);
+
+        const QString video = runDir + QStringLiteral("/samples/step-4.y4m");
+        QFile y4m(video);
+        QVERIFY2(y4m.open(QIODevice::ReadOnly), qPrintable(video));
+        const QByteArray data = y4m.readAll();
+        const QByteArray header = data.left(data.indexOf('\n'));
+        const QList<QByteArray> fields = header.split(' ');
+        QCOMPARE(fields.value(0), QByteArray("YUV4MPEG2"));
+        int width = 0, height = 0;
+        for (const QByteArray &f : fields) {
+            if (f.startsWith('W'))
+                width = f.mid(1).toInt();
+            if (f.startsWith('H'))
+                height = f.mid(1).toInt();
+        }
+        QVERIFY2(fields.contains("C444") && fields.contains("F8:1"), header.constData());
+        QVERIFY2(width > 0 && height > 0 && width % 16 == 0 && width == height, header.constData());
+        // Every frame: "FRAME\n" and three full planes; nothing after the 4th.
+        const qsizetype frameBytes = 6 + qsizetype(width) * height * 3;
+        QCOMPARE(data.size(), header.size() + 1 + 4 * frameBytes);
+        for (int t = 0; t < 4; ++t)
+            QCOMPARE(data.mid(header.size() + 1 + t * frameBytes, 6), QByteArray("FRAME\n"));
+
+        // FFmpeg (what the app plays samples with) decodes all four frames at that size.
+        const QString ffprobe = QStandardPaths::findExecutable(QStringLiteral("ffprobe"));
+        QVERIFY2(!ffprobe.isEmpty(), "ffprobe (Debian: ffmpeg) is needed");
+        const QJsonObject stream =
+            QJsonDocument::fromJson(run(ffprobe,
+                                        {QStringLiteral("-v"), QStringLiteral("error"),
+                                         QStringLiteral("-count_frames"), QStringLiteral("-show_entries"),
+                                         QStringLiteral("stream=codec_name,width,height,nb_read_frames"),
+                                         QStringLiteral("-of"), QStringLiteral("json"), video},
+                                        &code))[QLatin1String("streams")][0]
+                .toObject();
+        QCOMPARE(code, 0);
+        QCOMPARE(stream[QLatin1String("codec_name")].toString(), QStringLiteral("rawvideo"));
+        QCOMPARE(stream[QLatin1String("nb_read_frames")].toString(), QStringLiteral("4"));
+        QCOMPARE(stream[QLatin1String("width")].toInt(), width);
+        QCOMPARE(stream[QLatin1String("height")].toInt(), height);
+        QFile png(runDir + QStringLiteral("/samples/step-4.png"));
+        QVERIFY(png.open(QIODevice::ReadOnly));
+        QVERIFY(png.read(8) == QByteArray("\x89PNG\r\n\x1a\n"));
+
+        // The store takes the Y4M as the run's video, as it takes an MP4.
+        const QString db = m_dir.filePath(QStringLiteral("store.sqlite"));
+        const QJsonArray ingested = QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
+                                                                {QStringLiteral("--db"), db, QStringLiteral("runs"),
+                                                                 QStringLiteral("ingest"), runDir,
+                                                                 QStringLiteral("--json")},
+                                                                &code))
+                                        .array();
+        QCOMPARE(code, 0);
+        const QString runId = QString::number(ingested.first()[QLatin1String("run_id")].toInteger());
+        const QJsonObject shown = QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
+                                                              {QStringLiteral("--db"), db, QStringLiteral("runs"),
+                                                               QStringLiteral("show"), runId, QStringLiteral("--json")},
+                                                              &code))
+                                      .object();
+        QCOMPARE(code, 0);
+        bool recorded = false;
+        for (const QJsonValue a : shown[QLatin1String("artifacts")].toArray())
+            recorded |= a[QLatin1String("path")].toString() == QLatin1String("samples/step-4.y4m") &&
+                a[QLatin1String("kind")].toString() == QLatin1String("video") &&
+                a[QLatin1String("step")].toInteger() == 4;
+        QVERIFY2(recorded, QJsonDocument(shown[QLatin1String("artifacts")].toArray()).toJson().constData());
+    }
+};
+
+ORRERY_TEST_MAIN(TestTrainerY4m, QCoreApplication)
+#include "tst_trainer_y4m.moc"
