@@ -5,6 +5,8 @@
 // (ORRERY_TRAINER, set by CTest) when the trainer is built, else the snapshot in tests/data
 // taken from it (a machine without LibTorch still runs the parser tests).
 
+#include "testsupport.h"
+
 #include "orrery/core/sweepspec.h"
 
 #include <QFile>
@@ -22,7 +24,7 @@ inline core::TrainerSchema trainerSchema()
             qFatal("%s", qPrintable(error));
         return *schema;
     }
-    QFile f(QStringLiteral(ORRERY_TEST_DATA_DIR "/trainer-schema.json"));
+    QFile f(sourceFile(QStringLiteral("tests/data/trainer-schema.json")));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(f.fileName()));
     auto schema = core::TrainerSchema::fromJson(f.readAll(), &error);

@@ -24,11 +24,22 @@ inline void prepareTestProcess()
     QStandardPaths::setTestModeEnabled(true);
 }
 
-// tests/data/micro.yaml: the end-to-end tests' trainer workload (a step in milliseconds; see the
-// file). Sweep specs name it as their base config and set train.steps among their parameters.
+// A file of the source tree, e.g. sourceFile("tests/data/micro.yaml"). CTest sets
+// ORRERY_SOURCE_DIR; the path is not compiled in (nor found from __FILE__), so a new clone's
+// build reuses ccache's objects of another clone's (scripts/lib.sh).
+inline QString sourceFile(const QString &relative)
+{
+    const QString root = qEnvironmentVariable("ORRERY_SOURCE_DIR");
+    if (root.isEmpty())
+        qFatal("ORRERY_SOURCE_DIR is not set: run the tests through ctest, or export it (the repository)");
+    return root + QLatin1Char('/') + relative;
+}
+
+// tests/data/micro.yaml: the end-to-end tests' trainer workload (see the file). Sweep specs name
+// it as their base config and set train.steps among their parameters.
 inline QString microConfigPath()
 {
-    return QStringLiteral(ORRERY_TEST_DATA_DIR "/micro.yaml");
+    return sourceFile(QStringLiteral("tests/data/micro.yaml"));
 }
 
 // The same workload as a trial.yaml of `steps` steps (a top-level dotted key is a key of the

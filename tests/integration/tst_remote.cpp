@@ -256,11 +256,10 @@ private Q_SLOTS:
     void passwordAndKeyboardInteractiveComeFromCallbacks()
     {
         if (m_cluster.value("ORRERY_TEST_SSH_PASSWORD_PORT").isEmpty()) {
-            const QString why =
-                QStringLiteral("the fixture could not start its password sshd: %1")
-                    .arg(m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED").isEmpty()
-                             ? QStringLiteral("no reason recorded; see its log")
-                             : m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED"));
+            const QString why = QStringLiteral("the fixture could not start its password sshd: %1")
+                                    .arg(m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED").isEmpty()
+                                             ? QStringLiteral("no reason recorded; see its log")
+                                             : m_cluster.value("ORRERY_TEST_SSH_PASSWORD_SKIPPED"));
             if (qEnvironmentVariable("CI") == QLatin1String("true"))
                 QFAIL(qPrintable(why));  // CI's machines have namespaces: a skip there hides a fault
             QSKIP(qPrintable(why));

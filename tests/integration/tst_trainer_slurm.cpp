@@ -32,9 +32,8 @@ private Q_SLOTS:
                 {QStringLiteral("-N"), QStringLiteral("2"), QStringLiteral("-n"), QStringLiteral("2"),
                  QStringLiteral("--mem=1G"), QStringLiteral("--export=ALL,MASTER_ADDR=127.0.0.1"),
                  qEnvironmentVariable("ORRERY_TRAINER"), QStringLiteral("--config"),
-                 orrery::test::microConfigPath(), QStringLiteral("--run-dir"), run,
-                 QStringLiteral("--set"), QStringLiteral("train.log_every=1"),
-                 QStringLiteral("--stop-at-step"), QStringLiteral("2")});
+                 orrery::test::microConfigPath(), QStringLiteral("--run-dir"), run, QStringLiteral("--set"),
+                 QStringLiteral("train.log_every=1"), QStringLiteral("--stop-at-step"), QStringLiteral("2")});
         QVERIFY(p.waitForFinished(240'000));
         const QByteArray err = p.readAllStandardError();
         QVERIFY2(p.exitCode() == 75, err.constData());  // preempted on purpose, by --stop-at-step

@@ -383,7 +383,7 @@ private slots:
                                            QByteArray::number(kLongSteps) +
                                            "}\n"
                                            "early_terminate: {type: hyperband, min_iter: 15, eta: 2}\n"
-                                       "max_concurrent: 2\nretries: 2\n");
+                                           "max_concurrent: 2\nretries: 2\n");
         auto store = TrackingStore::open(db());
         LocalExecutor executor(trainer(), cli(), root());
         SweepRunner runner(*store, executor, *m_schema);

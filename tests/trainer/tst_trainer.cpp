@@ -30,7 +30,7 @@ QString trainer()
 }
 QString testConfig()
 {
-    return QFINDTESTDATA("test.yaml");
+    return orrery::test::sourceFile(QStringLiteral("tests/trainer/test.yaml"));
 }
 
 Result train(const QStringList &args, int timeoutMs = 300'000)

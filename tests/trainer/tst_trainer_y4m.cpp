@@ -55,7 +55,8 @@ private Q_SLOTS:
         config.write(orrery::test::microConfig(4));
         config.close();
         int code = 0;
-        run(m_trainer, {QStringLiteral("--config"), config.fileName(), QStringLiteral("--run-dir"), runDir}, &code);
+        run(m_trainer, {QStringLiteral("--config"), config.fileName(), QStringLiteral("--run-dir"), runDir},
+            &code);
         QCOMPARE(code, 0);
 
         const QString video = runDir + QStringLiteral("/samples/step-4.y4m");
@@ -83,14 +84,13 @@ private Q_SLOTS:
         // FFmpeg (what the app plays samples with) decodes all four frames at that size.
         const QString ffprobe = QStandardPaths::findExecutable(QStringLiteral("ffprobe"));
         QVERIFY2(!ffprobe.isEmpty(), "ffprobe (Debian: ffmpeg) is needed");
-        const QJsonObject stream =
-            QJsonDocument::fromJson(run(ffprobe,
-                                        {QStringLiteral("-v"), QStringLiteral("error"),
-                                         QStringLiteral("-count_frames"), QStringLiteral("-show_entries"),
-                                         QStringLiteral("stream=codec_name,width,height,nb_read_frames"),
-                                         QStringLiteral("-of"), QStringLiteral("json"), video},
-                                        &code))[QLatin1String("streams")][0]
-                .toObject();
+        const QJsonObject stream = QJsonDocument::fromJson(run(
+            ffprobe,
+            {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-count_frames"),
+             QStringLiteral("-show_entries"), QStringLiteral("stream=codec_name,width,height,nb_read_frames"),
+             QStringLiteral("-of"), QStringLiteral("json"), video},
+            &code))[QLatin1String("streams")][0]
+                                       .toObject();
         QCOMPARE(code, 0);
         QCOMPARE(stream[QLatin1String("codec_name")].toString(), QStringLiteral("rawvideo"));
         QCOMPARE(stream[QLatin1String("nb_read_frames")].toString(), QStringLiteral("4"));
@@ -102,19 +102,20 @@ private Q_SLOTS:
 
         // The store takes the Y4M as the run's video, as it takes an MP4.
         const QString db = m_dir.filePath(QStringLiteral("store.sqlite"));
-        const QJsonArray ingested = QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
-                                                                {QStringLiteral("--db"), db, QStringLiteral("runs"),
-                                                                 QStringLiteral("ingest"), runDir,
-                                                                 QStringLiteral("--json")},
-                                                                &code))
-                                        .array();
+        const QJsonArray ingested =
+            QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
+                                        {QStringLiteral("--db"), db, QStringLiteral("runs"),
+                                         QStringLiteral("ingest"), runDir, QStringLiteral("--json")},
+                                        &code))
+                .array();
         QCOMPARE(code, 0);
         const QString runId = QString::number(ingested.first()[QLatin1String("run_id")].toInteger());
-        const QJsonObject shown = QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
-                                                              {QStringLiteral("--db"), db, QStringLiteral("runs"),
-                                                               QStringLiteral("show"), runId, QStringLiteral("--json")},
-                                                              &code))
-                                      .object();
+        const QJsonObject shown =
+            QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
+                                        {QStringLiteral("--db"), db, QStringLiteral("runs"),
+                                         QStringLiteral("show"), runId, QStringLiteral("--json")},
+                                        &code))
+                .object();
         QCOMPARE(code, 0);
         bool recorded = false;
         for (const QJsonValue a : shown[QLatin1String("artifacts")].toArray())

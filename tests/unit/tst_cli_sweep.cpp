@@ -51,7 +51,7 @@ class TestCliSweep : public QObject {
 
     static QString example(const char *name)
     {
-        return QStringLiteral(ORRERY_SOURCE_DIR "/resources/sweeps/") + QLatin1String(name);
+        return orrery::test::sourceFile(QStringLiteral("resources/sweeps/") + QLatin1String(name));
     }
 
 private Q_SLOTS:

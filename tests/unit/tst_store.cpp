@@ -516,7 +516,7 @@ private Q_SLOTS:
     void migratesAVersion1File()
     {
         const QString path = freshPath();
-        loadSqlFixture(QFINDTESTDATA("../data/store-v1.sql"), path);
+        loadSqlFixture(orrery::test::sourceFile(QStringLiteral("tests/data/store-v1.sql")), path);
         auto store = TrackingStore::open(path);
         QCOMPARE(store->schemaVersion(), TrackingStore::currentSchemaVersion());
         const auto run = store->findRun(QStringLiteral("0123456789abcdef"));
