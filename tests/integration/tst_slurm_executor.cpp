@@ -187,7 +187,7 @@ private Q_SLOTS:
         QList<int> chunks(all.size(), 0);
         int maxRunning0 = 0;
         bool sawWaitingOrRunning = false;
-        QDeadlineTimer deadline(240'000);
+        QDeadlineTimer deadline(150'000);
         QHash<QString, TaskStatus> statuses;
         for (;;) {
             const quint64 before = m_connection->commandCount();

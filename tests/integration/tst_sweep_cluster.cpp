@@ -203,7 +203,7 @@ private Q_SLOTS:
 
         // Follow; while it does, trials 0 and 1 run (two ranks each) and their metrics arrive.
         auto watch = startWatch(id);
-        QDeadlineTimer deadline(240'000);
+        QDeadlineTimer deadline(150'000);
         bool ready = false, metricsWhileRunning = false;
         while (!ready && !deadline.hasExpired()) {
             QThread::msleep(500);
@@ -246,7 +246,7 @@ private Q_SLOTS:
         QCOMPARE(watch->exitCode(), 0);
         QVERIFY(watch->readAllStandardError().contains("detached"));
         const Result second =
-            orrery({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id)}, 420'000);
+            orrery({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id)}, 200'000);
         QVERIFY2(second.code == 0, qPrintable(second.out + second.err + m_cluster.logsHint()));
         QVERIFY2(second.out.contains(QLatin1String("sample video: ")), qPrintable(second.out));
 

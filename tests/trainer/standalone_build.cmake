@@ -4,11 +4,13 @@
 # The CUDA toolkit is hidden from it, so this also covers the CPU-only path of a CUDA wheel on a
 # machine without the toolkit (the main build covers the CUDA/NCCL path), and so is FFmpeg, as on
 # a cluster (or the GPU machine) with only a pip PyTorch: samples are Y4M. tst_trainer_y4m runs
-# the result (CTest fixture `trainer_standalone`).
+# the result (CTest fixture `trainer_standalone`). No build type (-O0, no debug info): it proves the
+# project builds, and compiles in 126 s instead of Release's 156 s on the 2-core machine (measured
+# alone, no ccache); the main build compiles the same sources with -O2 and -Werror.
 # cmake -DSOURCE_DIR=... -DBINARY_DIR=... -DGENERATOR=... -P standalone_build.cmake
 file(REMOVE_RECURSE "${BINARY_DIR}")
 execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
-  -DCMAKE_BUILD_TYPE=Release -DORRERY_WERROR=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON
+  -DCMAKE_BUILD_TYPE= -DORRERY_WERROR=ON -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON
   -DORRERY_TRAINER_FFMPEG=OFF
   COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)

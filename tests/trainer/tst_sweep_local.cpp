@@ -59,7 +59,7 @@ class TestSweepLocal : public QObject {
     QString db() const { return m_dir.filePath(QStringLiteral("orrery.sqlite")); }
     QString root() const { return m_dir.filePath(QStringLiteral("runs")); }
 
-    Result run(const QStringList &args, int timeoutMs = 300'000)
+    Result run(const QStringList &args, int timeoutMs = 120'000)
     {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -105,7 +105,7 @@ class TestSweepLocal : public QObject {
 
     // Ticks until `done` holds (or the sweep ends, or the time is up); returns whether it held.
     bool tickUntil(SweepRunner &runner, SweepId sweep, const std::function<bool()> &done,
-                   int timeoutMs = 240'000, QStringList *events = nullptr)
+                   int timeoutMs = 120'000, QStringList *events = nullptr)
     {
         QElapsedTimer timer;
         timer.start();
@@ -325,7 +325,7 @@ private slots:
 
         QStringList events;
         QVERIFY(tickUntil(
-            runner, id, [&] { return runner.isDone(id); }, 300'000, &events));
+            runner, id, [&] { return runner.isDone(id); }, 120'000, &events));
         const QList<Trial> all = store->trials(id);
         QCOMPARE(all.size(), 4);  // two attempts each
         QCOMPARE(all[0].state, QStringLiteral("failed"));
@@ -389,7 +389,7 @@ private slots:
         SweepRunner runner(*store, executor, *m_schema);
         const SweepId id = runner.submit(plan(spec));
         QVERIFY(tickUntil(
-            runner, id, [&] { return runner.isDone(id); }, 300'000));
+            runner, id, [&] { return runner.isDone(id); }, 120'000));
         const auto t = latest(*store, id);
         QCOMPARE(t[1].state, QStringLiteral("stopped"));
         QVERIFY2(t[1].exitReason.startsWith(QLatin1String("stopped early")), qPrintable(t[1].exitReason));
@@ -417,7 +417,7 @@ private slots:
         const SweepId id = runner.submit(plan(spec));
         QCOMPARE(store->trials(id).size(), 1);
         QVERIFY(tickUntil(
-            runner, id, [&] { return runner.isDone(id); }, 300'000));
+            runner, id, [&] { return runner.isDone(id); }, 120'000));
         const auto t = latest(*store, id);
         QCOMPARE(t.size(), 3);
         QSet<QString> lrs;
