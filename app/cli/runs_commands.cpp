@@ -4,6 +4,8 @@
 #include "commands.h"
 #include "output.h"
 
+#include "orrery/core/format.h"
+#include "orrery/core/params.h"
 #include "orrery/core/store.h"
 #include "orrery/remote/mlflow.h"
 
@@ -40,23 +42,6 @@ extern "C" void onInterrupt(int)
 void catchInterrupt()
 {
     std::signal(SIGINT, onInterrupt);
-}
-
-QString number(double v)
-{
-    if (std::isnan(v))
-        return QStringLiteral("nan");
-    if (std::isinf(v))
-        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(v, 'g', 6);
-}
-
-QJsonValue jsonNumber(double v)
-{
-    // JSON has no NaN/inf: written as strings, as events.jsonl does.
-    if (!std::isfinite(v))
-        return number(v);
-    return v;
 }
 
 QString timeText(qint64 ms)
@@ -288,7 +273,7 @@ int runsList(const Context &ctx, const QStringList &args)
             QString::number(r.run.id), r.run.uuid.left(8),          r.run.experimentName, r.run.name,
             toString(r.run.status),    timeText(r.run.startTimeMs), durationText(r.run)};
         for (const QString &k : keys)
-            row.push_back(r.metric(k) ? number(r.metric(k)->last.value) : QStringLiteral("-"));
+            row.push_back(r.metric(k) ? formatNumber(r.metric(k)->last.value) : QStringLiteral("-"));
         table.push_back(row);
     }
     out(formatTable(header, table));
@@ -356,8 +341,8 @@ int runsShow(const Context &ctx, const QStringList &args)
         formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
     rows.clear();
     for (const LatestMetric &m : d.metrics)
-        rows.push_back({m.key, QString::number(m.last.step), number(m.last.value), number(m.min),
-                        number(m.max), QString::number(m.count)});
+        rows.push_back({m.key, QString::number(m.last.step), formatNumber(m.last.value), formatNumber(m.min),
+                        formatNumber(m.max), QString::number(m.count)});
     text += QStringLiteral("\nmetrics (%1)\n").arg(d.metrics.size()) +
         formatTable({QStringLiteral("KEY"), QStringLiteral("STEP"), QStringLiteral("LATEST"),
                      QStringLiteral("MIN"), QStringLiteral("MAX"), QStringLiteral("POINTS")},
@@ -413,13 +398,11 @@ int runsCompare(const Context &ctx, const QStringList &args)
     }
     paramKeys.sort();
     metricKeys.sort();
-    auto differs = [&](const QString &key) {
-        for (const RunDetails &d : runs)
-            if (d.params.value(key, QStringLiteral("\x01")) !=
-                runs.front().params.value(key, QStringLiteral("\x01")))
-                return true;
-        return false;
-    };
+    QList<Params> params;
+    for (const RunDetails &d : runs)
+        params.append(d.params);
+    const QStringList differing = differingParams(params);
+    auto differs = [&](const QString &key) { return differing.contains(key); };
     auto latest = [](const RunDetails &d, const QString &key) -> const LatestMetric * {
         for (const LatestMetric &m : d.metrics)
             if (m.key == key)
@@ -470,9 +453,9 @@ int runsCompare(const Context &ctx, const QStringList &args)
         for (const RunDetails &d : runs) {
             const LatestMetric *m = latest(d, k);
             row.push_back(m ? QStringLiteral("%1 @%2 (min %3)")
-                                  .arg(number(m->last.value))
+                                  .arg(formatNumber(m->last.value))
                                   .arg(m->last.step)
-                                  .arg(number(m->min))
+                                  .arg(formatNumber(m->min))
                             : QStringLiteral("-"));
         }
         rows.push_back(row);
@@ -554,13 +537,13 @@ int runsHistory(const Context &ctx, const QStringList &args)
             text += QStringLiteral("%1,%2,%3\n")
                         .arg(pt.step)
                         .arg(pt.timeMs / 1000.0, 0, 'f', 3)
-                        .arg(number(pt.value));
+                        .arg(formatNumber(pt.value));
         out(text);
         return kOk;
     }
     QList<QStringList> rows;
     for (const MetricPoint &pt : h.points)
-        rows.push_back({QString::number(pt.step), timeText(pt.timeMs), number(pt.value)});
+        rows.push_back({QString::number(pt.step), timeText(pt.timeMs), formatNumber(pt.value)});
     out(formatTable({QStringLiteral("STEP"), QStringLiteral("TIME"), QStringLiteral("VALUE")}, rows));
     if (h.downsampled)
         err(QStringLiteral("(%1 points downsampled to %2: first, min, max and last of %3 buckets)\n")
@@ -641,7 +624,10 @@ int runsExport(const Context &ctx, const QStringList &args)
                                                     csvField(r.run.experimentName), csvField(key));
                     for (const MetricPoint &pt : pts)
                         chunk += prefix +
-                            QStringLiteral("%1,%2,%3\n").arg(pt.step).arg(pt.timeMs).arg(number(pt.value));
+                            QStringLiteral("%1,%2,%3\n")
+                                .arg(pt.step)
+                                .arg(pt.timeMs)
+                                .arg(formatNumber(pt.value));
                 } else {
                     QJsonArray a;
                     for (const MetricPoint &pt : pts)
@@ -711,7 +697,7 @@ int runsExport(const Context &ctx, const QStringList &args)
                 QString v;
                 for (const LatestMetric &m : d.metrics)
                     if (m.key == k)
-                        v = number(m.last.value);
+                        v = formatNumber(m.last.value);
                 row.push_back(v);
             }
             text += row.join(QLatin1Char(',')) + QLatin1Char('\n');

@@ -10,7 +10,9 @@
 #include "output.h"
 #include "sweep_commands.h"
 
+#include "orrery/core/format.h"
 #include "orrery/core/localexecutor.h"
+#include "orrery/core/params.h"
 #include "orrery/core/paths.h"
 #include "orrery/core/sweeprunner.h"
 
@@ -39,39 +41,19 @@ extern "C" void onStop(int)
     g_stop.store(true);
 }
 
-QString num(double v)
-{
-    return std::isnan(v) ? QStringLiteral("nan") : QString::number(v, 'g', 6);
-}
-
-QJsonValue jsonNum(double v)
-{
-    return std::isfinite(v) ? QJsonValue(v) : QJsonValue(num(v));
-}
-
 QStringList paramKeys(const QList<TrialSummary> &rows)
 {
-    // The keys whose values differ between trials are the columns; constants add nothing.
-    QMap<QString, QSet<QString>> values;
-    QStringList order;
-    for (const TrialSummary &r : rows) {
-        const QJsonObject o = QJsonDocument::fromJson(r.trial.params.toUtf8()).object();
-        for (auto it = o.begin(); it != o.end(); ++it) {
-            if (!values.contains(it.key()))
-                order << it.key();
-            values[it.key()].insert(it.value().toVariant().toString());
-        }
-    }
-    QStringList keys;
-    for (const QString &k : order)
-        if (values[k].size() > 1 || rows.size() == 1)
-            keys << k;
-    return keys;
+    // The keys whose values differ between trials are the columns; constants add nothing (a
+    // single trial shows all of its keys).
+    QList<Params> params;
+    for (const TrialSummary &r : rows)
+        params.append(paramsFromJson(r.trial.params));
+    return rows.size() == 1 ? params.front().keys() : differingParams(params);
 }
 
 QString paramCell(const QJsonValue &v)
 {
-    return v.isDouble() ? num(v.toDouble()) : v.toVariant().toString();
+    return v.isDouble() ? formatNumber(v.toDouble()) : v.toVariant().toString();
 }
 
 QString stateCell(const TrialSummary &r)
@@ -106,8 +88,8 @@ QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric
             row << paramCell(o.value(k));
         row << stateCell(r) << (r.step >= 0 ? QString::number(r.step) : QStringLiteral("-"));
         if (!sw.metricName.isEmpty())
-            row << (r.latest ? num(*r.latest) : QStringLiteral("-"))
-                << (r.best ? num(*r.best) : QStringLiteral("-"));
+            row << (r.latest ? formatNumber(*r.latest) : QStringLiteral("-"))
+                << (r.best ? formatNumber(*r.best) : QStringLiteral("-"));
         QString note = r.trial.isActive() ? r.trial.detail : r.trial.exitReason;
         if (note.size() > 60)
             note = note.left(57) + QStringLiteral("...");
@@ -186,7 +168,7 @@ void printSummary(TrackingStore &store, const Sweep &sw)
                 .arg(best->run.name, sw.metricName,
                      sw.metricGoal == QLatin1String("maximize") ? QStringLiteral("max")
                                                                 : QStringLiteral("last"),
-                     m ? num(m->last.value) : QStringLiteral("-")));
+                     m ? formatNumber(m->last.value) : QStringLiteral("-")));
         out(QStringLiteral("run dir: %1\n").arg(best->run.runDir));
         const QString video = bestVideo(store, best->run.id);
         if (!video.isEmpty())
@@ -218,7 +200,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
         if (auto best = store.bestRun(sw->id))
             if (const LatestMetric *m = best->metric(sw->metricName))
                 line += QStringLiteral("; best %1 %2 (%3)")
-                            .arg(sw->metricName, num(m->last.value), best->run.name);
+                            .arg(sw->metricName, formatNumber(m->last.value), best->run.name);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (line != lastLine || now - lastPrint > 30000) {
             out(QStringLiteral("[%1] %2\n")
@@ -244,7 +226,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
         return kOk;
     out(QStringLiteral("\n"));
     printSummary(store, *sw);
-    return sw->state == QLatin1String("failed") ? kFailed : kOk;
+    return sw->sweepState() == core::SweepState::Failed ? kFailed : kOk;
 }
 
 QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
@@ -262,9 +244,9 @@ QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
                       {QStringLiteral("detail"), r.trial.detail},
                       {QStringLiteral("reason"), r.trial.exitReason}};
         if (r.latest)
-            t.insert(QStringLiteral("latest"), jsonNum(*r.latest));
+            t.insert(QStringLiteral("latest"), jsonNumber(*r.latest));
         if (r.best)
-            t.insert(QStringLiteral("best"), jsonNum(*r.best));
+            t.insert(QStringLiteral("best"), jsonNumber(*r.best));
         trials.append(t);
     }
     QJsonObject o{{QStringLiteral("id"), sw.id},
@@ -284,7 +266,7 @@ QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
                       {QStringLiteral("run_dir"), best->run.runDir},
                       {QStringLiteral("video"), bestVideo(store, best->run.id)}};
         if (const LatestMetric *m = best->metric(sw.metricName))
-            b.insert(QStringLiteral("value"), jsonNum(m->last.value));
+            b.insert(QStringLiteral("value"), jsonNumber(m->last.value));
         o.insert(QStringLiteral("best"), b);
     }
     return o;
@@ -389,14 +371,11 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             }
             QList<QStringList> rows;
             for (const Sweep &sw : sweeps) {
-                const QList<TrialSummary> trials = store->trialSummaries(sw.id);
-                int done = 0;
-                for (const TrialSummary &r : trials)
-                    done += r.trial.isActive() ? 0 : 1;
+                const int done = countPhases(store->trials(sw.id)).ended();
                 QString best = QStringLiteral("-");
                 if (auto b = store->bestRun(sw.id))
                     if (const LatestMetric *m = b->metric(sw.metricName))
-                        best = QStringLiteral("%1 %2").arg(sw.metricName, num(m->last.value));
+                        best = QStringLiteral("%1 %2").arg(sw.metricName, formatNumber(m->last.value));
                 rows << QStringList{QString::number(sw.id),
                                     sw.name,
                                     sw.cluster.isEmpty() ? QStringLiteral("local") : sw.cluster,
@@ -436,11 +415,11 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             }
             const RunDetails details = store->details(best->run.id);
             const LatestMetric *m = best->metric(sw->metricName);
-            QString text =
-                QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
-                    .arg(best->run.name)
-                    .arg(best->run.id)
-                    .arg(sw->metricName, m ? num(m->last.value) : QStringLiteral("-"), best->run.runDir);
+            QString text = QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
+                               .arg(best->run.name)
+                               .arg(best->run.id)
+                               .arg(sw->metricName, m ? formatNumber(m->last.value) : QStringLiteral("-"),
+                                    best->run.runDir);
             for (const Trial &t : store->trials(sw->id))
                 if (t.runId == best->run.id) {
                     text += QStringLiteral("params: %1\n").arg(t.params);

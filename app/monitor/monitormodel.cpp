@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "monitormodel.h"
 
+#include "orrery/core/format.h"
+#include "orrery/core/params.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QSet>
@@ -11,11 +14,6 @@
 namespace orrery::monitor {
 
 namespace {
-
-bool oneOf(const QString &s, std::initializer_list<const char *> words)
-{
-    return std::any_of(words.begin(), words.end(), [&](const char *w) { return s == QLatin1String(w); });
-}
 
 QString clock(qint64 ms)
 {
@@ -52,77 +50,22 @@ QString firstLine(const QString &text)
 
 // --- trials ---------------------------------------------------------------------------------
 
-TrialPhase trialPhase(const QString &rawState)
-{
-    const QString state = rawState.trimmed().toLower();
-    if (oneOf(state, {"running", "started", "checkpointed", "completing", "configuring"}))
-        return TrialPhase::Running;
-    if (oneOf(state,
-              {"completed", "finished", "done", "succeeded", "stopped", "pruned", "early_stopped",
-               "early-stopped"}))
-        return TrialPhase::Done;
-    if (oneOf(state,
-              {"failed", "cancelled", "canceled", "killed", "timeout", "node_fail", "out_of_memory",
-               "boot_fail", "deadline", "error", "lost"}))
-        return TrialPhase::Failed;
-    // pending, queued, submitted, requeued, preempted (resubmitted by the runner), unknown words.
-    return TrialPhase::Queued;
-}
-
 TrialCounts countTrials(const QList<core::Trial> &trials)
 {
-    TrialCounts c;
-    for (const core::Trial &t : core::latestAttempts(trials)) {
-        ++c.total;
-        switch (trialPhase(t.state)) {
-        case TrialPhase::Queued:
-            ++c.queued;
-            break;
-        case TrialPhase::Running:
-            ++c.running;
-            break;
-        case TrialPhase::Done:
-            ++c.done;
-            break;
-        case TrialPhase::Failed:
-            ++c.failed;
-            break;
-        }
-    }
-    return c;
+    const core::PhaseCounts p = core::countPhases(trials);
+    // The monitor's "done" is every trial that ended without failing: stopped early or cancelled too.
+    return TrialCounts{p.done + p.stopped, p.running, p.queued, p.failed, p.total};
 }
 
 QStringList compactParams(const QList<QMap<QString, QString>> &params)
 {
     QStringList keys;
-    {
-        QSet<QString> seen;
-        for (const auto &p : params)
-            for (auto it = p.begin(); it != p.end(); ++it)
-                if (!seen.contains(it.key())) {
-                    seen.insert(it.key());
-                    keys.append(it.key());
-                }
-        std::sort(keys.begin(), keys.end());
-    }
-    // Runs without params (a trial not started yet) take no part in what differs.
-    QList<const QMap<QString, QString> *> known;
     for (const auto &p : params)
-        if (!p.isEmpty())
-            known.append(&p);
-    QStringList differing;
-    for (const QString &key : keys) {
-        const std::optional<QString> first =
-            known.front()->contains(key) ? std::optional(known.front()->value(key)) : std::nullopt;
-        for (const auto *p : known) {
-            const std::optional<QString> value =
-                p->contains(key) ? std::optional(p->value(key)) : std::nullopt;
-            if (value != first) {
-                differing.append(key);
-                break;
-            }
-        }
-    }
+        for (auto it = p.begin(); it != p.end(); ++it)
+            if (!keys.contains(it.key()))
+                keys.append(it.key());
+    keys.sort();
+    const QStringList differing = core::differingParams(params);
     const QStringList &shown = differing.isEmpty() ? keys : differing;
     QHash<QString, int> shortUses;
     for (const QString &key : shown)
@@ -143,12 +86,6 @@ QStringList compactParams(const QList<QMap<QString, QString>> &params)
 
 // --- snapshots ------------------------------------------------------------------------------
 
-bool isActiveSweepState(const QString &state)
-{
-    return !oneOf(state.trimmed().toLower(),
-                  {"completed", "finished", "done", "failed", "cancelled", "canceled", "stopped", "killed"});
-}
-
 StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
                         int maxSweeps)
 {
@@ -158,13 +95,13 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
 
     QList<core::Sweep> all = store.sweeps();
     std::stable_sort(all.begin(), all.end(), [](const core::Sweep &a, const core::Sweep &b) {
-        const bool aa = isActiveSweepState(a.state), ba = isActiveSweepState(b.state);
+        const bool aa = core::isActive(a.sweepState()), ba = core::isActive(b.sweepState());
         return aa != ba ? aa : a.id > b.id;
     });
     for (const core::Sweep &sw : all) {
         SweepSummary s;
         s.sweep = sw;
-        s.active = isActiveSweepState(sw.state);
+        s.active = core::isActive(sw.sweepState());
         if (!s.active && snap.sweeps.size() >= maxSweeps)
             break;
         s.counts = countTrials(store.trials(sw.id));
@@ -284,11 +221,7 @@ QStringList layoutTable(const Table &table, int width, const QString &ellipsis)
 
 QString formatValue(double value)
 {
-    if (std::isnan(value))
-        return QStringLiteral("nan");
-    if (std::isinf(value))
-        return value > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
-    return QString::number(value, 'g', 4);
+    return core::formatNumber(value, 4);  // 4 significant digits fit the monitor's columns
 }
 
 QString formatMegabytes(qint64 mb)

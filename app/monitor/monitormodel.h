@@ -26,10 +26,8 @@ namespace orrery::monitor {
 
 // --- trials ---------------------------------------------------------------------------------
 
-// Where a trial stands, whatever words its executor used for the state.
-enum class TrialPhase { Queued, Running, Done, Failed };
-TrialPhase trialPhase(const QString &state);
-
+// Trials by phase (core::phaseOf): queued, running (stopping and cancelling trials included: they
+// still run), done (completed, stopped early or cancelled) and failed.
 struct TrialCounts {
     int done = 0, running = 0, queued = 0, failed = 0;
     int total = 0;  // distinct trial indexes
@@ -98,9 +96,6 @@ struct StoreSnapshot {
     QString actionMessage;
     bool actionFailed = false;
 };
-
-// Sweep states that mean "over"; any other state (pending, running, submitted, ...) is active.
-bool isActiveSweepState(const QString &state);
 
 // One read of the store: the sweeps (at most maxSweeps: every active one first, then the most
 // recent), each with its counts, best value and the best run's history in `sparkWidth` buckets,

@@ -61,7 +61,7 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
             .bind(6, utf8(sw.metricGoal.isEmpty() ? QStringLiteral("minimize") : sw.metricGoal))
             .bind(7, utf8(sw.cluster))
             .bind(8, utf8(sw.arrayJobId))
-            .bind(9, utf8(sw.state.isEmpty() ? QStringLiteral("pending") : sw.state))
+            .bind(9, utf8(sw.state.isEmpty() ? toText(SweepState::Pending) : sw.state))
             .bind(10, now)
             .bind(11, now)
             .bind(12, utf8(sw.specFile))
@@ -159,7 +159,7 @@ static void bindTrial(Stmt &s, const Trial &t)
     s.bind(5, utf8(t.slurmJobId))
         .bind(6, utf8(t.slurmTaskId))
         .bind(7, utf8(t.runDir))
-        .bind(8, utf8(t.state.isEmpty() ? QStringLiteral("pending") : t.state))
+        .bind(8, utf8(t.state.isEmpty() ? toText(TrialState::Pending) : t.state))
         .bind(9, utf8(t.exitReason))
         .bind(10, utf8(t.params.isEmpty() ? QStringLiteral("{}") : t.params))
         .bind(11, utf8(t.config))
@@ -239,6 +239,32 @@ QList<Trial> latestAttempts(const QList<Trial> &attempts)
             latest.insert(t.index, t);
     }
     return latest.values();
+}
+
+PhaseCounts countPhases(const QList<Trial> &attempts)
+{
+    PhaseCounts c;
+    for (const Trial &t : latestAttempts(attempts)) {
+        ++c.total;
+        switch (phaseOf(t.trialState())) {
+        case Phase::Queued:
+            ++c.queued;
+            break;
+        case Phase::Running:
+            ++c.running;
+            break;
+        case Phase::Done:
+            ++c.done;
+            break;
+        case Phase::Failed:
+            ++c.failed;
+            break;
+        case Phase::Stopped:
+            ++c.stopped;
+            break;
+        }
+    }
+    return c;
 }
 
 QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const

@@ -84,13 +84,6 @@ QString pathComponent(const QString &name)
     return s.isEmpty() ? QStringLiteral("_") : s;
 }
 
-bool isFinal(const QString &state)
-{
-    return state == QLatin1String("completed") || state == QLatin1String("failed") ||
-        state == QLatin1String("stopped") || state == QLatin1String("cancelled") ||
-        state == QLatin1String("lost") || state == QLatin1String("preempted");
-}
-
 QString exitStep(const QByteArray &exitJson)
 {
     const QJsonValue step = QJsonDocument::fromJson(exitJson).object().value(QLatin1String("step"));
@@ -182,14 +175,14 @@ struct SweepRunner::Impl {
                 t.submittedMs = now;
                 if (failure.isEmpty()) {
                     t.task = ids[i];
-                    t.state = QStringLiteral("queued");
+                    t.setState(TrialState::Queued);
                     const qsizetype underscore = t.task.indexOf(QLatin1Char('_'));
                     if (underscore > 0) {  // a Slurm array task: job id and task id for people
                         t.slurmJobId = t.task.left(underscore);
                         t.slurmTaskId = t.task.mid(underscore + 1);
                     }
                 } else {
-                    t.state = QStringLiteral("failed");
+                    t.setState(TrialState::Failed);
                     t.exitReason = QStringLiteral("could not be submitted: ") + failure;
                     t.endedMs = now;
                 }
@@ -245,7 +238,7 @@ struct SweepRunner::Impl {
         for (const Trial &t : latestByIndex) {
             if (t.isActive())
                 ++active;
-            else if (isFinal(t.state))
+            else if (hasEnded(t.trialState()))
                 finished.append(
                     {typedParams(t.params, spec.parameters), metricValue(t.runId, spec.metricName)});
         }
@@ -301,7 +294,7 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     sw.metricName = spec.metricName;
     sw.metricGoal = toString(spec.goal);
     sw.cluster = d->executor.name() == QLatin1String("local") ? QString() : d->executor.name();
-    sw.state = QStringLiteral("pending");
+    sw.state = toText(SweepState::Pending);
     sw.specFile = spec.file;
     sw.baseConfig = QString::fromUtf8(plan.baseConfig);
     sw.rootDir = QDir(QDir(d->executor.defaultRoot()).filePath(pathComponent(spec.experiment)))
@@ -312,13 +305,13 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     try {
         d->launch(sw, spec, d->newTrials(sw, planned));
     } catch (const std::exception &e) {
-        d->store.setSweepState(sw.id, QStringLiteral("failed"));
+        d->store.setSweepState(sw.id, toText(SweepState::Failed));
         d->store.setSweepMessage(sw.id,
                                  QStringLiteral("submission failed: %1").arg(QString::fromUtf8(e.what())));
         throw;
     }
     const QList<Trial> trials = d->store.trials(sw.id);
-    d->store.setSweepState(sw.id, QStringLiteral("running"),
+    d->store.setSweepState(sw.id, toText(SweepState::Running),
                            trials.isEmpty() ? QString() : trials.front().slurmJobId);
     return sw.id;
 }
@@ -340,20 +333,19 @@ void SweepRunner::cancel(SweepId sweepId)
         d->executor.cancel(ids);
     d->store.writeTransaction([&] {
         for (Trial t : active) {
-            t.state = QStringLiteral("cancelling");
+            t.setState(TrialState::Cancelling);
             t.exitReason = QStringLiteral("cancelled by the user");
             d->store.updateTrial(t);
         }
         d->store.setSweepState(sweepId,
-                               active.isEmpty() ? QStringLiteral("cancelled") : QStringLiteral("cancelling"));
+                               toText(active.isEmpty() ? SweepState::Cancelled : SweepState::Cancelling));
         d->store.setSweepMessage(sweepId, QStringLiteral("cancelled by the user"));
     });
 }
 
 static bool hasEnded(const Sweep &sw)
 {
-    return sw.state == QLatin1String("finished") || sw.state == QLatin1String("failed") ||
-        sw.state == QLatin1String("cancelled");
+    return !isActive(sw.sweepState());
 }
 
 bool SweepRunner::isDone(SweepId sweepId) const
@@ -466,16 +458,16 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         Trial t = active[i].trial;
         const Sweep &sw = active[i].sweep;
         const TaskStatus st = status.value(t.task);
-        const QString before = t.state;
+        const TrialState before = t.trialState();
         const QString beforeDetail = t.detail;
         if (!st.detail.isEmpty())
             t.detail = st.detail;
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
-            if (st.state == TaskStatus::State::Running && t.state == QLatin1String("queued")) {
-                t.state = QStringLiteral("running");
+            if (st.state == TaskStatus::State::Running && before == TrialState::Queued) {
+                t.setState(TrialState::Running);
                 report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
             }
-            if (t.state != before || t.detail != beforeDetail)
+            if (t.trialState() != before || t.detail != beforeDetail)
                 d->store.updateTrial(t);
             continue;
         }
@@ -485,43 +477,47 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             : nullptr;
         if (!exitChunk && st.state == TaskStatus::State::Unknown && chunks.isEmpty())
             continue;  // nothing known yet: ask again next tick
-        QString verdict, reason, step;
+        TrialState verdict = TrialState::Failed;
+        QString reason, step;
         if (exitChunk) {
             QString problem;
             const auto state = d->store.applyExit(t.runId, exitChunk->data, now, &problem);
-            verdict = state.value_or(QStringLiteral("failed"));
+            // exit.json's words (completed, failed, preempted) are trial states too; anything else
+            // from a trainer is a failure.
+            verdict = state ? trialStateFromText(*state) : TrialState::Failed;
+            if (verdict != TrialState::Completed && verdict != TrialState::Preempted)
+                verdict = TrialState::Failed;
             reason = state
                 ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("reason")).toString()
                 : QStringLiteral("unreadable exit.json: ") + problem;
             step = exitStep(exitChunk->data);
         } else if (st.state == TaskStatus::State::Ended) {
-            verdict = st.detail.contains(QLatin1String("PREEMPTED")) ? QStringLiteral("preempted")
-                                                                     : QStringLiteral("failed");
+            verdict =
+                st.detail.contains(QLatin1String("PREEMPTED")) ? TrialState::Preempted : TrialState::Failed;
             reason = st.detail.isEmpty() ? QStringLiteral("ended without exit.json")
                                          : st.detail + QStringLiteral(" (no exit.json)");
-            d->store.endRun(
-                t.runId, verdict == QLatin1String("preempted") ? RunStatus::Killed : RunStatus::Failed, now);
+            d->store.endRun(t.runId, verdict == TrialState::Preempted ? RunStatus::Killed : RunStatus::Failed,
+                            now);
         } else {
-            verdict = QStringLiteral("lost");
+            verdict = TrialState::Lost;
             reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
             d->store.endRun(t.runId, RunStatus::Failed, now);
         }
         t.endedMs = now;
-        if (before == QLatin1String("stopping") || before == QLatin1String("cancelling")) {
+        if (before == TrialState::Stopping || before == TrialState::Cancelling) {
             // Our own doing: the trainer saw SIGTERM and reported itself preempted.
-            t.state =
-                before == QLatin1String("stopping") ? QStringLiteral("stopped") : QStringLiteral("cancelled");
+            t.setState(before == TrialState::Stopping ? TrialState::Stopped : TrialState::Cancelled);
             d->store.endRun(t.runId, RunStatus::Killed, now);
             report.events << QStringLiteral("%1: trial %2 %3").arg(sw.name).arg(t.index).arg(t.state);
             d->store.updateTrial(t);
             continue;
         }
-        t.state = verdict;
+        t.setState(verdict);
         t.exitReason = step.isEmpty() ? reason
             : reason.isEmpty()        ? QStringLiteral("step %1").arg(step)
                                       : QStringLiteral("%1 (step %2)").arg(reason, step);
         d->store.updateTrial(t);
-        if (verdict == QLatin1String("completed")) {
+        if (verdict == TrialState::Completed) {
             report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
             continue;
         }
@@ -538,14 +534,14 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         for (const Trial &a : std::as_const(attemptsOf[sw.id])) {
             if (a.index != t.index || a.id == t.id)
                 continue;
-            if (a.state == QLatin1String("preempted"))
+            if (a.trialState() == TrialState::Preempted)
                 ++preemptions;
-            else if (a.state == QLatin1String("failed") || a.state == QLatin1String("lost")) {
+            else if (phaseOf(a.trialState()) == Phase::Failed) {
                 ++failures;
                 previousReason = a.exitReason;
             }
         }
-        const bool preempted = verdict == QLatin1String("preempted");
+        const bool preempted = verdict == TrialState::Preempted;
         QString giveUp;
         if (preempted && preemptions + 1 > kMaxPreemptions)
             giveUp = QStringLiteral("preempted %1 times").arg(preemptions + 1);
@@ -556,14 +552,13 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             giveUp = QStringLiteral("failed the same way twice (same reason, same step): not retried again");
         if (!giveUp.isEmpty()) {
             if (preempted) {  // out of preemptions: the trial ends as failed
-                t.state = QStringLiteral("failed");
+                t.setState(TrialState::Failed);
                 d->store.updateTrial(t);
             }
             report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
                                  .arg(sw.name)
                                  .arg(t.index)
-                                 .arg(preempted ? QStringLiteral("preempted") : verdict, t.exitReason,
-                                      giveUp);
+                                 .arg(toText(verdict), t.exitReason, giveUp);
             continue;
         }
         Trial next = t;
@@ -608,7 +603,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             for (const Trial &t : latest) {
                 TrialHistory h;
                 h.trial = t.index;
-                h.running = t.state == QLatin1String("running");
+                h.running = t.trialState() == TrialState::Running;
                 for (const MetricPoint &p : d->store.allPoints(t.runId, spec->metricName))
                     h.points.append({p.step, p.value});
                 if (!h.points.isEmpty())
@@ -624,7 +619,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                     d->executor.cancel(ids);
                     for (const StopDecision &s : stops) {
                         Trial &t = latest[int(s.trial)];
-                        t.state = QStringLiteral("stopping");
+                        t.setState(TrialState::Stopping);
                         t.exitReason = QStringLiteral("stopped early: ") + s.reason;
                         d->store.updateTrial(t);
                         d->store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
@@ -653,23 +648,23 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         for (const Trial &t : latest) {
             if (t.isActive()) {
                 ++activeCount;
-                report.running += t.state == QLatin1String("running") ? 1 : 0;
-            } else if (t.state == QLatin1String("completed"))
+                report.running += t.trialState() == TrialState::Running ? 1 : 0;
+            } else if (t.trialState() == TrialState::Completed)
                 ++completed;
-            else if (t.state == QLatin1String("stopped"))
+            else if (t.trialState() == TrialState::Stopped)
                 ++stopped;
-            else if (t.state == QLatin1String("cancelled"))
+            else if (t.trialState() == TrialState::Cancelled)
                 ++cancelled;
             else
                 ++failed;
         }
         report.active += activeCount;
         const bool moreToCome = spec->method == SearchMethod::Bayes && latest.size() < spec->runCap &&
-            cancelled == 0 && sw.state != QLatin1String("cancelling");
+            cancelled == 0 && sw.sweepState() != SweepState::Cancelling;
         if (activeCount == 0 && !moreToCome) {
-            const QString state = sw.state == QLatin1String("cancelling") ? QStringLiteral("cancelled")
-                : completed + stopped == 0                                ? QStringLiteral("failed")
-                                                                          : QStringLiteral("finished");
+            const QString state = toText(sw.sweepState() == SweepState::Cancelling ? SweepState::Cancelled
+                                             : completed + stopped == 0            ? SweepState::Failed
+                                                                                   : SweepState::Finished);
             QString message = QStringLiteral("%1 completed, %2 stopped early, %3 failed")
                                   .arg(completed)
                                   .arg(stopped)
@@ -690,8 +685,7 @@ followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
 {
     QMap<QString, QList<SweepId>> byCluster;
     for (const Sweep &sw : store.sweeps())
-        if (sw.state == QLatin1String("pending") || sw.state == QLatin1String("running") ||
-            sw.state == QLatin1String("cancelling"))
+        if (isActive(sw.sweepState()))
             byCluster[sw.cluster].append(sw.id);
     TickReport total;
     for (auto it = byCluster.begin(); it != byCluster.end(); ++it) {

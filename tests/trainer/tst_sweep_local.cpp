@@ -228,7 +228,9 @@ private slots:
                      },
                      120'000),
                  "no trial logged a step without a follower");
-        const Result watched = run({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id)});
+        // A brisk pace: the default backs off to 15 s between ticks, longer than these trials.
+        const Result watched = run({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id),
+                                    QStringLiteral("--pace"), QStringLiteral("0.5,1")});
         QVERIFY2(watched.code == 0, qPrintable(watched.out + watched.err));
         QVERIFY2(watched.out.contains(QLatin1String("finished (3 completed")), qPrintable(watched.out));
         const qsizetype at = watched.out.indexOf(QLatin1String("sample video: "));

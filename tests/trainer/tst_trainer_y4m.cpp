@@ -102,20 +102,17 @@ private Q_SLOTS:
 
         // The store takes the Y4M as the run's video, as it takes an MP4.
         const QString db = m_dir.filePath(QStringLiteral("store.sqlite"));
-        const QJsonArray ingested =
-            QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
-                                        {QStringLiteral("--db"), db, QStringLiteral("runs"),
-                                         QStringLiteral("ingest"), runDir, QStringLiteral("--json")},
-                                        &code))
-                .array();
+        auto runs = [&](const QStringList &args) {  // `orrery --db DB runs ARGS... --json`
+            return QJsonDocument::fromJson(
+                run(qEnvironmentVariable("ORRERY_CLI"),
+                    QStringList{QStringLiteral("--db"), db, QStringLiteral("runs")} + args +
+                        QStringList{QStringLiteral("--json")},
+                    &code));
+        };
+        const QJsonArray ingested = runs({QStringLiteral("ingest"), runDir}).array();
         QCOMPARE(code, 0);
         const QString runId = QString::number(ingested.first()[QLatin1String("run_id")].toInteger());
-        const QJsonObject shown =
-            QJsonDocument::fromJson(run(qEnvironmentVariable("ORRERY_CLI"),
-                                        {QStringLiteral("--db"), db, QStringLiteral("runs"),
-                                         QStringLiteral("show"), runId, QStringLiteral("--json")},
-                                        &code))
-                .object();
+        const QJsonObject shown = runs({QStringLiteral("show"), runId}).object();
         QCOMPARE(code, 0);
         bool recorded = false;
         for (const QJsonValue a : shown[QLatin1String("artifacts")].toArray())

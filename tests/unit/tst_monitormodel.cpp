@@ -22,6 +22,7 @@
 
 using namespace orrery::monitor;
 using orrery::core::Trial;
+using orrery::core::TrialState;
 
 class TestMonitorModel : public QObject {
     Q_OBJECT
@@ -158,21 +159,38 @@ private Q_SLOTS:
 
     void trialCounts_latestAttemptWins()
     {
-        auto t = [](int index, int attempt, const char *state) {
+        auto t = [](int index, int attempt, TrialState state) {
             Trial trial;
             trial.index = index;
             trial.attempt = attempt;
-            trial.state = QString::fromLatin1(state);
+            trial.setState(state);
             return trial;
         };
-        const TrialCounts c =
-            countTrials({t(0, 0, "completed"), t(1, 0, "failed"), t(1, 1, "running"), t(2, 0, "pending"),
-                         t(3, 0, "FAILED"), t(4, 0, "pruned"), t(5, 0, "preempted")});
+        const TrialCounts c = countTrials({t(0, 0, TrialState::Completed), t(1, 0, TrialState::Failed),
+                                           t(1, 1, TrialState::Running), t(2, 0, TrialState::Pending),
+                                           t(3, 0, TrialState::Lost), t(4, 0, TrialState::Stopped),
+                                           t(5, 0, TrialState::Preempted)});
         QCOMPARE(c.total, 6);
-        QCOMPARE(c.done, 2);
+        QCOMPARE(c.done, 2);  // completed, stopped early
         QCOMPARE(c.running, 1);
-        QCOMPARE(c.queued, 2);
-        QCOMPARE(c.failed, 1);
+        QCOMPARE(c.queued, 2);  // pending, preempted (it is resubmitted)
+        QCOMPARE(c.failed, 1);  // lost
+    }
+
+    // Trials being stopped early or cancelled still run until their executor says they ended:
+    // they count as running (the monitor once counted them as queued).
+    void trialCounts_stoppingAndCancellingAreRunning()
+    {
+        QList<Trial> trials;
+        for (const TrialState s : {TrialState::Stopping, TrialState::Cancelling, TrialState::Queued}) {
+            Trial trial;
+            trial.index = int(trials.size());
+            trial.setState(s);
+            trials << trial;
+        }
+        const TrialCounts c = countTrials(trials);
+        QCOMPARE(c.running, 2);
+        QCOMPARE(c.queued, 1);
     }
 
     void compactParams_onlyWhatDiffersWithShortKeys()

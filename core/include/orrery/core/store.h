@@ -10,6 +10,7 @@
 #pragma once
 
 #include "orrery/core/metricseries.h"
+#include "orrery/core/states.h"
 
 #include <QByteArray>
 #include <QList>
@@ -160,40 +161,49 @@ struct Sweep {
     QString metricGoal;  // minimize | maximize
     QString cluster;  // empty: local
     QString arrayJobId;  // the first batch's (Slurm: the job array's id)
-    QString state;  // pending, running, finished, failed, cancelled
+    QString state;  // SweepState's text (states.h)
     QString specFile;  // the spec's path as given at submission (for messages)
     QString baseConfig;  // the base trainer config's text the trials were rendered from
     QString rootDir;  // the sweep's directory on the executor's machine
     int trialCount = 0;  // planned trials (grid: the combinations; random/bayes: run_cap)
     QString message;  // the runner's last word on the sweep as a whole (why it ended)
+
+    SweepState sweepState() const { return sweepStateFromText(state); }
 };
 
-// One attempt of one trial. States: queued, running, stopping (early stopping asked it to
-// stop), cancelling (active), then completed, failed, preempted, stopped, cancelled or lost (the
-// executor forgot it and it left no exit.json).
+// One attempt of one trial; its states and their order are TrialState's (states.h).
 struct Trial {
     qint64 id = 0;
     SweepId sweepId = 0;
     int index = 0;
     int attempt = 0;
     RunId runId = 0;
-    QString slurmJobId, slurmTaskId, runDir, state, exitReason;
+    QString slurmJobId, slurmTaskId, runDir;
+    QString state;  // TrialState's text (states.h): read it with trialState()
+    QString exitReason;
     QString params;  // the trial's parameters as a JSON object (dotted keys)
     QString config;  // the resolved trial.yaml
     QString task;  // the executor's task id ("123_4", "0.3")
     QString detail;  // what the executor last said ("PENDING (Resources)", "OUT_OF_MEMORY")
     qint64 submittedMs = 0, endedMs = 0;
 
+    TrialState trialState() const { return trialStateFromText(state); }
+    void setState(TrialState s) { state = toText(s); }
     // Queued or running, or being stopped/cancelled (it still runs until the executor says so).
-    bool isActive() const
-    {
-        return state == QLatin1String("queued") || state == QLatin1String("running") ||
-            state == QLatin1String("stopping") || state == QLatin1String("cancelling");
-    }
+    bool isActive() const { return core::isActive(trialState()); }
 };
 
 // The latest attempt of each trial, by trial index (what tables and the runner act on).
 QList<Trial> latestAttempts(const QList<Trial> &attempts);
+
+// Trials counted by the phase of their latest attempt (a failed attempt being retried counts as
+// queued or running, not failed).
+struct PhaseCounts {
+    int queued = 0, running = 0, done = 0, failed = 0, stopped = 0;
+    int total = 0;  // distinct trial indexes
+    int ended() const { return done + failed + stopped; }
+};
+PhaseCounts countPhases(const QList<Trial> &attempts);
 
 // A trial of a sweep as tables show it: its latest attempt and where its run stands.
 struct TrialSummary {
