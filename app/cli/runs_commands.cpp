@@ -420,11 +420,8 @@ int runsCompare(const Context &ctx, const QStringList &args)
             o.insert(QStringLiteral("metrics"), m);
             a.append(o);
         }
-        QJsonArray differing;
-        for (const QString &k : paramKeys)
-            if (differs(k))
-                differing.append(k);
-        printJson(QJsonObject{{QStringLiteral("runs"), a}, {QStringLiteral("differing_params"), differing}});
+        printJson(QJsonObject{{QStringLiteral("runs"), a},
+                              {QStringLiteral("differing_params"), QJsonArray::fromStringList(differing)}});
         return kOk;
     }
     QStringList header{QString()};

@@ -12,7 +12,10 @@ Params paramsFromJson(const QString &json)
     Params out;
     const QJsonObject o = QJsonDocument::fromJson(json.toUtf8()).object();
     for (auto it = o.begin(); it != o.end(); ++it)
-        out.insert(it.key(), it.value().toVariant().toString());
+        // 15 significant digits: what a person typed (0.0003, not 3e-04), without binary noise.
+        out.insert(it.key(),
+                   it.value().isDouble() ? QString::number(it.value().toDouble(), 'g', 15)
+                                         : it.value().toVariant().toString());
     return out;
 }
 

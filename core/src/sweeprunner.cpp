@@ -576,7 +576,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                              "%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
                              .arg(sw.name)
                              .arg(t.index)
-                             .arg(verdict, t.exitReason)
+                             .arg(toText(verdict), t.exitReason)
                              .arg(next.attempt + 1);
     }
 
