@@ -343,15 +343,10 @@ void SweepRunner::cancel(SweepId sweepId)
     });
 }
 
-static bool hasEnded(const Sweep &sw)
-{
-    return !isActive(sw.sweepState());
-}
-
 bool SweepRunner::isDone(SweepId sweepId) const
 {
     const auto sw = d->store.sweep(sweepId);
-    return !sw || hasEnded(*sw);
+    return !sw || !isActive(sw->sweepState());
 }
 
 int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
@@ -379,7 +374,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     QHash<SweepId, QList<Trial>> attemptsOf;
     for (SweepId id : sweepIds) {
         const auto sw = d->store.sweep(id);
-        if (!sw || hasEnded(*sw))
+        if (!sw || !isActive(sw->sweepState()))
             continue;
         sweeps << *sw;
         attemptsOf[id] = d->store.trials(id);
