@@ -5,7 +5,7 @@
 #include "monitor_command.h"
 
 #include "commands.h"
-#include "executors.h"
+#include "orrery/remote/executors.h"
 #include "output.h"
 
 #include "monitorfeeds.h"
@@ -303,7 +303,7 @@ private:
     QString m_dbPath;
     std::unique_ptr<core::TrackingStore> m_store;
     std::optional<core::TrainerSchema> m_schema;
-    Executors m_executors;  // no prompts: the screen is curses'
+    remote::Executors m_executors;  // no prompts: the screen is curses'
     monitor::LogTailer m_tailer;
 };
 

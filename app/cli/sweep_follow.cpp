@@ -6,7 +6,7 @@
 
 #include "cluster_commands.h"
 #include "commands.h"
-#include "executors.h"
+#include "orrery/remote/executors.h"
 #include "output.h"
 #include "sweep_commands.h"
 
@@ -280,7 +280,7 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
     if (!schema)
         return kFailed;
     QString problem;
-    Executors executors(terminalCallbacks(false));
+    remote::Executors executors(terminalCallbacks(false));
     Executor *executor = executors.get(a.cluster, &problem);
     if (!executor) {
         err(QStringLiteral("orrery sweep submit: %1\n").arg(problem));
@@ -433,7 +433,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
         }
 
         QString problem;
-        Executors executors(terminalCallbacks(false));
+        remote::Executors executors(terminalCallbacks(false));
         Executor *executor = executors.get(sw->cluster, &problem);
         if (!executor) {
             err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));

@@ -31,18 +31,29 @@ QString configDirectory()
     return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
 }
 
-QString trainerExecutable()
+namespace {
+QString findProgram(const char *envVar, const QString &name)
 {
-    QString fromEnv = qEnvironmentVariable("ORRERY_TRAINER");
+    QString fromEnv = qEnvironmentVariable(envVar);
     if (!fromEnv.isEmpty())
         return fromEnv;
-    const QString name = QStringLiteral("orrery-train");
     if (QCoreApplication::instance()) {
         const QFileInfo beside(QDir(QCoreApplication::applicationDirPath()).filePath(name));
         if (beside.isExecutable())
             return beside.absoluteFilePath();
     }
     return QStandardPaths::findExecutable(name);
+}
+}  // namespace
+
+QString trainerExecutable()
+{
+    return findProgram("ORRERY_TRAINER", QStringLiteral("orrery-train"));
+}
+
+QString cliExecutable()
+{
+    return findProgram("ORRERY_CLI", QStringLiteral("orrery"));
 }
 
 }  // namespace orrery::core

@@ -8,6 +8,8 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 
 using orrery::core::Check;
@@ -66,6 +68,30 @@ private Q_SLOTS:
         const Check trainer = find(orrery::core::coreChecks(), QStringLiteral("trainer"));
         QVERIFY2(trainer.status != Check::Status::Failed, qPrintable(trainer.detail));
         QVERIFY2(trainer.detail.contains(QStringLiteral("LibTorch 2.11")), qPrintable(trainer.detail));
+    }
+
+    // The local executor's supervisor is the `orrery` CLI whichever face launches a sweep: the
+    // environment names it, else the one beside the running program, else PATH — never the
+    // running program itself (a GUI launching `orrery-gui sweep supervise` would fail).
+    void cliIsFoundLikeTheTrainer()
+    {
+        const QByteArray saved = qgetenv("ORRERY_CLI");
+        QVERIFY2(!saved.isEmpty(), "run through ctest");
+        QCOMPARE(orrery::core::cliExecutable(), QString::fromLocal8Bit(saved));
+        QTemporaryDir dir;
+        const QString beside = dir.filePath(QStringLiteral("orrery"));
+        QVERIFY(QFile::copy(QString::fromLocal8Bit(saved), beside));
+        qunsetenv("ORRERY_CLI");
+        const QString savedPath = qEnvironmentVariable("PATH");
+        qputenv("PATH", dir.path().toLocal8Bit());
+        const QString found = orrery::core::cliExecutable();
+        qputenv("PATH", savedPath.toLocal8Bit());
+        qputenv("ORRERY_CLI", saved);
+        // The build tree puts test programs beside `orrery`; an install has it on PATH.
+        const QFileInfo besideThis(
+            QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral("orrery")));
+        QCOMPARE(found, besideThis.isExecutable() ? besideThis.absoluteFilePath() : beside);
+        QVERIFY(found != QCoreApplication::applicationFilePath());
     }
 
     void namedTrainerThatCannotRunFails()

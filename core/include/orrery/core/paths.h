@@ -24,4 +24,8 @@ QString configDirectory();
 // Empty when none is found.
 QString trainerExecutable();
 
+// The `orrery` CLI, found the same way ($ORRERY_CLI, beside the running executable, PATH): the
+// local executor's supervisor (`orrery sweep supervise`), whichever face launches the sweep.
+QString cliExecutable();
+
 }  // namespace orrery::core

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Where a sweep runs, by its cluster name: this machine (core::LocalExecutor, with the `orrery`
+// CLI as the supervisor, whichever face asks) or a cluster of the user's profiles
+// (SlurmExecutor over one SSH connection, kept open while the Executors object lives, so follow
+// ticks reuse it). The CLI, the monitor and the GUI all map names to executors here.
+#pragma once
+
+#include "orrery/core/executor.h"
+#include "orrery/remote/session.h"
+
+#include <QString>
+
+#include <map>
+#include <memory>
+
+namespace orrery::remote {
+
+class Executors {
+public:
+    // `callbacks` answer the SSH prompts (the terminal's for CLI commands, dialogs in the GUI,
+    // none in the monitor). They run on the thread that calls get().
+    explicit Executors(AuthCallbacks callbacks = {});
+    ~Executors();
+    // The executor for a sweep's cluster ("" or "local": this machine); nullptr with *problem
+    // when the profile is missing or the cluster cannot be reached.
+    core::Executor *get(const QString &cluster, QString *problem);
+
+private:
+    struct Cluster;
+    AuthCallbacks m_callbacks;
+    std::unique_ptr<core::Executor> m_local;
+    std::map<QString, std::unique_ptr<Cluster>> m_clusters;
+};
+
+}  // namespace orrery::remote
