@@ -254,8 +254,7 @@ int main(int argc, char **argv)
         std::vector<double> zoom;
         for (int i = 0; i < 21; ++i) {
             t.restart();
-            hs->history(run, QStringLiteral("train/loss"),
-                        {.stepMin = 400'000, .stepMax = 450'000, .buckets = 2000});
+            hs->history(run, QStringLiteral("train/loss"), {.from = 400'000, .to = 450'000, .buckets = 2000});
             zoom.push_back(double(t.nsecsElapsed()) / 1e6);
         }
         std::printf("history: 1M points -> 2000 buckets (%zu plot points) in %.2f ms median; zoom to 50k "

@@ -485,9 +485,9 @@ int runsHistory(const Context &ctx, const QStringList &args)
     if (p.isSet(buckets))
         q.buckets = p.value(buckets).toInt(&ok);
     if (ok && p.isSet(from))
-        q.stepMin = p.value(from).toLongLong(&ok);
+        q.from = p.value(from).toLongLong(&ok);
     if (ok && p.isSet(to))
-        q.stepMax = p.value(to).toLongLong(&ok);
+        q.to = p.value(to).toLongLong(&ok);
     if (!ok || q.buckets < 0) {
         err(QStringLiteral("orrery: --buckets, --from and --to take numbers\nusage: %1\n").arg(usage));
         return kUsage;

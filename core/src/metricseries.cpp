@@ -86,11 +86,11 @@ MinMaxBucketer::MinMaxBucketer(std::int64_t lo, std::int64_t hi, int buckets)
       m_buckets(std::size_t(m_n))
 { }
 
-void MinMaxBucketer::add(const MetricPoint &p)
+void MinMaxBucketer::add(const MetricPoint &p, std::int64_t x)
 {
-    if (p.step < m_lo || p.step > m_hi)
+    if (x < m_lo || x > m_hi)
         return;
-    auto index = static_cast<std::size_t>(double(p.step - m_lo) * m_scale);
+    auto index = static_cast<std::size_t>(double(x - m_lo) * m_scale);
     index = std::min(index, m_buckets.size() - 1);
     HistoryBucket &b = m_buckets[index];
     if (b.count == 0)

@@ -105,6 +105,41 @@ struct Bind {
 
 }  // namespace
 
+namespace {
+// The chosen keys of `table` (params or tags) for the rows: one statement per key, by the
+// table's primary key for a few runs, else one scan of the key's rows.
+void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &keys, QList<RunRow> &rows,
+                const std::unordered_map<qint64, qsizetype> &index, QMap<QString, QString> RunRow::*member)
+{
+    if (keys.isEmpty() || rows.isEmpty())
+        return;
+    const bool few = rows.size() < 64;
+    Stmt s(d.db.get(),
+           few ? std::string("SELECT run_id, value FROM ") + table + " WHERE run_id = ? AND key = ?"
+               : std::string("SELECT run_id, value FROM ") + table + " WHERE key = ?");
+    for (const QString &key : keys) {
+        const std::string k = utf8(key);
+        auto read = [&] {
+            while (s.step()) {
+                auto it = index.find(s.int64(0));
+                if (it != index.end())
+                    (rows[it->second].*member).insert(key, qstr(s.text(1)));
+            }
+            s.reset();
+        };
+        if (few) {
+            for (const RunRow &row : std::as_const(rows)) {
+                s.bind(1, row.run.id).bind(2, k);
+                read();
+            }
+        } else {
+            s.bind(1, k);
+            read();
+        }
+    }
+}
+}  // namespace
+
 QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
 {
     return d->guarded("queryRuns", [&] {
@@ -252,6 +287,8 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
         } else {
             readLatest();
         }
+        readChosen(*d, "params", q.params, rows, index, &RunRow::params);
+        readChosen(*d, "tags", q.tags, rows, index, &RunRow::tags);
         // Each run's entries are contiguous: sort each group by key name, no global sort.
         for (std::size_t from = 0; from < entries.size();) {
             std::size_t to = from;
@@ -276,6 +313,31 @@ const LatestMetric *RunRow::metric(const QString &key) const
     return nullptr;
 }
 
+QStringList TrackingStore::metricKeys() const
+{
+    return d->guarded("metricKeys", [&] {
+        QStringList out;
+        Stmt &s = d->stmt("SELECT name FROM metric_keys k WHERE EXISTS (SELECT 1 FROM latest_metrics l "
+                          "WHERE l.key_id = k.key_id) ORDER BY name");
+        while (s.step())
+            out.push_back(qstr(s.text(0)));
+        s.reset();
+        return out;
+    });
+}
+
+QStringList TrackingStore::paramKeys() const
+{
+    return d->guarded("paramKeys", [&] {
+        QStringList out;
+        Stmt &s = d->stmt("SELECT DISTINCT key FROM params ORDER BY key");
+        while (s.step())
+            out.push_back(qstr(s.text(0)));
+        s.reset();
+        return out;
+    });
+}
+
 QStringList TrackingStore::metricKeys(RunId run) const
 {
     return d->guarded("metricKeys", [&] {
@@ -298,38 +360,63 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
         if (!keyId)
             return out;
         sql::ReadTransaction read(d->db.get());
+        const bool byStep = q.axis == XAxis::Step;
+        // Chunks are keyed by step: a step range reads only the chunks it overlaps, a time range
+        // reads them all (times are not indexed; a run's time follows its steps anyway).
+        const std::int64_t stepMin = byStep ? q.from : std::numeric_limits<std::int64_t>::min();
+        const std::int64_t stepMax = byStep ? q.to : std::numeric_limits<std::int64_t>::max();
         // First the chunks' headers (the blobs stay unread): how many points, which steps.
         Stmt &range =
             d->stmt("SELECT coalesce(sum(count), 0), min(first_step), max(last_step) FROM metric_chunks "
                     "WHERE run_id = ? AND key_id = ? AND first_step <= ? AND last_step >= ?");
-        range.bind(1, run).bind(2, *keyId).bind(3, std::int64_t(q.stepMax)).bind(4, std::int64_t(q.stepMin));
+        range.bind(1, run).bind(2, *keyId).bind(3, stepMax).bind(4, stepMin);
         range.step();
         const std::int64_t estimate = range.int64(0);
         const std::int64_t first = range.int64(1), last = range.int64(2);
         range.reset();
         if (estimate == 0)
             return out;
+        if (q.axis == XAxis::RelativeTime) {
+            Stmt &start = d->stmt("SELECT start_time FROM runs WHERE run_id = ?");
+            start.bind(1, run);
+            if (start.step())
+                out.origin = start.int64(0);
+            start.reset();
+        }
+        std::vector<MetricPoint> points;  // time axes: in range, before deciding raw or buckets
         const bool raw = q.buckets <= 0 || estimate <= 2 * std::int64_t(q.buckets);
-        const std::int64_t lo = std::max<std::int64_t>(q.stepMin, first);
-        const std::int64_t hi = std::min<std::int64_t>(q.stepMax, last);
+        std::int64_t lo = byStep ? std::max<std::int64_t>(q.from, first) : q.from;
+        std::int64_t hi = byStep ? std::min<std::int64_t>(q.to, last) : q.to;
         std::optional<MinMaxBucketer> bucketer;
-        if (raw)
-            out.points.reserve(std::size_t(estimate));
+        if (raw || !byStep)
+            points.reserve(std::size_t(estimate));
         else
             bucketer.emplace(lo, hi, q.buckets);
+        bool originFromFirstPoint = q.axis == XAxis::RelativeTime && out.origin <= 0;
+        auto xOf = [&](const MetricPoint &p) -> std::int64_t {
+            return q.axis == XAxis::Step    ? p.step
+                : q.axis == XAxis::WallTime ? p.timeMs
+                                            : p.timeMs - out.origin;
+        };
         Stmt &s = d->stmt(
             "SELECT points FROM metric_chunks WHERE run_id = ? AND key_id = ? AND first_step <= ? AND "
             "last_step >= ? ORDER BY first_step");
-        s.bind(1, run).bind(2, *keyId).bind(3, std::int64_t(q.stepMax)).bind(4, std::int64_t(q.stepMin));
+        s.bind(1, run).bind(2, *keyId).bind(3, stepMax).bind(4, stepMin);
         while (s.step()) {
             const bool ok = forEachPoint(s.blob(0), [&](const MetricPoint &p) {
-                if (p.step < lo || p.step > hi)
+                if (originFromFirstPoint) {
+                    out.origin = p.timeMs;
+                    originFromFirstPoint = false;
+                }
+                const std::int64_t x = xOf(p);
+                if (x < lo || x > hi)
                     return;
-                ++out.pointsInRange;
-                if (raw)
-                    out.points.push_back(p);
-                else
+                if (bucketer) {
+                    ++out.pointsInRange;
                     bucketer->add(p);
+                } else {
+                    points.push_back(p);
+                }
             });
             if (!ok) {
                 s.reset();
@@ -337,11 +424,30 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
             }
         }
         s.reset();
-        if (!raw) {
+        if (bucketer) {
             out.downsampled = true;
             out.buckets = bucketer->finish();
             out.points = flatten(out.buckets);
+            return out;
         }
+        out.pointsInRange = qint64(points.size());
+        if (q.buckets <= 0 || out.pointsInRange <= 2 * std::int64_t(q.buckets)) {
+            out.points = std::move(points);
+            return out;
+        }
+        // A time range with more points than the plot has room for: buckets over its x extent.
+        std::int64_t xMin = std::numeric_limits<std::int64_t>::max(),
+                     xMax = std::numeric_limits<std::int64_t>::min();
+        for (const MetricPoint &p : points) {
+            xMin = std::min(xMin, xOf(p));
+            xMax = std::max(xMax, xOf(p));
+        }
+        MinMaxBucketer byX(std::max(lo, xMin), std::min(hi, xMax), q.buckets);
+        for (const MetricPoint &p : points)
+            byX.add(p, xOf(p));
+        out.downsampled = true;
+        out.buckets = byX.finish();
+        out.points = flatten(out.buckets);
         return out;
     });
 }

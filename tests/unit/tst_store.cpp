@@ -284,11 +284,87 @@ private Q_SLOTS:
         QVERIFY(std::any_of(all.points.begin(), all.points.end(),
                             [](const MetricPoint &p) { return p.value == 50.0; }));
         const MetricHistory zoom =
-            store->history(run, QStringLiteral("m"), {.stepMin = 77'700, .stepMax = 77'899, .buckets = 500});
+            store->history(run, QStringLiteral("m"), {.from = 77'700, .to = 77'899, .buckets = 500});
         QVERIFY(!zoom.downsampled);
         QCOMPARE(zoom.points.size(), std::size_t(200));
         QCOMPARE(zoom.points.front().step, 77'700);
         QCOMPARE(zoom.points[77].value, 50.0);
+    }
+
+    // The compare view's x axes: wall time (the point's own time) and time since the run's
+    // start; a spike survives bucketing on either, and a time window is a window of points.
+    void historyByWallAndRelativeTime()
+    {
+        auto store = TrackingStore::open(freshPath());
+        const qint64 start = 1'700'000'000'000;
+        const RunId run =
+            store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"), start);
+        QList<std::pair<QString, MetricPoint>> pts;
+        for (qint64 s = 0; s < 10'000; ++s)  // one step every 2 s, starting 5 s after the run
+            pts.push_back({QStringLiteral("m"), {s, start + 5'000 + 2'000 * s, s == 4'321 ? -9.0 : 1.0}});
+        store->logMetrics(run, pts);
+
+        const MetricHistory window = store->history(run, QStringLiteral("m"),
+                                                    {.from = start + 5'000 + 2'000 * 100,
+                                                     .to = start + 5'000 + 2'000 * 199,
+                                                     .buckets = 0,
+                                                     .axis = XAxis::WallTime});
+        QCOMPARE(window.points.size(), std::size_t(100));
+        QCOMPARE(window.points.front().step, 100);
+        QCOMPARE(window.points.back().step, 199);
+
+        const MetricHistory relative =
+            store->history(run, QStringLiteral("m"),
+                           {.from = 0, .to = 5'000 + 2'000 * 9, .buckets = 0, .axis = XAxis::RelativeTime});
+        QCOMPARE(relative.origin, start);
+        QCOMPARE(relative.points.size(), std::size_t(10));  // steps 0..9
+
+        const MetricHistory all =
+            store->history(run, QStringLiteral("m"), {.buckets = 100, .axis = XAxis::RelativeTime});
+        QVERIFY(all.downsampled);
+        QCOMPARE(all.pointsInRange, 10'000);
+        QVERIFY(all.points.size() <= 400);
+        QVERIFY(std::any_of(all.points.begin(), all.points.end(),
+                            [](const MetricPoint &p) { return p.step == 4'321 && p.value == -9.0; }));
+    }
+
+    void queriesReturnChosenParamsAndTags_data()
+    {
+        QTest::addColumn<int>("runs");
+        QTest::newRow("few runs (lookup per run)") << 5;
+        QTest::newRow("many runs (one scan per key)") << 200;
+    }
+
+    void queriesReturnChosenParamsAndTags()
+    {
+        QFETCH(int, runs);
+        auto store = TrackingStore::open(freshPath());
+        const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+        for (int i = 0; i < runs; ++i) {
+            const RunId r = store->createRun(e, QStringLiteral("run%1").arg(i), 1000 + i);
+            store->logParams(r,
+                             {{QStringLiteral("optim.lr"), QString::number(i)},
+                              {QStringLiteral("seed"), QString::number(i % 3)}});
+            if (i % 2)
+                store->logParams(r, {{QStringLiteral("model.width"), QStringLiteral("64")}});
+            store->setTags(r, {{QStringLiteral("group"), QStringLiteral("g%1").arg(i % 4)}});
+        }
+        RunQuery q;
+        q.params = {QStringLiteral("optim.lr"), QStringLiteral("model.width")};
+        q.tags = {QStringLiteral("group")};
+        const QList<RunRow> rows = store->queryRuns(q);
+        QCOMPARE(rows.size(), runs);
+        for (const RunRow &row : rows) {
+            const int i = row.run.name.mid(3).toInt();
+            QCOMPARE(row.params.value(QStringLiteral("optim.lr")), QString::number(i));
+            QCOMPARE(row.params.contains(QStringLiteral("model.width")), bool(i % 2));
+            QVERIFY(!row.params.contains(QStringLiteral("seed")));  // not chosen
+            QCOMPARE(row.tags,
+                     (QMap<QString, QString>{{QStringLiteral("group"), QStringLiteral("g%1").arg(i % 4)}}));
+        }
+        QCOMPARE(
+            store->paramKeys(),
+            (QStringList{QStringLiteral("model.width"), QStringLiteral("optim.lr"), QStringLiteral("seed")}));
     }
 
     void queriesFilterAndSort()

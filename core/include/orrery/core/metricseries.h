@@ -51,7 +51,9 @@ struct HistoryBucket {
 class MinMaxBucketer {
 public:
     MinMaxBucketer(std::int64_t lo, std::int64_t hi, int buckets);
-    void add(const MetricPoint &p);
+    void add(const MetricPoint &p) { add(p, p.step); }
+    // Buckets by `x` (a wall or relative time) instead of the step.
+    void add(const MetricPoint &p, std::int64_t x);
     // Non-empty buckets in step order.
     std::vector<HistoryBucket> finish() const;
 

@@ -101,6 +101,9 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
 struct RunQuery {
     std::optional<QString> experiment;  // by name
     std::optional<SweepId> sweep;
+    // Params and tags to return with each row (RunRow::params, ::tags): one read for a table
+    // with param columns, not one details() per run.
+    QStringList params, tags;
     QList<RunCondition> conditions;  // all must hold
     QString orderByMetric;  // empty: newest first
     bool descending = false;
@@ -110,20 +113,28 @@ struct RunQuery {
 struct RunRow {
     Run run;
     QList<LatestMetric> latest;  // every metric of the run, by key
+    QMap<QString, QString> params, tags;  // the query's chosen keys the run has
     // The run's latest value of `key`, or nullptr.
     const LatestMetric *metric(const QString &key) const;
 };
 
-// A metric's history: raw points when the range holds at most 2 × buckets of them (or buckets
-// is 0), else min/max buckets (spikes kept). Query a narrower step range to zoom in at full
-// fidelity.
+// The x of a metric's history: the training step, the point's wall time (unix ms), or the time
+// since the run started (ms; the run's start time, else its first point's).
+enum class XAxis { Step, WallTime, RelativeTime };
+
+// A metric's history over [from, to] on the chosen x axis: raw points when the range holds at
+// most 2 × buckets of them (or buckets is 0), else min/max buckets over x (spikes kept). Query a
+// narrower range to zoom in at full fidelity: a plot asks for its visible range at its pixel
+// width. Points come in step order whatever the axis.
 struct HistoryQuery {
-    qint64 stepMin = std::numeric_limits<qint64>::min();
-    qint64 stepMax = std::numeric_limits<qint64>::max();
+    qint64 from = std::numeric_limits<qint64>::min();
+    qint64 to = std::numeric_limits<qint64>::max();
     int buckets = 0;
+    XAxis axis = XAxis::Step;
 };
 struct MetricHistory {
     qint64 pointsInRange = 0;
+    qint64 origin = 0;  // RelativeTime: the run's start (unix ms) that x counts from; else 0
     bool downsampled = false;
     std::vector<MetricPoint> points;  // raw (when not downsampled) or flatten(buckets)
     std::vector<HistoryBucket> buckets;  // when downsampled
@@ -253,6 +264,9 @@ public:
 
     QList<RunRow> queryRuns(const RunQuery &query) const;
     QStringList metricKeys(RunId run) const;
+    // Every metric key / param key logged by any run (sorted): a table's column chooser.
+    QStringList metricKeys() const;
+    QStringList paramKeys() const;
     MetricHistory history(RunId run, const QString &key, const HistoryQuery &query = {}) const;
     // Every point of a run's metric, in step order (export).
     std::vector<MetricPoint> allPoints(RunId run, const QString &key) const;
