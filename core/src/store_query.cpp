@@ -11,6 +11,46 @@ namespace orrery::core {
 
 using sql::Stmt;
 
+std::optional<QList<RunCondition>> parseRunFilter(const QString &text, QString *error)
+{
+    QList<RunCondition> out;
+    QStringList terms;
+    QString term;
+    QChar quote;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (!quote.isNull()) {
+            if (c == quote)
+                quote = QChar();
+        } else if (c == QLatin1Char('"') || c == QLatin1Char('\'') || c == QLatin1Char('`')) {
+            quote = c;
+        } else if (c.isSpace() &&
+                   text.mid(i + 1, 3).compare(QLatin1String("and"), Qt::CaseInsensitive) == 0 &&
+                   (i + 4 >= text.size() || text[i + 4].isSpace())) {
+            terms.push_back(term);
+            term.clear();
+            i += 4;
+            continue;
+        }
+        term += c;
+    }
+    terms.push_back(term);
+    for (const QString &t : std::as_const(terms)) {
+        if (t.trimmed().isEmpty()) {
+            if (terms.size() == 1)
+                break;  // no filter at all
+            if (error)
+                *error = QStringLiteral("an empty term around AND in '%1'").arg(text);
+            return std::nullopt;
+        }
+        auto c = parseRunCondition(t.trimmed(), error);
+        if (!c)
+            return std::nullopt;
+        out.push_back(*c);
+    }
+    return out;
+}
+
 std::optional<RunCondition> parseRunCondition(const QString &text, QString *error)
 {
     // scope.key op value; the key may contain dots, slashes and spaces, so the operator is the

@@ -199,32 +199,51 @@ void TrackingStore::updateTrial(const Trial &trial)
     });
 }
 
+namespace {
+Trial readTrial(Stmt &s)
+{
+    Trial t;
+    t.id = s.int64(0);
+    t.sweepId = s.int64(1);
+    t.index = int(s.int64(2));
+    t.attempt = int(s.int64(3));
+    t.runId = s.int64(4);
+    t.slurmJobId = qstr(s.text(5));
+    t.slurmTaskId = qstr(s.text(6));
+    t.runDir = qstr(s.text(7));
+    t.state = qstr(s.text(8));
+    t.exitReason = qstr(s.text(9));
+    t.params = qstr(s.text(10));
+    t.config = qstr(s.text(11));
+    t.task = qstr(s.text(12));
+    t.detail = qstr(s.text(13));
+    t.submittedMs = s.int64(14);
+    t.endedMs = s.int64(15);
+    return t;
+}
+}  // namespace
+
 QList<Trial> TrackingStore::trials(SweepId sweepId) const
 {
     return d->guarded("trials", [&] {
         QList<Trial> out;
         Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE sweep_id = ? ORDER BY trial_index, attempt");
         s.bind(1, sweepId);
-        while (s.step()) {
-            Trial t;
-            t.id = s.int64(0);
-            t.sweepId = s.int64(1);
-            t.index = int(s.int64(2));
-            t.attempt = int(s.int64(3));
-            t.runId = s.int64(4);
-            t.slurmJobId = qstr(s.text(5));
-            t.slurmTaskId = qstr(s.text(6));
-            t.runDir = qstr(s.text(7));
-            t.state = qstr(s.text(8));
-            t.exitReason = qstr(s.text(9));
-            t.params = qstr(s.text(10));
-            t.config = qstr(s.text(11));
-            t.task = qstr(s.text(12));
-            t.detail = qstr(s.text(13));
-            t.submittedMs = s.int64(14);
-            t.endedMs = s.int64(15);
-            out.push_back(std::move(t));
-        }
+        while (s.step())
+            out.push_back(readTrial(s));
+        s.reset();
+        return out;
+    });
+}
+
+QList<Trial> TrackingStore::attemptsOfRun(RunId run) const
+{
+    return d->guarded("attemptsOfRun", [&] {
+        QList<Trial> out;
+        Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE run_id = ? ORDER BY attempt");
+        s.bind(1, run);
+        while (s.step())
+            out.push_back(readTrial(s));
         s.reset();
         return out;
     });

@@ -367,6 +367,23 @@ private Q_SLOTS:
             (QStringList{QStringLiteral("model.width"), QStringLiteral("optim.lr"), QStringLiteral("seed")}));
     }
 
+    void filterTextIsTermsJoinedByAnd()
+    {
+        QString error;
+        const auto terms = parseRunFilter(
+            QStringLiteral(
+                "params.optim.lr >= 3e-4 AND tags.note = 'salt and pepper' and metrics.eval/loss < 0.2"),
+            &error);
+        QVERIFY2(terms, qPrintable(error));
+        QCOMPARE(terms->size(), 3);
+        QCOMPARE(terms->at(1).value, QStringLiteral("salt and pepper"));
+        QCOMPARE(terms->at(2).key, QStringLiteral("eval/loss"));
+        QVERIFY(parseRunFilter(QStringLiteral("  "), &error)->isEmpty());
+        QVERIFY(!parseRunFilter(QStringLiteral("params.a = 1 and"), &error));
+        QVERIFY(!parseRunFilter(QStringLiteral("lr = 1"), &error));
+        QVERIFY(error.contains(QStringLiteral("lr = 1")));
+    }
+
     void queriesFilterAndSort()
     {
         auto store = TrackingStore::open(freshPath());

@@ -97,6 +97,9 @@ struct RunCondition {
 };
 // Parses one term; on error returns nullopt and sets *error.
 std::optional<RunCondition> parseRunCondition(const QString &text, QString *error);
+// A whole filter, MLflow's filter_string: terms joined by AND (any case, outside quotes), e.g.
+// `params.optim.lr >= 3e-4 and metrics.eval/loss < 0.2`. Empty text is no condition.
+std::optional<QList<RunCondition>> parseRunFilter(const QString &text, QString *error);
 
 struct RunQuery {
     std::optional<QString> experiment;  // by name
@@ -304,6 +307,7 @@ public:
     qint64 addTrial(const Trial &trial);
     void updateTrial(const Trial &trial);
     QList<Trial> trials(SweepId sweep) const;  // every attempt, by index then attempt
+    QList<Trial> attemptsOfRun(RunId run) const;  // a trial's attempts share its run, by attempt
     void setSweepMessage(SweepId id, const QString &message);
     // Every trial of the sweep, by index: one read of the attempts and one of the runs' latest
     // metrics (queryRuns), whatever the number of trials.

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// What a metric chart computes from a curve's points, kept out of the widgets so the CLI, the GUI
+// and the tests agree: EMA smoothing and the mean ± std band of a group of runs (seeds).
+#pragma once
+
+#include <span>
+#include <vector>
+
+namespace orrery::core {
+
+struct CurvePoint {
+    double x = 0, y = 0;
+};
+
+// TensorBoard's and W&B's smoothing: a debiased exponential moving average with weight
+// 0 ≤ w < 1 (0: the raw curve). Non-finite values pass through unsmoothed and do not enter the
+// average (a NaN is a gap in the chart, not a poisoned tail).
+std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double weight);
+
+struct BandPoint {
+    double x = 0;
+    double mean = 0, std = 0;  // population std over the runs with a value here
+    int runs = 0;
+};
+
+// The mean ± std of several runs' curves over `bins` equal-width bins of [xMin, xMax]: each run
+// contributes its mean over the bin's finite points, then the bin's mean and std are taken over
+// the runs that have one. Bins no run reaches are left out; x is the bin's centre.
+std::vector<BandPoint> meanStdBand(std::span<const std::vector<CurvePoint>> runs, double xMin, double xMax,
+                                   int bins);
+
+}  // namespace orrery::core

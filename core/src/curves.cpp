@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/core/curves.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace orrery::core {
+
+std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double weight)
+{
+    std::vector<CurvePoint> out(points.begin(), points.end());
+    weight = std::clamp(weight, 0.0, 0.999);
+    if (weight <= 0)
+        return out;
+    double last = 0;
+    double debias = 0;  // 1 - weight^n over the n finite values seen
+    for (CurvePoint &p : out) {
+        if (!std::isfinite(p.y))
+            continue;
+        last = last * weight + (1 - weight) * p.y;
+        debias = debias * weight + (1 - weight);
+        p.y = last / debias;
+    }
+    return out;
+}
+
+std::vector<BandPoint> meanStdBand(std::span<const std::vector<CurvePoint>> runs, double xMin, double xMax,
+                                   int bins)
+{
+    std::vector<BandPoint> out;
+    if (bins <= 0 || !(xMax >= xMin) || runs.empty())
+        return out;
+    const double width = xMax > xMin ? (xMax - xMin) / bins : 1.0;
+    std::vector<double> sum(std::size_t(bins), 0.0), sumSq(std::size_t(bins), 0.0);
+    std::vector<int> count(std::size_t(bins), 0);
+    std::vector<double> runSum(static_cast<std::size_t>(bins));
+    std::vector<int> runCount(static_cast<std::size_t>(bins));
+    for (const std::vector<CurvePoint> &run : runs) {
+        std::fill(runSum.begin(), runSum.end(), 0.0);
+        std::fill(runCount.begin(), runCount.end(), 0);
+        for (const CurvePoint &p : run) {
+            if (!std::isfinite(p.y) || p.x < xMin || p.x > xMax)
+                continue;
+            const auto b = std::min(std::size_t((p.x - xMin) / width), std::size_t(bins) - 1);
+            runSum[b] += p.y;
+            ++runCount[b];
+        }
+        for (std::size_t b = 0; b < std::size_t(bins); ++b) {
+            if (!runCount[b])
+                continue;
+            const double m = runSum[b] / runCount[b];
+            sum[b] += m;
+            sumSq[b] += m * m;
+            ++count[b];
+        }
+    }
+    for (std::size_t b = 0; b < std::size_t(bins); ++b) {
+        if (!count[b])
+            continue;
+        const double mean = sum[b] / count[b];
+        const double var = std::max(0.0, sumSq[b] / count[b] - mean * mean);
+        out.push_back({xMin + (double(b) + 0.5) * width, mean, std::sqrt(var), count[b]});
+    }
+    return out;
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What the compare view computes from curves: EMA smoothing and the group mean ± std band.
+#include "testsupport.h"
+
+#include "orrery/core/curves.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace orrery::core;
+
+class TestCurves : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void emaIsDebiasedAndSkipsNonFinite()
+    {
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const std::vector<CurvePoint> raw{{0, 1}, {1, 3}, {2, nan}, {3, 5}};
+        const auto s = emaSmooth(raw, 0.5);
+        QCOMPARE(s.size(), raw.size());
+        QCOMPARE(s[0].y, 1.0);  // debiased: the first value is itself, not half of it
+        // (0.5·1 + 0.5·3 ... ) / (1 - 0.5²): ((0.5·0.5·1) + 0.5·3) / 0.75
+        QCOMPARE(s[1].y, (0.25 * 1 + 0.5 * 3) / 0.75);
+        QVERIFY(std::isnan(s[2].y));
+        QCOMPARE(s[3].y, (0.125 * 1 + 0.25 * 3 + 0.5 * 5) / 0.875);
+        QCOMPARE(emaSmooth(raw, 0)[1].y, 3.0);
+    }
+
+    void bandIsMeanAndStdOverRuns()
+    {
+        // Three seeds, one point per step; bins of one step each: the band is the plain
+        // per-step mean and population std of the three values.
+        std::vector<std::vector<CurvePoint>> runs(3);
+        for (int step = 0; step < 10; ++step)
+            for (int r = 0; r < 3; ++r)
+                runs[std::size_t(r)].push_back({double(step), step * 0.1 + r * r});
+        runs[2].pop_back();  // one seed is behind: the last bin has two runs
+        const auto band = meanStdBand(runs, -0.5, 9.5, 10);
+        QCOMPARE(band.size(), std::size_t(10));
+        for (int step = 0; step < 10; ++step) {
+            const int n = step == 9 ? 2 : 3;
+            double sum = 0, sumSq = 0;
+            for (int r = 0; r < n; ++r) {
+                const double v = step * 0.1 + r * r;
+                sum += v;
+                sumSq += v * v;
+            }
+            const double mean = sum / n;
+            QCOMPARE(band[std::size_t(step)].runs, n);
+            QVERIFY(std::abs(band[std::size_t(step)].x - step) < 1e-9);
+            QVERIFY(std::abs(band[std::size_t(step)].mean - mean) < 1e-9);
+            QVERIFY(std::abs(band[std::size_t(step)].std - std::sqrt(sumSq / n - mean * mean)) < 1e-9);
+        }
+        QVERIFY(meanStdBand(runs, 0, 9, 0).empty());
+    }
+};
+
+ORRERY_TEST_MAIN(TestCurves, QCoreApplication)
+#include "tst_curves.moc"
