@@ -223,7 +223,24 @@ Key keyOf(int ch)
 // the user's actions (a cancel).
 class WorkerContext {
 public:
-    explicit WorkerContext(QString dbPath) : m_dbPath(std::move(dbPath)) { }
+    // The sweep leases this monitor takes last four refreshes (at least core::kSweepLeaseTtlMs).
+    WorkerContext(QString dbPath, double refreshSeconds)
+        : m_dbPath(std::move(dbPath)), m_follower{core::processFollowerId(),
+                                                  std::max<qint64>(core::kSweepLeaseTtlMs,
+                                                                   qint64(refreshSeconds * 4000))}
+    { }
+    // Gives back the sweeps this monitor acted on, so a `sweep watch` takes over at once.
+    ~WorkerContext()
+    {
+        try {
+            if (m_store)
+                m_store->releaseSweepLeases(m_follower.id);
+        } catch (const std::exception &) {
+            // The leases expire on their own.
+        }
+    }
+    WorkerContext(const WorkerContext &) = delete;
+    WorkerContext &operator=(const WorkerContext &) = delete;
 
     core::TrackingStore &store()
     {
@@ -260,10 +277,10 @@ public:
     // core::followActiveSweeps: the refresh hook.
     void follow()
     {
-        const core::TickReport r =
-            core::followActiveSweeps(store(), schema(), [&](const QString &cluster, QString *problem) {
-                return m_executors.get(cluster, problem);
-            });
+        const core::TickReport r = core::followActiveSweeps(
+            store(), schema(),
+            [&](const QString &cluster, QString *problem) { return m_executors.get(cluster, problem); },
+            m_follower);
         if (!r.errors.isEmpty())
             throw std::runtime_error(r.errors.join(QStringLiteral("; ")).toStdString());
     }
@@ -301,6 +318,7 @@ public:
 
 private:
     QString m_dbPath;
+    core::Follower m_follower;
     std::unique_ptr<core::TrackingStore> m_store;
     std::optional<core::TrainerSchema> m_schema;
     remote::Executors m_executors;  // no prompts: the screen is curses'
@@ -420,7 +438,7 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     // Each refresh first follows the active sweeps (core::followActiveSweeps: ingest, retries,
     // early stops) unless --no-follow; the log view and the cancel work either way. All on the
     // store worker's thread, with the one WorkerContext.
-    const auto worker = std::make_shared<WorkerContext>(ctx.dbPath);
+    const auto worker = std::make_shared<WorkerContext>(ctx.dbPath, refreshSeconds);
     if (follow)
         feedOptions.beforeRefresh = [worker] { worker->follow(); };
     feedOptions.readLogs = [worker](const monitor::LogRequest &request) { return worker->logs(request); };

@@ -176,24 +176,40 @@ void printSummary(TrackingStore &store, const Sweep &sw)
     }
 }
 
-// Follows until the sweep is done or Ctrl-C (which detaches: the trials go on).
+// Follows until the sweep is done or Ctrl-C (which detaches: the trials go on). Where another
+// follower holds the sweep's lease, this one only reads and says who acts, and takes over when
+// that follower stops (or its lease expires).
 int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const TrainerSchema &schema, bool json,
           SweepRunner::Pace pace = {1000, 15000})
 {
-    SweepRunner runner(store, executor, schema);
+    // The lease outlives four of the slowest ticks, so a quiet watch keeps it.
+    SweepRunner runner(store, executor, schema,
+                       {{}, std::max<qint64>(core::kSweepLeaseTtlMs, 4 * qint64(pace.slowMs))});
     g_stop.store(false);
     std::signal(SIGINT, onStop);
     std::signal(SIGTERM, onStop);
-    QString lastLine;
+    QString lastLine, lastHolder;
     qint64 lastPrint = 0;
     while (!g_stop.load() && !runner.isDone(swIn.id)) {
         const TickReport report = runner.tick({swIn.id});
+        const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+        const QString holder =
+            report.followedElsewhere.isEmpty() ? QString() : report.followedElsewhere.front().holder;
+        if (!holder.isEmpty() && holder != lastHolder) {
+            out(QStringLiteral("[%1] followed by %2: this watch only reads, and takes over when it stops\n")
+                    .arg(stamp, holder));
+        } else if (holder.isEmpty() && !lastHolder.isEmpty()) {
+            // Taken over, unless the other follower ended the sweep (then nobody needs the lease).
+            const auto lease = store.sweepLease(swIn.id);
+            if (lease && lease->heldBy(runner.followerId()))
+                out(QStringLiteral("[%1] the other follower stopped: this watch acts now (%2)\n")
+                        .arg(stamp, runner.followerId()));
+        }
+        lastHolder = holder;
         for (const QString &e : report.events)
-            out(QStringLiteral("[%1] %2\n")
-                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+            out(QStringLiteral("[%1] %2\n").arg(stamp, e));
         for (const QString &e : report.errors)
-            err(QStringLiteral("[%1] %2\n")
-                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), e));
+            err(QStringLiteral("[%1] %2\n").arg(stamp, e));
         const auto sw = store.sweep(swIn.id);
         const QList<TrialSummary> rows = store.trialSummaries(sw->id);
         QString line = counts(rows, sw->trialCount);
@@ -203,8 +219,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
                             .arg(sw->metricName, formatNumber(m->last.value), best->run.name);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (line != lastLine || now - lastPrint > 30000) {
-            out(QStringLiteral("[%1] %2\n")
-                    .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), line));
+            out(QStringLiteral("[%1] %2\n").arg(stamp, line));
             lastLine = line;
             lastPrint = now;
         }
@@ -216,6 +231,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
     }
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
+    runner.releaseLeases();  // another follower acts from its next tick, not after the lease expires
     if (g_stop.load()) {
         err(QStringLiteral("detached: the trials go on; `orrery sweep watch %1` picks the sweep up again\n")
                 .arg(swIn.id));
@@ -460,6 +476,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                 if (!runner.isDone(sw->id))
                     QThread::msleep(500);
             }
+            runner.releaseLeases();
             if (!runner.isDone(sw->id))
                 err(QStringLiteral(
                         "some trials are still stopping; `orrery sweep watch %1` finishes the record\n")

@@ -181,12 +181,27 @@ CREATE INDEX trials_active ON trials (state)
   WHERE state IN ('queued', 'running', 'stopping', 'cancelling');
 )sql";
 
+// One follower acts on a sweep at a time (docs/sweeps.md "One follower acts"): the lease on a
+// sweep, taken and renewed inside a write transaction. `holder` is the follower's id
+// ("host:pid:random"), `acquired` when this holder's unbroken hold began (a fencing token: a
+// follower whose lease lapsed and was taken in between sees it change), `expires` when anyone
+// may take it over (unix ms, this machine's clock).
+constexpr const char kV6[] = R"sql(
+CREATE TABLE sweep_leases (
+  sweep_id INTEGER PRIMARY KEY REFERENCES sweeps ON DELETE CASCADE,
+  holder TEXT NOT NULL,
+  acquired INTEGER NOT NULL,
+  expires INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
-constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest}, {5, kV5}};
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest},
+                                     {5, kV5}, {6, kV6}};
 }  // namespace
 
 std::span<const Migration> migrations()

@@ -333,6 +333,65 @@ std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
     return rows.front();
 }
 
+SweepLease TrackingStore::acquireSweepLease(SweepId sweep, const QString &follower, qint64 ttlMs,
+                                            qint64 nowMs)
+{
+    if (follower.isEmpty())
+        throw StoreError("acquireSweepLease: a follower needs an id");
+    const qint64 now = nowMs ? nowMs : QDateTime::currentMSecsSinceEpoch();
+    return d->guarded("acquireSweepLease", [&] {
+        Impl::Tx tx(*d);
+        // Insert, or take over when the lease is ours or has lapsed; otherwise leave it as it is.
+        d->stmt("INSERT INTO sweep_leases (sweep_id, holder, acquired, expires) VALUES (?1, ?2, ?3, ?4) "
+                "ON CONFLICT (sweep_id) DO UPDATE SET "
+                "acquired = CASE WHEN holder = excluded.holder AND expires > ?3 THEN acquired "
+                "ELSE excluded.acquired END, "
+                "holder = excluded.holder, expires = excluded.expires "
+                "WHERE holder = excluded.holder OR expires <= ?3")
+            .bind(1, sweep)
+            .bind(2, utf8(follower))
+            .bind(3, now)
+            .bind(4, now + std::max<qint64>(ttlMs, 1))
+            .exec();
+        Stmt &s = d->stmt("SELECT holder, acquired, expires FROM sweep_leases WHERE sweep_id = ?");
+        s.bind(1, sweep);
+        SweepLease lease{sweep, {}, 0, 0};
+        if (s.step())
+            lease = {sweep, qstr(s.text(0)), s.int64(1), s.int64(2)};
+        s.reset();
+        tx.commit();
+        return lease;
+    });
+}
+
+std::optional<SweepLease> TrackingStore::sweepLease(SweepId sweep) const
+{
+    return d->guarded("sweepLease", [&]() -> std::optional<SweepLease> {
+        Stmt &s = d->stmt("SELECT holder, acquired, expires FROM sweep_leases WHERE sweep_id = ?");
+        s.bind(1, sweep);
+        std::optional<SweepLease> out;
+        if (s.step())
+            out = SweepLease{sweep, qstr(s.text(0)), s.int64(1), s.int64(2)};
+        s.reset();
+        return out;
+    });
+}
+
+int TrackingStore::releaseSweepLeases(const QString &follower, SweepId sweep)
+{
+    return d->guarded("releaseSweepLeases", [&] {
+        Impl::Tx tx(*d);
+        d->stmt("DELETE FROM sweep_leases WHERE holder = ? AND (? = 0 OR sweep_id = ?)")
+            .bind(1, utf8(follower))
+            .bind(2, sweep)
+            .bind(3, sweep)
+            .exec();
+        const int n = sqlite3_changes(d->db.get());
+        tx.commit();
+        return n;
+    });
+}
+
 TrackingStore::MirrorState TrackingStore::mirrorState(const QString &server, RunId run) const
 {
     return d->guarded("mirrorState", [&] {

@@ -10,7 +10,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
+#include <QRandomGenerator>
 #include <QSet>
+#include <QSysInfo>
+
+#include <unistd.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -102,6 +106,17 @@ QList<PlannedTrial> planTrials(const SubmitPlan &plan)
     return out;
 }
 
+QString processFollowerId()
+{
+    // The random part tells apart two processes that reuse a pid (a follower that crashed and a
+    // new one), so a new process never mistakes a dead one's lease for its own.
+    static const QString id = QStringLiteral("%1:%2:%3")
+                                  .arg(QSysInfo::machineHostName())
+                                  .arg(qint64(::getpid()))
+                                  .arg(QRandomGenerator::system()->generate(), 8, 16, QLatin1Char('0'));
+    return id;
+}
+
 QString sweepDirectoryName(const QString &sweepName, const QDateTime &when)
 {
     return pathComponent(sweepName) + QLatin1Char('-') +
@@ -112,6 +127,7 @@ struct SweepRunner::Impl {
     TrackingStore &store;
     Executor &executor;
     TrainerSchema schema;
+    Follower follower;
     int quietTicks = 0;
     QHash<SweepId, SweepSpec> specs;
 
@@ -262,11 +278,24 @@ struct SweepRunner::Impl {
     }
 };
 
-SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema)
-    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), 0, {}}))
-{ }
+SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
+    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), std::move(follower), 0, {}}))
+{
+    if (d->follower.id.isEmpty())
+        d->follower.id = processFollowerId();
+}
 
 SweepRunner::~SweepRunner() = default;
+
+QString SweepRunner::followerId() const
+{
+    return d->follower.id;
+}
+
+void SweepRunner::releaseLeases()
+{
+    d->store.releaseSweepLeases(d->follower.id);
+}
 
 QByteArray SweepRunner::describe(const SubmitPlan &plan)
 {
@@ -372,10 +401,18 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     QList<Sweep> sweeps;
     // Every attempt as the tick found it (the earlier attempts of a trial do not change during it).
     QHash<SweepId, QList<Trial>> attemptsOf;
+    // The sweeps this tick acts on, with the lease it holds on each; the others it only reads.
+    QHash<SweepId, SweepLease> acting;
     for (SweepId id : sweepIds) {
         const auto sw = d->store.sweep(id);
         if (!sw || !isActive(sw->sweepState()))
             continue;
+        // The lease before the trials: what the holder decides on is read while it holds it.
+        const SweepLease lease = d->store.acquireSweepLease(id, d->follower.id, d->follower.leaseTtlMs);
+        if (lease.heldBy(d->follower.id))
+            acting.insert(id, lease);
+        else
+            report.followedElsewhere << lease;
         sweeps << *sw;
         attemptsOf[id] = d->store.trials(id);
         for (const Trial &t : Impl::latest(attemptsOf[id]))
@@ -409,7 +446,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     QList<int> exitReadOf;  // index into `active` → index into `reads` (or -1)
     for (const Active &a : active) {
         const TaskStatus st = status.value(a.trial.task);
-        if (st.state == TaskStatus::State::Ended || st.state == TaskStatus::State::Unknown) {
+        if (acting.contains(a.sweep.id) &&
+            (st.state == TaskStatus::State::Ended || st.state == TaskStatus::State::Unknown)) {
             exitReadOf << int(reads.size());
             reads.append({QDir(a.trial.runDir).filePath(QStringLiteral("exit.json")), 0, kExitBytes});
         } else {
@@ -446,12 +484,29 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     });
     report.ingestMs = double(ingestClock.nsecsElapsed()) / 1e6;
 
-    // 3. Decisions, sweep by sweep.
+    // The fence: renew each lease before acting on what was read. If the poll and the read
+    // outlasted the lease and another follower took it meanwhile (its acquiredMs changed even if
+    // this follower holds it again), the state read at the start may be stale: no decisions on
+    // that sweep this tick.
+    for (auto it = acting.begin(); it != acting.end();) {
+        const SweepLease now = d->store.acquireSweepLease(it.key(), d->follower.id, d->follower.leaseTtlMs);
+        if (now.heldBy(d->follower.id) && now.acquiredMs == it->acquiredMs) {
+            ++it;
+            continue;
+        }
+        if (!now.heldBy(d->follower.id))
+            report.followedElsewhere << now;
+        it = acting.erase(it);
+    }
+
+    // 3. Decisions, sweep by sweep, on the sweeps this follower holds.
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QHash<SweepId, QList<Trial>> relaunch;
     for (qsizetype i = 0; i < active.size(); ++i) {
         Trial t = active[i].trial;
         const Sweep &sw = active[i].sweep;
+        if (!acting.contains(sw.id))
+            continue;
         const TaskStatus st = status.value(t.task);
         const TrialState before = t.trialState();
         const QString beforeDetail = t.detail;
@@ -576,6 +631,14 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
     }
 
     for (const Sweep &sw : sweeps) {
+        if (!acting.contains(sw.id)) {  // another follower decides: count what it has now
+            for (const Trial &t : latestAttempts(d->store.trials(sw.id)))
+                if (t.isActive()) {
+                    ++report.active;
+                    report.running += t.trialState() == TrialState::Running ? 1 : 0;
+                }
+            continue;
+        }
         const SweepSpec *spec = nullptr;
         try {
             spec = &d->spec(sw);
@@ -676,7 +739,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
 
 TickReport
 followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
-                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor)
+                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor,
+                   const Follower &follower)
 {
     QMap<QString, QList<SweepId>> byCluster;
     for (const Sweep &sw : store.sweeps())
@@ -691,7 +755,7 @@ followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
                 it.key().isEmpty() ? QStringLiteral("local") : it.key(), problem);
             continue;
         }
-        SweepRunner runner(store, *executor, schema);
+        SweepRunner runner(store, *executor, schema, follower);
         const TickReport r = runner.tick(it.value());
         total.active += r.active;
         total.running += r.running;
@@ -701,6 +765,7 @@ followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
         total.ingestMs += r.ingestMs;
         total.events << r.events;
         total.errors << r.errors;
+        total.followedElsewhere << r.followedElsewhere;
     }
     return total;
 }

@@ -8,6 +8,7 @@
 #include "orrery/core/store.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -16,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <thread>
 
 using namespace orrery::core;
 
@@ -605,6 +607,98 @@ private Q_SLOTS:
         QCOMPARE(store->findRun(d.run.uuid.left(8))->id, run);
     }
 
+    // --- sweep leases: one follower acts on a sweep at a time ----------------------------------
+    void sweepLeaseOneHolderAtATime()
+    {
+        const QString path = freshPath();
+        auto a = TrackingStore::open(path);
+        auto b = TrackingStore::open(path);  // another process, as it were
+        Sweep sw;
+        sw.name = QStringLiteral("s");
+        sw.experimentId = a->ensureExperiment(QStringLiteral("e"));
+        sw.method = QStringLiteral("grid");
+        const SweepId id = a->createSweep(sw);
+        const QString fa = QStringLiteral("host:100:aaaaaaaa"), fb = QStringLiteral("host:200:bbbbbbbb");
+        QVERIFY(!a->sweepLease(id));
+
+        // Acquire.
+        SweepLease l = a->acquireSweepLease(id, fa, 1000, 10'000);
+        QVERIFY(l.heldBy(fa));
+        QCOMPARE(l.sweep, id);
+        QCOMPARE(l.acquiredMs, 10'000);
+        QCOMPARE(l.expiresMs, 11'000);
+        // A second follower is refused, and told who holds it until when.
+        l = b->acquireSweepLease(id, fb, 1000, 10'500);
+        QVERIFY(!l.heldBy(fb));
+        QVERIFY(l.heldBy(fa));
+        QCOMPARE(l.expiresMs, 11'000);
+        // The holder renews: its hold is unbroken (acquiredMs kept), the expiry moves on.
+        l = a->acquireSweepLease(id, fa, 1000, 10'900);
+        QVERIFY(l.heldBy(fa));
+        QCOMPARE(l.acquiredMs, 10'000);
+        QCOMPARE(l.expiresMs, 11'900);
+        QVERIFY(!b->acquireSweepLease(id, fb, 1000, 11'899).heldBy(fb));
+        // Expiry: the holder stopped renewing (it crashed); the other takes over.
+        l = b->acquireSweepLease(id, fb, 1000, 11'900);
+        QVERIFY(l.heldBy(fb));
+        QCOMPARE(l.acquiredMs, 11'900);
+        QCOMPARE(b->sweepLease(id)->holder, fb);
+        // The old holder, back, is refused now.
+        QVERIFY(a->acquireSweepLease(id, fa, 1000, 12'000).heldBy(fb));
+        // Release: only the holder's own lease goes.
+        QCOMPARE(a->releaseSweepLeases(fa, id), 0);
+        QVERIFY(a->sweepLease(id));
+        QCOMPARE(b->releaseSweepLeases(fb), 1);
+        QVERIFY(!a->sweepLease(id));
+        // Released: the next follower gets it at once, long before the old lease would expire.
+        l = a->acquireSweepLease(id, fa, 1000, 12'100);
+        QVERIFY(l.heldBy(fa));
+        QCOMPARE(l.acquiredMs, 12'100);
+        // A holder whose own lease lapsed takes it anew: a new acquiredMs, so it can tell that
+        // someone else may have acted in between (the runner's fence).
+        l = a->acquireSweepLease(id, fa, 1000, 13'100);
+        QVERIFY(l.heldBy(fa));
+        QCOMPARE(l.acquiredMs, 13'100);
+        // The real clock by default.
+        const qint64 before = QDateTime::currentMSecsSinceEpoch();
+        l = b->acquireSweepLease(id, fb, 60'000);
+        QVERIFY(l.heldBy(fb));
+        QVERIFY(l.expiresMs >= before + 60'000);
+        // A lease needs its sweep, and a follower an id.
+        QVERIFY_THROWS_EXCEPTION(StoreError, a->acquireSweepLease(id + 100, fa, 1000));
+        QVERIFY_THROWS_EXCEPTION(StoreError, a->acquireSweepLease(id, QString(), 1000));
+    }
+
+    // Two connections racing for the leases of many sweeps at the same instant: each sweep gets
+    // exactly one holder (the grant is one write transaction).
+    void sweepLeaseRaceHasOneWinner()
+    {
+        const QString path = freshPath();
+        QList<SweepId> ids;
+        {
+            auto store = TrackingStore::open(path);
+            Sweep sw;
+            sw.name = QStringLiteral("race");
+            sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+            sw.method = QStringLiteral("grid");
+            for (int i = 0; i < 100; ++i)
+                ids << store->createSweep(sw);
+        }
+        QHash<SweepId, int> granted[2];
+        std::thread threads[2];
+        for (int t = 0; t < 2; ++t)
+            threads[t] = std::thread([&, t] {
+                auto store = TrackingStore::open(path);
+                const QString me = QStringLiteral("follower-%1").arg(t);
+                for (SweepId id : ids)
+                    granted[t][id] = store->acquireSweepLease(id, me, 60'000, 1'000'000).heldBy(me) ? 1 : 0;
+            });
+        for (std::thread &t : threads)
+            t.join();
+        for (SweepId id : ids)
+            QCOMPARE(granted[0].value(id) + granted[1].value(id), 1);
+    }
+
     // --- migrations and versions --------------------------------------------------------------
     void migratesAVersion1File()
     {
@@ -629,6 +723,12 @@ private Q_SLOTS:
         store->addArtifact(
             run->id, {QStringLiteral("samples/step-300.mp4"), QStringLiteral("video"), 300, {}, {}, -1});
         QCOMPARE(store->details(run->id).artifacts.size(), 1);
+        Sweep sw;
+        sw.name = QStringLiteral("after-migration");
+        sw.experimentId = run->experimentId;
+        sw.method = QStringLiteral("grid");
+        const SweepId sweep = store->createSweep(sw);
+        QVERIFY(store->acquireSweepLease(sweep, QStringLiteral("f"), 1000).heldBy(QStringLiteral("f")));
         store.reset();
         // Opening again is a no-op.
         QCOMPARE(TrackingStore::open(path)->schemaVersion(), TrackingStore::currentSchemaVersion());

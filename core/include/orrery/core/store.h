@@ -185,6 +185,17 @@ struct Sweep {
     SweepState sweepState() const { return sweepStateFromText(state); }
 };
 
+// Who may act on a sweep (docs/sweeps.md "One follower acts"): several processes may follow one
+// sweep, but only the holder of its lease resubmits, stops early, suggests and ends it.
+struct SweepLease {
+    SweepId sweep = 0;
+    QString holder;  // the follower's id ("host:pid:random"); empty: nobody holds it
+    qint64 acquiredMs = 0;  // when this holder's unbroken hold began (a fencing token)
+    qint64 expiresMs = 0;  // after this (unix ms), any follower may take it over
+
+    bool heldBy(const QString &follower) const { return !holder.isEmpty() && holder == follower; }
+};
+
 // One attempt of one trial; its states and their order are TrialState's (states.h).
 struct Trial {
     qint64 id = 0;
@@ -314,6 +325,20 @@ public:
     QList<TrialSummary> trialSummaries(SweepId sweep) const;
     // The run with the best latest value of the sweep's metric, by its goal.
     std::optional<RunRow> bestRun(SweepId sweep) const;
+
+    // --- sweep leases: one follower acts on a sweep at a time ----------------------------------
+    // Takes or renews the lease on `sweep` for `follower` until now + ttlMs, atomically (one
+    // BEGIN IMMEDIATE transaction, so processes queue on it): granted when nobody holds it,
+    // `follower` already does, or the holder's lease has expired (a crashed follower). Returns the
+    // lease as it stands after the call: heldBy(follower) when granted, else the other holder's.
+    // A renewal keeps acquiredMs; a lease taken anew (first, after a release or an expiry) starts
+    // it again. `nowMs` 0: this machine's clock (tests pass their own).
+    SweepLease acquireSweepLease(SweepId sweep, const QString &follower, qint64 ttlMs, qint64 nowMs = 0);
+    // The lease on `sweep` as stored (expired or not), or nullopt when nobody took one.
+    std::optional<SweepLease> sweepLease(SweepId sweep) const;
+    // Gives back `follower`'s lease on `sweep`, or on every sweep when `sweep` is 0 (a clean exit);
+    // another follower's lease is left alone. Returns how many were released.
+    int releaseSweepLeases(const QString &follower, SweepId sweep = 0);
 
     // --- MLflow mirror bookkeeping -----------------------------------------------------------
     struct MirrorState {

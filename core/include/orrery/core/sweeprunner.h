@@ -9,8 +9,12 @@
 //
 // Everything it knows lives in the store, so any process can pick a sweep up where another left
 // it (`orrery sweep submit` returns at once; `sweep watch`, the monitor and the GUI re-attach).
-// Two followers of one sweep at once are safe for the metrics (ingest is a compare-and-swap on
-// the offset) but may both resubmit a failed trial: follow a sweep from one place at a time.
+// Several may follow one sweep at once: each reads and ingests (a compare-and-swap on the
+// offset), but only the holder of the sweep's lease in the store acts on it — resolves ended
+// attempts, resubmits, stops early, suggests, ends the sweep; the others report who acts.
+//
+// Threads: a runner uses its store and executor from the calling thread only (one runner per
+// thread, each with its own TrackingStore).
 #pragma once
 
 #include "orrery/core/executor.h"
@@ -48,6 +52,20 @@ QList<PlannedTrial> planTrials(const SubmitPlan &plan);
 // replaced) and a UTC timestamp, so resubmitting a spec never reuses a directory.
 QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
 
+// How long a follower's lease on a sweep lasts without a renewal (each tick renews it): four
+// times `sweep watch`'s slowest default pace (15 s), so a quiet holder keeps it, and a crashed
+// one's sweep is taken over by another follower within a minute.
+constexpr qint64 kSweepLeaseTtlMs = 60'000;
+
+// Who follows: the lease holder's id in the store, and how long its leases last.
+struct Follower {
+    QString id;  // empty: processFollowerId()
+    qint64 leaseTtlMs = kSweepLeaseTtlMs;  // keep it a few times the caller's slowest tick interval
+};
+// This process's follower id, "<host>:<pid>:<8 random hex digits>", the same for its lifetime
+// (so successive ticks, and followActiveSweeps' runner per call, renew the same lease).
+QString processFollowerId();
+
 struct TickReport {
     int active = 0;  // attempts queued or running after the tick
     int running = 0;
@@ -57,14 +75,24 @@ struct TickReport {
     double ingestMs = 0;  // of the tick, the time spent storing what was read
     QStringList events;  // what happened, one line each, for the user ("trial 3 failed: ...")
     QStringList errors;  // what went wrong talking to the executor; retried next tick
+    // Sweeps this tick only read because another follower holds their lease: its holder and
+    // expiry. Their trials are counted in active/running, nothing was decided for them.
+    QList<SweepLease> followedElsewhere;
 };
 
 class SweepRunner {
 public:
     // The schema types the stored trial params when a sweep is picked up again (bayes needs
     // them); it is the local trainer's, which is assumed to match the cluster's.
-    SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema);
+    SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower = {});
+    // Leaves the leases in place: a follower that stops following calls releaseLeases().
     ~SweepRunner();
+
+    // This runner's follower id (the lease holder's name in the store).
+    QString followerId() const;
+    // Gives back every sweep lease this follower holds, so another follower acts at once rather
+    // than after the lease expires. Call it on a clean exit (Ctrl-C included).
+    void releaseLeases();
 
     // Creates the sweep, its runs and trials in the store, and launches the first trials (grid
     // and random: all of them in one batch; bayes: the first max_concurrent). Throws
@@ -73,7 +101,8 @@ public:
     // What submit would launch (the executor's description of the first batch).
     QByteArray describe(const SubmitPlan &plan);
 
-    // One follow step for these sweeps (all on this runner's executor).
+    // One follow step for these sweeps (all on this runner's executor). Takes or renews the lease
+    // of each active sweep first; sweeps another follower holds are read and ingested only.
     TickReport tick(const QList<SweepId> &sweeps);
     // Cancels every active attempt of the sweep; the sweep ends as cancelled.
     void cancel(SweepId sweep);
@@ -95,9 +124,11 @@ private:
 // One follow step for every sweep of the store that is still going, grouped by executor: one
 // runner tick (one poll, one batched read) per cluster, and one for this machine. `executorFor`
 // gives the executor of a sweep's cluster ("" for local), or nullptr with *problem set (those
-// sweeps are skipped and the problem reported in errors). What the monitor and the GUI call.
+// sweeps are skipped and the problem reported in errors). What the monitor and the GUI call; on
+// exit they call store.releaseSweepLeases(follower id).
 TickReport
 followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
-                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor);
+                   const std::function<Executor *(const QString &cluster, QString *problem)> &executorFor,
+                   const Follower &follower = {});
 
 }  // namespace orrery::core
