@@ -2,8 +2,10 @@
 #include "mainwindow.h"
 
 #include "orrery/core/paths.h"
+#include "orrery/core/version.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
 
 int main(int argc, char **argv)
 {
@@ -12,7 +14,41 @@ int main(int argc, char **argv)
     QApplication::setApplicationDisplayName(QStringLiteral("Orrery"));
     QApplication::setDesktopFileName(QStringLiteral("orrery-gui"));
 
-    orrery::gui::MainWindow window;
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Orrery's desktop workbench: runs, sweeps and their comparison."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption db(
+        QStringLiteral("db"),
+        QStringLiteral("the tracking database (default: $ORRERY_DB, else the data directory's)"),
+        QStringLiteral("FILE"));
+    const QCommandLineOption noFollow(
+        QStringLiteral("no-follow"),
+        QStringLiteral("do not follow active sweeps (only show what the store has)"));
+    const QCommandLineOption tab(QStringLiteral("tab"),
+                                 QStringLiteral("open on this tab: runs, compare, environment"),
+                                 QStringLiteral("NAME"));
+    const QCommandLineOption select(QStringLiteral("select"),
+                                    QStringLiteral("select the runs of this sweep (id or name) at start"),
+                                    QStringLiteral("SWEEP"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("save the window as PNG once the store is shown, then quit"), QStringLiteral("FILE"));
+    parser.addOptions({db, noFollow, tab, select, screenshot});
+    parser.process(app);
+
+    orrery::gui::MainWindow window(parser.value(db));
+    if (parser.isSet(noFollow))
+        window.setFollowing(false);
+    const QString tabName = parser.value(tab).toLower();
+    if (tabName == QLatin1String("compare"))
+        window.tabs()->setCurrentIndex(orrery::gui::MainWindow::CompareTab);
+    else if (tabName == QLatin1String("environment"))
+        window.tabs()->setCurrentIndex(orrery::gui::MainWindow::EnvironmentTab);
+    else if (tabName == QLatin1String("runs"))
+        window.tabs()->setCurrentIndex(orrery::gui::MainWindow::RunsTab);
+    window.applyStartOptions(parser.value(select), parser.value(screenshot));
     window.show();
     return QApplication::exec();
 }

@@ -1,28 +1,82 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "compareview.h"
+#include "detailsview.h"
 #include "environmentmodel.h"
+#include "runselection.h"
+#include "runstablemodel.h"
+#include "storereader.h"
+#include "sweeptreemodel.h"
 
+#include "orrery/core/params.h"
+#include "orrery/core/paths.h"
 #include "orrery/core/version.h"
 #include "orrery/remote/diagnostics.h"
 
 #include <QAction>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressDialog>
+#include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
 #include <QtConcurrent>
+
+#include <atomic>
+#include <cstdio>
 
 namespace orrery::gui {
 
-MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent), m_tabs(new QTabWidget(this)), m_environment(new EnvironmentModel(this)),
-      m_environmentView(new QTableView(this))
+MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
+    : QMainWindow(parent), m_reader(new StoreReader(this)), m_follower(new Follower(this)),
+      m_selection(new RunSelection(this)), m_tabs(new QTabWidget(this)),
+      m_environment(new EnvironmentModel(this)), m_environmentView(new QTableView(this)),
+      m_runsModel(new RunsTableModel(this)), m_treeModel(new SweepTreeModel(this))
 {
     setWindowTitle(tr("Orrery %1").arg(core::version()));
-    resize(1100, 700);
+    setObjectName(QStringLiteral("mainWindow"));
+    resize(1400, 860);
+
+    auto *centre = new QWidget(this);
+    auto *centreLayout = new QVBoxLayout(centre);
+    centreLayout->setContentsMargins(0, 0, 0, 0);
+    m_banner = new QLabel(centre);
+    m_banner->setObjectName(QStringLiteral("banner"));
+    m_banner->setWordWrap(true);
+    m_banner->setStyleSheet(QStringLiteral("QLabel { background: #fff3cd; color: #664d03; padding: 6px; }"));
+    m_banner->hide();
+    centreLayout->addWidget(m_banner);
+    centreLayout->addWidget(m_tabs, 1);
+    setCentralWidget(centre);
+
+    buildRunsTab();
+    m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
+    m_tabs->addTab(m_compare, tr("Compare"));
+    auto placeholder = [this](const QString &text) {
+        auto *label = new QLabel(text, this);
+        label->setAlignment(Qt::AlignCenter);
+        label->setEnabled(false);
+        return label;
+    };
+    m_tabs->addTab(placeholder(tr("Sample videos of the selected runs, side by side, come here.")),
+                   tr("Video"));
+    m_tabs->addTab(placeholder(tr("Partitions, nodes and the queue of your clusters come here.")),
+                   tr("Cluster"));
 
     m_environmentView->setModel(m_environment);
     m_environmentView->setObjectName(QStringLiteral("environmentView"));
@@ -31,16 +85,20 @@ MainWindow::MainWindow(QWidget *parent)
     m_environmentView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_environmentView->setWordWrap(false);
     m_tabs->addTab(m_environmentView, tr("Environment"));
-    setCentralWidget(m_tabs);
+    for (int i = 0; i < m_tabs->count(); ++i) {
+        auto *a = new QAction(this);
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+        connect(a, &QAction::triggered, this, [this, i] { m_tabs->setCurrentIndex(i); });
+        addAction(a);
+    }
 
-    QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
-    QAction *refresh = fileMenu->addAction(tr("&Check environment again"));
-    refresh->setShortcut(QKeySequence::Refresh);
-    connect(refresh, &QAction::triggered, this, &MainWindow::refreshEnvironment);
-    fileMenu->addSeparator();
-    QAction *quit = fileMenu->addAction(tr("&Quit"));
-    quit->setShortcut(QKeySequence::Quit);
-    connect(quit, &QAction::triggered, this, &QWidget::close);
+    buildDocks();
+    buildMenus();
+
+    m_followLabel = new QLabel(this);
+    m_ingestLabel = new QLabel(this);
+    statusBar()->addPermanentWidget(m_ingestLabel);
+    statusBar()->addPermanentWidget(m_followLabel);
 
     // Results arrive on the UI thread through the watcher; the pool thread never touches a model.
     connect(&m_checksWatcher, &QFutureWatcher<QList<core::Check>>::finished, this, [this] {
@@ -51,10 +109,69 @@ MainWindow::MainWindow(QWidget *parent)
         const auto failed = std::count_if(checks.cbegin(), checks.cend(), [](const core::Check &c) {
             return c.status == core::Check::Status::Failed;
         });
-        statusBar()->showMessage(failed ? tr("%n environment check(s) failed", nullptr, int(failed))
-                                        : tr("Environment OK"));
+        if (failed)
+            statusBar()->showMessage(
+                tr("%n environment check(s) failed (Environment tab)", nullptr, int(failed)));
         Q_EMIT environmentRefreshed();
     });
+
+    // Live refreshes: at most one snapshot read in flight, at most two a second.
+    m_refreshTimer.setSingleShot(true);
+    m_refreshTimer.setInterval(500);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &MainWindow::refresh);
+    // Another process (the CLI, a sweep watch) may write too: look again now and then.
+    auto *poll = new QTimer(this);
+    poll->setInterval(10'000);
+    connect(poll, &QTimer::timeout, this, [this] {
+        if (!m_refreshTimer.isActive())
+            m_refreshTimer.start();
+    });
+    poll->start();
+
+    connect(m_reader, &StoreReader::opened, this, [this](const QString &path, const QString &readOnly) {
+        setWindowTitle(tr("Orrery %1 — %2").arg(core::version(), QFileInfo(path).fileName()));
+        if (readOnly.isEmpty()) {
+            m_banner->hide();
+        } else {
+            m_banner->setText(tr("Read-only: %1").arg(readOnly));
+            m_banner->show();
+        }
+        m_firstSnapshot = true;
+        refresh();
+        if (m_wantFollow && readOnly.isEmpty())
+            m_follower->start(path);
+        else
+            m_follower->stop();
+        m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
+    });
+    connect(m_reader, &StoreReader::failed, this, [this](const QString &message) {
+        m_snapshotInFlight = false;
+        statusBar()->showMessage(message);
+        Q_EMIT databaseFailed(message);
+        if (isVisible() && !qEnvironmentVariableIsSet("ORRERY_TEST_SUITE"))
+            QMessageBox::critical(
+                this, tr("Orrery"),
+                tr("The database cannot be read:\n\n%1\n\nOpen another one with File → Open "
+                   "database, or move this file aside (Orrery never overwrites it).")
+                    .arg(message));
+    });
+    connect(m_follower, &Follower::ticked, this, &MainWindow::followed);
+    connect(m_follower, &Follower::unavailable, this, [this](const QString &why) {
+        m_followLabel->setText(tr("not following"));
+        m_followLabel->setToolTip(why);
+    });
+    connect(m_selection, &RunSelection::changed, this, [this](const QObject *source) {
+        if (source != m_runsView)
+            syncTableSelection();
+        m_details->showRun(m_selection->current());
+    });
+
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
+
+    openDatabase(databasePath.isEmpty() ? core::defaultDatabasePath() : databasePath);
     refreshEnvironment();
 }
 
@@ -65,11 +182,410 @@ MainWindow::~MainWindow()
     m_checksWatcher.waitForFinished();
 }
 
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::buildRunsTab()
+{
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    auto *bar = new QHBoxLayout;
+    m_filterEdit = new QLineEdit(page);
+    m_filterEdit->setObjectName(QStringLiteral("filterEdit"));
+    m_filterEdit->setPlaceholderText(tr("Filter, e.g.  params.optim.lr >= 3e-4 and metrics.eval/loss < 0.2 "
+                                        "and attributes.status = FINISHED"));
+    m_filterEdit->setClearButtonEnabled(true);
+    bar->addWidget(m_filterEdit, 1);
+    bar->addWidget(new QLabel(tr("Group by:"), page));
+    m_groupBox = new QComboBox(page);
+    m_groupBox->addItem(tr("(none)"));
+    bar->addWidget(m_groupBox);
+    layout->addLayout(bar);
+    m_filterError = new QLabel(page);
+    m_filterError->setObjectName(QStringLiteral("filterError"));
+    m_filterError->setStyleSheet(QStringLiteral("QLabel { color: #c62828; }"));
+    m_filterError->setWordWrap(true);
+    m_filterError->hide();
+    layout->addWidget(m_filterError);
+
+    m_runsView = new QTableView(page);
+    m_runsView->setObjectName(QStringLiteral("runsView"));
+    m_runsView->setModel(m_runsModel);
+    m_runsView->setSortingEnabled(true);
+    m_runsView->sortByColumn(-1, Qt::AscendingOrder);
+    m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_runsView->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_runsView->verticalHeader()->hide();
+    m_runsView->verticalHeader()->setDefaultSectionSize(22);
+    m_runsView->setWordWrap(false);
+    m_runsView->horizontalHeader()->setSectionsMovable(true);
+    m_runsView->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    layout->addWidget(m_runsView, 1);
+    m_tabs->addTab(page, tr("Runs"));
+
+    auto *findFilter = new QAction(this);
+    findFilter->setShortcut(QKeySequence::Find);
+    connect(findFilter, &QAction::triggered, this, [this] {
+        m_tabs->setCurrentIndex(RunsTab);
+        m_filterEdit->setFocus();
+        m_filterEdit->selectAll();
+    });
+    addAction(findFilter);
+
+    auto *debounce = new QTimer(this);
+    debounce->setSingleShot(true);
+    debounce->setInterval(300);
+    connect(m_filterEdit, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
+    connect(debounce, &QTimer::timeout, this, [this] { setFilter(m_filterEdit->text()); });
+    connect(m_groupBox, &QComboBox::currentIndexChanged, this, [this](int i) {
+        m_runsModel->setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i));
+        syncTableSelection();
+    });
+    connect(m_runsView->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
+            [this](const QPoint &pos) {
+                // Choose the columns: every param and metric, checked when shown.
+                QMenu menu;
+                for (int c = RunsTableModel::FixedColumns; c < m_runsModel->columnCount(); ++c) {
+                    QAction *a = menu.addAction(m_runsModel->headerData(c, Qt::Horizontal).toString());
+                    a->setCheckable(true);
+                    a->setChecked(!m_runsView->isColumnHidden(c));
+                    connect(a, &QAction::toggled, this,
+                            [this, c](bool on) { m_runsView->setColumnHidden(c, !on); });
+                }
+                menu.exec(m_runsView->horizontalHeader()->mapToGlobal(pos));
+            });
+    connect(m_runsView->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        if (m_syncingSelection)
+            return;
+        QList<core::RunId> runs;
+        for (const QModelIndex &i : m_runsView->selectionModel()->selectedRows())
+            runs.push_back(i.data(RunsTableModel::RunIdRole).toLongLong());
+        const QModelIndex current = m_runsView->currentIndex();
+        m_selection->select(runs, m_runsView,
+                            current.isValid() ? current.data(RunsTableModel::RunIdRole).toLongLong() : 0);
+    });
+}
+
+void MainWindow::buildDocks()
+{
+    auto *treeDock = new QDockWidget(tr("Experiments && sweeps"), this);
+    treeDock->setObjectName(QStringLiteral("treeDock"));
+    m_tree = new QTreeView(treeDock);
+    m_tree->setObjectName(QStringLiteral("sweepTree"));
+    m_tree->setModel(m_treeModel);
+    m_tree->setUniformRowHeights(true);
+    m_tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_tree->header()->setSectionResizeMode(SweepTreeModel::NameColumn, QHeaderView::ResizeToContents);
+    treeDock->setWidget(m_tree);
+    addDockWidget(Qt::LeftDockWidgetArea, treeDock);
+    connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        QList<core::RunId> runs;
+        for (const QModelIndex &i : m_tree->selectionModel()->selectedRows())
+            runs += m_treeModel->runsOf(i);
+        m_selection->select(runs, m_tree);
+    });
+
+    auto *detailsDock = new QDockWidget(tr("Details"), this);
+    detailsDock->setObjectName(QStringLiteral("detailsDock"));
+    m_details = new DetailsView(m_reader, detailsDock);
+    m_details->setObjectName(QStringLiteral("detailsView"));
+    detailsDock->setWidget(m_details);
+    addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+    resizeDocks({treeDock, detailsDock}, {330, 320}, Qt::Horizontal);
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu *fileMenu = menuBar()->addMenu(tr("&File"));
+    QAction *open = fileMenu->addAction(tr("&Open database…"));
+    open->setShortcut(QKeySequence::Open);
+    connect(open, &QAction::triggered, this, [this] {
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open an Orrery database"), m_reader->path(),
+                                         tr("SQLite databases (*.sqlite *.db);;All files (*)"));
+        if (!path.isEmpty())
+            openDatabase(path);
+    });
+    QAction *import = fileMenu->addAction(tr("&Import run directories…"));
+    connect(import, &QAction::triggered, this, [this] {
+        const QString root = QFileDialog::getExistingDirectory(this, tr("Import the run directories under"));
+        if (root.isEmpty())
+            return;
+        bool ok = false;
+        const QString experiment = QInputDialog::getText(this, tr("Import"), tr("Into experiment:"),
+                                                         QLineEdit::Normal, QStringLiteral("Default"), &ok);
+        if (ok && !experiment.trimmed().isEmpty())
+            importRunDirectories(root, experiment.trimmed());
+    });
+    QAction *refreshEnv = fileMenu->addAction(tr("&Check environment again"));
+    connect(refreshEnv, &QAction::triggered, this, &MainWindow::refreshEnvironment);
+    QAction *reload = fileMenu->addAction(tr("&Reload"));
+    reload->setShortcut(QKeySequence::Refresh);
+    connect(reload, &QAction::triggered, this, &MainWindow::refresh);
+    fileMenu->addSeparator();
+    QAction *quit = fileMenu->addAction(tr("&Quit"));
+    quit->setShortcut(QKeySequence::Quit);
+    connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget *dock : findChildren<QDockWidget *>())
+        viewMenu->addAction(dock->toggleViewAction());
+    QAction *follow = viewMenu->addAction(tr("&Follow active sweeps"));
+    follow->setCheckable(true);
+    follow->setChecked(m_wantFollow);
+    connect(follow, &QAction::toggled, this, &MainWindow::setFollowing);
+}
+
+void MainWindow::applyStartOptions(const QString &selectSweep, const QString &screenshotPath)
+{
+    if (selectSweep.isEmpty() && screenshotPath.isEmpty())
+        return;
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(this, &MainWindow::snapshotShown, this, [this, once, selectSweep, screenshotPath] {
+        disconnect(*once);
+        if (!selectSweep.isEmpty()) {
+            const QModelIndexList found =
+                m_treeModel->match(m_treeModel->index(0, 0), Qt::DisplayRole, selectSweep, -1,
+                                   Qt::MatchRecursive | Qt::MatchExactly);
+            QModelIndex sweep;
+            for (const QModelIndex &i : found)
+                if (i.data(SweepTreeModel::KindRole).toInt() == SweepTreeModel::SweepItem)
+                    sweep = i;
+            bool isId = false;
+            const qint64 id = selectSweep.toLongLong(&isId);
+            if (!sweep.isValid() && isId)
+                sweep = m_treeModel->sweepIndex(id);
+            if (sweep.isValid()) {
+                m_tree->expand(sweep);
+                m_tree->selectionModel()->select(
+                    sweep, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            }
+        }
+        if (screenshotPath.isEmpty())
+            return;
+        // The charts re-query on the reader after the selection: shoot once that has drawn
+        // (or after 5 s, whatever the charts are doing).
+        auto shoot = std::make_shared<bool>(false);
+        auto save = [this, screenshotPath, shoot] {
+            if (*shoot)
+                return;
+            *shoot = true;
+            QTimer::singleShot(300, this, [this, screenshotPath] {
+                const bool ok = grab().save(screenshotPath);
+                std::fprintf(
+                    stdout, "orrery-gui: %d runs, %d selected, %d sweeps shown; screenshot %s %s\n",
+                    m_runsModel->totalRuns(), int(m_selection->runs().size()),
+                    [this] {
+                        int n = 0;
+                        for (int e = 0; e < m_treeModel->rowCount(); ++e)
+                            n += m_treeModel->item(e)->rowCount();
+                        return n;
+                    }(),
+                    ok ? "saved to" : "FAILED:", qPrintable(screenshotPath));
+                std::fflush(stdout);
+                QCoreApplication::exit(ok ? 0 : 1);
+            });
+        };
+        connect(m_compare, &CompareView::queried, this, save);
+        QTimer::singleShot(m_selection->runs().isEmpty() ? 500 : 5000, this, save);
+    });
+}
+
+QString MainWindow::filterError() const
+{
+    return m_filterError->isVisible() ? m_filterError->text() : QString();
+}
+
+void MainWindow::openDatabase(const QString &path)
+{
+    m_selection->select({}, this);
+    m_reader->open(path);
+}
+
+void MainWindow::setFilter(const QString &text)
+{
+    if (m_filterEdit->text() != text) {
+        const QSignalBlocker block(m_filterEdit);
+        m_filterEdit->setText(text);
+    }
+    QString error;
+    const auto conditions = core::parseRunFilter(text, &error);
+    if (!conditions) {
+        m_filterError->setText(error);
+        m_filterError->show();
+        return;  // the table keeps the last good filter's runs
+    }
+    m_filterError->hide();
+    m_query.conditions = *conditions;
+    refresh();
+}
+
+void MainWindow::setFollowing(bool on)
+{
+    m_wantFollow = on;
+    if (on && !m_reader->path().isEmpty() && !m_banner->isVisible())
+        m_follower->start(m_reader->path());
+    else if (!on)
+        m_follower->stop();
+    m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
+}
+
+void MainWindow::refresh()
+{
+    if (m_snapshotInFlight) {
+        m_snapshotDirty = true;
+        return;
+    }
+    m_snapshotInFlight = true;
+    const core::RunQuery query = m_query;
+    m_reader->read<Snapshot>(
+        this, [query](const core::TrackingStore &store) { return readSnapshot(store, query); },
+        [this](Snapshot s) {
+            m_snapshotInFlight = false;
+            showSnapshot(s);
+            if (m_snapshotDirty) {
+                m_snapshotDirty = false;
+                m_refreshTimer.start();
+            }
+        });
+}
+
+void MainWindow::showSnapshot(const Snapshot &s)
+{
+    const bool firstShape =
+        m_runsModel->paramKeys() != s.paramKeys || m_runsModel->metricKeys() != s.metricKeys;
+    m_runsModel->setRuns(s.runs, s.paramKeys, s.metricKeys);
+    if (firstShape) {
+        // Params that are the same in every run say nothing in a table: hidden until chosen.
+        QList<core::Params> params;
+        for (const core::RunRow &r : s.runs.mid(0, 5000))
+            params.push_back(r.params);
+        const QStringList differing = core::differingParams(params);
+        for (const QString &k : s.paramKeys)
+            m_runsView->setColumnHidden(m_runsModel->paramColumn(k), !differing.contains(k));
+        for (int c = 0; c < RunsTableModel::FixedColumns; ++c)
+            m_runsView->resizeColumnToContents(c);
+        const QString group = m_runsModel->groupBy();
+        const QSignalBlocker block(m_groupBox);
+        m_groupBox->clear();
+        m_groupBox->addItem(tr("(none)"));
+        m_groupBox->addItems(s.paramKeys);
+        m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(group)));
+    }
+    m_treeModel->setSnapshot(s);
+    if (m_firstSnapshot) {
+        m_tree->expandToDepth(0);
+        for (int c = 0; c < SweepTreeModel::Columns; ++c)
+            m_tree->resizeColumnToContents(c);
+        m_firstSnapshot = false;
+    }
+    syncTableSelection();
+    m_compare->setMetricKeys(s.metricKeys);
+    m_compare->refresh();
+    if (m_selection->current())
+        m_details->showRun(m_selection->current());
+    m_ingestLabel->setText(tr("%n run(s)", nullptr, int(s.runs.size())));
+    Q_EMIT snapshotShown();
+}
+
+void MainWindow::syncTableSelection()
+{
+    m_syncingSelection = true;
+    QItemSelection selection;
+    for (core::RunId run : m_selection->runs()) {
+        const int row = m_runsModel->rowOfRun(run);
+        if (row >= 0)
+            selection.select(m_runsModel->index(row, 0),
+                             m_runsModel->index(row, m_runsModel->columnCount() - 1));
+    }
+    m_runsView->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+    const int current = m_runsModel->rowOfRun(m_selection->current());
+    if (current >= 0)
+        m_runsView->selectionModel()->setCurrentIndex(m_runsModel->index(current, 0),
+                                                      QItemSelectionModel::NoUpdate);
+    m_syncingSelection = false;
+}
+
+void MainWindow::followed(const FollowSummary &s)
+{
+    QString text = s.active ? tr("following: %1 active trial(s), %2 running").arg(s.active).arg(s.running)
+                            : tr("following: no active sweep");
+    if (!s.elsewhere.isEmpty())
+        text += tr(" · %n sweep(s) acted on by another follower", nullptr, int(s.elsewhere.size()));
+    if (!s.errors.isEmpty())
+        text += tr(" · %n problem(s)", nullptr, int(s.errors.size()));
+    m_followLabel->setText(text);
+    m_followLabel->setToolTip((s.events + s.errors).join(QLatin1Char('\n')));
+    if (s.backlog)
+        m_ingestLabel->setText(tr("ingesting: catching up (%1 KiB this tick)").arg(s.bytes / 1024));
+    for (const QString &e : s.events)
+        statusBar()->showMessage(e, 8000);
+    if ((s.points || !s.events.isEmpty()) && !m_refreshTimer.isActive())
+        m_refreshTimer.start();
+}
+
+void MainWindow::importRunDirectories(const QString &root, const QString &experiment)
+{
+    auto *progress =
+        new QProgressDialog(tr("Looking for run directories under %1…").arg(root), tr("Cancel"), 0, 0, this);
+    progress->setWindowModality(Qt::WindowModal);
+    progress->setMinimumDuration(300);
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
+    const QString path = m_reader->path();
+    auto *watcher = new QFutureWatcher<std::pair<int, qint64>>(this);
+    connect(watcher, &QFutureWatcher<std::pair<int, qint64>>::finished, this, [this, watcher, progress] {
+        const auto [runs, points] = watcher->result();
+        progress->deleteLater();
+        watcher->deleteLater();
+        statusBar()->showMessage(tr("Imported %n run(s), %1 points", nullptr, runs).arg(points), 10'000);
+        refresh();
+        Q_EMIT importFinished(runs, int(points));
+    });
+    QPointer<QProgressDialog> dialog(progress);
+    watcher->setFuture(
+        QtConcurrent::run([path, root, experiment, cancel, dialog]() -> std::pair<int, qint64> {
+            int runs = 0;
+            qint64 points = 0;
+            try {
+                auto store = core::TrackingStore::open(path);
+                const QStringList dirs = core::findRunDirectories(root);
+                QMetaObject::invokeMethod(dialog, [dialog, n = dirs.size()] {
+                    if (dialog)
+                        dialog->setMaximum(int(n));
+                });
+                for (const QString &dir : dirs) {
+                    if (cancel->load())
+                        break;
+                    const auto r =
+                        store->ingestRunDirectory(dir, experiment, [cancel] { return cancel->load(); });
+                    ++runs;
+                    points += r.events.points;
+                    QMetaObject::invokeMethod(dialog, [dialog, runs, dir] {
+                        if (dialog) {
+                            dialog->setValue(runs);
+                            dialog->setLabelText(QFileInfo(dir).fileName());
+                        }
+                    });
+                }
+            } catch (const std::exception &e) {
+                qWarning("import: %s", e.what());
+            }
+            return {runs, points};
+        }));
+}
+
 void MainWindow::refreshEnvironment()
 {
     if (m_checksWatcher.isRunning())
         return;
-    statusBar()->showMessage(tr("Checking the environment…"));
+    statusBar()->showMessage(tr("Checking the environment…"), 3000);
     m_checksWatcher.setFuture(QtConcurrent::run(&remote::environmentChecks));
 }
 

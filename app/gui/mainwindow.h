@@ -1,40 +1,111 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Orrery's one main window (UX.md): the experiments → sweeps → trials tree on the left, the
+// current run's details on the right, and the Runs, Compare, Video, Cluster and Environment tabs
+// in the centre, all over one shared run selection. The store is read on the StoreReader's
+// thread and active sweeps are followed on the Follower's: the UI thread only paints.
 #pragma once
 
-#include <QFutureWatcher>
-#include <QMainWindow>
+#include "follower.h"
+#include "snapshot.h"
 
 #include "orrery/core/diagnostics.h"
 
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <QTimer>
+
+class QLabel;
+class QLineEdit;
+class QComboBox;
 class QTableView;
 class QTabWidget;
+class QTreeView;
 
 namespace orrery::gui {
 
+class CompareView;
+class DetailsView;
 class EnvironmentModel;
+class RunSelection;
+class RunsTableModel;
+class StoreReader;
+class SweepTreeModel;
 
-// Orrery's one main window (UX.md). This first version has the Environment tab: the same checks
-// as `orrery doctor`, computed on a pool thread (they start orrery-train) and shown when done.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(QWidget *parent = nullptr);
+    enum Tab { RunsTab, CompareTab, VideoTab, ClusterTab, EnvironmentTab };
+
+    // Opens `databasePath` (empty: the CLI's default, $ORRERY_DB or the data directory).
+    explicit MainWindow(const QString &databasePath = {}, QWidget *parent = nullptr);
     ~MainWindow() override;
 
     EnvironmentModel *environmentModel() const { return m_environment; }
+    RunsTableModel *runsModel() const { return m_runsModel; }
+    SweepTreeModel *treeModel() const { return m_treeModel; }
+    RunSelection *selection() const { return m_selection; }
+    CompareView *compareView() const { return m_compare; }
+    DetailsView *detailsView() const { return m_details; }
+    StoreReader *reader() const { return m_reader; }
+    QTabWidget *tabs() const { return m_tabs; }
+    QString filterError() const;
+    // Command-line start options: select a sweep's runs once the store is shown; save the window
+    // as PNG (after the charts have drawn), print what it shows and quit.
+    void applyStartOptions(const QString &selectSweep, const QString &screenshotPath);
 
 public Q_SLOTS:
-    // Runs the checks again; the model is replaced when they finish.
     void refreshEnvironment();
+    void openDatabase(const QString &path);
+    // Re-reads the tree and the runs now (live updates call it, coalesced).
+    void refresh();
+    void setFilter(const QString &text);
+    void setFollowing(bool on);
+    void importRunDirectories(const QString &root, const QString &experiment);
 
 Q_SIGNALS:
     void environmentRefreshed();
+    void snapshotShown();  // the tree and the table show a new snapshot
+    void databaseFailed(const QString &message);
+    void importFinished(int runs, int points);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
 
 private:
-    QTabWidget *m_tabs = nullptr;
-    EnvironmentModel *m_environment = nullptr;
-    QTableView *m_environmentView = nullptr;
+    void buildRunsTab();
+    void buildDocks();
+    void buildMenus();
+    void showSnapshot(const Snapshot &snapshot);
+    void syncTableSelection();
+    void followed(const FollowSummary &summary);
+
+    StoreReader *m_reader;
+    Follower *m_follower;
+    RunSelection *m_selection;
+    QTabWidget *m_tabs;
+    EnvironmentModel *m_environment;
+    QTableView *m_environmentView;
+    RunsTableModel *m_runsModel;
+    QTableView *m_runsView = nullptr;
+    QLineEdit *m_filterEdit = nullptr;
+    QLabel *m_filterError = nullptr;
+    QComboBox *m_groupBox = nullptr;
+    SweepTreeModel *m_treeModel;
+    QTreeView *m_tree = nullptr;
+    CompareView *m_compare = nullptr;
+    DetailsView *m_details = nullptr;
+    QLabel *m_banner = nullptr;
+    QLabel *m_followLabel = nullptr;
+    QLabel *m_ingestLabel = nullptr;
     QFutureWatcher<QList<core::Check>> m_checksWatcher;
+
+    core::RunQuery m_query;
+    QTimer m_refreshTimer;  // coalesces refresh requests
+    bool m_snapshotInFlight = false, m_snapshotDirty = false;
+    bool m_firstSnapshot = true;
+    bool m_syncingSelection = false;
+    bool m_wantFollow = true;
 };
 
 }  // namespace orrery::gui

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "compareview.h"
+
+#include "parallelcoordinates.h"
+#include "runcolors.h"
+#include "runselection.h"
+#include "runstablemodel.h"
+#include "storereader.h"
+
+#include "orrery/core/curves.h"
+#include "orrery/core/format.h"
+#include "orrery/core/params.h"
+
+#include "qcp.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QPdfWriter>
+#include <QSlider>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QSvgGenerator>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace orrery::gui {
+
+using core::MetricHistory;
+using core::RunId;
+
+namespace {
+
+constexpr int kMaxCurves = 64;  // selected runs charted at once; the rest are named in a note
+
+QString roleOf(const QCPGraph *g)
+{
+    return g->property("role").toString();
+}
+
+// A value as the chart can draw it: NaN and ±inf become gaps, and so do non-positive values
+// on a log axis.
+double drawable(double v, bool logY)
+{
+    if (!std::isfinite(v) || (logY && v <= 0))
+        return std::numeric_limits<double>::quiet_NaN();
+    return v;
+}
+
+}  // namespace
+
+CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTableModel *runs, QWidget *parent)
+    : QWidget(parent), m_reader(reader), m_selection(selection), m_runs(runs)
+{
+    // --- controls ----------------------------------------------------------------------
+    auto *controls = new QHBoxLayout;
+    m_metricButton = new QToolButton(this);
+    m_metricButton->setText(tr("Metrics"));
+    m_metricButton->setPopupMode(QToolButton::InstantPopup);
+    m_metricButton->setMenu(new QMenu(m_metricButton));
+    m_metricButton->setObjectName(QStringLiteral("metricButton"));
+    controls->addWidget(m_metricButton);
+    controls->addWidget(new QLabel(tr("x:"), this));
+    m_axisBox = new QComboBox(this);
+    m_axisBox->addItem(tr("Step"), int(core::XAxis::Step));
+    m_axisBox->addItem(tr("Wall time"), int(core::XAxis::WallTime));
+    m_axisBox->addItem(tr("Relative time"), int(core::XAxis::RelativeTime));
+    controls->addWidget(m_axisBox);
+    m_logBox = new QCheckBox(tr("Log y"), this);
+    controls->addWidget(m_logBox);
+    controls->addWidget(new QLabel(tr("Smoothing:"), this));
+    m_smoothSlider = new QSlider(Qt::Horizontal, this);
+    m_smoothSlider->setRange(0, 99);
+    m_smoothSlider->setMaximumWidth(160);
+    m_smoothSlider->setToolTip(tr("EMA weight (the raw curve stays, faint)"));
+    controls->addWidget(m_smoothSlider);
+    controls->addWidget(new QLabel(tr("Group by:"), this));
+    m_groupBox = new QComboBox(this);
+    m_groupBox->addItem(tr("(none)"));
+    m_groupBox->setToolTip(
+        tr("Runs sharing this param's value become one mean ± std band (e.g. over seeds)"));
+    controls->addWidget(m_groupBox);
+    controls->addStretch(1);
+    auto *exportButton = new QToolButton(this);
+    exportButton->setText(tr("Export…"));
+    controls->addWidget(exportButton);
+    connect(exportButton, &QToolButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Export charts"), QStringLiteral("charts.png"),
+                                         tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+        QString error;
+        if (!path.isEmpty() && !exportCharts(path, &error))
+            QToolTip::showText(mapToGlobal(QPoint(width() / 2, 20)), error, this);
+    });
+    connect(m_axisBox, &QComboBox::currentIndexChanged, this,
+            [this] { setXAxis(core::XAxis(m_axisBox->currentData().toInt())); });
+    connect(m_logBox, &QCheckBox::toggled, this, &CompareView::setLogY);
+    connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
+    connect(m_groupBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i)); });
+
+    // --- charts --------------------------------------------------------------------------
+    auto *chartArea = new QWidget(this);
+    m_chartLayout = new QVBoxLayout(chartArea);
+    m_chartLayout->setContentsMargins(0, 0, 0, 0);
+    m_chartLayout->setSpacing(2);
+
+    // --- below: parallel coordinates, scatter, differing params ---------------------------
+    auto *below = new QTabWidget(this);
+    m_parallel = new ParallelCoordinates(below);
+    below->addTab(m_parallel, tr("Parallel coordinates"));
+    auto *scatterPage = new QWidget(below);
+    auto *scatterLayout = new QVBoxLayout(scatterPage);
+    m_scatterParam = new QComboBox(scatterPage);
+    scatterLayout->addWidget(m_scatterParam);
+    m_scatter = new QCustomPlot(scatterPage);
+    scatterLayout->addWidget(m_scatter, 1);
+    below->addTab(scatterPage, tr("Scatter"));
+    auto *diffPage = new QWidget(below);
+    auto *diffLayout = new QVBoxLayout(diffPage);
+    m_showAllBox = new QCheckBox(tr("Show all params"), diffPage);
+    diffLayout->addWidget(m_showAllBox);
+    m_diff = new QStandardItemModel(diffPage);
+    m_diffView = new QTableView(diffPage);
+    m_diffView->setModel(m_diff);
+    m_diffView->setObjectName(QStringLiteral("diffView"));
+    m_diffView->horizontalHeader()->setStretchLastSection(true);
+    m_diffView->verticalHeader()->hide();
+    m_diffView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    diffLayout->addWidget(m_diffView, 1);
+    below->addTab(diffPage, tr("Differences"));
+    connect(m_showAllBox, &QCheckBox::toggled, this, &CompareView::setShowAllParams);
+    connect(m_scatterParam, &QComboBox::currentIndexChanged, this, [this] { updateBottom(); });
+    connect(m_parallel, &ParallelCoordinates::brushed, this,
+            [this](const QList<RunId> &brushed) { m_selection->select(brushed, m_parallel); });
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(chartArea);
+    split->addWidget(below);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(controls);
+    layout->addWidget(split, 1);
+
+    m_queryTimer.setSingleShot(true);
+    m_queryTimer.setInterval(33);
+    connect(&m_queryTimer, &QTimer::timeout, this, [this] { query(false); });
+    connect(m_selection, &RunSelection::changed, this, &CompareView::selectionChanged);
+}
+
+CompareView::~CompareView() = default;
+
+void CompareView::setMetricKeys(const QStringList &keys)
+{
+    if (keys == m_metricKeys)
+        return;
+    m_metricKeys = keys;
+    QMenu *menu = m_metricButton->menu();
+    menu->clear();
+    for (const QString &k : keys) {
+        QAction *a = menu->addAction(k);
+        a->setCheckable(true);
+        a->setChecked(m_metrics.contains(k));
+        connect(a, &QAction::toggled, this, [this, k](bool on) {
+            QStringList next = m_metrics;
+            if (on && !next.contains(k))
+                next.push_back(k);
+            if (!on)
+                next.removeAll(k);
+            setMetrics(next);
+        });
+    }
+    if (m_metrics.isEmpty() && !keys.isEmpty()) {
+        // The sweep's kind of metric first: eval/loss, then train/loss, then whatever there is.
+        for (const char *preferred : {"eval/loss", "train/loss"})
+            if (keys.contains(QLatin1String(preferred)))
+                m_metrics.push_back(QLatin1String(preferred));
+        if (m_metrics.isEmpty())
+            m_metrics.push_back(keys.front());
+        for (QAction *a : menu->actions())
+            a->setChecked(m_metrics.contains(a->text()));
+        rebuildCharts();
+    }
+    m_groupBox->blockSignals(true);
+    const QString group = m_groupBy;
+    m_groupBox->clear();
+    m_groupBox->addItem(tr("(none)"));
+    m_groupBox->addItems(m_runs->paramKeys());
+    m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(group)));
+    m_groupBox->blockSignals(false);
+    const QString scatter = m_scatterParam->currentText();
+    m_scatterParam->blockSignals(true);
+    m_scatterParam->clear();
+    m_scatterParam->addItems(m_runs->paramKeys());
+    m_scatterParam->setCurrentIndex(std::max(0, m_scatterParam->findText(scatter)));
+    m_scatterParam->blockSignals(false);
+}
+
+void CompareView::setMetrics(const QStringList &keys)
+{
+    if (keys == m_metrics)
+        return;
+    m_metrics = keys;
+    for (QAction *a : m_metricButton->menu()->actions()) {
+        const QSignalBlocker block(a);
+        a->setChecked(m_metrics.contains(a->text()));
+    }
+    rebuildCharts();
+}
+
+void CompareView::setXAxis(core::XAxis axis)
+{
+    if (axis == m_axis)
+        return;
+    m_axis = axis;
+    m_axisBox->setCurrentIndex(m_axisBox->findData(int(axis)));
+    rebuildCharts();
+}
+
+void CompareView::setLogY(bool on)
+{
+    m_logY = on;
+    m_logBox->setChecked(on);
+    for (QCustomPlot *plot : std::as_const(m_charts)) {
+        plot->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+        plot->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                                  : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+    for (int i = 0; i < m_charts.size(); ++i)
+        draw(i, m_data.value(i), false);
+}
+
+void CompareView::setSmoothing(double weight)
+{
+    m_smoothing = std::clamp(weight, 0.0, 0.99);
+    const QSignalBlocker block(m_smoothSlider);
+    m_smoothSlider->setValue(int(std::lround(m_smoothing * 100)));
+    for (int i = 0; i < m_charts.size(); ++i)
+        draw(i, m_data.value(i), false);
+}
+
+void CompareView::setGroupBy(const QString &param)
+{
+    m_groupBy = param;
+    const QSignalBlocker block(m_groupBox);
+    m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(param)));
+    for (int i = 0; i < m_charts.size(); ++i)
+        draw(i, m_data.value(i), false);
+}
+
+void CompareView::setShowAllParams(bool on)
+{
+    m_showAll = on;
+    const QSignalBlocker block(m_showAllBox);
+    m_showAllBox->setChecked(on);
+    updateBottom();
+}
+
+void CompareView::rebuildCharts()
+{
+    qDeleteAll(m_charts);
+    m_charts.clear();
+    m_data.clear();
+    for (const QString &key : std::as_const(m_metrics)) {
+        auto *plot = new QCustomPlot(this);
+        plot->setObjectName(QStringLiteral("chart:") + key);
+        plot->setMinimumHeight(150);
+        plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+        plot->axisRect()->setRangeDrag(Qt::Horizontal);
+        plot->axisRect()->setRangeZoom(Qt::Horizontal);
+        plot->setNoAntialiasingOnDrag(true);
+        plot->yAxis->setLabel(key);
+        plot->setBackground(palette().base());
+        for (QCPAxis *axis : {plot->xAxis, plot->yAxis}) {
+            axis->setBasePen(QPen(palette().color(QPalette::Text)));
+            axis->setTickPen(QPen(palette().color(QPalette::Text)));
+            axis->setSubTickPen(QPen(palette().color(QPalette::Text)));
+            axis->setTickLabelColor(palette().color(QPalette::Text));
+            axis->setLabelColor(palette().color(QPalette::Text));
+        }
+        if (m_axis == core::XAxis::WallTime) {
+            auto ticker = QSharedPointer<QCPAxisTickerDateTime>(new QCPAxisTickerDateTime);
+            ticker->setDateTimeFormat(QStringLiteral("MM-dd\nhh:mm"));
+            plot->xAxis->setTicker(ticker);
+        } else if (m_axis == core::XAxis::RelativeTime) {
+            auto ticker = QSharedPointer<QCPAxisTickerTime>(new QCPAxisTickerTime);
+            ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+            plot->xAxis->setTicker(ticker);
+        }
+        if (m_logY) {
+            plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+            plot->yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+        }
+        connect(plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+                [this, plot] { xRangeChanged(plot); });
+        connect(plot, &QCustomPlot::mousePress, this, [plot](QMouseEvent *e) {
+            // Ctrl+drag: rubber-band zoom; a plain drag pans.
+            plot->setSelectionRectMode(e->modifiers() & Qt::ControlModifier ? QCP::srmZoom : QCP::srmNone);
+        });
+        connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+        connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent *e) {
+            if (!e->buttons())
+                showHover(plot, e->pos());
+        });
+        m_chartLayout->addWidget(plot, 1);
+        m_charts.push_back(plot);
+    }
+    query(true);
+}
+
+void CompareView::selectionChanged(const QObject *)
+{
+    m_parallel->setHighlighted(m_selection->runs());
+    updateBottom();
+    query(true);
+}
+
+void CompareView::refresh()
+{
+    updateBottom();
+    // Keep the user's zoom while runs grow; a chart nobody zoomed follows the new points.
+    query(false);
+}
+
+void CompareView::xRangeChanged(QCustomPlot *source)
+{
+    if (m_syncing)
+        return;
+    m_syncing = true;
+    for (QCustomPlot *plot : std::as_const(m_charts))
+        if (plot != source) {
+            plot->xAxis->setRange(source->xAxis->range());
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    m_syncing = false;
+    scheduleQuery();
+}
+
+void CompareView::scheduleQuery()
+{
+    if (!m_queryTimer.isActive())
+        m_queryTimer.start();
+}
+
+void CompareView::setXRange(double lo, double hi)
+{
+    if (m_charts.isEmpty())
+        return;
+    m_charts.front()->xAxis->setRange(lo, hi);  // syncs the others and schedules the re-query
+    m_charts.front()->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::resetZoom()
+{
+    query(true);
+}
+
+double CompareView::toX(const core::MetricPoint &p, qint64 origin) const
+{
+    switch (m_axis) {
+    case core::XAxis::Step:
+        return double(p.step);
+    case core::XAxis::WallTime:
+        return double(p.timeMs) / 1000.0;
+    case core::XAxis::RelativeTime:
+        return double(p.timeMs - origin) / 1000.0;
+    }
+    return 0;
+}
+
+void CompareView::query(bool fullRange)
+{
+    const quint64 generation = ++m_generation;
+    QList<RunId> runs = m_selection->runs().mid(0, kMaxCurves);
+    for (int i = 0; i < m_charts.size(); ++i) {
+        QCustomPlot *plot = m_charts[i];
+        core::HistoryQuery q;
+        q.axis = m_axis;
+        q.buckets = std::max(100, plot->axisRect()->width());
+        if (!fullRange) {
+            // The visible range in the store's units (steps, or ms), a little wider so a pan
+            // shows data at once at its edges.
+            const QCPRange r = plot->xAxis->range();
+            const double scale = m_axis == core::XAxis::Step ? 1.0 : 1000.0;
+            const double pad = (r.upper - r.lower) * 0.05;
+            q.from = qint64(std::floor((r.lower - pad) * scale));
+            q.to = qint64(std::ceil((r.upper + pad) * scale));
+        }
+        const QString key = m_metrics.value(i);
+        using Result = QList<std::pair<RunId, MetricHistory>>;
+        m_reader->read<Result>(
+            this,
+            [runs, key, q](const core::TrackingStore &store) {
+                Result out;
+                for (RunId run : runs)
+                    out.push_back({run, store.history(run, key, q)});
+                return out;
+            },
+            [this, i, generation, fullRange](Result result) {
+                if (generation != m_generation || i >= m_charts.size())
+                    return;  // a newer query is on its way
+                m_data.insert(i, result);
+                draw(i, result, fullRange);
+                ++m_completed;
+                Q_EMIT queried();
+            });
+    }
+}
+
+void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &histories, bool rescale)
+{
+    QCustomPlot *plot = m_charts.value(chart);
+    if (!plot)
+        return;
+    plot->clearGraphs();
+    const bool smoothing = m_smoothing > 0;
+    // Groups: runs sharing the group param's value.
+    QMap<QString, QList<std::vector<core::CurvePoint>>> groups;
+    QMap<QString, RunId> groupColour;
+    for (const auto &[run, h] : histories) {
+        const QColor colour = runColor(run);
+        std::vector<core::CurvePoint> pts;
+        pts.reserve(h.points.size());
+        for (const core::MetricPoint &p : h.points)
+            pts.push_back({toX(p, h.origin), drawable(p.value, m_logY)});
+        const core::RunRow *row = m_runs->findRun(run);
+        const QString name = row ? row->run.name : QString::number(run);
+        if (!m_groupBy.isEmpty()) {
+            const QString g = row ? row->params.value(m_groupBy) : QString();
+            groups[g].push_back(pts);
+            if (!groupColour.contains(g))
+                groupColour.insert(g, run);
+        }
+        // The envelope: each bucket's min and max, a faint band under the curve.
+        if (h.downsampled && !h.buckets.empty()) {
+            QVector<double> xs, lo, hi;
+            for (const core::HistoryBucket &b : h.buckets) {
+                if (b.count <= b.nanCount)
+                    continue;
+                xs.push_back((toX(b.first, h.origin) + toX(b.last, h.origin)) / 2);
+                lo.push_back(drawable(b.min.value, m_logY));
+                hi.push_back(drawable(b.max.value, m_logY));
+            }
+            QColor faint = colour;
+            faint.setAlpha(50);
+            QCPGraph *gLo = plot->addGraph();
+            gLo->setPen(Qt::NoPen);
+            gLo->setData(xs, lo, true);
+            gLo->setProperty("role", QStringLiteral("envelope"));
+            QCPGraph *gHi = plot->addGraph();
+            gHi->setPen(Qt::NoPen);
+            gHi->setBrush(faint);
+            gHi->setChannelFillGraph(gLo);
+            gHi->setData(xs, hi, true);
+            gHi->setProperty("role", QStringLiteral("envelope"));
+        }
+        QVector<double> xs, ys;
+        xs.reserve(qsizetype(pts.size()));
+        ys.reserve(qsizetype(pts.size()));
+        for (const core::CurvePoint &p : pts) {
+            xs.push_back(p.x);
+            ys.push_back(p.y);
+        }
+        QCPGraph *raw = plot->addGraph();
+        raw->setName(name);
+        raw->setProperty("run", run);
+        QColor rawColour = colour;
+        if (smoothing || !m_groupBy.isEmpty())
+            rawColour.setAlpha(60);
+        raw->setPen(QPen(rawColour, 1.5));
+        raw->setData(xs, ys, false);
+        raw->setProperty("role", smoothing ? QStringLiteral("raw") : QStringLiteral("curve"));
+        if (smoothing) {
+            const auto smooth = core::emaSmooth(pts, m_smoothing);
+            QVector<double> sy;
+            sy.reserve(qsizetype(smooth.size()));
+            for (const core::CurvePoint &p : smooth)
+                sy.push_back(p.y);
+            QCPGraph *g = plot->addGraph();
+            g->setName(name);
+            g->setProperty("run", run);
+            g->setProperty("role", QStringLiteral("curve"));
+            QColor c = colour;
+            if (!m_groupBy.isEmpty())
+                c.setAlpha(90);
+            g->setPen(QPen(c, 1.8));
+            g->setData(xs, sy, false);
+        }
+    }
+    if (!m_groupBy.isEmpty()) {
+        const double lo = plot->xAxis->range().lower, hi = plot->xAxis->range().upper;
+        double xMin = INFINITY, xMax = -INFINITY;
+        for (const auto &runs : std::as_const(groups))
+            for (const auto &pts : runs)
+                for (const core::CurvePoint &p : pts) {
+                    xMin = std::min(xMin, p.x);
+                    xMax = std::max(xMax, p.x);
+                }
+        if (!rescale) {
+            xMin = std::max(xMin, lo);
+            xMax = std::min(xMax, hi);
+        }
+        const int bins = std::max(10, plot->axisRect()->width() / 3);
+        for (auto it = groups.cbegin(); it != groups.cend(); ++it) {
+            const auto band = core::meanStdBand(it.value(), xMin, xMax, bins);
+            QVector<double> xs, mean, bandLo, bandHi;
+            for (const core::BandPoint &b : band) {
+                xs.push_back(b.x);
+                mean.push_back(b.mean);
+                bandLo.push_back(drawable(b.mean - b.std, m_logY));
+                bandHi.push_back(drawable(b.mean + b.std, m_logY));
+            }
+            const QColor colour = runColor(groupColour.value(it.key()));
+            QColor fill = colour;
+            fill.setAlpha(60);
+            const QString name =
+                QStringLiteral("%1 = %2 (%3 runs)").arg(m_groupBy, it.key()).arg(it.value().size());
+            QCPGraph *gLo = plot->addGraph();
+            gLo->setPen(Qt::NoPen);
+            gLo->setData(xs, bandLo, true);
+            QCPGraph *gHi = plot->addGraph();
+            gHi->setPen(Qt::NoPen);
+            gHi->setBrush(fill);
+            gHi->setChannelFillGraph(gLo);
+            gHi->setData(xs, bandHi, true);
+            QCPGraph *gMean = plot->addGraph();
+            gMean->setPen(QPen(colour, 2.5));
+            gMean->setName(name);
+            gMean->setData(xs, mean, true);
+            for (auto [g, which] : {std::pair{gMean, 0}, {gLo, 1}, {gHi, 2}}) {
+                g->setProperty("role", QStringLiteral("band"));
+                g->setProperty("group", it.key());
+                g->setProperty("which", which);
+            }
+        }
+    }
+    if (rescale) {
+        plot->xAxis->blockSignals(true);
+        plot->rescaleAxes(true);
+        plot->xAxis->blockSignals(false);
+        if (chart == 0) {  // one x range for all: the first chart's
+            m_syncing = true;
+            for (QCustomPlot *other : std::as_const(m_charts))
+                if (other != plot)
+                    other->xAxis->setRange(plot->xAxis->range());
+            m_syncing = false;
+        } else if (!m_charts.isEmpty()) {
+            plot->xAxis->blockSignals(true);
+            plot->xAxis->setRange(m_charts.front()->xAxis->range());
+            plot->xAxis->blockSignals(false);
+        }
+    }
+    // y follows what is visible in x.
+    bool found = false;
+    QCPRange y;
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        bool f = false;
+        const QCPRange r =
+            plot->graph(g)->getValueRange(f, m_logY ? QCP::sdPositive : QCP::sdBoth, plot->xAxis->range());
+        if (f) {
+            y = found ? QCPRange(std::min(y.lower, r.lower), std::max(y.upper, r.upper)) : r;
+            found = true;
+        }
+    }
+    if (found) {
+        const double pad = m_logY ? 0 : (y.upper - y.lower) * 0.05 + (y.upper == y.lower ? 0.5 : 0);
+        plot->yAxis->setRange(y.lower - pad, y.upper + pad);
+    }
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void CompareView::showHover(QCustomPlot *plot, const QPoint &pos)
+{
+    const double x = plot->xAxis->pixelToCoord(pos.x());
+    QString text =
+        QStringLiteral("<b>%1</b> %2")
+            .arg(plot->yAxis->label().toHtmlEscaped(),
+                 m_axis == core::XAxis::Step ? QStringLiteral("step %1").arg(qint64(std::lround(x)))
+                     : plot->xAxis->ticker().dynamicCast<QCPAxisTickerDateTime>()
+                     ? QDateTime::fromMSecsSinceEpoch(qint64(x * 1000))
+                           .toString(QStringLiteral("yyyy-MM-dd hh:mm:ss"))
+                     : QStringLiteral("%1 s").arg(x, 0, 'f', 1));
+    int lines = 0;
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        QCPGraph *graph = plot->graph(g);
+        const QString role = roleOf(graph);
+        if (role != QLatin1String("curve") &&
+            !(role == QLatin1String("band") && graph->property("which").toInt() == 0))
+            continue;
+        auto points = graph->data();
+        if (points->isEmpty())
+            continue;
+        auto it = points->findBegin(x, false);
+        if (it == points->constEnd())
+            --it;
+        if (it != points->constBegin()) {
+            auto prev = it - 1;
+            if (std::abs(prev->key - x) < std::abs(it->key - x))
+                it = prev;
+        }
+        const QColor c = graph->pen().color();
+        text += QStringLiteral("<br><span style=\"color:%1\">■</span> %2: %3")
+                    .arg(QColor(c.red(), c.green(), c.blue()).name(), graph->name().toHtmlEscaped(),
+                         core::formatNumber(it->value, 5));
+        if (++lines >= 20)
+            break;
+    }
+    QToolTip::showText(plot->mapToGlobal(pos), text, plot);
+}
+
+void CompareView::updateBottom()
+{
+    QList<core::RunRow> all = m_runs->allRuns().mid(0, 5000);  // painting more lines says nothing more
+    m_parallel->setRuns(all, m_metrics.value(0));
+    m_parallel->setHighlighted(m_selection->runs());
+
+    // The scatter: a param against the first chart's metric, every run grey, the selection in colour.
+    m_scatter->clearGraphs();
+    const QString param = m_scatterParam->currentText(), metric = m_metrics.value(0);
+    if (!param.isEmpty() && !metric.isEmpty()) {
+        QVector<double> xs, ys;
+        QCPGraph *others = m_scatter->addGraph();
+        others->setLineStyle(QCPGraph::lsNone);
+        others->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(150, 150, 150), 5));
+        bool positive = true;
+        double lo = INFINITY, hi = -INFINITY;
+        for (const core::RunRow &r : all) {
+            bool ok = false;
+            const double x = r.params.value(param).toDouble(&ok);
+            const core::LatestMetric *m = r.metric(metric);
+            if (!ok || !m || !std::isfinite(m->last.value))
+                continue;
+            positive = positive && x > 0;
+            lo = std::min(lo, x);
+            hi = std::max(hi, x);
+            if (m_selection->contains(r.run.id)) {
+                QCPGraph *g = m_scatter->addGraph();
+                g->setLineStyle(QCPGraph::lsNone);
+                g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, runColor(r.run.id), 9));
+                g->setData({x}, {m->last.value});
+            } else {
+                xs.push_back(x);
+                ys.push_back(m->last.value);
+            }
+        }
+        others->setData(xs, ys);
+        const bool log = positive && lo > 0 && hi / lo > 100;
+        m_scatter->xAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+        m_scatter->xAxis->setTicker(log ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                                        : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        m_scatter->xAxis->setLabel(param);
+        m_scatter->yAxis->setLabel(metric);
+        m_scatter->rescaleAxes();
+        m_scatter->xAxis->scaleRange(1.1);
+        m_scatter->yAxis->scaleRange(1.1);
+    }
+    m_scatter->replot(QCustomPlot::rpQueuedReplot);
+
+    // The params that differ between the selected runs (all of them with "show all").
+    QList<const core::RunRow *> selected;
+    QList<core::Params> params;
+    for (RunId id : m_selection->runs())
+        if (const core::RunRow *r = m_runs->findRun(id)) {
+            selected.push_back(r);
+            params.push_back(r->params);
+        }
+    QStringList keys = m_showAll ? m_runs->paramKeys() : core::differingParams(params);
+    m_diff->clear();
+    QStringList header{tr("Run")};
+    header += keys;
+    for (const QString &m : std::as_const(m_metrics))
+        header.push_back(m);
+    m_diff->setHorizontalHeaderLabels(header);
+    for (const core::RunRow *r : std::as_const(selected)) {
+        QList<QStandardItem *> row;
+        auto *name = new QStandardItem(r->run.name);
+        name->setData(runColor(r->run.id), Qt::DecorationRole);
+        name->setData(r->run.id, Qt::UserRole);
+        row.push_back(name);
+        for (const QString &k : std::as_const(keys))
+            row.push_back(new QStandardItem(r->params.value(k)));
+        for (const QString &m : std::as_const(m_metrics)) {
+            const core::LatestMetric *lm = r->metric(m);
+            row.push_back(new QStandardItem(lm ? core::formatNumber(lm->last.value, 5) : QString()));
+        }
+        m_diff->appendRow(row);
+    }
+}
+
+QList<std::pair<double, double>> CompareView::curve(int chart, RunId run) const
+{
+    QList<std::pair<double, double>> out;
+    QCustomPlot *plot = m_charts.value(chart);
+    if (!plot)
+        return out;
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        QCPGraph *graph = plot->graph(g);
+        if (roleOf(graph) != QLatin1String("curve") || graph->property("run").toLongLong() != run)
+            continue;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+            out.push_back({it->key, it->value});
+    }
+    return out;
+}
+
+QList<std::pair<double, double>> CompareView::band(int chart, const QString &group, int which) const
+{
+    QList<std::pair<double, double>> out;
+    QCustomPlot *plot = m_charts.value(chart);
+    if (!plot)
+        return out;
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        QCPGraph *graph = plot->graph(g);
+        if (roleOf(graph) != QLatin1String("band") || graph->property("group").toString() != group ||
+            graph->property("which").toInt() != which)
+            continue;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+            out.push_back({it->key, it->value});
+    }
+    return out;
+}
+
+bool CompareView::exportCharts(const QString &path, QString *error)
+{
+    if (m_charts.isEmpty()) {
+        if (error)
+            *error = tr("nothing to export: choose a metric first");
+        return false;
+    }
+    const int w = m_charts.front()->width();
+    int h = 0;
+    for (QCustomPlot *plot : std::as_const(m_charts))
+        h += plot->height();
+    auto paint = [&](QPaintDevice *device) {
+        QCPPainter painter(device);
+        int y = 0;
+        for (QCustomPlot *plot : std::as_const(m_charts)) {
+            painter.save();
+            painter.translate(0, y);
+            plot->toPainter(&painter, w, plot->height());
+            painter.restore();
+            y += plot->height();
+        }
+        return painter.end();
+    };
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    bool ok = false;
+    if (suffix == QLatin1String("svg")) {
+        QSvgGenerator svg;
+        svg.setFileName(path);
+        svg.setSize(QSize(w, h));
+        svg.setViewBox(QRect(0, 0, w, h));
+        svg.setTitle(tr("Orrery charts"));
+        ok = paint(&svg);
+    } else if (suffix == QLatin1String("pdf")) {
+        QPdfWriter pdf(path);
+        pdf.setPageSize(QPageSize(QSizeF(w, h), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setResolution(72);
+        ok = paint(&pdf);
+    } else {
+        QImage image(w * 2, h * 2, QImage::Format_ARGB32);
+        image.fill(palette().color(QPalette::Base));
+        image.setDevicePixelRatio(2);
+        ok = paint(&image) && image.save(path);
+    }
+    if (!ok && error)
+        *error = tr("could not write %1").arg(path);
+    return ok;
+}
+
+}  // namespace orrery::gui

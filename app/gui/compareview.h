@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The Compare tab (UX.md): stacked metric charts (QCustomPlot) sharing one x axis — step, wall
+// time or time since start — one curve per selected run in its colour; log y; EMA smoothing with
+// the raw curve faint; a min/max envelope where the store downsampled; group by a param → mean ±
+// std band. Every zoom or pan re-queries the store for the visible range at the chart's pixel
+// width (off the UI thread, at most ~30 times a second), so a one-step spike is visible at every
+// zoom. Below: parallel coordinates (brushing selects runs everywhere), a param-vs-metric
+// scatter, and the table of params that differ between the selected runs.
+#pragma once
+
+#include "orrery/core/store.h"
+
+#include <QHash>
+#include <QPointer>
+#include <QTimer>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QCustomPlot;
+class QSlider;
+class QStandardItemModel;
+class QTableView;
+class QToolButton;
+class QVBoxLayout;
+
+namespace orrery::gui {
+
+class ParallelCoordinates;
+class RunSelection;
+class RunsTableModel;
+class StoreReader;
+
+class CompareView : public QWidget {
+    Q_OBJECT
+public:
+    CompareView(StoreReader *reader, RunSelection *selection, RunsTableModel *runs,
+                QWidget *parent = nullptr);
+    ~CompareView() override;
+
+    // What is charted (tests and the window's state).
+    void setMetrics(const QStringList &keys);
+    QStringList metrics() const { return m_metrics; }
+    void setXAxis(core::XAxis axis);
+    void setLogY(bool on);
+    void setSmoothing(double weight);  // 0 .. 0.99
+    void setGroupBy(const QString &param);  // empty: one curve per run
+    void setShowAllParams(bool on);
+
+    QList<QCustomPlot *> charts() const { return m_charts; }
+    ParallelCoordinates *parallelCoordinates() const { return m_parallel; }
+    QStandardItemModel *diffModel() const { return m_diff; }
+    // The x range every chart shows; setting it re-queries like a pan or zoom does.
+    void setXRange(double lo, double hi);
+    // Back to the whole history (double-click does this).
+    void resetZoom();
+    // The value and source points a chart curve of `run` holds now (tests).
+    QList<std::pair<double, double>> curve(int chart, core::RunId run) const;
+    QList<std::pair<double, double>> band(int chart, const QString &group,
+                                          int which) const;  // 0 mean, 1 lo, 2 hi
+    // Renders the charts into one image/vector file (by suffix: png, svg, pdf).
+    bool exportCharts(const QString &path, QString *error = nullptr);
+    // How many re-queries have come back (benchmarks and tests wait on it).
+    int completedQueries() const { return m_completed; }
+
+    // The newest snapshot's metric keys (for the metric chooser; the first one charts by default).
+    void setMetricKeys(const QStringList &keys);
+    // The table's runs changed (live refresh): re-read the histories of the selection.
+    void refresh();
+
+Q_SIGNALS:
+    void queried();  // a re-query's result was drawn
+
+private:
+    struct Curve;
+    void rebuildCharts();
+    void selectionChanged(const QObject *source);
+    void scheduleQuery();
+    void query(bool fullRange);
+    void draw(int chart, const QList<std::pair<core::RunId, core::MetricHistory>> &histories, bool rescale);
+    void xRangeChanged(QCustomPlot *source);
+    void showHover(QCustomPlot *plot, const QPoint &pos);
+    void updateBottom();
+    double toX(const core::MetricPoint &p, qint64 origin) const;
+
+    StoreReader *m_reader;
+    RunSelection *m_selection;
+    RunsTableModel *m_runs;
+    QStringList m_metrics, m_metricKeys;
+    core::XAxis m_axis = core::XAxis::Step;
+    bool m_logY = false;
+    double m_smoothing = 0;
+    QString m_groupBy;
+    bool m_showAll = false;
+
+    QToolButton *m_metricButton = nullptr;
+    QComboBox *m_axisBox = nullptr;
+    QComboBox *m_groupBox = nullptr;
+    QCheckBox *m_logBox = nullptr;
+    QSlider *m_smoothSlider = nullptr;
+    QVBoxLayout *m_chartLayout = nullptr;
+    QList<QCustomPlot *> m_charts;
+    QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
+    ParallelCoordinates *m_parallel = nullptr;
+    QComboBox *m_scatterParam = nullptr;
+    QCustomPlot *m_scatter = nullptr;
+    QStandardItemModel *m_diff = nullptr;
+    QTableView *m_diffView = nullptr;
+    QCheckBox *m_showAllBox = nullptr;
+
+    QTimer m_queryTimer;  // coalesces range changes into at most one query per 33 ms
+    bool m_syncing = false;
+    quint64 m_generation = 0;
+    int m_completed = 0;
+};
+
+}  // namespace orrery::gui

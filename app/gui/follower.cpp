@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "follower.h"
+
+#include "orrery/core/paths.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweeprunner.h"
+#include "orrery/core/sweepspec.h"
+#include "orrery/remote/executors.h"
+
+#include <QDateTime>
+#include <QTimer>
+
+#include <memory>
+#include <optional>
+
+namespace orrery::gui {
+
+namespace {
+// The lease outlives the slowest idle tick (15 s) several times over.
+constexpr qint64 kLeaseTtlMs = 60'000;
+}  // namespace
+
+// The follower thread's side: the store, the schema and the executors live and die here.
+class Follower::Worker : public QObject {
+public:
+    explicit Worker(Follower *owner) : m_owner(owner)
+    {
+        m_timer.setSingleShot(true);
+        connect(&m_timer, &QTimer::timeout, this, [this] { tick(); });
+    }
+
+    void start(const QString &path)
+    {
+        stop();
+        try {
+            m_store = core::TrackingStore::open(path);
+            if (m_store->isReadOnly())
+                return fail(tr("not following sweeps: %1").arg(m_store->readOnlyReason()));
+            if (!m_schema) {
+                QString problem;
+                m_schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
+                if (!m_schema)
+                    return fail(tr("not following sweeps: %1").arg(problem));
+            }
+            m_executors = std::make_unique<remote::Executors>();  // no prompts: a dialog is #14's
+            m_idleTicks = 0;
+            tick();
+        } catch (const std::exception &e) {
+            fail(tr("not following sweeps: %1").arg(QString::fromUtf8(e.what())));
+        }
+    }
+
+    void stop()
+    {
+        m_timer.stop();
+        m_executors.reset();
+        if (m_store && !m_store->isReadOnly()) {
+            try {
+                m_store->releaseSweepLeases(core::processFollowerId());  // another follower acts at once
+            } catch (const std::exception &) {
+                // the lease then lapses by itself after its TTL
+            }
+        }
+        m_store.reset();
+    }
+
+private:
+    void fail(const QString &why)
+    {
+        stop();
+        QMetaObject::invokeMethod(m_owner, [o = m_owner, why] { Q_EMIT o->unavailable(why); });
+    }
+
+    void tick()
+    {
+        if (!m_store)
+            return;
+        FollowSummary s;
+        try {
+            const core::TickReport r = core::followActiveSweeps(
+                *m_store, *m_schema,
+                [this](const QString &cluster, QString *problem) {
+                    return m_executors->get(cluster, problem);
+                },
+                core::Follower{core::processFollowerId(), kLeaseTtlMs});
+            s.active = r.active;
+            s.running = r.running;
+            s.points = r.points;
+            s.bytes = r.bytes;
+            s.backlog = r.moreToRead;
+            s.events = r.events;
+            s.errors = r.errors;
+            for (const core::SweepLease &l : r.followedElsewhere)
+                s.elsewhere.push_back(l.holder);
+        } catch (const std::exception &e) {
+            s.errors.push_back(QString::fromUtf8(e.what()));
+        }
+        s.atMs = QDateTime::currentMSecsSinceEpoch();
+        // The runner's pace: at once when a file has more to read, 1 s while trials run, then
+        // backing off to 15 s while nothing is active (a new sweep is picked up within that).
+        m_idleTicks = s.active ? 0 : m_idleTicks + 1;
+        const int next = s.backlog ? 0
+            : s.active             ? 1000
+                                   : std::min(15'000, 1000 * (1 << std::min(m_idleTicks, 4)));
+        m_timer.start(next);
+        QMetaObject::invokeMethod(m_owner, [o = m_owner, s] { Q_EMIT o->ticked(s); });
+    }
+
+    Follower *m_owner;
+    QTimer m_timer;
+    std::unique_ptr<core::TrackingStore> m_store;
+    std::optional<core::TrainerSchema> m_schema;
+    std::unique_ptr<remote::Executors> m_executors;
+    int m_idleTicks = 0;
+};
+
+Follower::Follower(QObject *parent) : QObject(parent), m_worker(new Worker(this))
+{
+    qRegisterMetaType<FollowSummary>();
+    m_thread.setObjectName(QStringLiteral("orrery-follower"));
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    m_thread.start();
+}
+
+Follower::~Follower()
+{
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker] { w->stop(); }, Qt::BlockingQueuedConnection);
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void Follower::start(const QString &databasePath)
+{
+    m_following = true;
+    QMetaObject::invokeMethod(m_worker, [w = m_worker, databasePath] { w->start(databasePath); });
+}
+
+void Follower::stop()
+{
+    m_following = false;
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->stop(); });
+}
+
+}  // namespace orrery::gui

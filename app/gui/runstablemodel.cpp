@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "runstablemodel.h"
+
+#include "runcolors.h"
+
+#include "orrery/core/format.h"
+
+#include <QColor>
+#include <QDateTime>
+#include <QPalette>
+
+#include <algorithm>
+#include <cmath>
+
+namespace orrery::gui {
+
+using core::RunRow;
+
+namespace {
+
+QString duration(qint64 ms)
+{
+    if (ms < 0)
+        return {};
+    const qint64 s = ms / 1000;
+    if (s < 3600)
+        return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1:%2:%3")
+        .arg(s / 3600)
+        .arg(s / 60 % 60, 2, 10, QLatin1Char('0'))
+        .arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+// Numbers sort as numbers, text as text, numbers before text; a missing value is invalid.
+bool lessValue(const QVariant &a, const QVariant &b)
+{
+    const bool an = a.typeId() == QMetaType::Double, bn = b.typeId() == QMetaType::Double;
+    if (an && bn) {
+        const double x = a.toDouble(), y = b.toDouble();
+        if (std::isnan(x) || std::isnan(y))
+            return !std::isnan(x) && std::isnan(y);
+        return x < y;
+    }
+    if (an != bn)
+        return an;
+    return a.toString() < b.toString();
+}
+
+QVariant paramValue(const QString &text)
+{
+    bool ok = false;
+    const double v = text.toDouble(&ok);
+    return ok ? QVariant(v) : QVariant(text);
+}
+
+}  // namespace
+
+void RunsTableModel::setRuns(QList<RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys)
+{
+    // The same runs in the same columns (a live refresh): replace the values, keep the view.
+    bool sameShape = paramKeys == m_params && metricKeys == m_metrics && rows.size() == m_rows.size();
+    if (sameShape) {
+        QHash<core::RunId, qsizetype> incoming;
+        for (qsizetype i = 0; i < rows.size(); ++i)
+            incoming.insert(rows[i].run.id, i);
+        for (const RunRow &r : std::as_const(m_rows))
+            if (!incoming.contains(r.run.id)) {
+                sameShape = false;
+                break;
+            }
+        if (sameShape) {
+            for (RunRow &r : m_rows)
+                r = std::move(rows[incoming.value(r.run.id)]);
+            applyOrder();
+            if (m_fetched > 0)
+                Q_EMIT dataChanged(index(0, 0), index(m_fetched - 1, columnCount() - 1));
+            return;
+        }
+    }
+    beginResetModel();
+    m_rows = std::move(rows);
+    m_params = paramKeys;
+    m_metrics = metricKeys;
+    applyOrder();
+    m_fetched = std::min<int>(int(m_rows.size()), kFetchBatch);
+    endResetModel();
+}
+
+void RunsTableModel::setGroupBy(const QString &paramKey)
+{
+    if (paramKey == m_groupBy)
+        return;
+    beginResetModel();
+    m_groupBy = paramKey;
+    applyOrder();
+    endResetModel();
+}
+
+const RunRow *RunsTableModel::runAt(int row) const
+{
+    return row >= 0 && row < m_fetched ? &m_rows[row] : nullptr;
+}
+
+int RunsTableModel::rowOfRun(core::RunId run) const
+{
+    const int row = m_rowOfRun.value(run, -1);
+    return row < m_fetched ? row : -1;
+}
+
+const RunRow *RunsTableModel::findRun(core::RunId run) const
+{
+    const int row = m_rowOfRun.value(run, -1);
+    return row >= 0 ? &m_rows[row] : nullptr;
+}
+
+int RunsTableModel::paramColumn(const QString &key) const
+{
+    const int i = int(m_params.indexOf(key));
+    return i < 0 ? -1 : FixedColumns + i;
+}
+
+int RunsTableModel::metricColumn(const QString &key) const
+{
+    const int i = int(m_metrics.indexOf(key));
+    return i < 0 ? -1 : FixedColumns + int(m_params.size()) + i;
+}
+
+int RunsTableModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : m_fetched;
+}
+
+int RunsTableModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : FixedColumns + int(m_params.size() + m_metrics.size());
+}
+
+QVariant RunsTableModel::sortValue(const RunRow &row, int column) const
+{
+    switch (column) {
+    case RunColumn:
+        return row.run.name;
+    case StatusColumn:
+        return core::toString(row.run.status);
+    case ExperimentColumn:
+        return row.run.experimentName;
+    case StartedColumn:
+        return double(row.run.startTimeMs);
+    case DurationColumn:
+        return row.run.endTimeMs ? QVariant(double(row.run.endTimeMs - row.run.startTimeMs)) : QVariant();
+    default:
+        break;
+    }
+    const int p = column - FixedColumns;
+    if (p < m_params.size()) {
+        const auto it = row.params.constFind(m_params[p]);
+        return it == row.params.cend() ? QVariant() : paramValue(*it);
+    }
+    const int m = p - int(m_params.size());
+    if (m < m_metrics.size())
+        if (const core::LatestMetric *lm = row.metric(m_metrics[m]))
+            return lm->last.value;
+    return {};
+}
+
+QVariant RunsTableModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const RunRow &row = m_rows[index.row()];
+    const int column = index.column();
+    switch (role) {
+    case RunIdRole:
+        return row.run.id;
+    case SortRole:
+        return sortValue(row, column);
+    case Qt::DecorationRole:
+        return column == RunColumn ? QVariant(runColor(row.run.id)) : QVariant();
+    case Qt::BackgroundRole:
+        if (!m_groupBy.isEmpty() && m_groupShade.value(index.row()))
+            return QPalette().alternateBase();
+        return {};
+    case Qt::TextAlignmentRole:
+        return column >= StartedColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+    case Qt::ToolTipRole:
+        if (column == RunColumn)
+            return QStringLiteral("%1 (run %2, %3)\n%4")
+                .arg(row.run.name)
+                .arg(row.run.id)
+                .arg(row.run.uuid, row.run.runDir);
+        return {};
+    case Qt::DisplayRole:
+        break;
+    default:
+        return {};
+    }
+    switch (column) {
+    case StartedColumn:
+        return row.run.startTimeMs
+            ? QDateTime::fromMSecsSinceEpoch(row.run.startTimeMs).toString(QStringLiteral("yyyy-MM-dd hh:mm"))
+            : QString();
+    case DurationColumn:
+        return row.run.endTimeMs ? duration(row.run.endTimeMs - row.run.startTimeMs) : QString();
+    default:
+        break;
+    }
+    const int p = column - FixedColumns;
+    if (p >= 0 && p < m_params.size())
+        return row.params.value(m_params[p]);
+    const int m = p - int(m_params.size());
+    if (m >= 0 && m < m_metrics.size()) {
+        const core::LatestMetric *lm = row.metric(m_metrics[m]);
+        return lm ? core::formatNumber(lm->last.value, 5) : QString();
+    }
+    return sortValue(row, column);
+}
+
+QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= columnCount())
+        return QAbstractTableModel::headerData(section, orientation, role);
+    static const char *const kFixed[] = {"Run", "Status", "Experiment", "Started", "Duration"};
+    if (section < FixedColumns)
+        return QString::fromLatin1(kFixed[section]);
+    const int p = section - FixedColumns;
+    if (p < m_params.size())
+        return m_params[p];
+    return m_metrics[p - int(m_params.size())];
+}
+
+void RunsTableModel::sort(int column, Qt::SortOrder order)
+{
+    Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    const QModelIndexList before = persistentIndexList();
+    QList<core::RunId> runsBefore;
+    for (const QModelIndex &i : before)
+        runsBefore.push_back(m_rows[i.row()].run.id);
+    m_sortColumn = column;
+    m_sortOrder = order;
+    applyOrder();
+    QModelIndexList after;
+    for (qsizetype i = 0; i < before.size(); ++i) {
+        const int row = m_rowOfRun.value(runsBefore[i], -1);
+        after.push_back(row >= 0 && row < m_fetched ? index(row, before[i].column()) : QModelIndex());
+    }
+    changePersistentIndexList(before, after);
+    Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+void RunsTableModel::applyOrder()
+{
+    const int groupColumn = m_groupBy.isEmpty() ? -1 : paramColumn(m_groupBy);
+    if (m_sortColumn >= 0 || groupColumn >= 0) {
+        std::vector<std::pair<QVariant, QVariant>> keys;  // (group, sort) per row
+        keys.reserve(std::size_t(m_rows.size()));
+        for (const RunRow &r : std::as_const(m_rows))
+            keys.push_back({groupColumn >= 0 ? sortValue(r, groupColumn) : QVariant(),
+                            m_sortColumn >= 0 ? sortValue(r, m_sortColumn) : QVariant()});
+        std::vector<qsizetype> order(std::size_t(m_rows.size()));
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = qsizetype(i);
+        const bool descending = m_sortOrder == Qt::DescendingOrder;
+        std::stable_sort(order.begin(), order.end(), [&](qsizetype a, qsizetype b) {
+            const auto &ka = keys[std::size_t(a)], &kb = keys[std::size_t(b)];
+            if (groupColumn >= 0) {
+                if (lessValue(ka.first, kb.first))
+                    return true;
+                if (lessValue(kb.first, ka.first))
+                    return false;
+            }
+            // Missing values last in either order.
+            if (ka.second.isValid() != kb.second.isValid())
+                return ka.second.isValid();
+            return descending ? lessValue(kb.second, ka.second) : lessValue(ka.second, kb.second);
+        });
+        QList<RunRow> sorted;
+        sorted.reserve(m_rows.size());
+        for (qsizetype i : order)
+            sorted.push_back(std::move(m_rows[i]));
+        m_rows = std::move(sorted);
+    }
+    reindex();
+    m_groupShade.clear();
+    if (groupColumn >= 0) {
+        int shade = 0;
+        QVariant previous;
+        for (qsizetype i = 0; i < m_rows.size(); ++i) {
+            const QVariant g = sortValue(m_rows[i], groupColumn);
+            if (i > 0 && (lessValue(previous, g) || lessValue(g, previous)))
+                shade ^= 1;
+            m_groupShade.push_back(shade);
+            previous = g;
+        }
+    }
+}
+
+void RunsTableModel::reindex()
+{
+    m_rowOfRun.clear();
+    m_rowOfRun.reserve(m_rows.size());
+    for (qsizetype i = 0; i < m_rows.size(); ++i)
+        m_rowOfRun.insert(m_rows[i].run.id, int(i));
+}
+
+bool RunsTableModel::canFetchMore(const QModelIndex &parent) const
+{
+    return !parent.isValid() && m_fetched < m_rows.size();
+}
+
+void RunsTableModel::fetchMore(const QModelIndex &parent)
+{
+    if (parent.isValid() || m_fetched >= m_rows.size())
+        return;
+    const int more = std::min<int>(kFetchBatch, int(m_rows.size()) - m_fetched);
+    beginInsertRows({}, m_fetched, m_fetched + more - 1);
+    m_fetched += more;
+    endInsertRows();
+}
+
+}  // namespace orrery::gui

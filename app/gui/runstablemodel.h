@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The Runs table: one row per run of the current snapshot, columns Run, Status, Experiment,
+// Started, Duration, then one per param and one per metric (hidden or shown by the view). Sorts
+// by any column (numbers as numbers, missing values last), groups by a param (the group is the
+// first sort key and shades alternate per group), and hands rows to the view on demand
+// (fetchMore), so 100,000 runs never lay out 100,000 rows at once. Live refreshes that keep the
+// same runs update cells in place (one dataChanged) instead of resetting the view.
+#pragma once
+
+#include "orrery/core/store.h"
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QStringList>
+
+namespace orrery::gui {
+
+class RunsTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum FixedColumn {
+        RunColumn,
+        StatusColumn,
+        ExperimentColumn,
+        StartedColumn,
+        DurationColumn,
+        FixedColumns
+    };
+    enum Role { RunIdRole = Qt::UserRole + 1, SortRole };
+    static constexpr int kFetchBatch = 2000;
+
+    using QAbstractTableModel::QAbstractTableModel;
+
+    void setRuns(QList<core::RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys);
+    void setGroupBy(const QString &paramKey);  // empty: no grouping
+    QString groupBy() const { return m_groupBy; }
+
+    const core::RunRow *runAt(int row) const;
+    int rowOfRun(core::RunId run) const;  // -1 when not fetched yet or absent
+    const core::RunRow *findRun(core::RunId run) const;  // fetched or not; nullptr when absent
+    const QList<core::RunRow> &allRuns() const { return m_rows; }
+    int totalRuns() const { return int(m_rows.size()); }
+    const QStringList &paramKeys() const { return m_params; }
+    const QStringList &metricKeys() const { return m_metrics; }
+    int paramColumn(const QString &key) const;  // -1 when absent
+    int metricColumn(const QString &key) const;
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+    bool canFetchMore(const QModelIndex &parent) const override;
+    void fetchMore(const QModelIndex &parent) override;
+
+private:
+    QVariant sortValue(const core::RunRow &row, int column) const;
+    void applyOrder();
+    void reindex();
+
+    QList<core::RunRow> m_rows;
+    QStringList m_params, m_metrics;
+    QString m_groupBy;
+    int m_sortColumn = -1;
+    Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
+    int m_fetched = 0;
+    QHash<core::RunId, int> m_rowOfRun;
+    QList<int> m_groupShade;  // per row: 0/1, alternating per group
+};
+
+}  // namespace orrery::gui

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// What the window shows at one instant, read in one go on the reader thread: the experiments →
+// sweeps → trials tree and the runs the filter selects, with their params and latest metrics.
+#pragma once
+
+#include "orrery/core/store.h"
+
+#include <QList>
+#include <QStringList>
+
+#include <optional>
+
+namespace orrery::gui {
+
+struct SweepNode {
+    core::Sweep sweep;
+    QString experiment;
+    QList<core::TrialSummary> trials;
+    core::PhaseCounts counts;
+    std::optional<double> best;  // the sweep's metric, by its goal, over its trials
+};
+
+struct Snapshot {
+    QList<core::Experiment> experiments;
+    QList<SweepNode> sweeps;
+    QList<core::RunRow> runs;  // as the filter selects them, newest first, with every param
+    QStringList paramKeys, metricKeys;
+    QString readOnlyReason;
+};
+
+Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs);
+
+}  // namespace orrery::gui

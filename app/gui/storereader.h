@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The GUI's one reader of the tracking store: a thread of its own with its own connection, so no
+// store query ever runs on the UI thread (a 100,000-run list or a 1M-point re-query would stall
+// painting). Callers hand it work and get the result back on their own thread:
+//
+//     reader->read<QList<RunRow>>(this, [q](const TrackingStore &s) { return s.queryRuns(q); },
+//                                 [this](QList<RunRow> rows) { m_model->setRows(rows); });
+//
+// Work runs in submission order. A result whose receiver was destroyed meanwhile is dropped; a
+// throwing read reports its message through failed() instead of the callback.
+#pragma once
+
+#include "orrery/core/store.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QThread>
+
+#include <functional>
+#include <memory>
+
+namespace orrery::gui {
+
+class StoreReader : public QObject {
+    Q_OBJECT
+public:
+    explicit StoreReader(QObject *parent = nullptr);
+    ~StoreReader() override;
+
+    // Opens `path` on the reader thread (read-only when a newer Orrery wrote it). Emits opened()
+    // or failed(); reads submitted meanwhile run against the new file.
+    void open(const QString &path);
+    QString path() const { return m_path; }
+
+    template<class T>
+    void read(QObject *receiver, std::function<T(const core::TrackingStore &)> work,
+              std::function<void(T)> done)
+    {
+        QPointer<QObject> guard(receiver);
+        post([this, guard, work = std::move(work), done = std::move(done)](const core::TrackingStore &store) {
+            auto result = std::make_shared<T>(work(store));
+            QMetaObject::invokeMethod(
+                guard.data() ? guard.data() : static_cast<QObject *>(this),
+                [guard, done, result] {
+                    if (guard)
+                        done(std::move(*result));
+                },
+                Qt::QueuedConnection);
+        });
+    }
+
+    // Waits until every read submitted so far has run (tests and shutdown only).
+    void drain();
+
+Q_SIGNALS:
+    // Emitted on the UI thread. readOnlyReason is empty for a writable file.
+    void opened(const QString &path, const QString &readOnlyReason);
+    void failed(const QString &message);
+
+private:
+    void post(std::function<void(const core::TrackingStore &)> job);
+
+    class Worker;
+    QThread m_thread;
+    Worker *m_worker = nullptr;  // lives on m_thread
+    QString m_path;
+};
+
+}  // namespace orrery::gui

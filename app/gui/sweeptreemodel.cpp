@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sweeptreemodel.h"
+
+#include "orrery/core/format.h"
+
+#include <QPainter>
+#include <QPixmap>
+
+namespace orrery::gui {
+
+using core::Phase;
+
+SweepTreeModel::SweepTreeModel(QObject *parent) : QStandardItemModel(parent)
+{
+    setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("Step")});
+}
+
+QIcon SweepTreeModel::phaseIcon(Phase phase)
+{
+    static QHash<int, QIcon> cache;
+    auto it = cache.find(int(phase));
+    if (it != cache.end())
+        return *it;
+    QColor c;
+    switch (phase) {
+    case Phase::Queued:
+        c = QColor(0x9e9e9e);
+        break;
+    case Phase::Running:
+        c = QColor(0x1e88e5);
+        break;
+    case Phase::Done:
+        c = QColor(0x43a047);
+        break;
+    case Phase::Failed:
+        c = QColor(0xe53935);
+        break;
+    case Phase::Stopped:
+        c = QColor(0xfb8c00);
+        break;
+    }
+    QPixmap pm(12, 12);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(Qt::NoPen);
+    p.setBrush(c);
+    p.drawEllipse(1, 1, 10, 10);
+    p.end();
+    return *cache.insert(int(phase), QIcon(pm));
+}
+
+QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 id, const QString &name)
+{
+    for (int r = 0; r < parent->rowCount(); ++r) {
+        QStandardItem *c = parent->child(r, NameColumn);
+        if (c->data(KindRole).toInt() == kind && c->data(IdRole).toLongLong() == id) {
+            if (c->text() != name)
+                c->setText(name);
+            return c;
+        }
+    }
+    QList<QStandardItem *> row;
+    for (int col = 0; col < Columns; ++col) {
+        auto *item = new QStandardItem;
+        item->setEditable(false);
+        item->setData(kind, KindRole);
+        item->setData(id, IdRole);
+        row.push_back(item);
+    }
+    row[NameColumn]->setText(name);
+    parent->appendRow(row);
+    return row[NameColumn];
+}
+
+namespace {
+void setCell(QStandardItem *nameItem, int column, const QString &text, const QIcon &icon = {})
+{
+    QStandardItem *parent = nameItem->parent() ? nameItem->parent() : nameItem->model()->invisibleRootItem();
+    QStandardItem *cell = parent->child(nameItem->row(), column);
+    if (cell->text() != text)
+        cell->setText(text);
+    if (!icon.isNull() || !cell->icon().isNull())
+        cell->setIcon(icon);
+}
+}  // namespace
+
+void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
+{
+    QHash<core::ExperimentId, QList<core::RunId>> runsOfExperiment;
+    for (const core::RunRow &r : snapshot.runs)
+        runsOfExperiment[r.run.experimentId].push_back(r.run.id);
+    QStandardItem *root = invisibleRootItem();
+    for (const core::Experiment &e : snapshot.experiments) {
+        QStandardItem *item = child(root, ExperimentItem, e.id, e.name);
+        item->setData(QVariant::fromValue(runsOfExperiment.value(e.id)), RunsRole);
+        setCell(item, StateColumn, tr("%n run(s)", nullptr, int(e.runCount)));
+    }
+    for (const SweepNode &node : snapshot.sweeps) {
+        QStandardItem *experiment = nullptr;
+        for (int r = 0; r < root->rowCount(); ++r)
+            if (root->child(r)->data(IdRole).toLongLong() == node.sweep.experimentId)
+                experiment = root->child(r);
+        if (!experiment)
+            continue;
+        QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.name);
+        const core::SweepState state = node.sweep.sweepState();
+        QList<core::RunId> runs;
+        for (const core::TrialSummary &t : node.trials)
+            runs.push_back(t.trial.runId);
+        sweep->setData(QVariant::fromValue(runs), RunsRole);
+        sweep->setToolTip(tr("%1 · %2 trials: %3 done, %4 running, %5 queued, %6 failed, %7 stopped\n%8")
+                              .arg(node.sweep.method)
+                              .arg(node.counts.total)
+                              .arg(node.counts.done)
+                              .arg(node.counts.running)
+                              .arg(node.counts.queued)
+                              .arg(node.counts.failed)
+                              .arg(node.counts.stopped)
+                              .arg(node.sweep.message));
+        setCell(sweep, StateColumn,
+                tr("%1 · %2/%3").arg(core::toText(state)).arg(node.counts.ended()).arg(node.counts.total),
+                phaseIcon(core::isActive(state)                         ? Phase::Running
+                              : node.counts.failed && !node.counts.done ? Phase::Failed
+                                                                        : Phase::Done));
+        setCell(sweep, BestColumn,
+                node.best
+                    ? QStringLiteral("%1 %2").arg(node.sweep.metricName, core::formatNumber(*node.best, 4))
+                    : QString());
+        for (const core::TrialSummary &t : node.trials) {
+            QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
+            trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
+            const core::TrialState ts = t.trial.trialState();
+            QString label = core::toText(ts);
+            if (t.attempts > 1)
+                label += tr(" (attempt %1)").arg(t.attempts);
+            setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
+            setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
+            setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
+            trial->setToolTip(t.trial.exitReason.isEmpty() ? t.trial.detail : t.trial.exitReason);
+        }
+    }
+}
+
+QList<core::RunId> SweepTreeModel::runsOf(const QModelIndex &index) const
+{
+    const QModelIndex name = index.siblingAtColumn(NameColumn);
+    return name.data(RunsRole).value<QList<core::RunId>>();
+}
+
+QModelIndex SweepTreeModel::sweepIndex(core::SweepId sweep) const
+{
+    const QModelIndexList found =
+        match(index(0, 0), IdRole, sweep, -1, Qt::MatchRecursive | Qt::MatchExactly);
+    for (const QModelIndex &i : found)
+        if (i.data(KindRole).toInt() == SweepItem)
+            return i;
+    return {};
+}
+
+}  // namespace orrery::gui

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The left dock's tree: experiments → sweeps → trials, each with a state badge (a dot in the
+// phase's colour: queued, running, done, failed, stopped), the sweep's best value of its metric
+// and each trial's latest step. Updated in place from each snapshot, so expansion and selection
+// survive live refreshes.
+#pragma once
+
+#include "snapshot.h"
+
+#include <QStandardItemModel>
+
+namespace orrery::gui {
+
+class SweepTreeModel : public QStandardItemModel {
+    Q_OBJECT
+public:
+    enum Column { NameColumn, StateColumn, BestColumn, StepColumn, Columns };
+    enum Kind { ExperimentItem = 1, SweepItem, TrialItem };
+    enum Role { KindRole = Qt::UserRole + 1, IdRole, RunsRole };
+
+    explicit SweepTreeModel(QObject *parent = nullptr);
+
+    void setSnapshot(const Snapshot &snapshot);
+
+    // The runs an item stands for: a trial's run, a sweep's trials' runs, an experiment's runs.
+    QList<core::RunId> runsOf(const QModelIndex &index) const;
+    QModelIndex sweepIndex(core::SweepId sweep) const;
+
+    static QIcon phaseIcon(core::Phase phase);
+
+private:
+    QStandardItem *child(QStandardItem *parent, int kind, qint64 id, const QString &name);
+};
+
+}  // namespace orrery::gui
