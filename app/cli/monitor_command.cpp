@@ -8,6 +8,7 @@
 #include "orrery/remote/executors.h"
 #include "output.h"
 
+#include "logtailer.h"
 #include "monitorfeeds.h"
 #include "monitormodel.h"
 
@@ -301,7 +302,7 @@ public:
         return QStringLiteral("cancelling sweep %1 (%2)").arg(sw.name).arg(id);
     }
 
-    monitor::LogTail logs(const monitor::LogRequest &request)
+    appcommon::LogTail logs(const appcommon::LogRequest &request)
     {
         const core::Sweep sw = sweep(request.sweep);
         const QList<core::Trial> latest = core::latestAttempts(store().trials(request.sweep));
@@ -322,7 +323,7 @@ private:
     std::unique_ptr<core::TrackingStore> m_store;
     std::optional<core::TrainerSchema> m_schema;
     remote::Executors m_executors;  // no prompts: the screen is curses'
-    monitor::LogTailer m_tailer;
+    appcommon::LogTailer m_tailer;
 };
 
 // Stops the feeds, but waits at most `patience` for a poll in progress: one waiting on a slow or
@@ -441,7 +442,7 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
     const auto worker = std::make_shared<WorkerContext>(ctx.dbPath, refreshSeconds);
     if (follow)
         feedOptions.beforeRefresh = [worker] { worker->follow(); };
-    feedOptions.readLogs = [worker](const monitor::LogRequest &request) { return worker->logs(request); };
+    feedOptions.readLogs = [worker](const appcommon::LogRequest &request) { return worker->logs(request); };
     auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
 
     struct sigaction action { };

@@ -6,13 +6,11 @@
 #include "sweep_follow.h"
 
 #include "orrery/core/paths.h"
-#include "orrery/core/sweepsearch.h"
-#include "orrery/core/sweepspec.h"
+#include "orrery/core/sweepplan.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/sbatch.h"
+#include "orrery/remote/slurmexecutor.h"
 
-#include <QFile>
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -49,99 +47,10 @@ int usage(const QString &problem)
     return kUsage;
 }
 
-QJsonValue jsonValue(const QVariant &v)
-{
-    switch (v.typeId()) {
-    case QMetaType::LongLong:
-        return v.toLongLong();
-    case QMetaType::Double:
-        return v.toDouble();
-    case QMetaType::Bool:
-        return v.toBool();
-    default:
-        return v.toString();
-    }
-}
-
-// Table cells: six significant digits are enough to tell trials apart (trial.yaml and --json
-// carry the exact values).
-QString cell(const QVariant &v)
-{
-    return v.typeId() == QMetaType::Double ? QString::number(v.toDouble(), 'g', 6) : formatParamValue(v);
-}
-
-// The parameters that differ between trials are the table's columns; the rest are "fixed".
-QStringList sweptKeys(const SweepSpec &spec)
-{
-    QStringList keys;
-    for (const ParamSpec &p : spec.parameters)
-        if (p.distribution != Distribution::Constant)
-            keys << p.key;
-    return keys;
-}
-
-QString summary(const SweepSpec &spec, const QList<TrialParams> &trials)
-{
-    QString s = QStringLiteral("sweep %1 (experiment %2): method %3, ")
-                    .arg(spec.name, spec.experiment, toString(spec.method));
-    if (spec.method == SearchMethod::Grid)
-        s += QStringLiteral("%1 of %2 combinations").arg(trials.size()).arg(gridSize(spec.parameters));
-    else
-        s += QStringLiteral("run_cap %1").arg(spec.runCap);
-    s += QStringLiteral(", max_concurrent %1, retries %2\n").arg(spec.maxConcurrent).arg(spec.retries);
-    if (!spec.metricName.isEmpty())
-        s += QStringLiteral("metric: %1 (%2)\n").arg(spec.metricName, toString(spec.goal));
-    s += QStringLiteral("base config: %1\n")
-             .arg(spec.trainerConfig.isEmpty() ? QStringLiteral("(the trainer's defaults)")
-                                               : spec.trainerConfig);
-    QStringList fixed;
-    for (const ParamSpec &p : spec.parameters)
-        if (p.distribution == Distribution::Constant)
-            fixed << QStringLiteral("%1=%2").arg(p.key, formatParamValue(p.values.value(0)));
-    if (!fixed.isEmpty())
-        s += QStringLiteral("fixed: %1\n").arg(fixed.join(QStringLiteral(", ")));
-    if (spec.method == SearchMethod::Bayes)
-        s += QStringLiteral("bayes (TPE): the first suggestions are random; TPE proposes each next trial "
-                            "from the finished ones\n");
-    return s;
-}
-
-// The trainer's own cross-key checks on the resolved configs of (at most kChecked of) the trials.
-int checkWithTrainer(const SweepSpec &spec, const QList<TrialParams> &trials)
-{
-    // Each check loads LibTorch (about 0.5 s); the first trials of a large grid cover its values.
-    constexpr qsizetype kChecked = 32;
-    QByteArray base;
-    if (!spec.trainerConfig.isEmpty()) {
-        QFile f(spec.trainerConfig);
-        if (!f.open(QIODevice::ReadOnly)) {
-            err(QStringLiteral("%1: cannot read the base config: %2\n")
-                    .arg(spec.trainerConfig, f.errorString()));
-            return kFailed;
-        }
-        base = f.readAll();
-    }
-    QList<QByteArray> configs;
-    try {
-        for (qsizetype i = 0; i < std::min(kChecked, trials.size()); ++i)
-            configs << renderTrialConfig(base, spec.trainerConfig, trials[i]);
-    } catch (const std::runtime_error &e) {
-        err(QString::fromUtf8(e.what()) + QLatin1Char('\n'));
-        return kUsage;
-    }
-    const QStringList verdicts = checkTrialConfigs(trainerExecutable(), configs);
-    int code = kOk;
-    for (qsizetype i = 0; i < verdicts.size(); ++i) {
-        if (verdicts[i].isEmpty())
-            continue;
-        err(QStringLiteral("%1: trial %2: the trainer refuses its config: %3\n")
-                .arg(spec.file)
-                .arg(i)
-                .arg(verdicts[i]));
-        code = kUsage;
-    }
-    return code;
-}
+// The placeholder for the sweep's directory name in `plan --cluster`: submission names it
+// (sweepDirectoryName: the sweep's name and the time), and a plan's output should not change
+// from one second to the next.
+const QString kSweepDirPlaceholder = QStringLiteral("<sweep-id>");
 
 }  // namespace
 
@@ -198,40 +107,36 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
         return kFailed;
     }
-    const SpecParse parsed = loadSweepSpec(file, *schema);
-    if (!parsed.spec) {
-        for (const SpecError &e : parsed.errors)
-            err(e.toString() + QLatin1Char('\n'));
+    const PlanLoad load = loadSubmitPlan(file, *schema);
+    for (const SpecError &e : load.specErrors)
+        err(e.toString() + QLatin1Char('\n'));
+    if (!load.specErrors.isEmpty())
+        return kUsage;
+    if (!load.configError.isEmpty()) {
+        err(load.configError + QLatin1Char('\n'));
         return kUsage;
     }
-    const SweepSpec &spec = *parsed.spec;
-    const QList<TrialParams> trials = initialTrials(spec);
-    if (const int code = checkWithTrainer(spec, trials); code != kOk)
-        return code;
+    if (!load.readError.isEmpty()) {
+        err(load.readError + QLatin1Char('\n'));
+        return kFailed;
+    }
+    const SubmitPlan &plan = *load.plan;
+    if (const QStringList refusals = checkPlanWithTrainer(trainerExecutable(), plan, load.trials);
+        !refusals.isEmpty()) {
+        for (const QString &r : refusals)
+            err(r + QLatin1Char('\n'));
+        return kUsage;
+    }
+    const PlanPreview preview = previewPlan(plan, load.trials);
     if (submit) {
         SubmitArgs s;
-        s.plan.spec = spec;
-        QFile specFile(file);
-        if (!specFile.open(QIODevice::ReadOnly)) {
-            err(QStringLiteral("%1: %2\n").arg(file, specFile.errorString()));
-            return kFailed;
-        }
-        s.plan.specYaml = specFile.readAll();
-        if (!spec.trainerConfig.isEmpty()) {
-            QFile base(spec.trainerConfig);
-            if (!base.open(QIODevice::ReadOnly)) {
-                err(QStringLiteral("%1: cannot read the base config: %2\n")
-                        .arg(spec.trainerConfig, base.errorString()));
-                return kFailed;
-            }
-            s.plan.baseConfig = base.readAll();
-        }
+        s.plan = plan;
         s.cluster = cluster;
         s.dryRun = dryRun;
         s.watch = watch;
         s.json = json;
         if (dryRun && !json)
-            out(summary(spec, trials) + QLatin1Char('\n'));
+            out(preview.summary + QLatin1Char('\n'));
         return runSweepSubmit(ctx, s);
     }
 
@@ -244,19 +149,8 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
                         .arg(cluster));
                 return kFailed;
             }
-            remote::SbatchJob job;
-            job.jobName = spec.name;
-            // The sweep's id is given at submission; the plan shows where it goes.
-            job.sweepDir = QStringLiteral("%1/%2/<sweep-id>").arg(profile->remoteRoot, spec.experiment);
-            for (qsizetype i = 0; i < trials.size(); ++i)
-                job.trialDirs << QStringLiteral("%1/%2").arg(job.sweepDir).arg(i);
-            job.maxConcurrent = spec.maxConcurrent;
-            job.resources = spec.resources;
-            job.defaultPartition = profile->partition;
-            job.defaultAccount = profile->account;
-            job.setup = profile->setup;
-            job.trainer = profile->trainerPath;
-            script = remote::renderSbatch(remote::sbatchTemplateFor(configDirectory(), cluster), job);
+            script =
+                remote::previewSbatch(*profile, configDirectory(), plan, load.trials, kSweepDirPlaceholder);
         } catch (const remote::SbatchError &e) {
             err(QStringLiteral("%1: %2\n").arg(file, e.message()));
             return kUsage;
@@ -266,42 +160,14 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         }
     }
 
-    const QStringList keys = sweptKeys(spec);
     if (json) {
-        QJsonArray rows;
-        for (qsizetype i = 0; i < trials.size(); ++i) {
-            QJsonObject params;
-            for (const auto &[k, v] : trials[i])
-                params.insert(k, jsonValue(v));
-            rows.append(QJsonObject{{QStringLiteral("index"), int(i)}, {QStringLiteral("params"), params}});
-        }
-        QJsonObject o{{QStringLiteral("name"), spec.name},
-                      {QStringLiteral("experiment"), spec.experiment},
-                      {QStringLiteral("method"), toString(spec.method)},
-                      {QStringLiteral("run_cap"), spec.runCap},
-                      {QStringLiteral("max_concurrent"), spec.maxConcurrent},
-                      {QStringLiteral("trainer_config"), spec.trainerConfig},
-                      {QStringLiteral("trials"), rows}};
-        if (!spec.metricName.isEmpty())
-            o.insert(QStringLiteral("metric"),
-                     QJsonObject{{QStringLiteral("name"), spec.metricName},
-                                 {QStringLiteral("goal"), toString(spec.goal)}});
+        QJsonObject o = planJson(plan, load.trials);
         if (!cluster.isEmpty())
             o.insert(QStringLiteral("sbatch"), QString::fromUtf8(script));
         out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
         return kOk;
     }
-    QList<QStringList> rows;
-    for (qsizetype i = 0; i < trials.size(); ++i) {
-        QStringList row{QString::number(i)};
-        for (const QString &k : keys)
-            for (const auto &[key, v] : trials[i])
-                if (key == k)
-                    row << cell(v);
-        rows.append(row);
-    }
-    out(summary(spec, trials) + QLatin1Char('\n') +
-        formatTable(QStringList{QStringLiteral("trial")} + keys, rows));
+    out(preview.summary + QLatin1Char('\n') + formatTable(preview.columns, preview.rows));
     if (!cluster.isEmpty())
         out(QStringLiteral("\n# sbatch script for cluster %1:\n").arg(cluster) + QString::fromUtf8(script));
     return kOk;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// `orrery sweep ...`: sweep specs and their trials. The work is in core (sweepspec, sweepsearch)
-// and remote (sbatch); this file parses flags and formats.
+// `orrery sweep ...`: sweep specs and their trials. The work is in core (sweepplan: the plan and
+// its preview; sweeprunner) and remote (slurmexecutor: the sbatch preview); this file parses
+// flags and prints.
 #pragma once
 
 #include "runs_commands.h"

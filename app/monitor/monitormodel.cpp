@@ -126,35 +126,24 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
     if (trialsOf == 0)
         return snap;
     snap.trialsOf = trialsOf;
-    const std::optional<core::Sweep> sw = store.sweep(trialsOf);
-    if (!sw)
-        return snap;
-    core::RunQuery q;
-    q.sweep = trialsOf;
-    QHash<core::RunId, core::RunRow> runs;
-    for (const core::RunRow &row : store.queryRuns(q))
-        runs.insert(row.run.id, row);
-    // A trial table longer than any screen is not read further (the sweep's own view has it all).
+    // One read of the attempts and one of the runs' metrics, whatever the number of trials; the
+    // params are the trials' own (what the plan gave them), so a queued trial shows its too.
+    // A trial table longer than any screen is not shown further (the sweep's own view has it all).
     constexpr qsizetype kMaxTrials = 1000;
-    const QList<core::Trial> latest = core::latestAttempts(store.trials(trialsOf)).mid(0, kMaxTrials);
-    QList<QMap<QString, QString>> params;
-    for (const core::Trial &t : latest)
-        params.append(t.runId && runs.contains(t.runId) ? store.details(t.runId).params
-                                                        : QMap<QString, QString>());
+    const QList<core::TrialSummary> summaries = store.trialSummaries(trialsOf).mid(0, kMaxTrials);
+    QList<core::Params> params;
+    for (const core::TrialSummary &s : summaries)
+        params.append(core::paramsFromJson(s.trial.params));
     const QStringList compact = compactParams(params);
-    const bool maximize = sw->metricGoal == QLatin1String("maximize");
-    for (qsizetype i = 0; i < latest.size(); ++i) {
+    for (qsizetype i = 0; i < summaries.size(); ++i) {
+        const core::TrialSummary &s = summaries[i];
         TrialRow row;
-        row.trial = latest[i];
+        row.trial = s.trial;
         row.params = compact.value(i);
-        const auto run = runs.constFind(latest[i].runId);
-        if (run != runs.constEnd() && !sw->metricName.isEmpty()) {
-            if (const core::LatestMetric *m = run->metric(sw->metricName)) {
-                row.step = m->last.step;
-                row.latest = m->last.value;
-                row.best = maximize ? m->max : m->min;
-            }
-        }
+        if (s.step >= 0)
+            row.step = s.step;
+        row.latest = s.latest;
+        row.best = s.best;
         snap.trials.append(row);
     }
     return snap;
@@ -495,7 +484,7 @@ MonitorModel::Effect MonitorModel::openLogs()
     }
     if (m_store.trialsOf != m_trialsOf || m_trialRow >= m_store.trials.size())
         return Effect::None;
-    m_logs = LogRequest{m_trialsOf, m_store.trials[m_trialRow].trial.index};
+    m_logs = appcommon::LogRequest{m_trialsOf, m_store.trials[m_trialRow].trial.index};
     return Effect::RefreshNow;  // the store worker reads it now
 }
 
@@ -681,7 +670,7 @@ QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
 {
     const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
     QList<ScreenLine> out;
-    const LogTail &tail = m_store.logs;
+    const appcommon::LogTail &tail = m_store.logs;
     if (!m_logs || tail.of != *m_logs) {
         out.append({cut(QStringLiteral("reading the logs") + ellipsis, width, ellipsis), Style::Dim});
         return out;
@@ -708,7 +697,7 @@ QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
             }
     }
     for (int i = 0; i < files; ++i) {
-        const LogFile &f = tail.files[i];
+        const appcommon::LogFile &f = tail.files[i];
         QString heading = QStringLiteral("==> %1 <==").arg(f.path);
         if (!f.exists)
             heading += QStringLiteral(" (not there yet)");

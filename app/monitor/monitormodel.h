@@ -9,6 +9,7 @@
 // a MonitorModel itself belongs to the UI thread.
 #pragma once
 
+#include "logtailer.h"
 #include "sparkline.h"
 
 #include "orrery/core/store.h"
@@ -52,34 +53,13 @@ struct SweepSummary {
     std::vector<double> bestHistory;  // that run's metric, downsampled to the sparkline's width
 };
 
+// A trial as the trials table shows it (from core::TrialSummary).
 struct TrialRow {
     core::Trial trial;  // its latest attempt
-    QString params;  // compactParams
-    std::optional<qint64> step;  // of the latest value of the sweep's metric
-    std::optional<double> latest;
+    QString params;  // compactParams of the trials' params (Trial::params)
+    std::optional<qint64> step;  // the run's latest step, any metric; nullopt: nothing logged yet
+    std::optional<double> latest;  // the sweep's metric: its last value
     std::optional<double> best;  // min or max over the run, by the sweep's goal
-};
-
-// The log view's subject: a trial of a sweep (its latest attempt's logs).
-struct LogRequest {
-    core::SweepId sweep = 0;  // 0: none
-    int trial = -1;  // the trial index
-    bool operator==(const LogRequest &) const = default;
-};
-
-struct LogFile {
-    QString path;
-    bool exists = false;
-    QStringList lines;  // its last lines as read (raw: render() makes them safe to show)
-};
-
-// The tail of one trial's standard output and error, read by the store worker (LogTailer).
-struct LogTail {
-    LogRequest of;  // what was read; sweep 0: nothing yet
-    int attempt = 0;
-    QString state;  // of that attempt
-    QList<LogFile> files;  // the executor's logPaths order: stdout, then stderr
-    QString error;  // the read failed (files: what was read before, if anything)
 };
 
 struct StoreSnapshot {
@@ -90,7 +70,7 @@ struct StoreSnapshot {
     QList<SweepSummary> sweeps;  // active first, then newest
     core::SweepId trialsOf = 0;  // whose trials `trials` holds (0: none)
     QList<TrialRow> trials;  // by index
-    LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
+    appcommon::LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
     // The outcome of a user action run on the store worker since the last snapshot (a cancel):
     // shown on the status line until the next key.
     QString actionMessage;
@@ -99,7 +79,8 @@ struct StoreSnapshot {
 
 // One read of the store: the sweeps (at most maxSweeps: every active one first, then the most
 // recent), each with its counts, best value and the best run's history in `sparkWidth` buckets,
-// and the trials of sweep `trialsOf` (0: none). Throws core::StoreError.
+// and the trials of sweep `trialsOf` (0: none) from one TrackingStore::trialSummaries (a fixed
+// number of queries, however many trials). Throws core::StoreError.
 StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
                         int maxSweeps = 50);
 
@@ -213,7 +194,7 @@ public:
     // The confirmation being asked ("Cancel sweep NAME (N active trials)? y/n"); empty: none.
     QString prompt() const { return m_prompt; }
     // The log view's trial; nullopt: the log view is closed.
-    std::optional<LogRequest> wantedLogs() const { return m_logs; }
+    std::optional<appcommon::LogRequest> wantedLogs() const { return m_logs; }
     bool showingLogs() const { return m_logs.has_value(); }
 
     Panel focus() const { return m_focus; }
@@ -250,7 +231,7 @@ private:
     core::SweepId m_trialsOf = 0;  // the sweep whose trials are shown; 0: the sweeps table
     int m_trialRow = 0;
     int m_clusterScroll = 0;
-    std::optional<LogRequest> m_logs;  // the log view is open on this trial
+    std::optional<appcommon::LogRequest> m_logs;  // the log view is open on this trial
     QString m_prompt;  // a confirmation is asked
     core::SweepId m_promptSweep = 0;  // what it would cancel
     core::SweepId m_cancelRequest = 0;  // confirmed (Effect::CancelSweep)

@@ -28,23 +28,7 @@ constexpr qint64 kExitBytes = 64 * 1024;
 
 QString jsonParams(const TrialParams &params)
 {
-    QJsonObject o;
-    for (const auto &[key, value] : params) {
-        switch (value.typeId()) {
-        case QMetaType::LongLong:
-            o.insert(key, value.toLongLong());
-            break;
-        case QMetaType::Double:
-            o.insert(key, value.toDouble());
-            break;
-        case QMetaType::Bool:
-            o.insert(key, value.toBool());
-            break;
-        default:
-            o.insert(key, value.toString());
-        }
-    }
-    return QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+    return QString::fromUtf8(QJsonDocument(paramsJson(params)).toJson(QJsonDocument::Compact));
 }
 
 // The stored params typed again by the spec (JSON does not tell 3 from 3.0).
@@ -72,22 +56,6 @@ TrialParams typedParams(const QString &json, const QList<ParamSpec> &space)
     return out;
 }
 
-// A path component from a name: what cannot be in one (or would be mangled by Slurm's '%'
-// expansion or sbatch's backslash escapes) becomes '_'; everything else, quotes and spaces
-// included, stays (the executors quote it).
-QString pathComponent(const QString &name)
-{
-    QString s;
-    for (const QChar c : name)
-        s += (c == QLatin1Char('/') || c == QLatin1Char('\\') || c == QLatin1Char('%') ||
-              c.category() == QChar::Other_Control)
-            ? QLatin1Char('_')
-            : c;
-    if (s.startsWith(QLatin1Char('.')) || s.startsWith(QLatin1Char('-')))
-        s[0] = QLatin1Char('_');
-    return s.isEmpty() ? QStringLiteral("_") : s;
-}
-
 QString exitStep(const QByteArray &exitJson)
 {
     const QJsonValue step = QJsonDocument::fromJson(exitJson).object().value(QLatin1String("step"));
@@ -95,16 +63,6 @@ QString exitStep(const QByteArray &exitJson)
 }
 
 }  // namespace
-
-QList<PlannedTrial> planTrials(const SubmitPlan &plan)
-{
-    QList<PlannedTrial> out;
-    const QList<TrialParams> trials = initialTrials(plan.spec);
-    for (qsizetype i = 0; i < trials.size(); ++i)
-        out.append(
-            {int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
-    return out;
-}
 
 QString processFollowerId()
 {
@@ -115,12 +73,6 @@ QString processFollowerId()
                                   .arg(qint64(::getpid()))
                                   .arg(QRandomGenerator::system()->generate(), 8, 16, QLatin1Char('0'));
     return id;
-}
-
-QString sweepDirectoryName(const QString &sweepName, const QDateTime &when)
-{
-    return pathComponent(sweepName) + QLatin1Char('-') +
-        when.toUTC().toString(QStringLiteral("yyyyMMdd-HHmmss"));
 }
 
 struct SweepRunner::Impl {
@@ -299,16 +251,10 @@ void SweepRunner::releaseLeases()
 
 QByteArray SweepRunner::describe(const SubmitPlan &plan)
 {
-    const QList<PlannedTrial> planned = planTrials(plan);
-    LaunchBatch batch;
-    batch.sweepName = plan.spec.name;
-    batch.sweepDir = QDir(QDir(d->executor.defaultRoot()).filePath(pathComponent(plan.spec.experiment)))
-                         .filePath(sweepDirectoryName(plan.spec.name, QDateTime::currentDateTimeUtc()));
-    batch.maxConcurrent = std::max(1, plan.spec.maxConcurrent);
-    batch.resources = plan.spec.resources;
-    for (const PlannedTrial &p : planned)
-        batch.tasks.append({QDir(batch.sweepDir).filePath(QString::number(p.index)), p.config});
-    return d->executor.describe(batch);
+    const QString sweepDir =
+        sweepDirectory(d->executor.defaultRoot(), plan.spec.experiment,
+                       sweepDirectoryName(plan.spec.name, QDateTime::currentDateTimeUtc()));
+    return d->executor.describe(firstBatch(plan, planTrials(plan), sweepDir));
 }
 
 SweepId SweepRunner::submit(const SubmitPlan &plan)
@@ -326,8 +272,8 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     sw.state = toText(SweepState::Pending);
     sw.specFile = spec.file;
     sw.baseConfig = QString::fromUtf8(plan.baseConfig);
-    sw.rootDir = QDir(QDir(d->executor.defaultRoot()).filePath(pathComponent(spec.experiment)))
-                     .filePath(sweepDirectoryName(spec.name, QDateTime::currentDateTimeUtc()));
+    sw.rootDir = sweepDirectory(d->executor.defaultRoot(), spec.experiment,
+                                sweepDirectoryName(spec.name, QDateTime::currentDateTimeUtc()));
     sw.trialCount = spec.method == SearchMethod::Grid ? int(planned.size()) : spec.runCap;
     sw.id = d->store.createSweep(sw);
     d->specs.insert(sw.id, spec);

@@ -120,6 +120,42 @@ QStringList expandArrayTasks(const QString &jobId)
     return ids;
 }
 
+SbatchJob sbatchJobFor(const ClusterProfile &profile, const core::LaunchBatch &batch)
+{
+    SbatchJob job;
+    job.jobName = batch.sweepName;
+    job.sweepDir = batch.sweepDir;
+    for (const core::TaskLaunch &t : batch.tasks)
+        job.trialDirs << t.runDir;
+    job.maxConcurrent = batch.maxConcurrent;
+    job.resources = batch.resources;
+    job.defaultPartition = profile.partition;
+    job.defaultAccount = profile.account;
+    job.setup = profile.setup;
+    job.trainer = profile.trainerPath;
+    return job;
+}
+
+QByteArray batchScript(const ClusterProfile &profile, const QString &configDir,
+                       const core::LaunchBatch &batch)
+{
+    try {
+        return renderSbatch(sbatchTemplateFor(configDir, profile.name), sbatchJobFor(profile, batch));
+    } catch (const std::invalid_argument &e) {  // shellQuote: a NUL byte
+        throw SbatchError(QStringLiteral("batch %1 of %2: %3")
+                              .arg(batch.batch)
+                              .arg(batch.sweepName, QString::fromUtf8(e.what())));
+    }
+}
+
+QByteArray previewSbatch(const ClusterProfile &profile, const QString &configDir,
+                         const core::SubmitPlan &plan, const QList<core::PlannedTrial> &trials,
+                         const QString &sweepDirName)
+{
+    const QString sweepDir = core::sweepDirectory(profile.remoteRoot, plan.spec.experiment, sweepDirName);
+    return batchScript(profile, configDir, core::firstBatch(plan, trials, sweepDir));
+}
+
 // --- the executor ---------------------------------------------------------------------------
 
 SlurmExecutor::SlurmExecutor(ClusterProfile profile, Connection &connection, QString configDir)
@@ -153,31 +189,9 @@ QString SlurmExecutor::defaultRoot()
     return m_root;
 }
 
-SbatchJob SlurmExecutor::sbatchJob(const core::LaunchBatch &batch) const
-{
-    SbatchJob job;
-    job.jobName = batch.sweepName;
-    job.sweepDir = batch.sweepDir;
-    for (const core::TaskLaunch &t : batch.tasks)
-        job.trialDirs << t.runDir;
-    job.maxConcurrent = batch.maxConcurrent;
-    job.resources = batch.resources;
-    job.defaultPartition = m_profile.partition;
-    job.defaultAccount = m_profile.account;
-    job.setup = m_profile.setup;
-    job.trainer = m_profile.trainerPath;
-    return job;
-}
-
 QByteArray SlurmExecutor::describe(const core::LaunchBatch &batch)
 {
-    try {
-        return renderSbatch(sbatchTemplateFor(m_configDir, m_profile.name), sbatchJob(batch));
-    } catch (const std::invalid_argument &e) {  // shellQuote: a NUL byte
-        throw SbatchError(QStringLiteral("batch %1 of %2: %3")
-                              .arg(batch.batch)
-                              .arg(batch.sweepName, QString::fromUtf8(e.what())));
-    }
+    return batchScript(m_profile, m_configDir, batch);
 }
 
 QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)

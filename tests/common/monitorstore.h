@@ -8,10 +8,12 @@
 //   0 completed  optim.lr=0.001   eval/loss falls 1.0 → 0.1234 over 40 steps (the best run)
 //   1 completed  optim.lr=0.0003  ends at 0.25
 //   2 running    optim.lr=0.0001  attempt 0 failed, attempt 1 running, at 0.5 (step 10)
-//   3 pending    (no run yet)
+//   3 pending    optim.lr=0.003   (no run yet)
 //   4 failed     optim.lr=0.01    ends at nan
 //   → done/running/queued/failed 2/1/1/1 of 5, best 0.1234
 // "old-sweep" (completed, on cluster "fixture", eval/acc maximize): one trial, acc 0.75.
+// Each trial carries its params (Trial::params, as the runner stores them from the plan); the
+// runs carry the same as logged params (what the trainer's start event gives).
 
 #include "orrery/core/store.h"
 
@@ -26,7 +28,7 @@ struct MonitorStore {
 
 // One attempt of a trial as the monitor tests need it.
 inline core::Trial trial(core::SweepId sweep, int index, int attempt, core::RunId run, const QString &state,
-                         const QString &reason)
+                         const QString &reason, const QString &lr = {})
 {
     core::Trial t;
     t.sweepId = sweep;
@@ -35,6 +37,8 @@ inline core::Trial trial(core::SweepId sweep, int index, int attempt, core::RunI
     t.runId = run;
     t.state = state;
     t.exitReason = reason;
+    if (!lr.isEmpty())
+        t.params = QStringLiteral("{\"optim.lr\": %1, \"seed\": 7}").arg(lr);
     return t;
 }
 
@@ -76,24 +80,30 @@ inline MonitorStore writeMonitorStore(const QString &path)
         points.append(
             {QStringLiteral("eval/loss"), {step, 1000 + step, 1.0 - (1.0 - 0.1234) * (step / 40.0)}});
     store->logMetrics(r0, points);
-    store->addTrial(trial(ids.lrSweep, 0, 0, r0, QStringLiteral("completed"), QString()));
+    store->addTrial(
+        trial(ids.lrSweep, 0, 0, r0, QStringLiteral("completed"), QString(), QStringLiteral("0.001")));
 
     const RunId r1 = run(1, QStringLiteral("0.0003"));
     store->logMetrics(
         r1, {{QStringLiteral("eval/loss"), {1, 1000, 0.8}}, {QStringLiteral("eval/loss"), {20, 1020, 0.25}}});
-    store->addTrial(trial(ids.lrSweep, 1, 0, r1, QStringLiteral("completed"), QString()));
+    store->addTrial(
+        trial(ids.lrSweep, 1, 0, r1, QStringLiteral("completed"), QString(), QStringLiteral("0.0003")));
 
     const RunId r2 = run(2, QStringLiteral("0.0001"));
     store->logMetrics(r2, {{QStringLiteral("eval/loss"), {10, 1010, 0.5}}});
-    store->addTrial(trial(ids.lrSweep, 2, 0, r2, QStringLiteral("failed"), QStringLiteral("NODE_FAIL")));
-    store->addTrial(trial(ids.lrSweep, 2, 1, r2, QStringLiteral("running"), QString()));
+    store->addTrial(trial(ids.lrSweep, 2, 0, r2, QStringLiteral("failed"), QStringLiteral("NODE_FAIL"),
+                          QStringLiteral("0.0001")));
+    store->addTrial(
+        trial(ids.lrSweep, 2, 1, r2, QStringLiteral("running"), QString(), QStringLiteral("0.0001")));
 
-    store->addTrial(trial(ids.lrSweep, 3, 0, 0, QStringLiteral("pending"), QString()));
+    store->addTrial(
+        trial(ids.lrSweep, 3, 0, 0, QStringLiteral("pending"), QString(), QStringLiteral("0.003")));
 
     const RunId r4 = run(4, QStringLiteral("0.01"));
     store->logMetrics(r4,
                       {{QStringLiteral("eval/loss"), {3, 1003, std::numeric_limits<double>::quiet_NaN()}}});
-    store->addTrial(trial(ids.lrSweep, 4, 0, r4, QStringLiteral("failed"), QStringLiteral("exit 1")));
+    store->addTrial(trial(ids.lrSweep, 4, 0, r4, QStringLiteral("failed"), QStringLiteral("exit 1"),
+                          QStringLiteral("0.01")));
     return ids;
 }
 

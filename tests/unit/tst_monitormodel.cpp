@@ -4,14 +4,11 @@
 #include "monitorfeeds.h"
 #include "monitormodel.h"
 #include "monitorstore.h"
-#include "orrery/core/localexecutor.h"
 #include "sparkline.h"
 #include "testsupport.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
-#include <QDir>
-#include <QFile>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -267,7 +264,11 @@ private Q_SLOTS:
         QCOMPARE(t.trials[2].trial.state, QStringLiteral("running"));
         QCOMPARE(formatValue(*t.trials[1].best), QStringLiteral("0.25"));
         QVERIFY(!t.trials[3].latest);  // pending: no run
-        QVERIFY(t.trials[3].params.isEmpty());
+        QVERIFY(!t.trials[3].step);
+        // The trials' own params (the plan's), not their runs' logged ones: a pending trial
+        // without a run shows its too.
+        QCOMPARE(t.trials[3].params, QStringLiteral("lr=0.003"));
+        QCOMPARE(t.trials[2].params, QStringLiteral("lr=0.0001"));
     }
 
     void feeds_hookRunsBeforeEachStoreRead()
@@ -471,7 +472,7 @@ private Q_SLOTS:
         const int trial = m.store().trials[1].trial.index;
         QCOMPARE(m.press(Key::Logs), MonitorModel::Effect::RefreshNow);  // read at once
         QVERIFY(m.showingLogs());
-        QCOMPARE(*m.wantedLogs(), (LogRequest{lr, trial}));
+        QCOMPARE(*m.wantedLogs(), (orrery::appcommon::LogRequest{lr, trial}));
         QCOMPARE(m.wantedTrials(), lr);
         QVERIFY(lineWith(m.render(80, 24, 0), QStringLiteral("reading the logs")));
 
@@ -479,14 +480,15 @@ private Q_SLOTS:
         s.logs.of = {lr, trial};
         s.logs.attempt = 1;
         s.logs.state = QStringLiteral("running");
-        LogFile out{QStringLiteral("/runs/1/stdout.log"), true, {}};
+        orrery::appcommon::LogFile out{QStringLiteral("/runs/1/stdout.log"), true, {}};
         for (int i = 0; i < 99; ++i)
             out.lines.append(QStringLiteral("line %1").arg(i, 3, 10, QLatin1Char('0')));
         out.lines.append(QStringLiteral("\x1b[31mred\x1b[0m\tdone\r"));
         out.lines.append(QString(200, QLatin1Char('w')));
-        const LogFile errors{QStringLiteral("/runs/1/stderr.log"),
-                             true,
-                             {QStringLiteral("warning: one"), QStringLiteral("warning: two")}};
+        const orrery::appcommon::LogFile errors{
+            QStringLiteral("/runs/1/stderr.log"),
+            true,
+            {QStringLiteral("warning: one"), QStringLiteral("warning: two")}};
         s.logs.files = {out, errors};
         m.setStore(s);
         const QList<ScreenLine> screen = m.render(60, 24, 0);
@@ -531,52 +533,6 @@ private Q_SLOTS:
         QVERIFY(!m.showingLogs());
         QVERIFY(!m.wantedLogs());
         QVERIFY(m.showingTrials());
-    }
-
-    void logTailer_readsTheTailThenWhatIsNew()
-    {
-        QTemporaryDir dir;
-        orrery::core::LocalExecutor executor(QStringLiteral("/nonexistent/trainer"),
-                                             QStringLiteral("/nonexistent/orrery"), dir.path());
-        orrery::core::Sweep sweep;
-        sweep.id = 1;
-        sweep.rootDir = dir.path();
-        orrery::core::Trial trial;
-        trial.index = 0;
-        trial.attempt = 0;
-        trial.state = QStringLiteral("running");
-        trial.runDir = dir.filePath(QStringLiteral("run0"));
-        QVERIFY(QDir().mkpath(trial.runDir));
-        LogTailer tailer;
-        LogTail t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files.size(), 2);
-        QVERIFY(!t.files[0].exists && t.files[0].lines.isEmpty());
-
-        // More than a tail's worth: the last lines only, none cut at the front.
-        QFile out(dir.filePath(QStringLiteral("run0/stdout.log")));
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        for (int i = 0; i < 20'000; ++i)
-            out.write(QStringLiteral("line %1\n").arg(i).toUtf8());
-        out.flush();
-        t = tailer.read(executor, sweep, trial);
-        QVERIFY(t.files[0].exists);
-        QCOMPARE(t.files[0].lines.back(), QStringLiteral("line 19999"));
-        QVERIFY(t.files[0].lines.size() <= LogTailer::kMaxLines);
-        QVERIFY(t.files[0].lines.front().startsWith(QLatin1String("line ")));
-        QVERIFY(!t.files[1].exists);
-        // What is appended arrives, an unfinished line included.
-        out.write("line 20000\npartial");
-        out.flush();
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[0].lines.back(), QStringLiteral("partial"));
-        QCOMPARE(t.files[0].lines[t.files[0].lines.size() - 2], QStringLiteral("line 20000"));
-        // Rewritten shorter (a new attempt's log): read again from its start.
-        out.close();
-        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        out.write("fresh\n");
-        out.close();
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[0].lines, QStringList{QStringLiteral("fresh")});
     }
 
     void render_noClusterConfiguredSaysHowToAddOne()

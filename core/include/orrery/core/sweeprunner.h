@@ -19,6 +19,7 @@
 
 #include "orrery/core/executor.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweepplan.h"
 #include "orrery/core/sweepspec.h"
 
 #include <QDateTime>
@@ -34,23 +35,6 @@ namespace orrery::core {
 // How many times a trial may be preempted (exit 75, Slurm PREEMPTED) and come back; preemptions
 // do not use up `retries`.
 constexpr int kMaxPreemptions = 20;
-
-struct SubmitPlan {
-    SweepSpec spec;
-    QByteArray specYaml;  // the file as written (stored with the sweep)
-    QByteArray baseConfig;  // the text of spec.trainerConfig (empty: the trainer's defaults)
-};
-
-// The trials a submission starts with and where they go, without touching anything.
-struct PlannedTrial {
-    int index = 0;
-    TrialParams params;
-    QByteArray config;  // the resolved trial.yaml
-};
-QList<PlannedTrial> planTrials(const SubmitPlan &plan);
-// A sweep's directory name: its name (bytes that cannot be in a path component, '%' and '\\'
-// replaced) and a UTC timestamp, so resubmitting a spec never reuses a directory.
-QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
 
 // How long a follower's lease on a sweep lasts without a renewal (each tick renews it): four
 // times `sweep watch`'s slowest default pace (15 s), so a quiet holder keeps it, and a crashed

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "orrery/core/executor.h"
+#include "orrery/core/sweepplan.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/sbatch.h"
@@ -30,6 +31,7 @@ public:
     // The profile's remote root; "~" or "$HOME" at its start resolved on the cluster (one command
     // the first time, then remembered).
     QString defaultRoot() override;
+    // The sbatch script launch() submits for `batch`: batchScript (no remote call).
     QByteArray describe(const core::LaunchBatch &batch) override;
     // One remote command: the trial configs and the script travel as a tar archive on stdin,
     // and `tar -x`, removing stale exit.json files and `sbatch` run in one shell line.
@@ -51,7 +53,6 @@ public:
     void setUsePerl(bool use) { m_perl = use; }
 
 private:
-    SbatchJob sbatchJob(const core::LaunchBatch &batch) const;
     QList<core::FileChunk> readFilesSftp(const QList<core::FileRead> &reads);
 
     ClusterProfile m_profile;
@@ -63,6 +64,26 @@ private:
 };
 
 // --- the pure pieces, tested on their own (tests/unit/tst_slurmexecutor.cpp) -----------------
+
+// The script and its preview (tests/unit/tst_sweepplan.cpp: the preview is what describe gives).
+
+// What the sbatch template is rendered with for `batch` on the cluster of `profile`: the batch's
+// name, directories, throttle and resources, the profile's partition/account defaults, setup
+// lines and trainer.
+SbatchJob sbatchJobFor(const ClusterProfile &profile, const core::LaunchBatch &batch);
+// The script SlurmExecutor submits for `batch`: the cluster's template (sbatchTemplateFor, an
+// override under `configDir` or the default) rendered with sbatchJobFor. Throws SbatchError
+// (an unsafe value, an empty batch, an unreadable override).
+QByteArray batchScript(const ClusterProfile &profile, const QString &configDir,
+                       const core::LaunchBatch &batch);
+// A plan's first batch as the cluster of `profile` would get it, without connecting: batchScript
+// of core::firstBatch in sweepDirectory(profile.remoteRoot, experiment, sweepDirName). A "~" in
+// the remote root stays as written (only the cluster resolves it); submission names the
+// directory core::sweepDirectoryName(name, now), a preview may show a placeholder instead.
+// `sweep plan --cluster` and the GUI's launcher show it. Throws SbatchError.
+QByteArray previewSbatch(const ClusterProfile &profile, const QString &configDir,
+                         const core::SubmitPlan &plan, const QList<core::PlannedTrial> &trials,
+                         const QString &sweepDirName);
 
 // A Slurm job state (squeue's %T, sacct's State) and reason as the runner sees it: PENDING,
 // REQUEUED, CONFIGURING, RESIZING, SUSPENDED... → Queued ("PENDING (Resources)");

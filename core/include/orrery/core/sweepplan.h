@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Planning a submission (docs/sweeps.md): a spec file read into a SubmitPlan, the trials it
+// starts with and where they go, and how they are shown before anything is submitted — the one
+// place `orrery sweep plan`, `sweep submit --dry-run` and the GUI's launcher take them from. The
+// runner (sweeprunner.h) submits the same plan. The cluster's side of a preview, the sbatch
+// script, is remote's (remote/slurmexecutor.h: previewSbatch).
+//
+// Pure but for reading the files it is given and (checkPlanWithTrainer) running the local
+// trainer; no store, no executor.
+#pragma once
+
+#include "orrery/core/executor.h"
+#include "orrery/core/sweepspec.h"
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace orrery::core {
+
+struct SubmitPlan {
+    SweepSpec spec;
+    QByteArray specYaml;  // the file as written (stored with the sweep)
+    QByteArray baseConfig;  // the text of spec.trainerConfig (empty: the trainer's defaults)
+};
+
+// The trials a submission starts with and where they go, without touching anything.
+struct PlannedTrial {
+    int index = 0;
+    TrialParams params;
+    QByteArray config;  // the resolved trial.yaml
+};
+// Grid and random: every trial; bayes: the first max_concurrent suggestions. Throws
+// std::runtime_error (naming the base file and line) when the base config is not a YAML mapping.
+QList<PlannedTrial> planTrials(const SubmitPlan &plan);
+
+// A spec file read for submission: parsed and validated against `schema`, its text and its base
+// config read, and its initial trials planned. Exactly one of plan / the three errors is set.
+struct PlanLoad {
+    std::optional<SubmitPlan> plan;
+    QList<PlannedTrial> trials;  // planTrials(*plan)
+    QList<SpecError> specErrors;  // the spec does not parse or validate (every problem, in file order)
+    QString configError;  // the base config is not a YAML mapping (names its file and line)
+    QString readError;  // the spec or its base config cannot be read ("FILE: why")
+};
+PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema);
+
+// The trainer's own cross-key checks (checkTrialConfigs) on the configs of the first
+// kTrainerChecked trials: one line per refused trial ("FILE: trial 3: the trainer refuses its
+// config: ..."); empty when the trainer accepts them all.
+constexpr qsizetype kTrainerChecked = 32;  // each check loads LibTorch (about 0.5 s)
+QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
+                                 const QList<PlannedTrial> &trials);
+
+// --- where the trials go -------------------------------------------------------------------
+
+// A sweep's directory name: its name (bytes that cannot be in a path component, '%' and '\\'
+// replaced) and a UTC timestamp, so resubmitting a spec never reuses a directory.
+QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
+// A sweep's directory under an executor's root: <root>/<experiment>/<dirName>, the experiment
+// made a path component as the name is above.
+QString sweepDirectory(const QString &root, const QString &experiment, const QString &dirName);
+// The batch a submission launches first: every planned trial, trial i in <sweepDir>/<i>.
+LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir);
+
+// --- how a plan is shown -------------------------------------------------------------------
+
+struct PlanPreview {
+    // A few lines, each ending in '\n': name, experiment, method and how many trials, metric,
+    // base config, the constant parameters ("fixed: seed=7"), and for bayes how TPE goes on.
+    QString summary;
+    QStringList columns;  // "trial", then the swept keys (the parameters that are not constant)
+    QList<QStringList> rows;  // per trial: its index, then its swept values (6 significant digits)
+};
+PlanPreview previewPlan(const SubmitPlan &plan, const QList<PlannedTrial> &trials);
+
+// The plan as `sweep plan --json` prints it: name, experiment, method, run_cap, max_concurrent,
+// trainer_config, metric {name, goal} when set, and trials [{index, params}] with typed values.
+QJsonObject planJson(const SubmitPlan &plan, const QList<PlannedTrial> &trials);
+// A trial's parameters as a JSON object, typed (what Trial::params stores).
+QJsonObject paramsJson(const TrialParams &params);
+
+}  // namespace orrery::core

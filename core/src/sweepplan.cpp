@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/core/sweepplan.h"
+
+#include "orrery/core/sweepsearch.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace orrery::core {
+
+namespace {
+
+// A path component from a name: what cannot be in one (or would be mangled by Slurm's '%'
+// expansion or sbatch's backslash escapes) becomes '_'; everything else, quotes and spaces
+// included, stays (the executors quote it).
+QString pathComponent(const QString &name)
+{
+    QString s;
+    for (const QChar c : name)
+        s += (c == QLatin1Char('/') || c == QLatin1Char('\\') || c == QLatin1Char('%') ||
+              c.category() == QChar::Other_Control)
+            ? QLatin1Char('_')
+            : c;
+    if (s.startsWith(QLatin1Char('.')) || s.startsWith(QLatin1Char('-')))
+        s[0] = QLatin1Char('_');
+    return s.isEmpty() ? QStringLiteral("_") : s;
+}
+
+// Table cells: six significant digits are enough to tell trials apart (trial.yaml and --json
+// carry the exact values).
+QString cell(const QVariant &v)
+{
+    return v.typeId() == QMetaType::Double ? QString::number(v.toDouble(), 'g', 6) : formatParamValue(v);
+}
+
+QString summary(const SweepSpec &spec, qsizetype trials)
+{
+    QString s = QStringLiteral("sweep %1 (experiment %2): method %3, ")
+                    .arg(spec.name, spec.experiment, toString(spec.method));
+    if (spec.method == SearchMethod::Grid)
+        s += QStringLiteral("%1 of %2 combinations").arg(trials).arg(gridSize(spec.parameters));
+    else
+        s += QStringLiteral("run_cap %1").arg(spec.runCap);
+    s += QStringLiteral(", max_concurrent %1, retries %2\n").arg(spec.maxConcurrent).arg(spec.retries);
+    if (!spec.metricName.isEmpty())
+        s += QStringLiteral("metric: %1 (%2)\n").arg(spec.metricName, toString(spec.goal));
+    s += QStringLiteral("base config: %1\n")
+             .arg(spec.trainerConfig.isEmpty() ? QStringLiteral("(the trainer's defaults)")
+                                               : spec.trainerConfig);
+    QStringList fixed;
+    for (const ParamSpec &p : spec.parameters)
+        if (p.distribution == Distribution::Constant)
+            fixed << QStringLiteral("%1=%2").arg(p.key, formatParamValue(p.values.value(0)));
+    if (!fixed.isEmpty())
+        s += QStringLiteral("fixed: %1\n").arg(fixed.join(QStringLiteral(", ")));
+    if (spec.method == SearchMethod::Bayes)
+        s += QStringLiteral("bayes (TPE): the first suggestions are random; TPE proposes each next trial "
+                            "from the finished ones\n");
+    return s;
+}
+
+}  // namespace
+
+QList<PlannedTrial> planTrials(const SubmitPlan &plan)
+{
+    QList<PlannedTrial> out;
+    const QList<TrialParams> trials = initialTrials(plan.spec);
+    for (qsizetype i = 0; i < trials.size(); ++i)
+        out.append(
+            {int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
+    return out;
+}
+
+PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
+{
+    PlanLoad load;
+    SpecParse parsed = loadSweepSpec(file, schema);
+    if (!parsed.spec) {
+        load.specErrors = std::move(parsed.errors);
+        return load;
+    }
+    SubmitPlan plan;
+    plan.spec = std::move(*parsed.spec);
+    QFile specFile(file);
+    if (!specFile.open(QIODevice::ReadOnly)) {
+        load.readError = QStringLiteral("%1: %2").arg(file, specFile.errorString());
+        return load;
+    }
+    plan.specYaml = specFile.readAll();
+    if (!plan.spec.trainerConfig.isEmpty()) {
+        QFile base(plan.spec.trainerConfig);
+        if (!base.open(QIODevice::ReadOnly)) {
+            load.readError = QStringLiteral("%1: cannot read the base config: %2")
+                                 .arg(plan.spec.trainerConfig, base.errorString());
+            return load;
+        }
+        plan.baseConfig = base.readAll();
+    }
+    try {
+        load.trials = planTrials(plan);
+    } catch (const std::runtime_error &e) {
+        load.configError = QString::fromUtf8(e.what());
+        return load;
+    }
+    load.plan = std::move(plan);
+    return load;
+}
+
+QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
+                                 const QList<PlannedTrial> &trials)
+{
+    QList<QByteArray> configs;
+    for (qsizetype i = 0; i < std::min(kTrainerChecked, trials.size()); ++i)
+        configs << trials[i].config;
+    const QStringList verdicts = checkTrialConfigs(trainer, configs);
+    QStringList refusals;
+    for (qsizetype i = 0; i < verdicts.size(); ++i)
+        if (!verdicts[i].isEmpty())
+            refusals << QStringLiteral("%1: trial %2: the trainer refuses its config: %3")
+                            .arg(plan.spec.file)
+                            .arg(trials[i].index)
+                            .arg(verdicts[i]);
+    return refusals;
+}
+
+// --- where the trials go -------------------------------------------------------------------
+
+QString sweepDirectoryName(const QString &sweepName, const QDateTime &when)
+{
+    return pathComponent(sweepName) + QLatin1Char('-') +
+        when.toUTC().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+}
+
+QString sweepDirectory(const QString &root, const QString &experiment, const QString &dirName)
+{
+    return QDir(QDir(root).filePath(pathComponent(experiment))).filePath(dirName);
+}
+
+LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir)
+{
+    LaunchBatch batch;
+    batch.sweepName = plan.spec.name;
+    batch.sweepDir = sweepDir;
+    batch.batch = 0;
+    batch.maxConcurrent = std::max(1, plan.spec.maxConcurrent);
+    batch.resources = plan.spec.resources;
+    for (const PlannedTrial &p : trials)
+        batch.tasks.append({QDir(sweepDir).filePath(QString::number(p.index)), p.config});
+    return batch;
+}
+
+// --- how a plan is shown -------------------------------------------------------------------
+
+PlanPreview previewPlan(const SubmitPlan &plan, const QList<PlannedTrial> &trials)
+{
+    PlanPreview preview;
+    preview.summary = summary(plan.spec, trials.size());
+    QStringList swept;
+    for (const ParamSpec &p : plan.spec.parameters)
+        if (p.distribution != Distribution::Constant)
+            swept << p.key;
+    preview.columns = QStringList{QStringLiteral("trial")} + swept;
+    for (const PlannedTrial &t : trials) {
+        QStringList row{QString::number(t.index)};
+        for (const QString &k : swept)
+            for (const auto &[key, v] : t.params)
+                if (key == k)
+                    row << cell(v);
+        preview.rows.append(row);
+    }
+    return preview;
+}
+
+QJsonObject paramsJson(const TrialParams &params)
+{
+    QJsonObject o;
+    for (const auto &[key, value] : params) {
+        switch (value.typeId()) {
+        case QMetaType::LongLong:
+            o.insert(key, value.toLongLong());
+            break;
+        case QMetaType::Double:
+            o.insert(key, value.toDouble());
+            break;
+        case QMetaType::Bool:
+            o.insert(key, value.toBool());
+            break;
+        default:
+            o.insert(key, value.toString());
+        }
+    }
+    return o;
+}
+
+QJsonObject planJson(const SubmitPlan &plan, const QList<PlannedTrial> &trials)
+{
+    const SweepSpec &spec = plan.spec;
+    QJsonArray rows;
+    for (const PlannedTrial &t : trials)
+        rows.append(QJsonObject{{QStringLiteral("index"), t.index},
+                                {QStringLiteral("params"), paramsJson(t.params)}});
+    QJsonObject o{{QStringLiteral("name"), spec.name},
+                  {QStringLiteral("experiment"), spec.experiment},
+                  {QStringLiteral("method"), toString(spec.method)},
+                  {QStringLiteral("run_cap"), spec.runCap},
+                  {QStringLiteral("max_concurrent"), spec.maxConcurrent},
+                  {QStringLiteral("trainer_config"), spec.trainerConfig},
+                  {QStringLiteral("trials"), rows}};
+    if (!spec.metricName.isEmpty())
+        o.insert(QStringLiteral("metric"),
+                 QJsonObject{{QStringLiteral("name"), spec.metricName},
+                             {QStringLiteral("goal"), toString(spec.goal)}});
+    return o;
+}
+
+}  // namespace orrery::core
