@@ -271,6 +271,7 @@ void CompareView::rebuildCharts()
     qDeleteAll(m_charts);
     m_charts.clear();
     m_data.clear();
+    m_fullX.clear();
     for (const QString &key : std::as_const(m_metrics)) {
         auto *plot = new QCustomPlot(this);
         plot->setObjectName(QStringLiteral("chart:") + key);
@@ -315,6 +316,7 @@ void CompareView::rebuildCharts()
         m_chartLayout->addWidget(plot, 1);
         m_charts.push_back(plot);
     }
+    updateBottom();  // the parallel coordinates' last axis is the first chart's metric
     query(true);
 }
 
@@ -545,19 +547,35 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
         }
     }
     if (rescale) {
-        plot->xAxis->blockSignals(true);
-        plot->rescaleAxes(true);
-        plot->xAxis->blockSignals(false);
-        if (chart == 0) {  // one x range for all: the first chart's
+        // One x range for all charts: the union of their data's (eval/loss may start later
+        // than train/loss).
+        bool found = false;
+        QCPRange keys;
+        for (int g = 0; g < plot->graphCount(); ++g) {
+            bool f = false;
+            const QCPRange r = plot->graph(g)->getKeyRange(f);
+            if (f) {
+                keys = found ? QCPRange(std::min(keys.lower, r.lower), std::max(keys.upper, r.upper)) : r;
+                found = true;
+            }
+        }
+        if (found)
+            m_fullX.insert(chart, {keys.lower, keys.upper});
+        else
+            m_fullX.remove(chart);
+        if (!m_fullX.isEmpty()) {
+            QCPRange all(m_fullX.first().first, m_fullX.first().second);
+            for (const auto &[lo, hi] : std::as_const(m_fullX))
+                all = QCPRange(std::min(all.lower, lo), std::max(all.upper, hi));
+            if (all.upper == all.lower)
+                all = QCPRange(all.lower - 0.5, all.upper + 0.5);
             m_syncing = true;
-            for (QCustomPlot *other : std::as_const(m_charts))
+            for (QCustomPlot *other : std::as_const(m_charts)) {
+                other->xAxis->setRange(all);
                 if (other != plot)
-                    other->xAxis->setRange(plot->xAxis->range());
+                    other->replot(QCustomPlot::rpQueuedReplot);
+            }
             m_syncing = false;
-        } else if (!m_charts.isEmpty()) {
-            plot->xAxis->blockSignals(true);
-            plot->xAxis->setRange(m_charts.front()->xAxis->range());
-            plot->xAxis->blockSignals(false);
         }
     }
     // y follows what is visible in x.

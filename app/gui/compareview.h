@@ -12,6 +12,7 @@
 #include "orrery/core/store.h"
 
 #include <QHash>
+#include <QMap>
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
@@ -102,6 +103,7 @@ private:
     QVBoxLayout *m_chartLayout = nullptr;
     QList<QCustomPlot *> m_charts;
     QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
+    QMap<int, std::pair<double, double>> m_fullX;  // per chart: its data's x extent at the last full query
     ParallelCoordinates *m_parallel = nullptr;
     QComboBox *m_scatterParam = nullptr;
     QCustomPlot *m_scatter = nullptr;

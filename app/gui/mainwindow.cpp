@@ -274,7 +274,7 @@ void MainWindow::buildRunsTab()
 
 void MainWindow::buildDocks()
 {
-    auto *treeDock = new QDockWidget(tr("Experiments && sweeps"), this);
+    auto *treeDock = new QDockWidget(tr("Experiments & sweeps"), this);
     treeDock->setObjectName(QStringLiteral("treeDock"));
     m_tree = new QTreeView(treeDock);
     m_tree->setObjectName(QStringLiteral("sweepTree"));

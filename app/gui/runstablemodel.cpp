@@ -8,6 +8,7 @@
 #include <QColor>
 #include <QDateTime>
 #include <QPalette>
+#include <QScopedValueRollback>
 
 #include <algorithm>
 #include <cmath>
@@ -309,8 +310,10 @@ bool RunsTableModel::canFetchMore(const QModelIndex &parent) const
 
 void RunsTableModel::fetchMore(const QModelIndex &parent)
 {
-    if (parent.isValid() || m_fetched >= m_rows.size())
+    // Views (and QAbstractItemModelTester) may ask again from inside rowsInserted: one batch at a time.
+    if (parent.isValid() || m_fetched >= m_rows.size() || m_fetching)
         return;
+    const QScopedValueRollback guard(m_fetching, true);
     const int more = std::min<int>(kFetchBatch, int(m_rows.size()) - m_fetched);
     beginInsertRows({}, m_fetched, m_fetched + more - 1);
     m_fetched += more;

@@ -65,6 +65,7 @@ private:
     int m_sortColumn = -1;
     Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
     int m_fetched = 0;
+    bool m_fetching = false;
     QHash<core::RunId, int> m_rowOfRun;
     QList<int> m_groupShade;  // per row: 0/1, alternating per group
 };

@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTableView>
 
 using orrery::core::Check;
@@ -37,8 +38,11 @@ private Q_SLOTS:
 
     void environmentTabShowsTheDoctorChecks()
     {
-        MainWindow window;
+        MainWindow window(QDir::temp().filePath(
+            QStringLiteral("tst_mainwindow-%1.sqlite").arg(QCoreApplication::applicationPid())));
         QSignalSpy refreshed(&window, &MainWindow::environmentRefreshed);
+        window.setFollowing(false);
+        window.tabs()->setCurrentIndex(MainWindow::EnvironmentTab);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         // The checks start orrery-train (LibTorch loads in a few seconds) on a pool thread.
