@@ -480,6 +480,8 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
         if (smoothing || !m_groupBy.isEmpty())
             rawColour.setAlpha(60);
         raw->setPen(QPen(rawColour, 1.5));
+        if (pts.size() <= 60)  // a sparse metric (an eval every N steps) shows its points
+            raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, rawColour, rawColour, 5));
         raw->setData(xs, ys, false);
         raw->setProperty("role", smoothing ? QStringLiteral("raw") : QStringLiteral("curve"));
         if (smoothing) {
