@@ -153,7 +153,6 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     layout->addWidget(split, 1);
 
     m_queryTimer.setSingleShot(true);
-    m_queryTimer.setInterval(33);
     connect(&m_queryTimer, &QTimer::timeout, this, [this] { query(false); });
     connect(m_selection, &RunSelection::changed, this, &CompareView::selectionChanged);
 }
@@ -350,8 +349,19 @@ void CompareView::xRangeChanged(QCustomPlot *source)
 
 void CompareView::scheduleQuery()
 {
-    if (!m_queryTimer.isActive())
-        m_queryTimer.start();
+    if (!m_requeryOnZoom)
+        return;
+    // Leading edge: the first range change queries at once (after the events already queued,
+    // so one wheel burst is one query); then at most one per 33 ms and never two in flight:
+    // a pan faster than the store answers asks once for where it ended.
+    if (m_inFlight > 0) {
+        m_queryPending = true;
+        return;
+    }
+    if (m_queryTimer.isActive())
+        return;
+    const qint64 since = m_sinceQuery.isValid() ? m_sinceQuery.elapsed() : 1000;
+    m_queryTimer.start(int(std::max<qint64>(0, 33 - since)));
 }
 
 void CompareView::setXRange(double lo, double hi)
@@ -383,6 +393,9 @@ double CompareView::toX(const core::MetricPoint &p, qint64 origin) const
 void CompareView::query(bool fullRange)
 {
     const quint64 generation = ++m_generation;
+    m_sinceQuery.start();
+    m_queryPending = false;
+    m_inFlight = int(m_charts.size());
     QList<RunId> runs = m_selection->runs().mid(0, kMaxCurves);
     for (int i = 0; i < m_charts.size(); ++i) {
         QCustomPlot *plot = m_charts[i];
@@ -411,6 +424,8 @@ void CompareView::query(bool fullRange)
             [this, i, generation, fullRange](Result result) {
                 if (generation != m_generation || i >= m_charts.size())
                     return;  // a newer query is on its way
+                if (--m_inFlight == 0 && m_queryPending)
+                    scheduleQuery();  // the range moved while this one ran: ask for where it is now
                 m_data.insert(i, result);
                 draw(i, result, fullRange);
                 ++m_completed;

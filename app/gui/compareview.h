@@ -11,6 +11,7 @@
 
 #include "orrery/core/store.h"
 
+#include <QElapsedTimer>
 #include <QHash>
 #include <QMap>
 #include <QPointer>
@@ -64,6 +65,9 @@ public:
     bool exportCharts(const QString &path, QString *error = nullptr);
     // How many re-queries have come back (benchmarks and tests wait on it).
     int completedQueries() const { return m_completed; }
+    // Off: a zoom or pan only redraws the data already fetched (what W&B and MLflow do; the
+    // benchmark's baseline). On by default.
+    void setRequeryOnZoom(bool on) { m_requeryOnZoom = on; }
 
     // The newest snapshot's metric keys (for the metric chooser; the first one charts by default).
     void setMetricKeys(const QStringList &keys);
@@ -111,7 +115,11 @@ private:
     QTableView *m_diffView = nullptr;
     QCheckBox *m_showAllBox = nullptr;
 
-    QTimer m_queryTimer;  // coalesces range changes into at most one query per 33 ms
+    QTimer m_queryTimer;  // coalesces range changes: at most one query per 33 ms, one in flight
+    QElapsedTimer m_sinceQuery;
+    int m_inFlight = 0;  // charts whose answer to the latest query has not come back
+    bool m_queryPending = false;
+    bool m_requeryOnZoom = true;
     bool m_syncing = false;
     quint64 m_generation = 0;
     int m_completed = 0;
