@@ -40,7 +40,8 @@ using core::RunId;
 
 namespace {
 
-constexpr int kMaxCurves = 64;  // selected runs charted at once; the rest are named in a note
+constexpr int kMaxCurves = 64;  // selected runs charted at once
+constexpr int kMaxEnvelopes = 4;  // min/max bands drawn up to this many curves
 
 QString roleOf(const QCPGraph *g)
 {
@@ -279,6 +280,10 @@ void CompareView::rebuildCharts()
         plot->axisRect()->setRangeDrag(Qt::Horizontal);
         plot->axisRect()->setRangeZoom(Qt::Horizontal);
         plot->setNoAntialiasingOnDrag(true);
+        // Polylines of thousands of points and envelope fills: the fast raster paths (an
+        // antialiased fill of a 1,400-bucket band costs QPainter tens of ms per curve).
+        plot->setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
+        plot->setNotAntialiasedElements(QCP::aeFills);
         plot->yAxis->setLabel(key);
         plot->setBackground(palette().base());
         for (QCPAxis *axis : {plot->xAxis, plot->yAxis}) {
@@ -337,11 +342,15 @@ void CompareView::xRangeChanged(QCustomPlot *source)
 {
     if (m_syncing)
         return;
+    // One replot per frame: when the re-query goes out at once its answer replots (a few ms
+    // later); while one is still in flight, show the old points at the new range meanwhile.
+    const bool replotNow = !m_requeryOnZoom || m_inFlight > 0 || m_queryTimer.isActive();
     m_syncing = true;
     for (QCustomPlot *plot : std::as_const(m_charts))
         if (plot != source) {
             plot->xAxis->setRange(source->xAxis->range());
-            plot->replot(QCustomPlot::rpQueuedReplot);
+            if (replotNow)
+                plot->replot(QCustomPlot::rpQueuedReplot);
         }
     m_syncing = false;
     scheduleQuery();
@@ -369,7 +378,8 @@ void CompareView::setXRange(double lo, double hi)
     if (m_charts.isEmpty())
         return;
     m_charts.front()->xAxis->setRange(lo, hi);  // syncs the others and schedules the re-query
-    m_charts.front()->replot(QCustomPlot::rpQueuedReplot);
+    if (!m_requeryOnZoom)
+        m_charts.front()->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void CompareView::resetZoom()
@@ -401,7 +411,8 @@ void CompareView::query(bool fullRange)
         QCustomPlot *plot = m_charts[i];
         core::HistoryQuery q;
         q.axis = m_axis;
-        q.buckets = std::max(100, plot->axisRect()->width());
+        q.buckets =
+            std::max(100, plot->axisRect()->width() / 2);  // two pixels a bucket: min and max drawn apart
         if (!fullRange) {
             // The visible range in the store's units (steps, or ms), a little wider so a pan
             // shows data at once at its edges.
@@ -415,10 +426,10 @@ void CompareView::query(bool fullRange)
         using Result = QList<std::pair<RunId, MetricHistory>>;
         m_reader->read<Result>(
             this,
-            [runs, key, q](const core::TrackingStore &store) {
+            [runs, key, q, cache = m_histories](const core::TrackingStore &store) {
                 Result out;
                 for (RunId run : runs)
-                    out.push_back({run, store.history(run, key, q)});
+                    out.push_back({run, cache->history(store, run, key, q)});
                 return out;
             },
             [this, i, generation, fullRange](Result result) {
@@ -441,6 +452,9 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
         return;
     plot->clearGraphs();
     const bool smoothing = m_smoothing > 0;
+    // Points come in step order: on the step axis x is sorted already (QCustomPlot need not
+    // sort 20 curves again each frame); a wall clock may step back, so time axes sort.
+    const bool sortedX = m_axis == core::XAxis::Step;
     // Groups: runs sharing the group param's value.
     QMap<QString, QList<std::vector<core::CurvePoint>>> groups;
     QMap<QString, RunId> groupColour;
@@ -458,8 +472,10 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             if (!groupColour.contains(g))
                 groupColour.insert(g, run);
         }
-        // The envelope: each bucket's min and max, a faint band under the curve.
-        if (h.downsampled && !h.buckets.empty()) {
+        // The envelope: each bucket's min and max, a faint band under the curve. With many
+        // curves the bands only hide each other (and cost a fill each): the curves themselves
+        // pass through every bucket's min and max anyway.
+        if (h.downsampled && !h.buckets.empty() && histories.size() <= kMaxEnvelopes) {
             QVector<double> xs, lo, hi;
             for (const core::HistoryBucket &b : h.buckets) {
                 if (b.count <= b.nanCount)
@@ -494,10 +510,11 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
         QColor rawColour = colour;
         if (smoothing || !m_groupBy.isEmpty())
             rawColour.setAlpha(60);
-        raw->setPen(QPen(rawColour, 1.5));
+        const double width = histories.size() > kMaxEnvelopes ? 1.0 : 1.5;  // 1 px lines draw fastest
+        raw->setPen(QPen(rawColour, width));
         if (pts.size() <= 60)  // a sparse metric (an eval every N steps) shows its points
             raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, rawColour, rawColour, 5));
-        raw->setData(xs, ys, false);
+        raw->setData(xs, ys, sortedX);
         raw->setProperty("role", smoothing ? QStringLiteral("raw") : QStringLiteral("curve"));
         if (smoothing) {
             const auto smooth = core::emaSmooth(pts, m_smoothing);
@@ -513,7 +530,7 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             if (!m_groupBy.isEmpty())
                 c.setAlpha(90);
             g->setPen(QPen(c, 1.8));
-            g->setData(xs, sy, false);
+            g->setData(xs, sy, sortedX);
         }
     }
     if (!m_groupBy.isEmpty()) {
@@ -732,37 +749,36 @@ void CompareView::updateBottom()
     }
 }
 
-QList<std::pair<double, double>> CompareView::curve(int chart, RunId run) const
+namespace {
+// The points of the graphs of `plot` that `match` picks, in order.
+QList<std::pair<double, double>> pointsOf(QCustomPlot *plot,
+                                          const std::function<bool(const QCPGraph *)> &match)
 {
     QList<std::pair<double, double>> out;
-    QCustomPlot *plot = m_charts.value(chart);
-    if (!plot)
-        return out;
-    for (int g = 0; g < plot->graphCount(); ++g) {
+    for (int g = 0; plot && g < plot->graphCount(); ++g) {
         QCPGraph *graph = plot->graph(g);
-        if (roleOf(graph) != QLatin1String("curve") || graph->property("run").toLongLong() != run)
+        if (!match(graph))
             continue;
         for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
             out.push_back({it->key, it->value});
     }
     return out;
 }
+}  // namespace
+
+QList<std::pair<double, double>> CompareView::curve(int chart, RunId run) const
+{
+    return pointsOf(m_charts.value(chart), [run](const QCPGraph *g) {
+        return roleOf(g) == QLatin1String("curve") && g->property("run").toLongLong() == run;
+    });
+}
 
 QList<std::pair<double, double>> CompareView::band(int chart, const QString &group, int which) const
 {
-    QList<std::pair<double, double>> out;
-    QCustomPlot *plot = m_charts.value(chart);
-    if (!plot)
-        return out;
-    for (int g = 0; g < plot->graphCount(); ++g) {
-        QCPGraph *graph = plot->graph(g);
-        if (roleOf(graph) != QLatin1String("band") || graph->property("group").toString() != group ||
-            graph->property("which").toInt() != which)
-            continue;
-        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
-            out.push_back({it->key, it->value});
-    }
-    return out;
+    return pointsOf(m_charts.value(chart), [&](const QCPGraph *g) {
+        return roleOf(g) == QLatin1String("band") && g->property("group").toString() == group &&
+            g->property("which").toInt() == which;
+    });
 }
 
 bool CompareView::exportCharts(const QString &path, QString *error)

@@ -9,6 +9,7 @@
 // scatter, and the table of params that differ between the selected runs.
 #pragma once
 
+#include "orrery/core/historycache.h"
 #include "orrery/core/store.h"
 
 #include <QElapsedTimer>
@@ -17,6 +18,8 @@
 #include <QPointer>
 #include <QTimer>
 #include <QWidget>
+
+#include <memory>
 
 class QCheckBox;
 class QComboBox;
@@ -115,6 +118,9 @@ private:
     QTableView *m_diffView = nullptr;
     QCheckBox *m_showAllBox = nullptr;
 
+    // Used on the reader thread only (every read runs there, one at a time); shared so a read in
+    // flight keeps it alive after this view is gone.
+    std::shared_ptr<core::HistoryCache> m_histories = std::make_shared<core::HistoryCache>();
     QTimer m_queryTimer;  // coalesces range changes: at most one query per 33 ms, one in flight
     QElapsedTimer m_sinceQuery;
     int m_inFlight = 0;  // charts whose answer to the latest query has not come back

@@ -111,6 +111,100 @@ void MinMaxBucketer::add(const MetricPoint &p, std::int64_t x)
         b.max = p;
 }
 
+HistoryBucket mergeBuckets(const HistoryBucket &a, const HistoryBucket &b)
+{
+    if (a.count == 0)
+        return b;
+    if (b.count == 0)
+        return a;
+    HistoryBucket m = a;
+    m.count += b.count;
+    m.nanCount += b.nanCount;
+    m.last = b.last;
+    const bool aHas = a.count > a.nanCount, bHas = b.count > b.nanCount;
+    if (bHas && (!aHas || b.min.value < a.min.value))
+        m.min = b.min;
+    if (bHas && (!aHas || b.max.value > a.max.value))
+        m.max = b.max;
+    return m;
+}
+
+void MinMaxBucketer::add(const HistoryBucket &b)
+{
+    if (b.count == 0)
+        return;
+    const std::int64_t x = std::clamp(b.first.step, m_lo, m_hi);
+    auto index = static_cast<std::size_t>(double(x - m_lo) * m_scale);
+    index = std::min(index, m_buckets.size() - 1);
+    m_buckets[index] = mergeBuckets(m_buckets[index], b);
+}
+
+namespace {
+std::int64_t floorDiv(std::int64_t a, std::int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+}  // namespace
+
+SeriesPyramid::SeriesPyramid(std::span<const MetricPoint> points, std::int64_t baseWidth)
+    : m_base(std::max<std::int64_t>(1, baseWidth))
+{
+    std::vector<HistoryBucket> level;
+    std::int64_t number = 0;
+    for (const MetricPoint &p : points) {
+        HistoryBucket one;
+        one.count = 1;
+        one.nanCount = std::isnan(p.value) ? 1 : 0;
+        one.first = one.last = one.min = one.max = p;
+        const std::int64_t n = floorDiv(p.step, m_base);
+        if (!level.empty() && n == number)
+            level.back() = mergeBuckets(level.back(), one);
+        else
+            level.push_back(one);
+        number = n;
+    }
+    for (std::int64_t width = m_base; !level.empty(); width *= 2) {
+        // One bucket holds it all (or, with steps on both sides of 0, two never merge: stop).
+        const bool last = level.size() <= 1 || m_levels.size() >= 60;
+        m_levels.push_back(std::move(level));
+        if (last)
+            break;
+        std::vector<HistoryBucket> next;
+        for (const HistoryBucket &b : m_levels.back()) {
+            const std::int64_t n = floorDiv(b.first.step, width * 2);
+            if (!next.empty() && floorDiv(next.back().first.step, width * 2) == n)
+                next.back() = mergeBuckets(next.back(), b);
+            else
+                next.push_back(b);
+        }
+        level = std::move(next);
+    }
+}
+
+std::span<const HistoryBucket> SeriesPyramid::buckets(std::int64_t width, std::int64_t lo,
+                                                      std::int64_t hi) const
+{
+    if (width < m_base || m_levels.empty())
+        return {};
+    std::size_t level = 0;
+    for (std::int64_t w = m_base * 2; level + 1 < m_levels.size() && w <= width; w *= 2)
+        ++level;
+    const std::vector<HistoryBucket> &b = m_levels[level];
+    auto from = std::lower_bound(b.begin(), b.end(), lo,
+                                 [](const HistoryBucket &x, std::int64_t v) { return x.last.step < v; });
+    auto to = std::upper_bound(from, b.end(), hi,
+                               [](std::int64_t v, const HistoryBucket &x) { return v < x.first.step; });
+    return {from, to};
+}
+
+std::size_t SeriesPyramid::bytes() const
+{
+    std::size_t n = 0;
+    for (const auto &level : m_levels)
+        n += level.capacity() * sizeof(HistoryBucket);
+    return n;
+}
+
 std::vector<HistoryBucket> MinMaxBucketer::finish() const
 {
     std::vector<HistoryBucket> out;

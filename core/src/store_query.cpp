@@ -405,11 +405,24 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
         // reads them all (times are not indexed; a run's time follows its steps anyway).
         const std::int64_t stepMin = byStep ? q.from : std::numeric_limits<std::int64_t>::min();
         const std::int64_t stepMax = byStep ? q.to : std::numeric_limits<std::int64_t>::max();
+        // Chunks never overlap (appendSeries), so the ones in [stepMin, stepMax] are the last
+        // one starting at or before stepMin and those starting after it up to stepMax: both
+        // bounds on the primary key, whatever the zoom (a `last_step >= ?` test would read
+        // every chunk before the range, blobs included, on each query).
+        std::int64_t firstChunk = stepMin;
+        {
+            Stmt &before = d->stmt("SELECT max(first_step) FROM metric_chunks WHERE run_id = ? AND key_id = "
+                                   "? AND first_step <= ?");
+            before.bind(1, run).bind(2, *keyId).bind(3, stepMin);
+            if (before.step() && !before.isNull(0))
+                firstChunk = before.int64(0);
+            before.reset();
+        }
         // First the chunks' headers (the blobs stay unread): how many points, which steps.
         Stmt &range =
             d->stmt("SELECT coalesce(sum(count), 0), min(first_step), max(last_step) FROM metric_chunks "
-                    "WHERE run_id = ? AND key_id = ? AND first_step <= ? AND last_step >= ?");
-        range.bind(1, run).bind(2, *keyId).bind(3, stepMax).bind(4, stepMin);
+                    "WHERE run_id = ? AND key_id = ? AND first_step BETWEEN ? AND ? AND last_step >= ?");
+        range.bind(1, run).bind(2, *keyId).bind(3, firstChunk).bind(4, stepMax).bind(5, stepMin);
         range.step();
         const std::int64_t estimate = range.int64(0);
         const std::int64_t first = range.int64(1), last = range.int64(2);
@@ -439,9 +452,9 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
                                             : p.timeMs - out.origin;
         };
         Stmt &s = d->stmt(
-            "SELECT points FROM metric_chunks WHERE run_id = ? AND key_id = ? AND first_step <= ? AND "
-            "last_step >= ? ORDER BY first_step");
-        s.bind(1, run).bind(2, *keyId).bind(3, stepMax).bind(4, stepMin);
+            "SELECT points FROM metric_chunks WHERE run_id = ? AND key_id = ? AND first_step BETWEEN ? AND ? "
+            "AND last_step >= ? ORDER BY first_step");
+        s.bind(1, run).bind(2, *keyId).bind(3, firstChunk).bind(4, stepMax).bind(5, stepMin);
         while (s.step()) {
             const bool ok = forEachPoint(s.blob(0), [&](const MetricPoint &p) {
                 if (originFromFirstPoint) {
@@ -488,6 +501,22 @@ MetricHistory TrackingStore::history(RunId run, const QString &key, const Histor
         out.downsampled = true;
         out.buckets = byX.finish();
         out.points = flatten(out.buckets);
+        return out;
+    });
+}
+
+std::optional<std::pair<qint64, qint64>> TrackingStore::seriesVersion(RunId run, const QString &key) const
+{
+    return d->guarded("seriesVersion", [&]() -> std::optional<std::pair<qint64, qint64>> {
+        const auto keyId = d->keyId(utf8(key));
+        if (!keyId)
+            return std::nullopt;
+        Stmt &s = d->stmt("SELECT count, step FROM latest_metrics WHERE run_id = ? AND key_id = ?");
+        s.bind(1, run).bind(2, *keyId);
+        std::optional<std::pair<qint64, qint64>> out;
+        if (s.step())
+            out = std::pair<qint64, qint64>{s.int64(0), s.int64(1)};
+        s.reset();
         return out;
     });
 }

@@ -221,32 +221,30 @@ Trial readTrial(Stmt &s)
     t.endedMs = s.int64(15);
     return t;
 }
+
+QList<Trial> readTrials(TrackingStore::Impl &d, const char *whereOrder, qint64 id)
+{
+    QList<Trial> out;
+    Stmt &s = d.stmt(std::string(kTrialColumns) + whereOrder);
+    s.bind(1, id);
+    while (s.step())
+        out.push_back(readTrial(s));
+    s.reset();
+    return out;
+}
 }  // namespace
 
 QList<Trial> TrackingStore::trials(SweepId sweepId) const
 {
     return d->guarded("trials", [&] {
-        QList<Trial> out;
-        Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE sweep_id = ? ORDER BY trial_index, attempt");
-        s.bind(1, sweepId);
-        while (s.step())
-            out.push_back(readTrial(s));
-        s.reset();
-        return out;
+        return readTrials(*d, "WHERE sweep_id = ? ORDER BY trial_index, attempt", sweepId);
     });
 }
 
 QList<Trial> TrackingStore::attemptsOfRun(RunId run) const
 {
-    return d->guarded("attemptsOfRun", [&] {
-        QList<Trial> out;
-        Stmt &s = d->stmt(std::string(kTrialColumns) + "WHERE run_id = ? ORDER BY attempt");
-        s.bind(1, run);
-        while (s.step())
-            out.push_back(readTrial(s));
-        s.reset();
-        return out;
-    });
+    return d->guarded("attemptsOfRun",
+                      [&] { return readTrials(*d, "WHERE run_id = ? ORDER BY attempt", run); });
 }
 
 QList<Trial> latestAttempts(const QList<Trial> &attempts)

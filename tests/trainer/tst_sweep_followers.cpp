@@ -6,6 +6,7 @@
 // exactly once, however the two followers' ticks interleave. Then the holder "crashes" (stops
 // ticking without giving its lease back) and the other takes over when the lease expires; and
 // a real `orrery sweep watch` says who acts while another holds the lease, then takes over.
+#include "sweeptest.h"
 #include "testsupport.h"
 
 #include "orrery/core/localexecutor.h"
@@ -32,14 +33,8 @@ using namespace orrery::core;
 
 namespace {
 
-QString cli()
-{
-    return qEnvironmentVariable("ORRERY_CLI");
-}
-QString trainer()
-{
-    return qEnvironmentVariable("ORRERY_TRAINER");
-}
+using orrery::test::cli;
+using orrery::test::trainer;
 
 // Long enough to catch the trial running past its first checkpoint (step 10) and kill it: ~6 s
 // at micro.yaml's 40 ms a step, against ticks every 250 ms.
@@ -178,25 +173,14 @@ class TestSweepFollowers : public QObject {
 
     static bool waitFor(const std::function<bool()> &done, int timeoutMs)
     {
-        QDeadlineTimer deadline(timeoutMs);
-        while (!done()) {
-            if (deadline.hasExpired())
-                return false;
-            QThread::msleep(100);
-        }
-        return true;
+        return orrery::test::waitFor(done, timeoutMs);
     }
 
 private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        if (cli().isEmpty() || trainer().isEmpty())
-            QFAIL("ORRERY_CLI and ORRERY_TRAINER must name the built orrery and orrery-train (CTest sets "
-                  "them)");
-        QString problem;
-        m_schema = TrainerSchema::fromTrainer(trainer(), &problem);
-        QVERIFY2(m_schema, qPrintable(problem));
+        ORRERY_REQUIRE_BUILT_PROGRAMS(m_schema);
     }
 
     // Two followers, one SIGKILLed trial with a retry left: one resubmission, not two — even when

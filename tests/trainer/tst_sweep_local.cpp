@@ -5,6 +5,7 @@
 // (as the OOM killer would), another gets SIGUSR1 (as Slurm's pre-timeout signal), a trial has a
 // config that fails on every attempt. Every wait is for a state, bounded by a generous deadline;
 // none assumes how fast this machine is.
+#include "sweeptest.h"
 #include "testsupport.h"
 
 #include "orrery/core/localexecutor.h"
@@ -30,14 +31,8 @@ using namespace orrery::core;
 
 namespace {
 
-QString cli()
-{
-    return qEnvironmentVariable("ORRERY_CLI");
-}
-QString trainer()
-{
-    return qEnvironmentVariable("ORRERY_TRAINER");
-}
+using orrery::test::cli;
+using orrery::test::trainer;
 
 struct Result {
     int code = -1;
@@ -142,16 +137,9 @@ class TestSweepLocal : public QObject {
         return QJsonDocument::fromJson(f.readAll()).object().value(QLatin1String("pid")).toInteger();
     }
 
-    // Polls `done` until it holds or `timeoutMs` passes.
     static bool waitFor(const std::function<bool()> &done, int timeoutMs)
     {
-        QDeadlineTimer deadline(timeoutMs);
-        while (!done()) {
-            if (deadline.hasExpired())
-                return false;
-            QThread::msleep(100);
-        }
-        return true;
+        return orrery::test::waitFor(done, timeoutMs);
     }
 
     static qint64 lastStep(TrackingStore &store, RunId run)
@@ -166,12 +154,7 @@ private slots:
     void initTestCase()
     {
         QVERIFY(m_dir.isValid());
-        if (cli().isEmpty() || trainer().isEmpty())
-            QFAIL("ORRERY_CLI and ORRERY_TRAINER must name the built orrery and orrery-train (CTest sets "
-                  "them)");
-        QString problem;
-        m_schema = TrainerSchema::fromTrainer(trainer(), &problem);
-        QVERIFY2(m_schema, qPrintable(problem));
+        ORRERY_REQUIRE_BUILT_PROGRAMS(m_schema);
     }
 
     // The README's path: submit returns at once, the trials run without anyone watching, watch

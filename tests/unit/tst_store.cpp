@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include "orrery/core/events.h"
+#include "orrery/core/historycache.h"
 #include "orrery/core/metricseries.h"
 #include "orrery/core/store.h"
 
@@ -113,7 +114,7 @@ private Q_SLOTS:
                 v = -1000.0;  // one spike down
             if (s == 500'000)
                 v = kNaN;
-            b.add({s, s, v});
+            b.add(MetricPoint{s, s, v});
         }
         const auto buckets = b.finish();
         QCOMPARE(buckets.size(), std::size_t(2000));
@@ -291,6 +292,45 @@ private Q_SLOTS:
         QCOMPARE(zoom.points.size(), std::size_t(200));
         QCOMPARE(zoom.points.front().step, 77'700);
         QCOMPARE(zoom.points[77].value, 50.0);
+    }
+
+    // What a zooming chart reads: the pyramid answers wide ranges with the same extremes as
+    // decoding every point would, narrow ones come from the store's points, and a series that
+    // grew is summarised again.
+    void historyCacheKeepsSpikesAndFollowsGrowth()
+    {
+        auto store = TrackingStore::open(freshPath());
+        const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
+        const QString k = QStringLiteral("m");
+        QList<std::pair<QString, MetricPoint>> pts;
+        for (qint64 s = 0; s < 200'000; ++s)
+            pts.push_back({k, {s, s, s % 9'973 == 0 ? 10.0 + double(s) / 1e5 : std::sin(double(s) / 500)}});
+        store->logMetrics(run, pts);
+        HistoryCache cache;
+        const std::pair<qint64, qint64> ranges[] = {
+            {0, 199'999}, {12'345, 150'000}, {99'000, 101'000}, {149'500, 149'900}, {-50, 70'000}};
+        for (const auto &[from, to] : ranges) {
+            const HistoryQuery q{.from = from, .to = to, .buckets = 500};
+            const MetricHistory cached = cache.history(*store, run, k, q);
+            const MetricHistory exact = store->history(run, k, q);
+            auto maxOf = [](const MetricHistory &h) {
+                double m = -INFINITY;
+                for (const MetricPoint &p : h.points)
+                    m = std::max(m, p.value);
+                return m;
+            };
+            QCOMPARE(maxOf(cached), maxOf(exact));  // every spike in the range, at every width
+            QVERIFY(cached.points.size() <= 4 * 500);
+            // The pyramid's buckets at the edges may reach a bucket width past the range.
+            QVERIFY(std::abs(cached.pointsInRange - exact.pointsInRange) <= 2 * ((to - from) / 500 + 1));
+        }
+        QVERIFY(cache.hits() >= 3);  // built once, then read from memory
+        QVERIFY(cache.bytes() > 0);
+        // The run goes on: a spike after the old end shows in the next read.
+        store->logMetrics(run, {{k, {250'000, 250'000, 99.0}}});
+        const MetricHistory grown = cache.history(*store, run, k, {.from = 0, .to = 300'000, .buckets = 500});
+        QVERIFY(std::any_of(grown.points.begin(), grown.points.end(),
+                            [](const MetricPoint &p) { return p.value == 99.0; }));
     }
 
     // The compare view's x axes: wall time (the point's own time) and time since the run's

@@ -52,6 +52,9 @@ class MinMaxBucketer {
 public:
     MinMaxBucketer(std::int64_t lo, std::int64_t hi, int buckets);
     void add(const MetricPoint &p) { add(p, p.step); }
+    // Merges a summary of consecutive points (a SeriesPyramid bucket) into the bucket of its
+    // first point.
+    void add(const HistoryBucket &b);
     // Buckets by `x` (a wall or relative time) instead of the step.
     void add(const MetricPoint &p, std::int64_t x);
     // Non-empty buckets in step order.
@@ -62,6 +65,26 @@ private:
     int m_n;
     double m_scale;
     std::vector<HistoryBucket> m_buckets;
+};
+
+// Two summaries of consecutive points as one (`a` before `b`).
+HistoryBucket mergeBuckets(const HistoryBucket &a, const HistoryBucket &b);
+
+// A series summarised at widths of base·2^k steps (k = 0, 1, ...): what a zoomed-out plot reads
+// instead of every point, so a pan over a 1M-point curve touches ~pixels buckets, not 1M
+// points. Built from a series in step order; levels double until one bucket holds it all.
+class SeriesPyramid {
+public:
+    explicit SeriesPyramid(std::span<const MetricPoint> points, std::int64_t baseWidth = 32);
+    std::int64_t baseWidth() const { return m_base; }
+    // The buckets of the coarsest level no wider than `width` steps that overlap [lo, hi], in
+    // step order; empty when `width` is below the base width (read the points instead).
+    std::span<const HistoryBucket> buckets(std::int64_t width, std::int64_t lo, std::int64_t hi) const;
+    std::size_t bytes() const;
+
+private:
+    std::int64_t m_base;
+    std::vector<std::vector<HistoryBucket>> m_levels;  // level k: non-empty buckets of base·2^k steps
 };
 
 // The points a plot needs from buckets, in step order, duplicates removed: first, min and

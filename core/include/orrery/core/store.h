@@ -282,6 +282,9 @@ public:
     QStringList metricKeys() const;
     QStringList paramKeys() const;
     MetricHistory history(RunId run, const QString &key, const HistoryQuery &query = {}) const;
+    // (point count, last step) of a run's metric, from latest_metrics: changes whenever the
+    // series does (a cache's key). nullopt when the run has no such metric.
+    std::optional<std::pair<qint64, qint64>> seriesVersion(RunId run, const QString &key) const;
     // Every point of a run's metric, in step order (export).
     std::vector<MetricPoint> allPoints(RunId run, const QString &key) const;
     qint64 pointCount(RunId run) const;
