@@ -351,6 +351,7 @@ int main(int argc, char **argv)
         QObject::connect(&probe, &QTimer::timeout, [&] {
             const double now = msSince(clock);
             const double late = std::max(0.0, now - last - 5.0);
+
             if (now < 2000)
                 warmupMax = std::max(warmupMax, late);
             else

@@ -117,6 +117,7 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
 
     // --- below: parallel coordinates, scatter, differing params ---------------------------
     auto *below = new QTabWidget(this);
+    m_below = below;
     m_parallel = new ParallelCoordinates(below);
     below->addTab(m_parallel, tr("Parallel coordinates"));
     auto *scatterPage = new QWidget(below);
@@ -141,6 +142,7 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     below->addTab(diffPage, tr("Differences"));
     connect(m_showAllBox, &QCheckBox::toggled, this, &CompareView::setShowAllParams);
     connect(m_scatterParam, &QComboBox::currentIndexChanged, this, [this] { updateBottom(); });
+    connect(below, &QTabWidget::currentChanged, this, [this] { updateBottom(); });
     connect(m_parallel, &ParallelCoordinates::brushed, this,
             [this](const QList<RunId> &brushed) { m_selection->select(brushed, m_parallel); });
 
@@ -676,10 +678,13 @@ void CompareView::updateBottom()
     m_parallel->setRuns(all, m_metrics.value(0));
     m_parallel->setHighlighted(m_selection->runs());
 
-    // The scatter: a param against the first chart's metric, every run grey, the selection in colour.
-    m_scatter->clearGraphs();
+    // The scatter: a param against the first chart's metric, every run grey, the selection in
+    // colour; drawn when its tab shows (a live refresh each second need not redraw a hidden plot).
     const QString param = m_scatterParam->currentText(), metric = m_metrics.value(0);
-    if (!param.isEmpty() && !metric.isEmpty()) {
+    const bool scatterShown = m_below->currentWidget() == m_scatter->parentWidget();
+    if (scatterShown)
+        m_scatter->clearGraphs();
+    if (scatterShown && !param.isEmpty() && !metric.isEmpty()) {
         QVector<double> xs, ys;
         QCPGraph *others = m_scatter->addGraph();
         others->setLineStyle(QCPGraph::lsNone);
@@ -716,7 +721,8 @@ void CompareView::updateBottom()
         m_scatter->xAxis->scaleRange(1.1);
         m_scatter->yAxis->scaleRange(1.1);
     }
-    m_scatter->replot(QCustomPlot::rpQueuedReplot);
+    if (scatterShown)
+        m_scatter->replot(QCustomPlot::rpQueuedReplot);
 
     // The params that differ between the selected runs (all of them with "show all").
     QList<const core::RunRow *> selected;
@@ -727,24 +733,43 @@ void CompareView::updateBottom()
             params.push_back(r->params);
         }
     QStringList keys = m_showAll ? m_runs->paramKeys() : core::differingParams(params);
-    m_diff->clear();
     QStringList header{tr("Run")};
     header += keys;
     for (const QString &m : std::as_const(m_metrics))
         header.push_back(m);
+    auto cells = [&](const core::RunRow *r) {
+        QStringList out{r->run.name};
+        for (const QString &k : std::as_const(keys))
+            out.push_back(r->params.value(k));
+        for (const QString &m : std::as_const(m_metrics)) {
+            const core::LatestMetric *lm = r->metric(m);
+            out.push_back(lm ? core::formatNumber(lm->last.value, 5) : QString());
+        }
+        return out;
+    };
+    // The same runs and columns (a live refresh): change the texts in place, no relayout.
+    bool same = m_diff->rowCount() == selected.size() && m_diff->columnCount() == header.size();
+    for (int c = 0; same && c < header.size(); ++c)
+        same = m_diff->horizontalHeaderItem(c) && m_diff->horizontalHeaderItem(c)->text() == header[c];
+    for (int r = 0; same && r < selected.size(); ++r)
+        same = m_diff->item(r, 0)->data(Qt::UserRole).toLongLong() == selected[r]->run.id;
+    if (same) {
+        for (int r = 0; r < selected.size(); ++r) {
+            const QStringList texts = cells(selected[r]);
+            for (int c = 1; c < texts.size(); ++c)
+                if (m_diff->item(r, c)->text() != texts[c])
+                    m_diff->item(r, c)->setText(texts[c]);
+        }
+        return;
+    }
+    m_diff->clear();
     m_diff->setHorizontalHeaderLabels(header);
     for (const core::RunRow *r : std::as_const(selected)) {
         QList<QStandardItem *> row;
-        auto *name = new QStandardItem(r->run.name);
-        name->setData(runColor(r->run.id), Qt::DecorationRole);
-        name->setData(r->run.id, Qt::UserRole);
-        row.push_back(name);
-        for (const QString &k : std::as_const(keys))
-            row.push_back(new QStandardItem(r->params.value(k)));
-        for (const QString &m : std::as_const(m_metrics)) {
-            const core::LatestMetric *lm = r->metric(m);
-            row.push_back(new QStandardItem(lm ? core::formatNumber(lm->last.value, 5) : QString()));
-        }
+        for (const QString &text : cells(r))
+            row.push_back(new QStandardItem(text));
+        row.front()->setData(runColor(r->run.id), Qt::DecorationRole);
+        row.front()->setData(r->run.id, Qt::UserRole);
         m_diff->appendRow(row);
     }
 }

@@ -27,6 +27,7 @@ class QCustomPlot;
 class QSlider;
 class QStandardItemModel;
 class QTableView;
+class QTabWidget;
 class QToolButton;
 class QVBoxLayout;
 
@@ -111,6 +112,7 @@ private:
     QList<QCustomPlot *> m_charts;
     QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
     QMap<int, std::pair<double, double>> m_fullX;  // per chart: its data's x extent at the last full query
+    QTabWidget *m_below = nullptr;  // parallel coordinates, scatter, differences
     ParallelCoordinates *m_parallel = nullptr;
     QComboBox *m_scatterParam = nullptr;
     QCustomPlot *m_scatter = nullptr;

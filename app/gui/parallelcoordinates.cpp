@@ -8,7 +8,6 @@
 
 #include <QMouseEvent>
 #include <QPainter>
-#include <QPainterPath>
 #include <QSet>
 
 #include <algorithm>
@@ -204,8 +203,13 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
         return;
     }
     const QSet<core::RunId> highlighted(m_highlighted.begin(), m_highlighted.end());
-    // Unselected lines first, faint; the selection on top in full colour.
+    // Unselected lines first, faint; the selection on top in full colour. Polylines with 1 px
+    // pens, antialiased only for the selection: QPainter's raster path for antialiased, wide or
+    // curved strokes made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
+    const bool many = m_axes.lines.size() > 50;
+    QPolygonF segment;
     for (int pass = 0; pass < 2; ++pass) {
+        p.setRenderHint(QPainter::Antialiasing, pass == 1 || !many);
         for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
             const bool on = highlighted.contains(l.run);
             if (on != (pass == 1))
@@ -213,24 +217,20 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
             QColor c = runColor(l.run);
             if (!on && !highlighted.isEmpty())
                 c.setAlpha(40);
-            p.setPen(QPen(c, on ? 2.0 : 1.2));
-            QPainterPath path;
-            bool drawing = false;
-            for (int i = 0; i < l.positions.size(); ++i) {
-                if (!l.positions[i]) {
-                    drawing = false;  // a run without this param: a gap
+            p.setPen(QPen(c, on ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            segment.clear();
+            for (int i = 0; i <= l.positions.size(); ++i) {
+                if (i < l.positions.size() && l.positions[i]) {
+                    segment.push_back(QPointF(axisX(i), positionY(*l.positions[i])));
                     continue;
                 }
-                const QPointF pt(axisX(i), positionY(*l.positions[i]));
-                if (drawing)
-                    path.lineTo(pt);
-                else
-                    path.moveTo(pt);
-                drawing = true;
+                if (segment.size() > 1)  // a run without this param: a gap
+                    p.drawPolyline(segment);
+                segment.clear();
             }
-            p.drawPath(path);
         }
     }
+    p.setRenderHint(QPainter::Antialiasing);
     const QColor fg = palette().color(QPalette::Text);
     for (int i = 0; i < m_axes.axes.size(); ++i) {
         const auto &a = m_axes.axes[i];
