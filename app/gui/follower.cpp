@@ -107,7 +107,7 @@ private:
     }
 
     Follower *m_owner;
-    QTimer m_timer;
+    QTimer m_timer{this};  // a child: it moves to the follower thread with the worker
     std::unique_ptr<core::TrackingStore> m_store;
     std::optional<core::TrainerSchema> m_schema;
     std::unique_ptr<remote::Executors> m_executors;

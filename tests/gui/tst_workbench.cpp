@@ -375,6 +375,48 @@ private Q_SLOTS:
         QTRY_VERIFY(window.detailsView()->topLevelItemCount() > 3);
     }
 
+    // A sweep submitted by the CLI and left alone (nobody watches): the window's follower ingests
+    // its metrics and ends its trials, and the tree and the table show it live.
+    void windowFollowsASweepNobodyElseWatches()
+    {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("live.sqlite"));
+        const QString spec = dir.filePath(QStringLiteral("live.yaml"));
+        QFile f(spec);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(
+                    "name: gui-live\nexperiment: live\ntrainer: {config: %1}\nmethod: grid\n"
+                    "metric: {name: train/loss, goal: minimize}\nparameters:\n"
+                    "  optim.lr: {values: [1e-3, 3e-3]}\n  train.steps: {value: 20}\nmax_concurrent: 2\n")
+                    .arg(orrery::test::microConfigPath())
+                    .toUtf8());
+        f.close();
+        QProcess submit;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("ORRERY_DB"), db);
+        submit.setProcessEnvironment(env);
+        submit.start(qEnvironmentVariable("ORRERY_CLI"),
+                     {QStringLiteral("sweep"), QStringLiteral("submit"), spec});
+        QVERIFY(submit.waitForFinished(60'000));
+        QVERIFY2(submit.exitCode() == 0, submit.readAllStandardError().constData());
+
+        MainWindow window(db);  // follows by default
+        QSignalSpy shown(&window, &MainWindow::snapshotShown);
+        window.show();
+        QVERIFY(shown.wait(10'000));
+        QModelIndex sweep;
+        QTRY_VERIFY_WITH_TIMEOUT((sweep = window.treeModel()->sweepIndex(1)).isValid(), 10'000);
+        // Both trials end because this window followed them, and their runs have metrics.
+        QTRY_VERIFY_WITH_TIMEOUT(sweep.siblingAtColumn(SweepTreeModel::StateColumn)
+                                     .data()
+                                     .toString()
+                                     .startsWith(QStringLiteral("finished · 2/2")),
+                                 60'000);
+        QCOMPARE(window.runsModel()->totalRuns(), 2);
+        for (int r = 0; r < 2; ++r)
+            QVERIFY(window.runsModel()->runAt(r)->metric(QStringLiteral("train/loss")));
+    }
+
     void newerDatabaseOpensReadOnlyWithABanner()
     {
         Fixture f;

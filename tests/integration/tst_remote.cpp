@@ -13,6 +13,7 @@
 #include <QFile>
 #include <QHostAddress>
 #include <QProcess>
+#include <QSet>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QUuid>
@@ -141,23 +142,22 @@ private Q_SLOTS:
         QCOMPARE(via.exec("echo via-proxy-command").out, QByteArray("via-proxy-command\n"));
     }
 
-    // The budget: a command on an open session adds < 10 ms over the command's own run
-    // time on loopback (bench/bench_remote_exec measures ~1 ms). `true` itself takes ~1 ms here.
-    void commandOnAnOpenSessionIsFast()
+    // Commands on an open session are channels of that one SSH connection, not a connection
+    // each (what makes them cheap: ~1 ms a command, measured by bench/bench_remote_exec and
+    // recorded in bench/RESULTS.md; a timed assertion here failed under a loaded suite). The
+    // sshd says which client port each command came from: always the same one.
+    void commandsOnAnOpenSessionShareItsConnection()
     {
         Session session(endpoint());
         session.connect();
-        session.exec("true");
-        std::vector<qint64> us;
+        QSet<QByteArray> connections;
         for (int i = 0; i < 30; ++i) {
-            QElapsedTimer clock;
-            clock.start();
-            QCOMPARE(session.exec("true").exitStatus, 0);
-            us.push_back(clock.nsecsElapsed() / 1000);
+            const auto r = session.exec("echo \"$SSH_CONNECTION\"");
+            QCOMPARE(r.exitStatus, 0);
+            QVERIFY(!r.out.trimmed().isEmpty());
+            connections.insert(r.out.trimmed());
         }
-        std::sort(us.begin(), us.end());
-        const qint64 median = us[us.size() / 2];
-        QVERIFY2(median < 10'000, qPrintable(QStringLiteral("median %1 us per `true`").arg(median)));
+        QCOMPARE(connections.size(), 1);
     }
 
     void proxyJumpReachesTheHostThroughAHop()
