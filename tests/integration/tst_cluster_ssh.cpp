@@ -66,12 +66,22 @@ private Q_SLOTS:
             return;
         QCOMPARE(session.serverFingerprint(), openSshFingerprint());
 
-        const auto r =
-            session.exec(commandLine(QStringList{QStringLiteral("sinfo"), QStringLiteral("-h"),
-                                                 QStringLiteral("-o"), QStringLiteral("%P %a %D %T %G")}));
-        QVERIFY2(r.exitStatus == 0, qPrintable(QString::fromUtf8(r.err) + m_cluster.logsHint()));
-        const QString text = QString::fromUtf8(r.out);
-        // The fixture's two partitions; two nodes with four fake GPUs each, idle.
+        // The fixture's two partitions; two nodes with four fake GPUs each, idle. A job another
+        // test left (cancelled at its end) can keep a node PLANNED for a moment: ask again for
+        // up to 15 s before judging.
+        const QRegularExpression bothIdle(QStringLiteral("^gpu\\* up 2 idle gpu:4"),
+                                          QRegularExpression::MultilineOption);
+        QString text;
+        for (int attempt = 0; attempt < 15; ++attempt) {
+            const auto r = session.exec(
+                commandLine(QStringList{QStringLiteral("sinfo"), QStringLiteral("-h"), QStringLiteral("-o"),
+                                        QStringLiteral("%P %a %D %T %G")}));
+            QVERIFY2(r.exitStatus == 0, qPrintable(QString::fromUtf8(r.err) + m_cluster.logsHint()));
+            text = QString::fromUtf8(r.out);
+            if (text.contains(bothIdle))
+                break;
+            QThread::sleep(1);
+        }
         QVERIFY2(text.contains(QRegularExpression(QStringLiteral("^gpu\\* up 2 idle gpu:4"),
                                                   QRegularExpression::MultilineOption)),
                  qPrintable(text));
