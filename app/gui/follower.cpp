@@ -43,7 +43,7 @@ public:
                     return fail(tr("not following sweeps: %1").arg(problem));
             }
             m_executors = std::make_unique<remote::Executors>();  // no prompts: a dialog is #14's
-            m_idleTicks = 0;
+            m_quietTicks = 0;
             tick();
         } catch (const std::exception &e) {
             fail(tr("not following sweeps: %1").arg(QString::fromUtf8(e.what())));
@@ -76,8 +76,9 @@ private:
         if (!m_store)
             return;
         FollowSummary s;
+        core::TickReport r;
         try {
-            const core::TickReport r = core::followActiveSweeps(
+            r = core::followActiveSweeps(
                 *m_store, *m_schema,
                 [this](const QString &cluster, QString *problem) {
                     return m_executors->get(cluster, problem);
@@ -93,15 +94,13 @@ private:
             for (const core::SweepLease &l : r.followedElsewhere)
                 s.elsewhere.push_back(l.holder);
         } catch (const std::exception &e) {
-            s.errors.push_back(QString::fromUtf8(e.what()));
+            r.errors.push_back(QString::fromUtf8(e.what()));
+            s.errors = r.errors;
         }
         s.atMs = QDateTime::currentMSecsSinceEpoch();
-        // The runner's pace: at once when a file has more to read, 1 s while trials run, then
-        // backing off to 15 s while nothing is active (a new sweep is picked up within that).
-        m_idleTicks = s.active ? 0 : m_idleTicks + 1;
-        const int next = s.backlog ? 0
-            : s.active             ? 1000
-                                   : std::min(15'000, 1000 * (1 << std::min(m_idleTicks, 4)));
+        // The same pace as `sweep watch` (core::nextTickIntervalMs): at once while a file has
+        // more to read, 1 s after a tick where something happened, backing off to 15 s.
+        const int next = core::nextTickIntervalMs(r, core::TickPace{1000, 15'000}, m_quietTicks);
         m_timer.start(next);
         QMetaObject::invokeMethod(m_owner, [o = m_owner, s] { Q_EMIT o->ticked(s); });
     }
@@ -111,7 +110,7 @@ private:
     std::unique_ptr<core::TrackingStore> m_store;
     std::optional<core::TrainerSchema> m_schema;
     std::unique_ptr<remote::Executors> m_executors;
-    int m_idleTicks = 0;
+    int m_quietTicks = 0;
 };
 
 Follower::Follower(QObject *parent) : QObject(parent), m_worker(new Worker(this))

@@ -324,16 +324,21 @@ bool SweepRunner::isDone(SweepId sweepId) const
     return !sw || !isActive(sw->sweepState());
 }
 
-int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
+int nextTickIntervalMs(const TickReport &last, const TickPace &pace, int &quietTicks)
 {
     if (last.moreToRead)
         return 0;
     if (!last.events.isEmpty())
-        d->quietTicks = 0;
+        quietTicks = 0;
     else
-        d->quietTicks = std::min(d->quietTicks + 1, 30);
-    const double ms = double(pace.fastMs) * std::pow(2.0, d->quietTicks / 2.0);
+        quietTicks = std::min(quietTicks + 1, 30);
+    const double ms = double(pace.fastMs) * std::pow(2.0, quietTicks / 2.0);
     return int(std::min<double>(ms, pace.slowMs));
+}
+
+int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
+{
+    return nextTickIntervalMs(last, pace, d->quietTicks);
 }
 
 TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)

@@ -5,6 +5,7 @@
 
 #include "orrery/core/states.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
 
@@ -14,6 +15,25 @@ class TestStates : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // Every follower's pace (sweep watch, the GUI): at once with a backlog, fast after news,
+    // doubling every two quiet ticks up to the slow limit.
+    void followersTickAtOnePace()
+    {
+        const orrery::core::TickPace pace{1000, 15'000};
+        orrery::core::TickReport news, quiet, backlog;
+        news.events = {QStringLiteral("trial 0 completed")};
+        backlog.moreToRead = true;
+        int quietTicks = 7;
+        QCOMPARE(orrery::core::nextTickIntervalMs(backlog, pace, quietTicks), 0);
+        QCOMPARE(orrery::core::nextTickIntervalMs(news, pace, quietTicks), 1000);
+        QCOMPARE(orrery::core::nextTickIntervalMs(quiet, pace, quietTicks), 1414);
+        QCOMPARE(orrery::core::nextTickIntervalMs(quiet, pace, quietTicks), 2000);
+        for (int i = 0; i < 20; ++i)
+            orrery::core::nextTickIntervalMs(quiet, pace, quietTicks);
+        QCOMPARE(orrery::core::nextTickIntervalMs(quiet, pace, quietTicks), 15'000);
+        QCOMPARE(orrery::core::nextTickIntervalMs(news, pace, quietTicks), 1000);
+    }
+
     void trialStates_data()
     {
         QTest::addColumn<TrialState>("state");

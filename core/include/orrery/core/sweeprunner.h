@@ -64,6 +64,14 @@ struct TickReport {
     QList<SweepLease> followedElsewhere;
 };
 
+// How often a follower ticks (`sweep watch`, the GUI's follower): at once while a file has more
+// to read, `fastMs` after a tick in which something happened, then doubling every two quiet
+// ticks up to `slowMs`. `quietTicks` is the caller's count, carried from tick to tick.
+struct TickPace {
+    int fastMs = 1000, slowMs = 30000;
+};
+int nextTickIntervalMs(const TickReport &last, const TickPace &pace, int &quietTicks);
+
 class SweepRunner {
 public:
     // The schema types the stored trial params when a sweep is picked up again (bayes needs
@@ -95,9 +103,7 @@ public:
     bool isDone(SweepId sweep) const;
     // The tick interval to use next: fast while trials start, slower as they run long
     // (from `fast` to `slow`, doubling after each quiet tick). Configurable by the caller.
-    struct Pace {
-        int fastMs = 1000, slowMs = 30000;
-    };
+    using Pace = TickPace;
     int nextIntervalMs(const TickReport &last, const Pace &pace);
 
 private:
