@@ -17,6 +17,7 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -521,7 +522,10 @@ void MainWindow::followed(const FollowSummary &s)
     if (!s.errors.isEmpty())
         text += tr(" · %n problem(s)", nullptr, int(s.errors.size()));
     m_followLabel->setText(text);
-    m_followLabel->setToolTip((s.events + s.errors).join(QLatin1Char('\n')));
+    m_followLabel->setToolTip(
+        tr("last tick %1\n%2")
+            .arg(QDateTime::fromMSecsSinceEpoch(s.atMs).toString(QStringLiteral("hh:mm:ss")),
+                 (s.events + s.errors).join(QLatin1Char('\n'))));
     if (s.backlog)
         m_ingestLabel->setText(tr("ingesting: catching up (%1 KiB this tick)").arg(s.bytes / 1024));
     for (const QString &e : s.events)

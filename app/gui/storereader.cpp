@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "storereader.h"
 
-#include <QSemaphore>
-
 namespace orrery::gui {
 
 using core::TrackingStore;
@@ -55,13 +53,6 @@ void StoreReader::post(std::function<void(const TrackingStore &)> job)
             QMetaObject::invokeMethod(this, [this, message] { Q_EMIT failed(message); });
         }
     });
-}
-
-void StoreReader::drain()
-{
-    QSemaphore done;
-    QMetaObject::invokeMethod(m_worker, [&done] { done.release(); });
-    done.acquire();
 }
 
 }  // namespace orrery::gui

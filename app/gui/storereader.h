@@ -51,9 +51,6 @@ public:
         });
     }
 
-    // Waits until every read submitted so far has run (tests and shutdown only).
-    void drain();
-
 Q_SIGNALS:
     // Emitted on the UI thread. readOnlyReason is empty for a writable file.
     void opened(const QString &path, const QString &readOnlyReason);
