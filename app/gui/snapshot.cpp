@@ -19,13 +19,14 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
         node.trials = store.trialSummaries(sweep.id);
         QList<core::Trial> latest;
         latest.reserve(node.trials.size());
-        const bool maximize = sweep.metricGoal == QLatin1String("maximize");
-        for (const core::TrialSummary &t : std::as_const(node.trials)) {
+        for (const core::TrialSummary &t : std::as_const(node.trials))
             latest.push_back(t.trial);
-            if (t.best && (!node.best || (maximize ? *t.best > *node.best : *t.best < *node.best)))
-                node.best = t.best;
-        }
         node.counts = core::countPhases(latest);
+        // The same best as `orrery sweep list` and `sweep best`: the run whose latest value of
+        // the sweep's metric is best by its goal.
+        if (const auto best = store.bestRun(sweep.id))
+            if (const core::LatestMetric *m = best->metric(sweep.metricName))
+                node.best = m->last.value;
         s.sweeps.push_back(std::move(node));
     }
     s.paramKeys = store.paramKeys();

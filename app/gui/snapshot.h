@@ -18,7 +18,7 @@ struct SweepNode {
     QString experiment;
     QList<core::TrialSummary> trials;
     core::PhaseCounts counts;
-    std::optional<double> best;  // the sweep's metric, by its goal, over its trials
+    std::optional<double> best;  // the best run's latest value of the sweep's metric (store.bestRun)
 };
 
 struct Snapshot {
