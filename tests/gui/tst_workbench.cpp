@@ -16,6 +16,7 @@
 #include "storereader.h"
 #include "sweeptreemodel.h"
 
+#include "orrery/core/format.h"
 #include "orrery/core/store.h"
 
 #include <QAbstractItemModelTester>
@@ -187,10 +188,15 @@ private Q_SLOTS:
         QVERIFY(sweep.isValid());
         QCOMPARE(model.rowCount(sweep), f.runs.size());
         QCOMPARE(model.runsOf(sweep).size(), f.runs.size());
-        QVERIFY(sweep.siblingAtColumn(SweepTreeModel::BestColumn)
-                    .data()
-                    .toString()
-                    .startsWith(QStringLiteral("loss ")));
+        // The same best as `orrery sweep best`: the best run's latest value.
+        {
+            auto store = TrackingStore::open(f.path);
+            const auto best = store->bestRun(f.sweep);
+            QVERIFY(best);
+            QCOMPARE(sweep.siblingAtColumn(SweepTreeModel::BestColumn).data().toString(),
+                     QStringLiteral("loss ") +
+                         formatNumber(best->metric(QStringLiteral("loss"))->last.value, 4));
+        }
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         model.setSnapshot(snapshotOf(f.path));  // the same snapshot again: nothing added
         QCOMPARE(inserted.size(), 0);
