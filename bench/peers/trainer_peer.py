@@ -5,7 +5,7 @@ in eager PyTorch (Python), as a researcher would write it.
 
 Same architecture as trainer/src/model.cpp (patchify, per-frame ResBlocks with scale-shift
 embedding, spatial attention at the configured levels, zero-initialised temporal attention at
-every level, skips), same rectified-flow loss with logit-normal times, same AdamW (fused=True),
+every level, skips), same rectified-flow loss and preconditioning with logit-normal times, same AdamW (fused=True),
 gradient clipping and EMA, bf16 autocast on CUDA. Data are random tensors of the clip shape
 (orrery-train's loader runs on worker threads and is measured separately as data-wait), so this
 measures the model step only, which favours the peer.
@@ -32,7 +32,8 @@ def load_config(path):
     """The few keys we need from an orrery-train YAML (flat 'section: / key: value' files)."""
     cfg = {"model.channels": 32, "model.channel_mult": [1, 2], "model.patch": 2, "model.res_blocks": 1,
            "model.attn_levels": [1], "model.temporal_layers": 1, "model.heads": 4, "data.frames": 8,
-           "data.size": 32, "data.classes": 8, "train.batch_size": 8}
+           "data.size": 32, "data.classes": 8, "train.batch_size": 8, "model.data_mean": -0.92,
+           "model.data_std": 0.35}
     section = None
     for raw in open(path):
         line = raw.split("#")[0].rstrip()
@@ -153,6 +154,7 @@ class VideoUNet(nn.Module):
         emb, heads, frames = 4 * ch, cfg["model.heads"], cfg["data.frames"]
         attn, tl, rb = set(cfg["model.attn_levels"]), cfg["model.temporal_layers"], cfg["model.res_blocks"]
         self.ch, self.patch, self.rb, self.levels = ch, p, rb, len(mult)
+        self.mean, self.std = cfg["model.data_mean"], cfg["model.data_std"]
         self.conv_in = nn.Conv2d(3 * p * p, ch, 3, padding=1)
         self.time1, self.time2 = nn.Linear(ch, emb), nn.Linear(emb, emb)
         self.class_emb = nn.Embedding(cfg["data.classes"] + 1, emb)
@@ -179,6 +181,15 @@ class VideoUNet(nn.Module):
         nn.init.zeros_(self.conv_out.bias)
 
     def forward(self, x, t, labels):
+        # EDM preconditioning written for rectified flow, as orrery-train's model.precondition.
+        tb = t.float().view(-1, 1, 1, 1, 1)
+        var = (1 - tb).square() * self.std**2 + tb.square()
+        c_in, c_skip = var.rsqrt(), (tb - (1 - tb) * self.std**2) / var
+        centred = x.float() - (1 - tb) * self.mean
+        f = self.network(centred * c_in, t, labels).float()
+        return c_skip * centred + self.std * c_in * f - self.mean
+
+    def network(self, x, t, labels):
         b, c, frames, h, w = x.shape
         x = x.permute(0, 2, 1, 3, 4).reshape(b * frames, c, h, w)
         if self.patch > 1:

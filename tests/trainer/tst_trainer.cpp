@@ -183,6 +183,18 @@ private Q_SLOTS:
         QVERIFY(ok.out.contains("channels: 16"));
     }
 
+    void shippedConfigsAreValid()
+    {
+        const QDir configs(orrery::test::sourceFile(QStringLiteral("resources/configs")));
+        const QStringList files = configs.entryList({QStringLiteral("*.yaml")}, QDir::Files);
+        QVERIFY(files.size() >= 5);
+        for (const QString &name : files) {
+            const Result r =
+                train({QStringLiteral("--check-config"), QStringLiteral("--config"), configs.filePath(name)});
+            QVERIFY2(r.code == 0, qPrintable(name + QStringLiteral(": ") + QString::fromUtf8(r.err)));
+        }
+    }
+
     void schemaListsEveryKey()
     {
         const Result r = train({QStringLiteral("--print-schema"), QStringLiteral("--json")});
@@ -427,6 +439,71 @@ private Q_SLOTS:
                  sets + QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + bad}));
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("no file of the dataset decodes"), r.err.constData());
+    }
+
+    void oneProcessStopsAtTheNextStepWhateverTheCheckInterval()
+    {
+        // Alone, the trainer reads its own stop flag every step (no collective, no device sync),
+        // so stop_check_every, which paces the ranks' agreement, does not delay it.
+        const QString run = dir(QStringLiteral("signal-single"));
+        QProcess p;
+        p.start(
+            trainer(),
+            base(run,
+                 {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
+                  QStringLiteral("train.ckpt_every=0"), QStringLiteral("train.stop_check_every=1000000")}));
+        QVERIFY(p.waitForStarted());
+        for (int i = 0; i < 600 && losses(run).isEmpty(); ++i)
+            QThread::msleep(100);
+        QVERIFY(!losses(run).isEmpty());
+        ::kill(pid_t(p.processId()), SIGUSR1);
+        QVERIFY2(p.waitForFinished(120'000), "still training: the signal waits for the agreement interval");
+        QCOMPARE(p.exitCode(), 75);
+        const QJsonObject exit = exitJson(run);
+        QCOMPARE(exit[QLatin1String("state")].toString(), QStringLiteral("preempted"));
+        QVERIFY(exit[QLatin1String("step")].toInteger() < 1'000'000);
+    }
+
+    void systemMetricsCoverEveryRankOfTheNode()
+    {
+        // Every `train.system_every_s` rank 0 writes one `system` event with the node's CPU and
+        // memory, gathered from every rank (sysmetrics.h); no GPU keys on a CPU run.
+        const QStringList sets{QStringLiteral("train.steps=40"), QStringLiteral("train.sample_every=0"),
+                               QStringLiteral("train.eval_every=0"),
+                               QStringLiteral("train.system_every_s=0.3"),
+                               QStringLiteral("train.stop_check_every=2")};
+        auto systemEvents = [](const QString &run) {
+            QList<QJsonObject> out;
+            for (const QJsonObject &e : events(run))
+                if (e[QLatin1String("kind")].toString() == QLatin1String("system"))
+                    out.push_back(e[QLatin1String("values")].toObject());
+            return out;
+        };
+        auto meanRss = [](const QList<QJsonObject> &ev) {
+            double sum = 0;
+            for (const QJsonObject &v : ev)
+                sum += v[QLatin1String("node0/rss_gb")].toDouble();
+            return ev.isEmpty() ? 0.0 : sum / double(ev.size());
+        };
+        const QString one = dir(QStringLiteral("system-1")), two = dir(QStringLiteral("system-2"));
+        Result a = train(base(one, sets));
+        QVERIFY2(a.code == 0, a.err.constData());
+        Result b = train(base(two, sets) + QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
+        QVERIFY2(b.code == 0, b.err.constData());
+        const QList<QJsonObject> single = systemEvents(one), pair = systemEvents(two);
+        QVERIFY2(single.size() >= 2, qPrintable(QString::number(single.size())));
+        QVERIFY2(pair.size() >= 2, qPrintable(QString::number(pair.size())));
+        for (const QJsonObject &v : single + pair) {
+            QCOMPARE(v.keys(),
+                     (QStringList{QStringLiteral("node0/cpu_pct"), QStringLiteral("node0/rss_gb")}));
+            const double cpu = v[QLatin1String("node0/cpu_pct")].toDouble(),
+                         rss = v[QLatin1String("node0/rss_gb")].toDouble();
+            QVERIFY2(cpu > 5 && cpu < 100.0 * 64, qPrintable(QString::number(cpu)));  // it trains
+            QVERIFY2(rss > 0.05 && rss < 64, qPrintable(QString::number(rss)));  // LibTorch is loaded
+        }
+        // Two processes, each with LibTorch and a model: the node's memory is their sum.
+        QVERIFY2(meanRss(pair) > 1.5 * meanRss(single),
+                 qPrintable(QStringLiteral("%1 vs %2").arg(meanRss(pair)).arg(meanRss(single))));
     }
 
     void sigusr1CheckpointsAndExitsPreempted()

@@ -78,6 +78,7 @@ Rendezvous rendezvousFromEnvironment()
         r.rank = envInt("SLURM_PROCID", 0);
         r.worldSize = envInt("SLURM_NTASKS", 1);
         r.localRank = envInt("SLURM_LOCALID", 0);
+        r.node = envInt("SLURM_NODEID", 0);
         r.masterAddr = env("MASTER_ADDR").empty() ? firstHost(env("SLURM_JOB_NODELIST")) : env("MASTER_ADDR");
         if (r.masterAddr.empty())
             r.masterAddr = "127.0.0.1";
@@ -88,6 +89,7 @@ Rendezvous rendezvousFromEnvironment()
         r.rank = envInt("RANK", 0);
         r.worldSize = envInt("WORLD_SIZE", 1);
         r.localRank = envInt("LOCAL_RANK", r.rank);
+        r.node = envInt("GROUP_RANK", 0);
         r.masterAddr = env("MASTER_ADDR").empty() ? "127.0.0.1" : env("MASTER_ADDR");
         r.masterPort = envInt("MASTER_PORT", 29500);
         r.source = "env";

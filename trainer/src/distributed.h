@@ -22,6 +22,7 @@ namespace orrery::train {
 
 struct Rendezvous {
     int rank = 0, worldSize = 1, localRank = 0;
+    int node = 0;  // this process's node among the job's (SLURM_NODEID, torchrun's GROUP_RANK)
     std::string masterAddr = "127.0.0.1";
     int masterPort = 29500;
     std::string source = "single process";  // "slurm", "env", "--nproc"

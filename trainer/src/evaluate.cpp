@@ -151,7 +151,8 @@ torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
         reference = torch::stack(refs).to(m_device);
     }
     return sampleFlow(model, noise, torch::tensor(labels).to(m_device), m_spec.classes,
-                      int(m_c.i("sample.steps")), m_c.f("sample.guidance"), reference);
+                      int(m_c.i("sample.steps")), m_c.f("sample.guidance"), m_c.f("sample.time_power"),
+                      m_c.b("sample.clip_x0"), reference);
 }
 
 std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model)

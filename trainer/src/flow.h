@@ -31,9 +31,28 @@ inline torch::Tensor velocityTarget(const torch::Tensor &x0, const torch::Tensor
     return noise - x0;
 }
 
-// Euler sampling with classifier-free guidance (cond and uncond in one batch).
+// The training loss of a batch: the mean squared velocity error, each sample weighted by
+// 1 / c_out(t)^2 when `unitWeight` (EDM's weighting: the preconditioned network's own error counts
+// the same at every t; plain v-MSE weighs the nearly-clean times most and the noisy ones, where
+// the layout is decided, least).
+inline torch::Tensor flowLoss(const torch::Tensor &v, const torch::Tensor &target, const torch::Tensor &t,
+                              const ModelOptions &o, bool unitWeight)
+{
+    if (!unitWeight)
+        return torch::mse_loss(v.to(torch::kFloat32), target);
+    const auto tf = t.to(torch::kFloat32);
+    const double s2 = o.dataStd * o.dataStd;
+    const auto weight = ((1 - tf).square() * s2 + tf.square()) / s2;  // 1 / c_out^2
+    const auto perSample = (v.to(torch::kFloat32) - target).square().mean({1, 2, 3, 4});
+    return (weight * perSample).mean();
+}
+
+// Euler sampling with classifier-free guidance (cond and uncond in one batch), at the times
+// t_i = (1 - i/steps)^timePower: a power above 1 spends the steps near t = 0, where the last step
+// leaves t_last x (the model's error on the noise) in the sample (EDM's rho schedule does the same).
+// clipX0: each step's predicted clean clip is clamped to [-1, 1] before stepping towards it.
 torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
-                         std::int64_t nullLabel, int steps, double guidance,
-                         const torch::Tensor &reference = {});
+                         std::int64_t nullLabel, int steps, double guidance, double timePower = 1.0,
+                         bool clipX0 = false, const torch::Tensor &reference = {});
 
 }  // namespace orrery::train

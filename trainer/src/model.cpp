@@ -178,6 +178,25 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
 torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
                                      const torch::Tensor &labels, const torch::Tensor &reference)
 {
+    if (!m_opt.precondition)
+        return network(x, t, labels, reference);
+    // x_t = (1 - t) x0 + t eps with x0 of mean m and std s: the best linear estimate of
+    // v = eps - x0 from x_t is -m + c_skip (x_t - (1 - t) m), with residual std c_out; the network
+    // sees x_t scaled to unit variance and predicts that residual in unit scale. Untrained, the
+    // model already removes the noise down to the data's mean (a plain v-prediction's zero output
+    // leaves it all in: the quickstart's samples were static, docs/trainer.md).
+    const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
+    const double m = m_opt.dataMean, s = m_opt.dataStd;
+    const auto var = (1 - tb).square() * (s * s) + tb.square();
+    const auto cIn = var.rsqrt(), cOut = s * cIn, cSkip = (tb - (1 - tb) * (s * s)) / var;
+    const auto centred = x.to(torch::kFloat32) - (1 - tb) * m;
+    const auto f = network(centred * cIn, t, labels, reference).to(torch::kFloat32);
+    return cSkip * centred + cOut * f - m;
+}
+
+torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor &t,
+                                     const torch::Tensor &labels, const torch::Tensor &reference)
+{
     const auto b = x.size(0), c = x.size(1), frames = x.size(2), h = x.size(3), w = x.size(4);
     auto in = x.permute({0, 2, 1, 3, 4}).reshape({b * frames, c, h, w});
     if (m_opt.referenceFrame) {

@@ -29,6 +29,10 @@ struct ModelOptions {
     std::int64_t frames = 8;
     std::int64_t patch = 1;  // pixel-unshuffle p x p patches into channels first (DiT's patch size)
     bool referenceFrame = false;
+    // Preconditioning (EDM, Karras et al. 2022, written for rectified flow): the network predicts
+    // the residual of the best linear estimate of v given x_t, for data of this mean and std.
+    bool precondition = true;
+    double dataMean = 0.0, dataStd = 0.5;
 };
 
 class ResBlockImpl : public torch::nn::Module {
@@ -86,12 +90,15 @@ class VideoUNetImpl : public torch::nn::Module {
 public:
     explicit VideoUNetImpl(const ModelOptions &o);
     // x: noisy clips [B, C, T, H, W]; t: flow time in [0, 1] [B]; labels [B] (o.classes = none);
-    // reference: clean first frames [B, C, H, W] (when o.referenceFrame). Returns the velocity.
+    // reference: clean first frames [B, C, H, W] (when o.referenceFrame). Returns the velocity
+    // (float32 when preconditioned).
     torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
                           const torch::Tensor &reference = {});
     const ModelOptions &options() const { return m_opt; }
 
 private:
+    torch::Tensor network(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
+                          const torch::Tensor &reference);
     ModelOptions m_opt;
     torch::nn::Conv2d convIn{nullptr}, convOut{nullptr};
     torch::nn::GroupNorm normOut{nullptr};

@@ -103,6 +103,14 @@ void RunLog::metrics(std::int64_t step, const std::vector<std::pair<std::string,
     write({{"kind", "metrics"}, {"step", step}, {"values", v}});
 }
 
+void RunLog::system(const std::vector<std::pair<std::string, double>> &values)
+{
+    nlohmann::json v = nlohmann::json::object();
+    for (const auto &[k, x] : values)
+        v[k] = jsonValue(x);
+    write({{"kind", "system"}, {"values", v}});
+}
+
 void RunLog::artifact(std::int64_t step, const std::string &relativePath, const std::string &type)
 {
     write({{"kind", "artifact"}, {"step", step}, {"path", relativePath}, {"type", type}});

@@ -24,6 +24,8 @@ public:
 
     void start(const nlohmann::json &run);
     void metrics(std::int64_t step, const std::vector<std::pair<std::string, double>> &values);
+    // No step: readers give it the last training step (ARCHITECTURE.md).
+    void system(const std::vector<std::pair<std::string, double>> &values);
     void artifact(std::int64_t step, const std::string &relativePath, const std::string &type);
     void status(const std::string &state, const std::string &message = {});
     // Something the user should know that did not stop the run (a corrupt video skipped).

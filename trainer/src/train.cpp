@@ -7,6 +7,7 @@
 #include "flow.h"
 #include "model.h"
 #include "runlog.h"
+#include "sysmetrics.h"
 #include "video.h"
 #include "videodata.h"
 
@@ -72,6 +73,9 @@ ModelOptions modelOptions(const Config &c)
     o.frames = c.i("data.frames");
     o.patch = c.i("model.patch");
     o.referenceFrame = c.b("model.reference_frame");
+    o.precondition = c.b("model.precondition");
+    o.dataMean = c.f("model.data_mean");
+    o.dataStd = c.f("model.data_std");
     return o;
 }
 
@@ -166,7 +170,8 @@ struct Checkpointer {
 }  // namespace
 
 torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
-                         std::int64_t nullLabel, int steps, double guidance, const torch::Tensor &reference)
+                         std::int64_t nullLabel, int steps, double guidance, double timePower, bool clipX0,
+                         const torch::Tensor &reference)
 {
     torch::NoGradGuard ng;
     auto x = noise;
@@ -174,11 +179,19 @@ torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const tor
     const auto both = torch::cat({labels, torch::full_like(labels, nullLabel)});
     const auto ref = reference.defined() ? torch::cat({reference, reference}) : torch::Tensor();
     for (int i = 0; i < steps; ++i) {
-        const double t = 1.0 - double(i) / steps, tNext = 1.0 - double(i + 1) / steps;
+        const double t = std::pow(1.0 - double(i) / steps, timePower),
+                     tNext = std::pow(1.0 - double(i + 1) / steps, timePower);
         const auto tt = torch::full({2 * b}, t, noise.options());
         const auto v2 = model->forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
         const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
-        x = x + (tNext - t) * (vu + guidance * (vc - vu));
+        auto v = vu + guidance * (vc - vu);
+        if (clipX0) {
+            // The clean clip this velocity points at, x0 = x_t - t v, kept within the data's range
+            // (DDPM's clip_denoised; guidance overshoots it).
+            const auto x0 = (x - t * v).clamp(-1.0, 1.0);
+            v = (x - x0) / t;
+        }
+        x = x + (tNext - t) * v;
     }
     return x;
 }
@@ -333,6 +346,7 @@ int runTraining(const RunOptions &opt)
         std::int64_t windowSteps = 0;
         const double clip = c.f("optim.grad_clip");
         const double decay = c.f("train.ema_decay");
+        const bool unitWeight = c.s("train.loss_weighting") == "unit";
 
         auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
             if (!lead)
@@ -354,6 +368,28 @@ int runTraining(const RunOptions &opt)
                 log.status("checkpointed", "step " + std::to_string(at));
             }
             pg.barrier();
+        };
+
+        // System metrics: every rank samples itself, rank 0 gathers and writes (sysmetrics.h).
+        const bool single = r.worldSize == 1;
+        const double systemEvery = c.f("train.system_every_s");
+        double lastSystem = now();
+        SystemMonitor monitor(r.node, cuda ? int(device.index()) : -1);
+        if (!monitor.gpuProblem().empty())
+            log.warning(monitor.gpuProblem());
+        auto writeSystemMetrics = [&] {
+            const int fields = SystemSample::kFields;
+            auto all = torch::zeros({r.worldSize, fields});
+            monitor.sample().pack(all[r.rank].data_ptr<float>());
+            if (!single) {
+                auto onDevice = all.to(device);
+                pg.allreduceSum(onDevice);
+                all = onDevice.cpu();
+            }
+            std::vector<SystemSample> ranks;
+            for (int i = 0; i < r.worldSize; ++i)
+                ranks.push_back(SystemSample::unpack(all[i].data_ptr<float>()));
+            log.system(systemValues(ranks));
         };
 
         model->train();
@@ -381,7 +417,8 @@ int runTraining(const RunOptions &opt)
                         at::autocast::clear_cache();
                     }
                 }
-                auto loss = torch::mse_loss(v.to(torch::kFloat32), velocityTarget(x0, noise)) / double(accum);
+                auto loss =
+                    flowLoss(v, velocityTarget(x0, noise), t, model->options(), unitWeight) / double(accum);
                 loss.backward();
                 lossAcc += loss.detach();
             }
@@ -452,14 +489,28 @@ int runTraining(const RunOptions &opt)
                 }
             }
 
-            // The stop flag, agreed across ranks, so all stop after the same step.
-            const bool checkNow = step % c.i("train.stop_check_every") == 0 || step == opt.stopAtStep;
+            // The stop flag and whether system metrics are due. One process reads its own flag
+            // every step (no device work); several agree through an allreduce every
+            // train.stop_check_every steps (a host sync, so not every step), so that all stop
+            // after the same step.
+            const bool checkNow =
+                single || step % c.i("train.stop_check_every") == 0 || step == opt.stopAtStep;
             if (checkNow && step < total) {
-                int local = g_signal.load() != 0 || step == opt.stopAtStep ? 1 : 0;
-                auto flag =
-                    torch::tensor({local}, torch::TensorOptions().dtype(torch::kInt32).device(device));
-                pg.allreduceMax(flag);
-                if (flag.item<int>() != 0) {
+                bool stop = g_signal.load() != 0 || step == opt.stopAtStep;
+                bool systemDue = lead && systemEvery > 0 && now() - lastSystem >= systemEvery;
+                if (!single) {
+                    auto flag = torch::tensor({int(stop), int(systemDue)},
+                                              torch::TensorOptions().dtype(torch::kInt32).device(device));
+                    pg.allreduceMax(flag);
+                    const auto host = flag.cpu();
+                    stop = host[0].item<int>() != 0;
+                    systemDue = host[1].item<int>() != 0;
+                }
+                if (systemDue) {
+                    writeSystemMetrics();
+                    lastSystem = now();
+                }
+                if (stop) {
                     const int sig = g_signal.load();
                     const std::string reason = sig == SIGUSR1 ? "SIGUSR1 (pre-timeout signal)"
                         : sig == SIGTERM                      ? "SIGTERM"
