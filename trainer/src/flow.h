@@ -40,11 +40,9 @@ inline torch::Tensor flowLoss(const torch::Tensor &v, const torch::Tensor &targe
 {
     if (!unitWeight)
         return torch::mse_loss(v.to(torch::kFloat32), target);
-    const auto tf = t.to(torch::kFloat32);
-    const double s2 = o.dataStd * o.dataStd;
-    const auto weight = ((1 - tf).square() * s2 + tf.square()) / s2;  // 1 / c_out^2
-    const auto perSample = (v.to(torch::kFloat32) - target).square().mean({1, 2, 3, 4});
-    return (weight * perSample).mean();
+    const auto weight = flowInputVariance(t, o.dataStd) / (o.dataStd * o.dataStd);  // 1 / c_out^2
+    const auto error = (v.to(torch::kFloat32) - target).square().mean({1, 2, 3, 4}, /*keepdim=*/true);
+    return (weight * error).mean();
 }
 
 // Euler sampling with classifier-free guidance (cond and uncond in one batch), at the times

@@ -187,7 +187,7 @@ torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor
     // leaves it all in: the quickstart's samples were static, docs/trainer.md).
     const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
     const double m = m_opt.dataMean, s = m_opt.dataStd;
-    const auto var = (1 - tb).square() * (s * s) + tb.square();
+    const auto var = flowInputVariance(t, s);
     const auto cIn = var.rsqrt(), cOut = s * cIn, cSkip = (tb - (1 - tb) * (s * s)) / var;
     const auto centred = x.to(torch::kFloat32) - (1 - tb) * m;
     const auto f = network(centred * cIn, t, labels, reference).to(torch::kFloat32);

@@ -111,4 +111,12 @@ TORCH_MODULE(VideoUNet);
 
 std::int64_t parameterCount(const torch::nn::Module &m);
 
+// Var(x_t) = (1 - t)^2 s^2 + t^2 for data of std s, as [B, 1, 1, 1, 1] (float32): the
+// preconditioning's c_in = 1/sqrt of it and c_out = s/sqrt of it (VideoUNet::forward, flowLoss).
+inline torch::Tensor flowInputVariance(const torch::Tensor &t, double dataStd)
+{
+    const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
+    return (1 - tb).square() * (dataStd * dataStd) + tb.square();
+}
+
 }  // namespace orrery::train
