@@ -10,8 +10,14 @@ gradient clipping and EMA, bf16 autocast on CUDA. Data are random tensors of the
 (orrery-train's loader runs on worker threads and is measured separately as data-wait), so this
 measures the model step only, which favours the peer.
 
-Usage: trainer_peer.py --config tiny.yaml [--steps N] [--warmup N] [--device cpu|cuda]
-Prints one JSON line: parameters, samples/s, step time.
+Usage: trainer_peer.py --config tiny.yaml [--steps N] [--warmup N] [--device cpu|cuda] [--compile]
+Prints one JSON line: parameters, samples/s, step time, the FLOPs of one training step and the
+peak device memory. --compile runs the model through torch.compile (the warm-up steps compile).
+
+FLOPs: torch.utils.flop_counter.FlopCounterMode over one real training step of this model (forward
+and backward of every matrix product, convolution and attention; elementwise work, norms and the
+optimizer are not counted, as in the usual MFU definition). The model is orrery-train's, layer for
+layer (the parameter counts are compared by bench/trainer.sh), so the count is also orrery-train's.
 """
 import argparse
 import json
@@ -228,6 +234,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     args = ap.parse_args()
     cfg = load_config(args.config)
     dev = torch.device(args.device)
@@ -255,6 +262,15 @@ def main():
             torch._foreach_lerp_(ema, list(model.parameters()), 1 - 0.999)
         return loss.detach()
 
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        step()
+    flops = counter.get_total_flops()
+    fwd = model
+    if args.compile:
+        model = torch.compile(model)
     for _ in range(args.warmup):
         step()
     if dev.type == "cuda":
@@ -265,8 +281,12 @@ def main():
     if dev.type == "cuda":
         torch.cuda.synchronize()
     dt = (time.perf_counter() - t0) / args.steps
-    print(json.dumps({"peer": "pytorch-eager", "parameters": sum(p.numel() for p in model.parameters()),
-                      "samples_per_s": b / dt, "step_time_s": dt, "device": dev.type, "torch": torch.__version__}))
+    peak = torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else None
+    print(json.dumps({"peer": "pytorch-compile" if args.compile else "pytorch-eager",
+                      "parameters": sum(p.numel() for p in fwd.parameters()), "samples_per_s": b / dt,
+                      "step_time_s": dt, "flops_per_step": flops, "tflops": flops / dt / 1e12,
+                      "peak_mem_gb": peak, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+                      "torch": torch.__version__}))
 
 
 if __name__ == "__main__":

@@ -240,6 +240,14 @@ std::vector<KeySpec> makeSchema()
         {"dist.bucket_mb", Type::Float, 25.0, "gradient bucket size in MB (DDP's default)", 0.01, 4096, {}},
         {"dist.timeout_s", Type::Int, I(120), "collective timeout", 1, 1e6, {}},
         {"dist.health_timeout_s", Type::Int, I(30), "start-up health check timeout", 1, 1e6, {}},
+        {"dist.process_group",
+         Type::String,
+         std::string("auto"),
+         "auto (collectives only with several processes) | always (NCCL/Gloo even in one process: "
+         "checks the distributed path on one GPU)",
+         0,
+         0,
+         {"auto", "always"}},
     };
 }
 

@@ -102,9 +102,9 @@ Rendezvous rendezvousFromEnvironment()
     return r;
 }
 
-ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds) : m_r(r)
+ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds, bool always) : m_r(r)
 {
-    if (r.worldSize == 1)
+    if (r.worldSize == 1 && !always)
         return;
     c10d::TCPStoreOptions so;
     so.port = std::uint16_t(r.masterPort);
@@ -148,9 +148,14 @@ ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds) :
 
 ProcessGroup::~ProcessGroup() = default;
 
+std::string ProcessGroup::backend() const
+{
+    return m_pg ? m_pg->getBackendName() : "none";
+}
+
 void ProcessGroup::healthCheck(const torch::Device &device, int seconds)
 {
-    if (m_r.worldSize == 1)
+    if (!active())
         return;
     auto t = torch::ones({1}, torch::TensorOptions().device(device));
     std::vector<torch::Tensor> ts{t};
@@ -171,13 +176,13 @@ void ProcessGroup::healthCheck(const torch::Device &device, int seconds)
 
 void ProcessGroup::allreduceSum(torch::Tensor &t)
 {
-    if (m_r.worldSize > 1)
+    if (active())
         allreduceAsync(t)->wait();
 }
 
 void ProcessGroup::allreduceMax(torch::Tensor &t)
 {
-    if (m_r.worldSize == 1)
+    if (!active())
         return;
     std::vector<torch::Tensor> ts{t};
     c10d::AllreduceOptions o;
@@ -193,7 +198,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroup::allreduceAsync(torch::Tensor &t)
 
 void ProcessGroup::barrier()
 {
-    if (m_r.worldSize > 1)
+    if (active())
         m_pg->barrier()->wait();
 }
 
@@ -215,7 +220,7 @@ private:
 GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, double bucketMB)
     : m_pg(pg), m_params(std::move(params))
 {
-    if (pg.worldSize() == 1)
+    if (!pg.active())
         return;
     // Buckets in reverse parameter order: backward produces the last layers' gradients first.
     const auto limit = std::int64_t(bucketMB * 1024 * 1024);
@@ -246,7 +251,7 @@ GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, 
 GradientSync::~GradientSync()
 {
     for (auto &p : m_params)
-        if (m_pg.worldSize() > 1)
+        if (m_pg.active())
             torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
 }
 
@@ -271,7 +276,7 @@ void GradientSync::onGradReady(std::size_t param)
 
 void GradientSync::finish()
 {
-    if (m_pg.worldSize() == 1 || !m_enabled)
+    if (!m_pg.active() || !m_enabled)
         return;
     torch::NoGradGuard ng;
     const double scale = 1.0 / m_pg.worldSize();

@@ -39,12 +39,17 @@ std::string firstHost(const std::string &nodelist);
 
 class ProcessGroup {
 public:
-    // Connects every rank (blocks until all have joined or timeout). world size 1: no-op.
-    ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds);
+    // Connects every rank (blocks until all have joined or timeout). World size 1: nothing, unless
+    // `always` (dist.process_group: always), which builds the NCCL/Gloo group for one rank so that
+    // the distributed path (health check, buckets, collectives) can be checked on one GPU.
+    ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds, bool always = false);
     ~ProcessGroup();
 
     int rank() const { return m_r.rank; }
     int worldSize() const { return m_r.worldSize; }
+    // Whether collectives run at all (a group was built); "nccl", "gloo" or "none".
+    bool active() const { return bool(m_pg); }
+    std::string backend() const;
 
     // A small allreduce and a barrier within `seconds`; throws with a clear message otherwise
     // (a pre-flight check, as SageMaker's: a dead NIC or a wrong MASTER_ADDR fails here, in

@@ -256,7 +256,7 @@ int runTraining(const RunOptions &opt)
     RunLog log(runDir.string(), lead);
     std::int64_t step = 0;
     try {
-        ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")));
+        ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")), c.s("dist.process_group") == "always");
         pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
 
         const auto seed = std::uint64_t(c.i("seed"));
@@ -295,6 +295,7 @@ int runTraining(const RunOptions &opt)
 
         const std::int64_t B = c.i("train.batch_size"), accum = c.i("train.grad_accum"),
                            total = c.i("train.steps");
+        GradientSync sync(pg, params, c.f("dist.bucket_mb"));
         nlohmann::json params_json = nlohmann::json::object();
         for (const auto &[k, v] : c.flat())
             params_json[k] = v;
@@ -304,6 +305,8 @@ int runTraining(const RunOptions &opt)
                    {"torch", TORCH_VERSION},
                    {"precision", bf16 ? "bf16" : "fp32"},
                    {"rendezvous", r.source},
+                   {"process_group", pg.backend()},
+                   {"gradient_buckets", sync.bucketCount()},
                    {"parameters", parameterCount(*model)},
                    {"resumed_from", resumedFrom},
                    {"config_file", opt.configPath},
@@ -315,7 +318,6 @@ int runTraining(const RunOptions &opt)
             return 0;
         }
 
-        GradientSync sync(pg, params, c.f("dist.bucket_mb"));
         ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed,
                         c.s("train.time_sampling") == "logit_normal"};
         const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
@@ -371,7 +373,7 @@ int runTraining(const RunOptions &opt)
         };
 
         // System metrics: every rank samples itself, rank 0 gathers and writes (sysmetrics.h).
-        const bool single = r.worldSize == 1;
+        const bool single = !pg.active();
         const double systemEvery = c.f("train.system_every_s");
         double lastSystem = now();
         SystemMonitor monitor(r.node, cuda ? int(device.index()) : -1);

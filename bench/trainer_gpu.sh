@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# The trainer's GPU figures in one go on one GPU machine (bench/RESULTS.md, "orrery-train on a
+# GPU"): builds orrery-train from the bundled source against that machine's own PyTorch, as a
+# cluster would, then runs the stages named on the command line.
+#
+# Usage: bench/trainer_gpu.sh [STAGE...]   (default: build bench data nccl stopcheck)
+#   build      cmake -S trainer against python3's torch (Release, sm_90 for H100/H200)
+#   bench      bench/trainer.sh for small, base and large: orrery-train against the PyTorch peer,
+#              eager and torch.compile, with MFU and peak memory
+#   data       data wait of base with the moving shapes and with a folder of Y4M clips
+#   nccl       the NCCL path in one process (dist.process_group=always): health check, buckets,
+#              checkpoint, a stop and a resume, checked against an uninterrupted run
+#   stopcheck  step time of small with the stop flag agreed every step against every 10 steps
+#   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
+# Env: OUT (where logs go; default /tmp/orrery-gpu), DEPS (a folder with include/ and lib/ for
+#      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${OUT:-/tmp/orrery-gpu}
+mkdir -p "$out"
+build=${BUILD:-$root/build/gpu}
+train=${TRAINER:-$build/bin/orrery-train}
+python=$(command -v python3)
+stages=("$@")
+[[ ${#stages[@]} == 0 ]] && stages=(build bench data nccl stopcheck)
+banner() { printf '\n=== %s (%s s)\n' "$*" "$SECONDS"; }
+fail=0
+
+for stage in "${stages[@]}"; do
+  case $stage in
+  build)
+    banner "build orrery-train against $($python -c 'import torch; print(torch.__version__)')"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv,noheader
+    g++ --version | head -1
+    nvcc --version | tail -1
+    deps=()
+    if [[ -n ${DEPS:-} ]]; then
+      deps=(-DORRERY_YAML_CPP_INCLUDE_DIR="$DEPS/include" -DORRERY_YAML_CPP_LIBRARY="$DEPS/lib/libyaml-cpp.a"
+        -DORRERY_NLOHMANN_JSON_INCLUDE_DIR="$DEPS/include" -DORRERY_GLOO_INCLUDE_DIR="$DEPS/include")
+    fi
+    cmake -S "$root/trainer" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_PYTHON="$python" \
+      -DTORCH_CUDA_ARCH_LIST=9.0 ${deps[@]+"${deps[@]}"} >"$out/configure.log" 2>&1 ||
+      { tail -30 "$out/configure.log"; exit 1; }
+    grep -E "orrery-train:" "$out/configure.log"
+    cmake --build "$build" >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -30; exit 1; }
+    grep -c "warning:" "$out/build.log" | sed 's/^/compiler warnings: /'
+    "$train" --version
+    ;;
+  bench)
+    banner "throughput: orrery-train against the PyTorch peer (eager, torch.compile)"
+    TRAINER="$train" PYTHON="$python" CONFIGS="${CONFIGS:-small base large}" STEPS="${STEPS:-30}" WARMUP="${WARMUP:-10}" \
+      "$root/bench/trainer.sh" "$out/bench" || fail=1
+    ;;
+  data)
+    banner "data wait: base with moving shapes, and with a folder of Y4M clips"
+    clips="$out/clips"
+    "$python" - "$clips" <<'PY'
+# 64 clips of 48 frames at 128x128 (4:2:0), in two labelled subfolders: what data.kind=folder reads.
+import os, sys
+import numpy as np
+root = sys.argv[1]
+rng = np.random.default_rng(0)
+yy, xx = np.mgrid[0:128, 0:128]
+for k in range(64):
+    d = os.path.join(root, f"class{k % 2}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"clip{k:03d}.y4m"), "wb") as f:
+        f.write(b"YUV4MPEG2 W128 H128 F24:1 Ip A1:1 C420jpeg\n")
+        cx, cy, vx, vy = rng.uniform(20, 100, 4)
+        for t in range(48):
+            x, y = (cx + t * (vx - 60) / 20) % 128, (cy + t * (vy - 60) / 20) % 128
+            luma = np.where((xx - x) ** 2 + (yy - y) ** 2 < 200, 220, 30 + (xx // 4)).astype(np.uint8)
+            f.write(b"FRAME\n" + luma.tobytes() + np.full(2 * 64 * 64, 128 + 40 * (k % 2), np.uint8).tobytes())
+PY
+    for kind in moving_shapes folder; do
+      sets=()
+      [[ $kind == folder ]] && sets=(--set data.kind=folder --set data.path="$clips" --set data.classes=2)
+      rm -rf "$out/data-$kind"
+      "$train" --config "$root/resources/configs/base.yaml" --run-dir "$out/data-$kind" --set train.steps=61 \
+        --set train.log_every=10 --set train.ckpt_every=0 --set train.sample_every=0 --set train.eval_every=0 \
+        ${sets[@]+"${sets[@]}"} --stop-at-step 60 >"$out/data-$kind.log" 2>&1
+      "$python" - "$out/data-$kind/events.jsonl" "$kind" <<'PY' || fail=1
+import json, sys
+rows = [json.loads(l)["values"] for l in open(sys.argv[1]) if '"kind":"metrics"' in l]
+rows = [r for r in rows if "perf/data_wait_frac" in r][1:]
+w = sum(r["perf/data_wait_frac"] for r in rows) / len(rows)
+s = sum(r["perf/step_time_s"] for r in rows) / len(rows)
+print(f"data {sys.argv[2]:14} step {1e3 * s:7.1f} ms  data wait {100 * w:6.2f}%  ({'met' if w < 0.02 else 'NOT met'}: < 2%)")
+PY
+    done
+    ;;
+  nccl)
+    banner "NCCL in one process: health check, buckets, checkpoint, stop, resume"
+    common=(--config "$root/resources/configs/small.yaml" --set train.steps=60 --set train.log_every=10
+      --set train.ckpt_every=20 --set train.sample_every=0 --set train.eval_every=60 --set dist.process_group=always)
+    rm -rf "$out/nccl-straight" "$out/nccl-resumed"
+    export WORLD_SIZE=1 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29555
+    "$train" "${common[@]}" --run-dir "$out/nccl-straight" >"$out/nccl-straight.log" 2>&1
+    echo "uninterrupted: exit $?"
+    "$train" "${common[@]}" --run-dir "$out/nccl-resumed" --stop-at-step 30 >"$out/nccl-stop.log" 2>&1
+    echo "stopped at 30: exit $? (75: stopped, resumable)"
+    "$train" "${common[@]}" --run-dir "$out/nccl-resumed" >"$out/nccl-resume.log" 2>&1
+    echo "resumed: exit $?"
+    unset WORLD_SIZE RANK MASTER_ADDR MASTER_PORT
+    "$python" - "$out/nccl-straight/events.jsonl" "$out/nccl-resumed/events.jsonl" <<'PY' || fail=1
+import json, sys
+def read(p):
+    ev = [json.loads(l) for l in open(p)]
+    starts = [e["run"] for e in ev if e["kind"] == "start"]
+    loss = {e["step"]: e["values"]["train/loss"] for e in ev if e["kind"] == "metrics" and "train/loss" in e["values"]}
+    ev_loss = [e["values"]["eval/loss"] for e in ev if e["kind"] == "metrics" and "eval/loss" in e["values"]]
+    return starts, loss, ev_loss
+s1, l1, e1 = read(sys.argv[1])
+s2, l2, e2 = read(sys.argv[2])
+for s in s1 + s2:
+    print(f"start: device {s['device']} process group {s.get('process_group')} buckets {s.get('gradient_buckets')} "
+          f"precision {s['precision']} resumed from '{s.get('resumed_from')}'")
+print("loss at 60: uninterrupted", l1.get(60), "stopped+resumed", l2.get(60), "| eval", e1, e2)
+ok = all(s.get("process_group") == "nccl" and s.get("gradient_buckets", 0) > 0 for s in s1 + s2)
+ok = ok and len(s2) == 2 and s2[1].get("resumed_from", "").startswith("step-")
+ok = ok and l1.get(60) is not None and l2.get(60) is not None and abs(l1[60] - l2[60]) <= 0.02 * abs(l1[60])
+print("nccl path:", "ok" if ok else "FAILED")
+sys.exit(0 if ok else 1)
+PY
+    ;;
+  stopcheck)
+    banner "the stop-flag agreement's cost (small, NCCL group in one process)"
+    for every in 1 10; do
+      TRAINER="$train" PYTHON="$python" CONFIGS=small STEPS=60 WARMUP=20 PEER_COMPILE=0 \
+        SETS="dist.process_group=always train.stop_check_every=$every" \
+        "$root/bench/trainer.sh" "$out/stopcheck-$every" | grep -E "^small +orrery-train" | sed "s/^/stop_check_every=$every: /"
+    done
+    ;;
+  sweep)
+    banner "a 4-trial sweep through the local executor"
+    [[ -x ${ORRERY_CLI:-} ]] || { echo "no orrery CLI (set ORRERY_CLI)"; fail=1; continue; }
+    ORRERY_TRAINER="$train" timeout 300 "$ORRERY_CLI" sweep submit "$root/resources/sweeps/gpu-local.yaml" --watch \
+      >"$out/sweep.log" 2>&1
+    echo "sweep: exit $?"
+    tail -25 "$out/sweep.log"
+    ;;
+  *) echo "unknown stage $stage"; exit 2 ;;
+  esac
+done
+banner "done"
+exit $fail
