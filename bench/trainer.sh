@@ -7,7 +7,7 @@
 # their MFU.
 # Usage: bench/trainer.sh [WORK_DIR]
 # Env: CONFIGS (tiny small) STEPS (20) WARMUP (5) TRAINER PYTHON
-#      PEER_COMPILE (1 on CUDA: also time the peer under torch.compile)
+#      PEER_COMPILE (1 on CUDA: also time the peer under torch.compile) PEER (0: no peer at all)
 #      PEAK_TFLOPS (the device's dense bf16 peak for MFU; H100/H200 SXM: 989.4, from the name)
 #      SETS (extra --set KEY=VALUE words for orrery-train, e.g. "train.stop_check_every=1")
 #
@@ -39,7 +39,7 @@ for cfg in ${CONFIGS:-tiny small}; do
     --set train.steps=$((total + 1)) --set train.log_every="$warmup" --set train.ckpt_every=0 \
     --set train.sample_every=0 --set train.eval_every=0 ${extra[@]+"${extra[@]}"} --stop-at-step "$total" \
     >"$run.log" 2>&1 || [[ $? == 75 ]] || { tail -20 "$run.log"; exit 1; }
-  "$python" - "$run/events.jsonl" "$cfg" >>"$results" <<'PY'
+  "$python" - "$run/events.jsonl" "$cfg" <<'PY' | tee -a "$results"
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
 start = next(e["run"] for e in events if e.get("kind") == "start")
@@ -51,16 +51,16 @@ print(json.dumps({"config": sys.argv[2], "who": "orrery-train", "parameters": st
 PY
   modes=(eager)
   [[ $peer_compile == 1 ]] && modes+=(compile)
-  for mode in "${modes[@]}"; do
+  [[ ${PEER:-1} == 0 ]] && modes=()
+  for mode in ${modes[@]+"${modes[@]}"}; do
     flag=()
     [[ $mode == compile ]] && flag=(--compile)
     "$python" -W ignore "$root/bench/peers/trainer_peer.py" --config "$root/resources/configs/$cfg.yaml" \
       --steps "$steps" --warmup "$warmup" ${flag[@]+"${flag[@]}"} 2>"$work/$cfg-peer-$mode.log" |
-      sed "s/^{/{\"config\": \"$cfg\", \"who\": \"peer-$mode\", /" >>"$results" ||
+      sed "s/^{/{\"config\": \"$cfg\", \"who\": \"peer-$mode\", /" | tee -a "$results" ||
       { tail -20 "$work/$cfg-peer-$mode.log"; exit 1; }
   done
 done
-cat "$results"
 "$python" - "$results" "${PEAK_TFLOPS:-}" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

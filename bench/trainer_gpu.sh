@@ -12,7 +12,8 @@
 #   data       data wait of base with the moving shapes and with a folder of Y4M clips
 #   nccl       the NCCL path in one process (dist.process_group=always): health check, buckets,
 #              checkpoint, a stop and a resume, checked against an uninterrupted run
-#   stopcheck  step time of small with the stop flag agreed every step against every 10 steps
+#   stopcheck  step time of small with the stop flag agreed every 1, 10 and 50 steps (EVERY)
+#   profile    where the large model's step time goes (the peer, eager, under torch.profiler)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
 # Env: OUT (where logs go; default /tmp/orrery-gpu), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
@@ -101,7 +102,7 @@ PY
     echo "uninterrupted: exit $?"
     "$train" "${common[@]}" --run-dir "$out/nccl-resumed" --stop-at-step 30 >"$out/nccl-stop.log" 2>&1
     echo "stopped at 30: exit $? (75: stopped, resumable)"
-    "$train" "${common[@]}" --run-dir "$out/nccl-resumed" >"$out/nccl-resume.log" 2>&1
+    "$train" "${common[@]}" --run-dir "$out/nccl-resumed" --resume auto >"$out/nccl-resume.log" 2>&1
     echo "resumed: exit $?"
     unset WORLD_SIZE RANK MASTER_ADDR MASTER_PORT
     "$python" - "$out/nccl-straight/events.jsonl" "$out/nccl-resumed/events.jsonl" <<'PY' || fail=1
@@ -127,11 +128,16 @@ PY
     ;;
   stopcheck)
     banner "the stop-flag agreement's cost (small, NCCL group in one process)"
-    for every in 1 10; do
-      TRAINER="$train" PYTHON="$python" CONFIGS=small STEPS=60 WARMUP=20 PEER_COMPILE=0 \
+    for every in ${EVERY:-1 10 50}; do
+      TRAINER="$train" PYTHON="$python" CONFIGS=small STEPS=100 WARMUP=20 PEER=0 \
         SETS="dist.process_group=always train.stop_check_every=$every" \
         "$root/bench/trainer.sh" "$out/stopcheck-$every" | grep -E "^small +orrery-train" | sed "s/^/stop_check_every=$every: /"
     done
+    ;;
+  profile)
+    banner "profile: large, the peer in eager mode, top CUDA ops"
+    "$python" -W ignore "$root/bench/peers/trainer_peer.py" --config "$root/resources/configs/large.yaml" \
+      --steps 3 --warmup 3 --profile 2>&1 | tail -40
     ;;
   sweep)
     banner "a 4-trial sweep through the local executor"

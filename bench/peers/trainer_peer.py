@@ -22,6 +22,7 @@ layer (the parameter counts are compared by bench/trainer.sh), so the count is a
 import argparse
 import json
 import math
+import sys
 import time
 
 import torch
@@ -235,6 +236,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
+    ap.add_argument("--profile", action="store_true", help="print the top CUDA ops of the timed steps (stderr)")
     args = ap.parse_args()
     cfg = load_config(args.config)
     dev = torch.device(args.device)
@@ -275,12 +277,21 @@ def main():
         step()
     if dev.type == "cuda":
         torch.cuda.synchronize()
+    prof = None
+    if args.profile:
+        acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+        prof = torch.profiler.profile(activities=acts)
+        prof.__enter__()
     t0 = time.perf_counter()
     for _ in range(args.steps):
         step()
     if dev.type == "cuda":
         torch.cuda.synchronize()
     dt = (time.perf_counter() - t0) / args.steps
+    if prof:
+        prof.__exit__(None, None, None)
+        key = "self_cuda_time_total" if dev.type == "cuda" else "self_cpu_time_total"
+        print(prof.key_averages().table(sort_by=key, row_limit=25), file=sys.stderr)
     peak = torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else None
     print(json.dumps({"peer": "pytorch-compile" if args.compile else "pytorch-eager",
                       "parameters": sum(p.numel() for p in fwd.parameters()), "samples_per_s": b / dt,

@@ -318,6 +318,32 @@ private Q_SLOTS:
                     QStringLiteral("model/")) > 1e-4);
     }
 
+    void aProcessGroupOfOneTrainsExactlyAsNone()
+    {
+        // dist.process_group=always builds the Gloo group (NCCL on a GPU) for one process: the
+        // health check, the buckets and their allreduce run, and must change nothing.
+        const QStringList common{
+            QStringLiteral("train.steps=5"),        QStringLiteral("train.log_every=1"),
+            QStringLiteral("train.sample_every=0"), QStringLiteral("train.eval_every=0"),
+            QStringLiteral("dist.bucket_mb=0.05"),  QStringLiteral("train.stop_check_every=2")};
+        const QString none = dir(QStringLiteral("pg-none")), one = dir(QStringLiteral("pg-one"));
+        Result a = train(base(none, common));
+        QVERIFY2(a.code == 0, a.err.constData());
+        Result b = train(base(one, common + QStringList{QStringLiteral("dist.process_group=always")}));
+        QVERIFY2(b.code == 0, b.err.constData());
+        const QJsonObject runA = events(none).first()[QLatin1String("run")].toObject(),
+                          runB = events(one).first()[QLatin1String("run")].toObject();
+        QCOMPARE(runA[QLatin1String("process_group")].toString(), QStringLiteral("none"));
+        QCOMPARE(runA[QLatin1String("gradient_buckets")].toInt(), 0);
+        QCOMPARE(runB[QLatin1String("process_group")].toString(), QStringLiteral("gloo"));
+        QVERIFY(runB[QLatin1String("gradient_buckets")].toInt() > 1);
+        const auto la = losses(none), lb = losses(one);
+        QCOMPARE(lb.size(), 5);
+        for (qint64 s = 1; s <= 5; ++s)
+            QVERIFY2(std::abs(la[s] - lb[s]) <= 1e-6 * std::abs(la[s]),
+                     qPrintable(QStringLiteral("step %1: %2 vs %3").arg(s).arg(la[s]).arg(lb[s])));
+    }
+
     void resumedRunEqualsAnUninterruptedOne()
     {
         const QStringList common{QStringLiteral("train.steps=12"), QStringLiteral("train.log_every=1"),

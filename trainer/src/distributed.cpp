@@ -107,7 +107,8 @@ ProcessGroup::ProcessGroup(const Rendezvous &r, bool cuda, int timeoutSeconds, b
     if (r.worldSize == 1 && !always)
         return;
     c10d::TCPStoreOptions so;
-    so.port = std::uint16_t(r.masterPort);
+    // One rank (dist.process_group: always) has nobody to meet: any free port will do.
+    so.port = r.worldSize == 1 ? 0 : std::uint16_t(r.masterPort);
     so.isServer = r.rank == 0;
     so.numWorkers = std::size_t(r.worldSize);
     so.waitWorkers = true;

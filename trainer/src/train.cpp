@@ -242,6 +242,8 @@ int runTraining(const RunOptions &opt)
 #if ORRERY_TORCH_CUDA
         c10::cuda::set_device(index);
 #endif
+        // Every step has the same shapes: let cuDNN time its convolution algorithms once.
+        at::globalContext().setBenchmarkCuDNN(c.b("train.cudnn_benchmark"));
     }
     const std::string precision = c.s("train.precision");
     const bool bf16 = precision == "bf16" || (precision == "auto" && cuda);
