@@ -2,12 +2,9 @@
 //
 // `orrery`: the headless face. `orrery <noun> <verb> [options]`; every command calls core/remote
 // and only formats what they return.
-#include "cluster_commands.h"
+#include "command_table.h"
 #include "commands.h"
-#include "monitor_command.h"
 #include "output.h"
-#include "runs_commands.h"
-#include "sweep_commands.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
@@ -17,24 +14,6 @@
 namespace {
 
 using namespace orrery::cli;
-
-const QString kUsageText = QStringLiteral(
-    "usage: orrery [--version] [--help] [--db PATH] <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  doctor [--json]    check this machine: Qt, SQLite, the data and config directories,\n"
-    "                     the trainer (LibTorch, CUDA, NCCL, Gloo), libssh, ssh-agent\n"
-    "  experiments list   experiments and how many runs each has\n"
-    "  runs <verb>        list, show, compare, history, export, ingest, push (`orrery runs help`)\n"
-    "  cluster add|list|show|test|remove\n"
-    "                     cluster profiles; `test` connects and reports Slurm, nodes, GPUs\n"
-    "  monitor            full-screen terminal monitor: cluster partitions, nodes and your queue,\n"
-    "                     sweeps with trial counts, best value and a sparkline (`--help`)\n"
-    "  sweep plan FILE    validate a sweep spec and print its trials (and, with --cluster NAME,\n"
-    "                     the sbatch script); `orrery sweep help`\n"
-    "\n"
-    "--db PATH: the tracking database (default $ORRERY_DB, else %1)\n"
-    "exit status: 0 ok, 1 the operation failed, 2 usage error\n");
 
 // Takes the global `--db PATH` / `--db=PATH` out of args (it may stand anywhere).
 bool takeDatabaseOption(QStringList &args, Context &ctx)
@@ -64,7 +43,7 @@ int main(int argc, char **argv)
 
     QStringList args = QCoreApplication::arguments().mid(1);
     Context ctx;
-    const QString usage = kUsageText.arg(orrery::core::defaultDatabasePath());
+    const QString usage = usageText(orrery::core::defaultDatabasePath());
     if (!takeDatabaseOption(args, ctx)) {
         err(QStringLiteral("orrery: --db needs a path\n\n") + usage);
         return kUsage;
@@ -75,28 +54,17 @@ int main(int argc, char **argv)
         err(usage);
         return kUsage;
     }
-    const QString command = args.takeFirst();
+    const QString &command = args.front();
     if (command == QLatin1String("--version") || command == QLatin1String("-V")) {
         out(QStringLiteral("orrery %1\n").arg(orrery::core::version()));
         return kOk;
     }
     if (command == QLatin1String("--help") || command == QLatin1String("-h") ||
         command == QLatin1String("help")) {
+        if (args.size() > 1)  // `orrery help sweep` is `orrery sweep --help`
+            return dispatch(ctx, {args[1], QStringLiteral("--help")}, usage);
         out(usage);
         return kOk;
     }
-    if (command == QLatin1String("doctor"))
-        return runDoctor(args);
-    if (command == QLatin1String("experiments"))
-        return runExperiments(ctx, args);
-    if (command == QLatin1String("runs"))
-        return runRuns(ctx, args);
-    if (command == QLatin1String("cluster"))
-        return runCluster(args);
-    if (command == QLatin1String("sweep"))
-        return runSweep(ctx, args);
-    if (command == QLatin1String("monitor"))
-        return runMonitor(ctx, args);
-    err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(command) + usage);
-    return kUsage;
+    return dispatch(ctx, args, usage);
 }

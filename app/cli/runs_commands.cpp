@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "output.h"
+#include "statusblock.h"
 
 #include "orrery/core/format.h"
 #include "orrery/core/params.h"
@@ -12,6 +13,7 @@
 #include <QCommandLineParser>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -721,9 +723,10 @@ int runsIngest(const Context &ctx, const QStringList &args)
         QStringLiteral("experiment of runs seen for the first time (default: Default)"),
         QStringLiteral("NAME"), QStringLiteral("Default"));
     QCommandLineOption json(QStringLiteral("json"));
-    p.addOptions({experiment, json});
+    QCommandLineOption quiet(QStringLiteral("quiet"), QStringLiteral("no progress bar, no line per run"));
+    p.addOptions({experiment, json, quiet});
     int code = kOk;
-    const QString usage = QStringLiteral("orrery runs ingest DIR... [--experiment NAME] [--json]");
+    const QString usage = QStringLiteral("orrery runs ingest DIR... [--experiment NAME] [--json] [--quiet]");
     if (!parse(p, usage, args, &code))
         return code;
     if (p.positionalArguments().isEmpty()) {
@@ -749,14 +752,27 @@ int runsIngest(const Context &ctx, const QStringList &args)
     QJsonArray report;
     qint64 totalPoints = 0, totalMalformed = 0;
     int index = 0;
+    // The bar counts the bytes of every events.jsonl (what an earlier ingest stored counts as done).
+    qint64 totalBytes = 0, doneBytes = 0;
+    for (const QString &dir : runDirs)
+        totalBytes += QFileInfo(dir + QStringLiteral("/events.jsonl")).size();
+    ProgressLine bar(!p.isSet(quiet) && !p.isSet(json) && stderrIsLiveTerminal());
+    QElapsedTimer clock;
+    clock.start();
     for (const QString &dir : runDirs) {
         ++index;
-        const auto r =
-            store->ingestRunDirectory(dir, p.value(experiment), [] { return g_interrupted.load(); });
+        const auto r = store->ingestRunDirectory(
+            dir, p.value(experiment), [] { return g_interrupted.load(); },
+            [&](qint64 offset, qint64) {
+                bar.update(progressText(doneBytes + offset, totalBytes, double(clock.elapsed()) / 1000.0,
+                                        formatBytes));
+            });
+        doneBytes += QFileInfo(dir + QStringLiteral("/events.jsonl")).size();
         totalPoints += r.events.points;
         totalMalformed += r.events.malformed;
         for (const IngestIssue &issue : r.events.issues)
-            err(QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
+            bar.printAbove(
+                QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
         if (p.isSet(json)) {
             report.append(QJsonObject{{QStringLiteral("dir"), dir},
                                       {QStringLiteral("run_id"), r.run},
@@ -766,8 +782,9 @@ int runsIngest(const Context &ctx, const QStringList &args)
                                       {QStringLiteral("malformed"), r.events.malformed},
                                       {QStringLiteral("offset"), r.events.newOffset},
                                       {QStringLiteral("exited"), r.exited}});
-        } else {
-            err(QStringLiteral("[%1/%2] %3: run %4%5, %6 new lines, %7 points%8\n")
+        } else if (!p.isSet(quiet)) {
+            bar.printAbove(
+                QStringLiteral("[%1/%2] %3: run %4%5, %6 new lines, %7 points%8\n")
                     .arg(index)
                     .arg(runDirs.size())
                     .arg(dir)
@@ -780,10 +797,12 @@ int runsIngest(const Context &ctx, const QStringList &args)
                              : QString()));
         }
         if (g_interrupted.load()) {
+            bar.finish();
             err(QStringLiteral("orrery: interrupted; everything up to here is stored, rerun to continue\n"));
             return kFailed;
         }
     }
+    bar.finish();
     if (p.isSet(json))
         printJson(report);
     else
@@ -801,13 +820,14 @@ int runsPush(const Context &ctx, const QStringList &args)
     QCommandLineParser p;
     QCommandLineOption url(QStringLiteral("mlflow"), QStringLiteral("MLflow tracking server URL"),
                            QStringLiteral("URL"));
+    QCommandLineOption quiet(QStringLiteral("quiet"), QStringLiteral("no progress bar, no line per run"));
     Selection sel;
     sel.add(p);
-    p.addOption(url);
+    p.addOptions({url, quiet});
     int code = kOk;
     const QString usage =
         QStringLiteral("orrery runs push --mlflow URL [RUN...] [--sweep S] [--experiment NAME] "
-                       "[--filter EXPR]...");
+                       "[--filter EXPR]... [--quiet]");
     if (!parse(p, usage, args, &code))
         return code;
     if (!p.isSet(url)) {
@@ -831,9 +851,18 @@ int runsPush(const Context &ctx, const QStringList &args)
     }
     catchInterrupt();
     remote::MlflowPushOptions options;
-    options.progress = [](const QString &line) { err(line + QLatin1Char('\n')); };
+    ProgressLine bar(!p.isSet(quiet) && stderrIsLiveTerminal());
+    QElapsedTimer clock;
+    clock.start();
+    if (!p.isSet(quiet))
+        options.progress = [&bar](const QString &line) { bar.printAbove(line + QLatin1Char('\n')); };
+    options.pointProgress = [&](qint64 done, qint64 total) {
+        bar.update(progressText(done, total, double(clock.elapsed()) / 1000.0,
+                                [](double n) { return formatCount(n) + QStringLiteral(" pts"); }));
+    };
     options.cancel = [] { return g_interrupted.load(); };
     const remote::MlflowPushReport report = remote::pushToMlflow(*store, p.value(url), runs, options);
+    bar.finish();
     for (const QString &note : report.adjustments)
         err(QStringLiteral("note: %1\n").arg(note));
     if (!report.error.isEmpty()) {

@@ -8,12 +8,14 @@
 #include "commands.h"
 #include "orrery/remote/executors.h"
 #include "output.h"
+#include "statusblock.h"
 #include "sweep_commands.h"
 
 #include "orrery/core/format.h"
 #include "orrery/core/localexecutor.h"
 #include "orrery/core/params.h"
 #include "orrery/core/paths.h"
+#include "orrery/core/sweepprogress.h"
 #include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
@@ -113,6 +115,49 @@ QString counts(const QList<TrialSummary> &rows, int total)
         .arg(parts.join(QStringLiteral(", ")));
 }
 
+// The status block of `sweep watch` on a terminal: the sweep, then one line per active trial.
+QStringList statusLines(const Sweep &sw, const SweepProgress &p)
+{
+    QStringList parts{QStringLiteral("%1 done").arg(p.done), QStringLiteral("%1 running").arg(p.running),
+                      QStringLiteral("%1 queued").arg(p.queued)};
+    if (p.failed)
+        parts << QStringLiteral("%1 failed").arg(p.failed);
+    if (p.stopped)
+        parts << QStringLiteral("%1 stopped").arg(p.stopped);
+    QString head =
+        QStringLiteral("%1: %2 of %3").arg(sw.name, parts.join(QStringLiteral(", "))).arg(p.planned);
+    if (p.stepsTotal > 0)
+        head += QStringLiteral("  steps %1/%2 (%3%)")
+                    .arg(p.stepsDone)
+                    .arg(p.stepsTotal)
+                    .arg(int(100.0 * double(p.stepsDone) / double(p.stepsTotal)));
+    head += QStringLiteral("  ETA %1").arg(p.etaMs ? formatDuration(*p.etaMs) : QStringLiteral("?"));
+    if (p.best)
+        head += QStringLiteral("  best %1 %2 (%3)").arg(sw.metricName, formatNumber(*p.best), p.bestRun);
+    QStringList lines{head};
+    constexpr int kShown = 12;
+    for (qsizetype i = 0; i < p.active.size() && i < kShown; ++i) {
+        const TrialProgress &t = p.active[i];
+        QString line = QStringLiteral("  trial %1  %2").arg(t.index).arg(t.state, -8);
+        if (t.step >= 0)
+            line += QStringLiteral("  step %1/%2")
+                        .arg(t.step)
+                        .arg(t.total > 0 ? QString::number(t.total) : QStringLiteral("?"));
+        if (t.stepsPerSecond > 0)
+            line += QStringLiteral("  %1 steps/s").arg(t.stepsPerSecond, 0, 'g', 3);
+        if (t.latest)
+            line += QStringLiteral("  %1 %2").arg(sw.metricName, formatNumber(*t.latest));
+        if (t.etaMs)
+            line += QStringLiteral("  ETA %1").arg(formatDuration(*t.etaMs));
+        if (t.attempt > 0)
+            line += QStringLiteral("  (attempt %1)").arg(t.attempt + 1);
+        lines << line;
+    }
+    if (p.active.size() > kShown)
+        lines << QStringLiteral("  ... and %1 more").arg(p.active.size() - kShown);
+    return lines;
+}
+
 // The best run's newest sample video (a local path when there is one, else the cluster's).
 QString bestVideo(TrackingStore &store, RunId run)
 {
@@ -189,39 +234,59 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
     std::signal(SIGINT, onStop);
     std::signal(SIGTERM, onStop);
     QString lastLine, lastHolder;
-    qint64 lastPrint = 0;
+    qint64 lastPrint = 0, lastDraw = 0;
+    // On a terminal one block redrawn in place; elsewhere (a pipe, a log file) timestamped lines.
+    StatusBlock block(!json && stdoutIsLiveTerminal());
+    SweepProgressTracker progress;
     while (!g_stop.load() && !runner.isDone(swIn.id)) {
         const TickReport report = runner.tick({swIn.id});
         const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
         const QString holder =
             report.followedElsewhere.isEmpty() ? QString() : report.followedElsewhere.front().holder;
         if (!holder.isEmpty() && holder != lastHolder) {
-            out(QStringLiteral("[%1] followed by %2: this watch only reads, and takes over when it stops\n")
+            block.printAbove(
+                QStringLiteral("[%1] followed by %2: this watch only reads, and takes over when it stops\n")
                     .arg(stamp, holder));
         } else if (holder.isEmpty() && !lastHolder.isEmpty()) {
             // Taken over, unless the other follower ended the sweep (then nobody needs the lease).
             const auto lease = store.sweepLease(swIn.id);
             if (lease && lease->heldBy(runner.followerId()))
-                out(QStringLiteral("[%1] the other follower stopped: this watch acts now (%2)\n")
-                        .arg(stamp, runner.followerId()));
+                block.printAbove(QStringLiteral("[%1] the other follower stopped: this watch acts now (%2)\n")
+                                     .arg(stamp, runner.followerId()));
         }
         lastHolder = holder;
         for (const QString &e : report.events)
-            out(QStringLiteral("[%1] %2\n").arg(stamp, e));
-        for (const QString &e : report.errors)
+            block.printAbove(QStringLiteral("[%1] %2\n").arg(stamp, e));
+        for (const QString &e : report.errors) {
+            block.clear();
             err(QStringLiteral("[%1] %2\n").arg(stamp, e));
+        }
         const auto sw = store.sweep(swIn.id);
         const QList<TrialSummary> rows = store.trialSummaries(sw->id);
-        QString line = counts(rows, sw->trialCount);
-        if (auto best = store.bestRun(sw->id))
-            if (const LatestMetric *m = best->metric(sw->metricName))
-                line += QStringLiteral("; best %1 %2 (%3)")
-                            .arg(sw->metricName, formatNumber(m->last.value), best->run.name);
+        const auto best = store.bestRun(sw->id);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
-        if (line != lastLine || now - lastPrint > 30000) {
-            out(QStringLiteral("[%1] %2\n").arg(stamp, line));
-            lastLine = line;
-            lastPrint = now;
+        const SweepProgress p = progress.update(*sw, rows, best, now);
+        if (block.live()) {
+            if (!report.events.isEmpty() || now - lastDraw >= 250) {  // a few redraws a second at most
+                block.show(statusLines(*sw, p));
+                lastDraw = now;
+            }
+        } else {
+            QString line = counts(rows, sw->trialCount);
+            if (p.best)
+                line +=
+                    QStringLiteral("; best %1 %2 (%3)").arg(sw->metricName, formatNumber(*p.best), p.bestRun);
+            // Printed when the counts or the best change, else every 30 s with the step counts.
+            if (line != lastLine || now - lastPrint > 30000) {
+                QString steps;
+                if (p.stepsTotal > 0)
+                    steps = QStringLiteral("; steps %1/%2").arg(p.stepsDone).arg(p.stepsTotal);
+                if (p.etaMs)
+                    steps += QStringLiteral(", ETA %1").arg(formatDuration(*p.etaMs));
+                out(QStringLiteral("[%1] %2%3\n").arg(stamp, line, steps));
+                lastLine = line;
+                lastPrint = now;
+            }
         }
         if (runner.isDone(swIn.id))
             break;
@@ -229,6 +294,7 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
         for (int slept = 0; slept < wait && !g_stop.load(); slept += 100)
             QThread::msleep(100);
     }
+    block.clear();
     std::signal(SIGINT, SIG_DFL);
     std::signal(SIGTERM, SIG_DFL);
     runner.releaseLeases();  // another follower acts from its next tick, not after the lease expires

@@ -219,9 +219,10 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
     });
 }
 
-TrackingStore::DirectoryIngest TrackingStore::ingestRunDirectory(const QString &runDirIn,
-                                                                 const QString &experiment,
-                                                                 const std::function<bool()> &cancel)
+TrackingStore::DirectoryIngest
+TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experiment,
+                                  const std::function<bool()> &cancel,
+                                  const std::function<void(qint64, qint64)> &progress)
 {
     DirectoryIngest out;
     const QFileInfo info(runDirIn);
@@ -273,6 +274,8 @@ TrackingStore::DirectoryIngest TrackingStore::ingestRunDirectory(const QString &
         }
         want = kIngestBytes;
         out.events.newOffset = r.newOffset;
+        if (progress)
+            progress(r.newOffset, file.size());
         out.events.lines += r.lines;
         out.events.points += r.points;
         out.events.events += r.events;

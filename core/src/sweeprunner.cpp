@@ -330,6 +330,8 @@ int nextTickIntervalMs(const TickReport &last, const TickPace &pace, int &quietT
         return 0;
     if (!last.events.isEmpty())
         quietTicks = 0;
+    else if (last.points > 0)  // trials are logging: progress at least every 4 fast intervals
+        quietTicks = std::min(quietTicks + 1, 4);
     else
         quietTicks = std::min(quietTicks + 1, 30);
     const double ms = double(pace.fastMs) * std::pow(2.0, quietTicks / 2.0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Sweep spec parsing and validation. yaml-cpp is used here only (PRIVATE to core); every value
+// Sweep spec parsing and validation. yaml-cpp is PRIVATE to core (here and sweepprogress.cpp); every value
 // leaves this file as a QVariant typed by the trainer's schema.
 #include "orrery/core/sweepspec.h"
 

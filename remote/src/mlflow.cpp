@@ -13,6 +13,7 @@
 #include <QThread>
 #include <QUrlQuery>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -148,6 +149,13 @@ public:
     { }
 
     MlflowPushReport report;
+    qint64 pointsDone = 0, pointsTotal = 0;
+
+    void reportPoints() const
+    {
+        if (m_options.pointProgress)
+            m_options.pointProgress(pointsDone, std::max(pointsTotal, pointsDone));
+    }
 
     bool cancelled() const { return m_options.cancel && m_options.cancel(); }
 
@@ -279,21 +287,27 @@ public:
                 return;
             logBatch(state.remoteRunId, batch, {}, {});
             sent += batch.size();
+            pointsDone += batch.size();
             for (auto it = pending.begin(); it != pending.end(); ++it)
                 state.lastStep[it.key()] = it.value();
             m_store.saveMirrorState(m_url, id, state);  // a re-push after an interruption resumes here
             batch = {};
             batchBytes = 0;
             pending.clear();
+            reportPoints();
         };
         for (const LatestMetric &m : d.metrics) {
             const QString remoteKey = key(m.key, d);
             const qint64 after = state.lastStep.value(m.key, std::numeric_limits<qint64>::min());
-            if (m.last.step <= after)
+            if (m.last.step <= after) {
+                pointsDone += m.count;  // all on the server already
                 continue;
+            }
             for (const MetricPoint &pt : m_store.allPoints(id, m.key)) {
-                if (pt.step <= after)
+                if (pt.step <= after) {
+                    ++pointsDone;
                     continue;
+                }
                 const QJsonObject o{{QStringLiteral("key"), remoteKey},
                                     {QStringLiteral("value"), metricValue(pt.value)},
                                     {QStringLiteral("timestamp"), qint64(pt.timeMs)},
@@ -312,6 +326,7 @@ public:
         }
         flush();
         report.metricPoints += sent;
+        reportPoints();
 
         if (d.run.status != RunStatus::Running && d.run.status != RunStatus::Scheduled)
             m_client.post(QStringLiteral("runs/update"),
@@ -355,6 +370,10 @@ MlflowPushReport pushToMlflow(TrackingStore &store, const QString &serverUrl, co
                               const MlflowPushOptions &options)
 {
     Pusher pusher(store, serverUrl, options);
+    if (options.pointProgress)
+        for (RunId id : runs)
+            for (const LatestMetric &m : store.details(id).metrics)
+                pusher.pointsTotal += m.count;
     try {
         for (RunId id : runs) {
             if (pusher.cancelled())

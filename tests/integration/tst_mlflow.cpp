@@ -142,8 +142,17 @@ private Q_SLOTS:
             store->createRun(store->ensureExperiment(QStringLiteral("実験 two")), QStringLiteral("b"));
         store->logMetrics(b, {{QStringLiteral("train/loss"), {1, 1700000000001, 0.5}}});
 
-        orrery::remote::MlflowPushReport report = orrery::remote::pushToMlflow(*store, m_url, {a, b});
+        // The progress the CLI's bar draws: batches of points, rising to every stored point.
+        QList<std::pair<qint64, qint64>> progress;
+        orrery::remote::MlflowPushOptions withProgress;
+        withProgress.pointProgress = [&](qint64 done, qint64 total) { progress.push_back({done, total}); };
+        orrery::remote::MlflowPushReport report =
+            orrery::remote::pushToMlflow(*store, m_url, {a, b}, withProgress);
         QVERIFY2(report.error.isEmpty(), qPrintable(report.error));
+        QVERIFY(progress.size() >= 4);  // three batches of a, then b
+        QCOMPARE(progress.back(), (std::pair<qint64, qint64>{2502, 2502}));
+        for (qsizetype i = 1; i < progress.size(); ++i)
+            QVERIFY(progress[i].first >= progress[i - 1].first);
         QCOMPARE(report.runs, 2);
         QCOMPARE(report.metricPoints, 2502);
         QVERIFY(report.adjustments.join(QLatin1Char('\n')).contains(QStringLiteral("weird_key_1")));
@@ -199,8 +208,11 @@ private Q_SLOTS:
         for (qint64 s = 2500; s < 2600; ++s)
             more.push_back({QStringLiteral("train/loss"), {s, 1700000002500 + s, 0.01}});
         store->logMetrics(a, more);
-        report = orrery::remote::pushToMlflow(*store, m_url, {a});
+        progress.clear();
+        report = orrery::remote::pushToMlflow(*store, m_url, {a}, withProgress);
         QCOMPARE(report.metricPoints, 100);
+        // What an earlier push sent counts as done: the bar ends at every point of a.
+        QCOMPARE(progress.back(), (std::pair<qint64, qint64>{2601, 2601}));
         QCOMPARE(history(remoteA, QStringLiteral("train/loss")).size(), 2600);
         QCOMPARE(store->mirrorState(m_url, a).remoteRunId, remoteA);
     }

@@ -3,8 +3,10 @@
 // whether it is active. The stored words are a format (the store outlives versions): pinned here.
 #include "testsupport.h"
 
+#include "orrery/core/format.h"
 #include "orrery/core/states.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweepprogress.h"
 #include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
@@ -32,6 +34,60 @@ private Q_SLOTS:
             orrery::core::nextTickIntervalMs(quiet, pace, quietTicks);
         QCOMPARE(orrery::core::nextTickIntervalMs(quiet, pace, quietTicks), 15'000);
         QCOMPARE(orrery::core::nextTickIntervalMs(news, pace, quietTicks), 1000);
+        // Points stored without events (trials logging): never slower than 4 fast intervals.
+        orrery::core::TickReport logging;
+        logging.points = 10;
+        for (int i = 0; i < 20; ++i)
+            orrery::core::nextTickIntervalMs(quiet, pace, quietTicks);
+        QCOMPARE(orrery::core::nextTickIntervalMs(logging, pace, quietTicks), 4000);
+        QCOMPARE(orrery::core::nextTickIntervalMs(logging, pace, quietTicks), 4000);
+    }
+
+    // sweep watch's status block: steps from the trials' configs, rates from two samples a known
+    // time apart, ETAs from those; an unsubmitted trial counts the typical total.
+    void progressCountsStepsRatesAndEta()
+    {
+        using namespace orrery::core;
+        Sweep sw;
+        sw.trialCount = 4;
+        sw.metricName = QStringLiteral("eval/loss");
+        auto trial = [](qint64 id, int index, TrialState state, qint64 step, qint64 total) {
+            TrialSummary t;
+            t.trial.id = id;
+            t.trial.index = index;
+            t.trial.setState(state);
+            t.trial.config = QStringLiteral("train:\n  batch_size: 8\n  steps: %1\n").arg(total);
+            t.step = step;
+            t.latest = 0.5;
+            return t;
+        };
+        SweepProgressTracker tracker;
+        QList<TrialSummary> rows{trial(1, 0, TrialState::Completed, 100, 100),
+                                 trial(2, 1, TrialState::Running, 10, 100),
+                                 trial(3, 2, TrialState::Queued, -1, 100)};
+        SweepProgress p = tracker.update(sw, rows, std::nullopt, 1'000'000);
+        QCOMPARE(p.planned, 4);
+        QCOMPARE(p.done, 1);
+        QCOMPARE(p.running, 1);
+        QCOMPARE(p.queued, 1);
+        QCOMPARE(p.stepsDone, 110);
+        QCOMPARE(p.stepsTotal, 400);  // the fourth, not submitted yet, counts 100
+        QVERIFY(!p.etaMs);  // one sample: no rate yet
+        QCOMPARE(p.active.size(), 2);
+        rows[1].step = 30;  // 20 steps in 10 s
+        p = tracker.update(sw, rows, std::nullopt, 1'010'000);
+        QCOMPARE(p.active[0].stepsPerSecond, 2.0);
+        QCOMPARE(*p.active[0].etaMs, qint64(35'000));  // 70 steps at 2/s
+        QCOMPARE(*p.etaMs, qint64(135'000));  // 70 + 100 + 100 steps at the one running rate
+        rows[1].trial.setState(TrialState::Stopped);  // stopped early: its total is what it ran
+        p = tracker.update(sw, rows, std::nullopt, 1'020'000);
+        QCOMPARE(p.stopped, 1);
+        QCOMPARE(p.stepsTotal, 100 + 30 + 100 + 100);
+        QVERIFY(!p.etaMs);  // nothing runs: no rate to go by
+        QCOMPARE(configuredSteps(QStringLiteral("train: {steps: 80}")), std::optional<qint64>(80));
+        QCOMPARE(configuredSteps(QStringLiteral("train: [")), std::nullopt);
+        QCOMPARE(formatDuration(3'725'000), QStringLiteral("1h02m"));
+        QCOMPARE(formatDuration(65'000), QStringLiteral("1m05s"));
     }
 
     void trialStates_data()

@@ -11,6 +11,8 @@ namespace orrery::core {
 
 // `digits` significant digits (6: the CLI's tables; the monitor's narrow columns take 4).
 QString formatNumber(double value, int digits = 6);
+// "1h02m", "4m05s", "12s": a duration (an ETA) for a person.
+QString formatDuration(qint64 ms);
 // JSON has no NaN/inf: a finite value is a number, the others formatNumber's words.
 QJsonValue jsonNumber(double value);
 

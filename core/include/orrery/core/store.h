@@ -309,8 +309,11 @@ public:
     // end status, time and the tags orrery.exit_state / orrery.exit_reason. Returns the state
     // ("completed", "failed", "preempted"), or nullopt with *error when the text is not valid.
     std::optional<QString> applyExit(RunId run, const QByteArray &exitJson, qint64 timeMs, QString *error);
+    // `progress` (optional) is told, after each chunk, how far into events.jsonl the store is and
+    // the file's size, in bytes.
     DirectoryIngest ingestRunDirectory(const QString &runDir, const QString &experiment,
-                                       const std::function<bool()> &cancel = {});
+                                       const std::function<bool()> &cancel = {},
+                                       const std::function<void(qint64 offset, qint64 size)> &progress = {});
 
     // --- sweeps and trials -------------------------------------------------------------------
     SweepId createSweep(const Sweep &sweep);

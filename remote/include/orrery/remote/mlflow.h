@@ -38,6 +38,9 @@ QString mlflowSafeKey(const QString &key, const MlflowLimits &limits, bool *chan
 struct MlflowPushOptions {
     MlflowLimits limits;
     std::function<void(const QString &)> progress;  // one line per run
+    // After each batch and each run: the stored points done (sent now, or sent by an earlier
+    // push) out of every point of the runs asked for, for a progress bar.
+    std::function<void(qint64 done, qint64 total)> pointProgress;
     std::function<bool()> cancel;  // polled between requests
     int timeoutMs = 30'000;
 };

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "command_table.h"
+
+#include "cluster_commands.h"
+#include "commands.h"
+#include "monitor_command.h"
+#include "output.h"
+#include "sweep_commands.h"
+
+#include <algorithm>
+
+namespace orrery::cli {
+
+namespace {
+
+bool isHelp(const QString &a)
+{
+    return a == QLatin1String("help") || a == QLatin1String("--help") || a == QLatin1String("-h");
+}
+
+// Table rows: "  orrery NAME VERB SYNOPSIS" and the summary, in two columns where they fit.
+QString rows(const QList<std::pair<QString, QString>> &items)
+{
+    constexpr qsizetype kColumn = 44;
+    QString s;
+    for (const auto &[left, summary] : items) {
+        if (left.size() + 2 <= kColumn)
+            s += QStringLiteral("  ") + left.leftJustified(kColumn, QLatin1Char(' ')) + summary +
+                QLatin1Char('\n');
+        else
+            s += QStringLiteral("  ") + left + QLatin1Char('\n') + QString(kColumn + 2, QLatin1Char(' ')) +
+                summary + QLatin1Char('\n');
+    }
+    return s;
+}
+
+QList<std::pair<QString, QString>> commandRows(const CommandInfo &c)
+{
+    QList<std::pair<QString, QString>> items;
+    auto join = [](QStringList parts) {
+        parts.removeAll(QString());
+        return parts.join(QLatin1Char(' '));
+    };
+    if (c.verbs.isEmpty())
+        items.append({join({c.name, c.synopsis}), c.summary});
+    for (const VerbInfo &v : c.verbs)
+        items.append({join({c.name, v.name, v.synopsis}), v.summary});
+    return items;
+}
+
+}  // namespace
+
+const QList<CommandInfo> &commandTable()
+{
+    static const QList<CommandInfo> table = [] {
+        auto V = [](const char *name, const char *synopsis, const char *summary) {
+            return VerbInfo{QString::fromUtf8(name), QString::fromUtf8(synopsis), QString::fromUtf8(summary)};
+        };
+        QList<CommandInfo> t;
+        t.append({QStringLiteral("doctor"),
+                  QStringLiteral("[--json]"),
+                  QStringLiteral("check this machine: Qt, SQLite, the trainer, libssh"),
+                  {},
+                  [](const Context &, const QStringList &a) { return runDoctor(a); }});
+        t.append({QStringLiteral("experiments"),
+                  {},
+                  QStringLiteral("experiments"),
+                  {V("list", "[--json]", "experiments and how many runs each has")},
+                  runExperiments});
+        t.append({QStringLiteral("runs"),
+                  {},
+                  QStringLiteral("tracked runs"),
+                  {V("list", "[FILTER] [--sort METRIC] [--json]", "runs with their latest metrics"),
+                   V("show", "RUN [--json]", "params, latest metrics, artifacts, tags"),
+                   V("compare", "RUN RUN...", "the params that differ, metrics side by side"),
+                   V("history", "RUN METRIC [--buckets N]", "every point of a metric (--csv, --json)"),
+                   V("export", "[--points] [--csv|--json]", "runs or points as CSV or JSON"),
+                   V("ingest", "DIR... [--quiet]", "import run directories (reruns add what is new)"),
+                   V("push", "--mlflow URL [--quiet]", "mirror runs to an MLflow server")},
+                  runRuns,
+                  true});
+        t.append({QStringLiteral("cluster"),
+                  {},
+                  QStringLiteral("cluster profiles"),
+                  {V("add", "NAME --host HOST [...]", "add a profile (SSH to a Slurm login node)"),
+                   V("list", "[--json]", "the cluster profiles"), V("show", "NAME [--json]", "one profile"),
+                   V("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs"),
+                   V("remove", "NAME", "remove a profile")},
+                  [](const Context &, const QStringList &a) { return runCluster(a); },
+                  true});
+        t.append(
+            {QStringLiteral("sweep"),
+             {},
+             QStringLiteral("hyperparameter sweeps of orrery-train"),
+             {V("plan", "FILE [--cluster NAME] [--json]", "validate a spec, print its trials (and sbatch)"),
+              V("submit", "FILE [--cluster NAME] [--watch]", "submit a sweep (here, or a job array)"),
+              V("list", "[--json]", "every sweep: state, trials done, best value"),
+              V("status", "SWEEP [--json]", "each trial: params, state, step, metric"),
+              V("watch", "SWEEP [--pace FAST,SLOW]", "follow live (Ctrl-C detaches)"),
+              V("cancel", "SWEEP", "cancel every trial still queued or running"),
+              V("best", "SWEEP [--json]", "the best trial: value, params, run dir, video"),
+              V("logs", "SWEEP TRIAL [-f]", "a trial's output and errors"),
+              V("supervise", "SWEEP", "(internal) the detached follower submit starts")},
+             runSweep,
+             true});
+        t.append({QStringLiteral("monitor"),
+                  QStringLiteral("[--cluster NAME] [--refresh S]"),
+                  QStringLiteral("full-screen terminal monitor: cluster, queue, sweeps"),
+                  {},
+                  runMonitor,
+                  true});
+        return t;
+    }();
+    return table;
+}
+
+QString usageText(const QString &defaultDatabase)
+{
+    QList<std::pair<QString, QString>> items;
+    for (const CommandInfo &c : commandTable())
+        items += commandRows(c);
+    return QStringLiteral("usage: orrery [--version] [--help] [--db PATH] <command> [<verb>] [options]\n\n"
+                          "commands:\n") +
+        rows(items) +
+        QStringLiteral("\n`orrery help COMMAND` (or `orrery COMMAND --help`) shows a command's options.\n"
+                       "--db PATH: the tracking database (default $ORRERY_DB, else %1)\n"
+                       "exit status: 0 ok, 1 the operation failed, 2 usage error\n")
+            .arg(defaultDatabase);
+}
+
+QString commandHelp(const CommandInfo &c)
+{
+    QList<std::pair<QString, QString>> items = commandRows(c);
+    for (auto &item : items)
+        item.first.prepend(QStringLiteral("orrery "));
+    return QStringLiteral("usage:\n") + rows(items);
+}
+
+int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
+{
+    const QString name = args.value(0);
+    const QList<CommandInfo> &table = commandTable();
+    const auto it =
+        std::find_if(table.begin(), table.end(), [&](const CommandInfo &c) { return c.name == name; });
+    if (it == table.end()) {
+        err(QStringLiteral("orrery: unknown command '%1'\n\n").arg(name) + usage);
+        return kUsage;
+    }
+    const QStringList rest = args.mid(1);
+    if (!rest.isEmpty() && isHelp(rest.front())) {
+        if (it->ownHelp)
+            return it->run(ctx, {QStringLiteral("--help")});
+        out(commandHelp(*it));
+        return kOk;
+    }
+    if (!it->verbs.isEmpty()) {
+        const QString verb = rest.value(0);
+        const bool known = std::any_of(it->verbs.begin(), it->verbs.end(),
+                                       [&](const VerbInfo &v) { return v.name == verb; });
+        if (!known) {
+            err((verb.isEmpty() ? QStringLiteral("orrery %1: a verb is needed\n").arg(name)
+                                : QStringLiteral("orrery %1: unknown verb '%2'\n").arg(name, verb)) +
+                commandHelp(*it));
+            return kUsage;
+        }
+    }
+    return it->run(ctx, rest);
+}
+
+}  // namespace orrery::cli

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// How far a sweep has got and how long it has left, from what the store knows: each trial's
+// latest step and the total its resolved config asks for (train.steps), a rate measured over the
+// last minute of the follower's ticks, and the ETAs that follow. `sweep watch`'s status block
+// shows it; any face that follows a sweep can (the GUI's follower, the monitor).
+#pragma once
+
+#include "orrery/core/store.h"
+
+#include <QHash>
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace orrery::core {
+
+struct TrialProgress {
+    int index = 0;
+    QString state;  // TrialState's text
+    int attempt = 0;
+    qint64 step = -1;  // -1: nothing logged yet
+    qint64 total = -1;  // train.steps of the trial's resolved config; -1: unknown
+    double stepsPerSecond = 0;  // over the last minute of samples; 0: not measured yet
+    std::optional<double> latest;  // the sweep's metric, latest value
+    std::optional<qint64> etaMs;  // (total - step) / rate, for a running trial with a rate
+};
+
+struct SweepProgress {
+    int planned = 0;  // the sweep's trialCount
+    int done = 0, running = 0, queued = 0, failed = 0, stopped = 0;  // by phaseOf (states.h)
+    qint64 stepsDone = 0;  // over every trial (ended ones count their last step; completed: total)
+    qint64 stepsTotal = 0;  // every planned trial's total (unsubmitted ones: the typical total)
+    std::optional<double> best;  // the store's best run's latest value of the metric
+    QString bestRun;
+    // The steps still to run over the running trials' summed rate (queued trials run at the rate
+    // the running ones show): an estimate that assumes the concurrency stays as it is.
+    std::optional<qint64> etaMs;
+    QList<TrialProgress> active;  // queued and running trials, by index
+};
+
+// train.steps of a resolved trial.yaml; nullopt when the text has none (or does not parse).
+std::optional<qint64> configuredSteps(const QString &trialYaml);
+
+// Keeps a minute of (time, step) samples per trial between calls, so rates are measured, not
+// guessed. One tracker per follower; update() after each tick.
+class SweepProgressTracker {
+public:
+    SweepProgress update(const Sweep &sweep, const QList<TrialSummary> &trials,
+                         const std::optional<RunRow> &best, qint64 nowMs);
+
+private:
+    struct Sample {
+        qint64 ms, step;
+    };
+    QHash<qint64, QList<Sample>> m_samples;  // by Trial::id (one attempt)
+};
+
+}  // namespace orrery::core
