@@ -19,8 +19,8 @@ class TestCliProgress : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
 
-    // Two trials of the tiny model, long enough (120 steps) that a rate is measured while they run.
-    QString spec(const QString &name)
+    // Two trials of a shrunken tiny model (fast steps: the suite shares two cores), `steps` long.
+    QString spec(const QString &name, int steps)
     {
         const QString path = m_dir.filePath(name + QStringLiteral(".yaml"));
         QFile f(path);
@@ -30,10 +30,13 @@ class TestCliProgress : public QObject {
                                "trainer: {config: %2/resources/configs/tiny.yaml}\n"
                                "method: grid\nmetric: {name: eval/loss, goal: minimize}\n"
                                "parameters:\n  optim.lr: {values: [1e-3, 3e-3]}\n"
-                               "  train.steps: {value: 120}\n  train.log_every: {value: 5}\n"
+                               "  train.steps: {value: %3}\n  train.log_every: {value: 5}\n"
                                "  train.ckpt_every: {value: 0}\n  data.size: {value: 16}\n"
+                               "  data.frames: {value: 4}\n  model.channels: {value: 16}\n"
+                               "  train.batch_size: {value: 2}\n"
                                "max_concurrent: 2\n")
                     .arg(name, qEnvironmentVariable("ORRERY_SOURCE_DIR"))
+                    .arg(steps)
                     .toUtf8());
         return path;
     }
@@ -60,12 +63,12 @@ private Q_SLOTS:
         const QString db = m_dir.filePath(QStringLiteral("tty.sqlite"));
         QVERIFY2(tmux.start(TmuxSession::reportingExit(
                                 QStringLiteral("'%1' --db '%2' sweep submit '%3' --watch")
-                                    .arg(orrery::test::cli(), db, spec(QStringLiteral("tty")))),
+                                    .arg(orrery::test::cli(), db, spec(QStringLiteral("tty"), 300))),
                             140, 30, env()),
                  qPrintable(tmux.error()));
         // A trial line with step N/120, a rate and an ETA; later, a higher step on the same line.
         static const QRegularExpression running(
-            QStringLiteral(R"(trial (\d)\s+running\s+step (\d+)/120\s+[\d.e+]+ steps/s.*ETA \d+(s|m))"));
+            QStringLiteral(R"(trial (\d)\s+running\s+step (\d+)/300\s+[\d.e+]+ steps/s.*ETA \d+(s|m))"));
         QString s;
         qint64 first = -1;
         QVERIFY2(tmux.waitFor(
@@ -81,10 +84,10 @@ private Q_SLOTS:
         // of redraws.
         static const QRegularExpression head(QStringLiteral("^tty: "), QRegularExpression::MultilineOption);
         QCOMPARE(s.count(head), 1);
-        QVERIFY2(s.contains(QRegularExpression(QStringLiteral(R"(steps \d+/240 \(\d+%\)  ETA)"))),
+        QVERIFY2(s.contains(QRegularExpression(QStringLiteral(R"(steps \d+/600 \(\d+%\)  ETA)"))),
                  qPrintable(s));
         QVERIFY2(tmux.waitForText(QStringLiteral("[exit 0, tty restored]"), 180'000, &s), qPrintable(s));
-        QVERIFY2(s.contains(QStringLiteral("best: ")) && s.contains(QStringLiteral("completed  120")),
+        QVERIFY2(s.contains(QStringLiteral("best: ")) && s.contains(QStringLiteral("completed  300")),
                  qPrintable(s));
         QVERIFY2(!s.contains(QStringLiteral("steps/s")), qPrintable(s));  // the block is gone
     }
@@ -98,7 +101,7 @@ private Q_SLOTS:
         p.setProcessEnvironment(e);
         p.start(orrery::test::cli(),
                 {QStringLiteral("--db"), m_dir.filePath(QStringLiteral("pipe.sqlite")),
-                 QStringLiteral("sweep"), QStringLiteral("submit"), spec(QStringLiteral("pipe")),
+                 QStringLiteral("sweep"), QStringLiteral("submit"), spec(QStringLiteral("pipe"), 60),
                  QStringLiteral("--watch")});
         QVERIFY(p.waitForFinished(240'000));
         QCOMPARE(p.exitCode(), 0);
@@ -106,7 +109,7 @@ private Q_SLOTS:
         QVERIFY2(!out.contains('\x1b') && !out.contains('\r'), out.constData());
         QVERIFY2(out.contains("; steps "), out.constData());
         QVERIFY2(QString::fromUtf8(out).contains(
-                     QRegularExpression(QStringLiteral(R"(\] 2 of 2 trials: 2 completed.*steps 240/240)"))),
+                     QRegularExpression(QStringLiteral(R"(\] 2 of 2 trials: 2 completed.*steps 120/120)"))),
                  out.constData());
     }
 
