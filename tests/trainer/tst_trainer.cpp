@@ -392,6 +392,75 @@ private Q_SLOTS:
             QVERIFY(std::isfinite(v));
     }
 
+    void y4mClipsReadAsFfmpegReadsTheSameColours()
+    {
+        // orrery-train reads Y4M itself (a build without FFmpeg still trains on it): every chroma
+        // layout and range must give the colours FFmpeg's decode of an MP4 of the same source gives.
+        const QString ffmpeg = QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
+        QVERIFY2(!ffmpeg.isEmpty(), "ffmpeg (Debian: ffmpeg) is needed");
+        const QString clips = dir(QStringLiteral("colours"));
+        QVERIFY(QDir().mkpath(clips));
+        auto make = [&](const QString &file, const QString &colour, const QString &pixFmt,
+                        const QStringList &extra) {
+            QProcess p;
+            p.start(ffmpeg,
+                    QStringList{QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-y"),
+                                QStringLiteral("-f"), QStringLiteral("lavfi"), QStringLiteral("-i"),
+                                QStringLiteral("color=c=%1:size=48x32:rate=8").arg(colour),
+                                QStringLiteral("-frames:v"), QStringLiteral("12"), QStringLiteral("-pix_fmt"),
+                                pixFmt} +
+                        extra + QStringList{file});
+            return p.waitForFinished(60'000) && p.exitCode() == 0;
+        };
+        auto meanRgb = [&](const QString &file, QString *decoder) {
+            QProcess p;
+            p.start(trainer(),
+                    {QStringLiteral("--config"), testConfig(), QStringLiteral("--inspect-clip"), file});
+            p.waitForFinished(60'000);
+            const QJsonObject o = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+            *decoder = o[QLatin1String("decoder")].toString();
+            QList<double> rgb;
+            for (const QJsonValue v : o[QLatin1String("mean_rgb")].toArray())
+                rgb << v.toDouble();
+            return rgb;
+        };
+        for (const QString &colour :
+             {QStringLiteral("0xE03010"), QStringLiteral("0x20C060"), QStringLiteral("0x3050D0")}) {
+            const QString mp4 = clips + QStringLiteral("/%1.mp4").arg(colour);
+            QVERIFY(
+                make(mp4, colour, QStringLiteral("yuv444p"), {QStringLiteral("-crf"), QStringLiteral("0")}));
+            QString decoder;
+            const QList<double> reference = meanRgb(mp4, &decoder);
+            QCOMPARE(decoder, QStringLiteral("ffmpeg"));
+            QCOMPARE(reference.size(), 3);
+            for (const QString &pixFmt : {QStringLiteral("yuv420p"), QStringLiteral("yuv422p"),
+                                          QStringLiteral("yuv444p"), QStringLiteral("yuvj420p")}) {
+                const QString y4m = clips + QStringLiteral("/%1-%2.y4m").arg(colour, pixFmt);
+                QVERIFY(make(y4m, colour, pixFmt, {QStringLiteral("-strict"), QStringLiteral("-1")}));
+                const QList<double> got = meanRgb(y4m, &decoder);
+                QCOMPARE(decoder, QStringLiteral("orrery-train (y4m)"));
+                QCOMPARE(got.size(), 3);
+                for (int c = 0; c < 3; ++c)
+                    QVERIFY2(std::abs(got[c] - reference[c]) < 4.0,
+                             qPrintable(QStringLiteral("%1 %2 channel %3: %4 (y4m) vs %5 (mp4)")
+                                            .arg(colour, pixFmt)
+                                            .arg(c)
+                                            .arg(got[c])
+                                            .arg(reference[c])));
+            }
+        }
+        // What it cannot read, it says: a 10-bit Y4M and a truncated one.
+        QVERIFY(make(clips + QStringLiteral("/deep.y4m"), QStringLiteral("red"),
+                     QStringLiteral("yuv420p10le"), {QStringLiteral("-strict"), QStringLiteral("-1")}));
+        QProcess deep;
+        deep.start(trainer(),
+                   {QStringLiteral("--config"), testConfig(), QStringLiteral("--inspect-clip"),
+                    clips + QStringLiteral("/deep.y4m")});
+        deep.waitForFinished(60'000);
+        QCOMPARE(deep.exitCode(), 1);
+        QVERIFY2(deep.readAllStandardError().contains("is not read"), "a 10-bit Y4M must be refused by name");
+    }
+
     void realVideoFolderAndShardsTrainAndSkipACorruptFile()
     {
         // Real video files made by the ffmpeg CLI (FFmpeg's test pattern), one of them corrupt.

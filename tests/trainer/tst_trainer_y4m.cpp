@@ -7,6 +7,7 @@
 #include "testsupport.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -44,6 +45,77 @@ private Q_SLOTS:
         const QByteArray version = run(m_trainer, {QStringLiteral("--version")}, &code);
         QCOMPARE(code, 0);
         QVERIFY2(version.contains("samples as Y4M"), version.constData());
+    }
+
+    void aFolderOfY4mClipsTrainsWithoutFfmpeg()
+    {
+        // data.kind=folder on a machine without FFmpeg's libraries (the GPU machine was one): the
+        // trainer's own Y4M reader; a corrupt clip is skipped with a warning; MP4s are not counted.
+        const QString ffmpeg = QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
+        QVERIFY2(!ffmpeg.isEmpty(), "ffmpeg (Debian: ffmpeg) is needed");
+        const QString clips = m_dir.filePath(QStringLiteral("clips"));
+        int code = 0;
+        for (const auto &[sub, source] :
+             {std::pair{QStringLiteral("a"), QStringLiteral("testsrc=size=48x32:rate=8")},
+              std::pair{QStringLiteral("b"), QStringLiteral("mandelbrot=size=32x32:rate=8")}}) {
+            QVERIFY(QDir().mkpath(clips + QLatin1Char('/') + sub));
+            run(ffmpeg,
+                {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-y"), QStringLiteral("-f"),
+                 QStringLiteral("lavfi"), QStringLiteral("-i"), source, QStringLiteral("-frames:v"),
+                 QStringLiteral("16"), QStringLiteral("-pix_fmt"), QStringLiteral("yuv420p"),
+                 clips + QLatin1Char('/') + sub + QStringLiteral("/clip.y4m")},
+                &code);
+            QCOMPARE(code, 0);
+        }
+        QFile broken(clips + QStringLiteral("/b/broken.y4m"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("YUV4MPEG2 W32 H32 F8:1 C420jpeg\nFRAME\n\x10\x20");
+        broken.close();
+        QFile mp4(clips + QStringLiteral("/a/ignored.mp4"));
+        QVERIFY(mp4.open(QIODevice::WriteOnly));
+        mp4.write("not read by this build");
+        mp4.close();
+
+        QFile config(m_dir.filePath(QStringLiteral("folder.yaml")));
+        QVERIFY(config.open(QIODevice::WriteOnly));
+        config.write(orrery::test::microConfig(3));
+        config.close();
+        const QString runDir = m_dir.filePath(QStringLiteral("folder run"));
+        run(m_trainer,
+            {QStringLiteral("--config"), config.fileName(), QStringLiteral("--run-dir"), runDir,
+             QStringLiteral("--set"), QStringLiteral("data.kind=folder"), QStringLiteral("--set"),
+             QStringLiteral("data.path=") + clips, QStringLiteral("--set"), QStringLiteral("data.classes=2"),
+             QStringLiteral("--set"), QStringLiteral("data.workers=1")},
+            &code);
+        QCOMPARE(code, 0);
+        QFile events(runDir + QStringLiteral("/events.jsonl"));
+        QVERIFY(events.open(QIODevice::ReadOnly));
+        int losses = 0;
+        QString warnings;
+        for (const QByteArray &line : events.readAll().split('\n')) {
+            const QJsonObject e = QJsonDocument::fromJson(line).object();
+            if (e[QLatin1String("kind")].toString() == QLatin1String("warning"))
+                warnings += e[QLatin1String("message")].toString() + QLatin1Char('\n');
+            if (e[QLatin1String("values")].toObject().contains(QLatin1String("train/loss")))
+                ++losses;
+        }
+        QVERIFY(losses >= 1);
+        QVERIFY2(warnings.contains(QStringLiteral("broken.y4m")), qPrintable(warnings));
+        QVERIFY2(!warnings.contains(QStringLiteral("ignored.mp4")), qPrintable(warnings));
+
+        // A folder with only MP4s says why nothing is read.
+        const QString onlyMp4 = m_dir.filePath(QStringLiteral("only-mp4"));
+        QVERIFY(QDir().mkpath(onlyMp4));
+        QVERIFY(QFile::copy(mp4.fileName(), onlyMp4 + QStringLiteral("/x.mp4")));
+        QProcess p;
+        p.start(m_trainer,
+                {QStringLiteral("--config"), config.fileName(), QStringLiteral("--run-dir"),
+                 m_dir.filePath(QStringLiteral("mp4 run")), QStringLiteral("--set"),
+                 QStringLiteral("data.kind=folder"), QStringLiteral("--set"),
+                 QStringLiteral("data.path=") + onlyMp4});
+        QVERIFY(p.waitForFinished(60'000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(p.readAllStandardError().contains("reads .y4m files only"), "the reason must be given");
     }
 
     void samplesAreY4mThatFfmpegDecodesAndTheStoreRecords()

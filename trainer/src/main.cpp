@@ -4,6 +4,7 @@
 #include "build_info.h"
 #include "config.h"
 #include "train.h"
+#include "videodata.h"
 
 #include <arpa/inet.h>
 #include <csignal>
@@ -40,6 +41,8 @@ constexpr const char *kUsage =
     "  --print-schema     every setting with its type, default and meaning (--json for tools)\n"
     "  --check-config     validate the settings and print them resolved, then exit\n"
     "  --inspect FILE     a checkpoint's step and every tensor's shape, sum and norm (JSON)\n"
+    "  --inspect-clip FILE  what the data loader reads from a video file with these settings:\n"
+    "                     decoder, clip shape, mean colour and range (JSON)\n"
     "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
     "\n"
     "Distributed: under srun the ranks come from SLURM_PROCID/SLURM_NTASKS; otherwise from\n"
@@ -155,7 +158,7 @@ int main(int argc, char **argv)
 {
     using namespace orrery::train;
     bool version = false, json = false, printSchema = false, checkConfig = false;
-    std::string configPath, runDir, inspect;
+    std::string configPath, runDir, inspect, inspectClip;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
     RunOptions opt;
@@ -192,6 +195,9 @@ int main(int argc, char **argv)
         } else if (arg == "--inspect") {
             if (!value(inspect))
                 return usageError("--inspect needs a checkpoint file");
+        } else if (arg == "--inspect-clip") {
+            if (!value(inspectClip))
+                return usageError("--inspect-clip needs a video file");
         } else if (arg == "--config") {
             if (!value(configPath))
                 return usageError("--config needs a file");
@@ -244,6 +250,15 @@ int main(int argc, char **argv)
     } catch (const ConfigError &e) {
         std::fprintf(stderr, "orrery-train: %s\n", e.what());
         return 2;
+    }
+    if (!inspectClip.empty()) {
+        try {
+            std::fputs(inspectVideoClip(inspectClip, opt.config).c_str(), stdout);
+            return 0;
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "orrery-train: %s: %s\n", inspectClip.c_str(), e.what());
+            return 1;
+        }
     }
     if (checkConfig) {
         std::fputs(opt.config.toYaml().c_str(), stdout);

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
+#include "config.h"
 #include "data.h"
 #include "ffmpeg.h"
 
@@ -20,12 +22,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool isVideo(const fs::path &p)
+std::string lowerExtension(const fs::path &p)
 {
-    static const std::set<std::string> ext{".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v", ".y4m"};
     std::string e = p.extension().string();
     std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return ext.count(e) > 0;
+    return e;
+}
+
+bool isY4M(const fs::path &p)
+{
+    return lowerExtension(p) == ".y4m";
+}
+
+// What this build decodes: Y4M always, the rest through FFmpeg.
+bool isVideo(const fs::path &p)
+{
+    static const std::set<std::string> ext{".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v"};
+    return isY4M(p) || (VideoDataset::available() && ext.count(lowerExtension(p)) > 0);
 }
 
 #if ORRERY_TRAINER_FFMPEG
@@ -112,6 +125,99 @@ torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int6
 
 }  // namespace
 
+torch::Tensor readY4MClip(std::istream &in, std::int64_t frames, std::int64_t size, std::int64_t stride,
+                          std::uint64_t seed, std::int64_t streamBytes)
+{
+    std::string header;
+    if (!std::getline(in, header) || header.rfind("YUV4MPEG2 ", 0) != 0)
+        throw std::runtime_error("not a YUV4MPEG2 stream");
+    std::int64_t w = 0, h = 0;
+    std::string chroma = "420jpeg";
+    bool full = false;
+    std::istringstream fields(header.substr(10));
+    for (std::string f; fields >> f;) {
+        if (f[0] == 'W')
+            w = std::atoll(f.c_str() + 1);
+        else if (f[0] == 'H')
+            h = std::atoll(f.c_str() + 1);
+        else if (f[0] == 'C')
+            chroma = f.substr(1);
+        else if (f == "XCOLORRANGE=FULL")
+            full = true;
+    }
+    if (w <= 0 || h <= 0 || w > 16384 || h > 16384)
+        throw std::runtime_error("implausible frame size in the Y4M header");
+    std::int64_t cw = w, ch = h;  // chroma plane size
+    if (chroma == "420jpeg" || chroma == "420mpeg2" || chroma == "420paldv" || chroma == "420") {
+        cw = (w + 1) / 2;
+        ch = (h + 1) / 2;
+    } else if (chroma == "422") {
+        cw = (w + 1) / 2;
+    } else if (chroma == "mono") {
+        cw = ch = 0;
+    } else if (chroma != "444") {
+        throw std::runtime_error("Y4M colour space C" + chroma +
+                                 " is not read (8-bit 420, 422, 444, mono are)");
+    }
+    const std::int64_t frameBytes = w * h + 2 * cw * ch;
+    // Frames in the stream, if every frame header is the plain "FRAME\n" (the usual case): the
+    // clip's start is drawn among the positions it fits in, as the FFmpeg path does.
+    const std::int64_t known =
+        streamBytes > 0 ? (streamBytes - std::int64_t(header.size()) - 1) / (frameBytes + 6) : 0;
+    const std::int64_t span = (frames - 1) * stride + 1;
+    const std::int64_t first =
+        known > span ? std::int64_t(mixSeed(seed) % std::uint64_t(known - span + 1)) : 0;
+
+    std::vector<torch::Tensor> out;
+    std::string plane(std::size_t(frameBytes), '\0');
+    for (std::int64_t n = 0; std::int64_t(out.size()) < frames; ++n) {
+        std::string frameHeader;
+        if (!std::getline(in, frameHeader))
+            break;
+        if (frameHeader.rfind("FRAME", 0) != 0)
+            throw std::runtime_error("corrupt Y4M: a frame does not start with FRAME");
+        const bool wanted = n >= first && (n - first) % stride == 0;
+        if (!wanted) {
+            in.ignore(frameBytes);
+            if (in.gcount() != frameBytes)
+                break;
+            continue;
+        }
+        if (!in.read(plane.data(), frameBytes))
+            break;
+        auto bytes = torch::from_blob(plane.data(), {frameBytes}, torch::kUInt8).to(torch::kFloat32);
+        auto y = bytes.narrow(0, 0, w * h).view({1, 1, h, w});
+        torch::Tensor u, v;
+        if (cw == 0) {
+            u = v = torch::full_like(y, 128.0);
+        } else {
+            auto up = [&](const torch::Tensor &c) {  // chroma to the luma grid (nearest, as sws)
+                return torch::nn::functional::interpolate(c.view({1, 1, ch, cw}),
+                                                          torch::nn::functional::InterpolateFuncOptions()
+                                                              .size(std::vector<std::int64_t>{h, w})
+                                                              .mode(torch::kNearest));
+            };
+            u = up(bytes.narrow(0, w * h, cw * ch));
+            v = up(bytes.narrow(0, w * h + cw * ch, cw * ch));
+        }
+        // BT.601: full range (JPEG) or limited (studio) range.
+        auto yy = full ? y : (y - 16.0) * (255.0 / 219.0);
+        const double cs = full ? 1.0 : 255.0 / 224.0;
+        auto cb = (u - 128.0) * cs, cr = (v - 128.0) * cs;
+        auto rgb = torch::cat({yy + 1.402 * cr, yy - 0.344136 * cb - 0.714136 * cr, yy + 1.772 * cb}, 1);
+        rgb = torch::nn::functional::interpolate(rgb,
+                                                 torch::nn::functional::InterpolateFuncOptions()
+                                                     .size(std::vector<std::int64_t>{size, size})
+                                                     .mode(torch::kArea));
+        out.push_back(rgb.squeeze(0).clamp(0, 255));
+    }
+    if (std::int64_t(out.size()) < frames)
+        throw std::runtime_error("only " + std::to_string(out.size()) + " of " + std::to_string(frames) +
+                                 " frames (too short for data.frames x data.stride)");
+    // [T, 3, H, W] in 0..255 → [3, T, H, W] in [-1, 1]
+    return torch::stack(out).permute({1, 0, 2, 3}).div(127.5).sub(1.0).contiguous();
+}
+
 std::vector<TarMember> readTar(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);
@@ -161,10 +267,6 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
                            std::int64_t size, std::int64_t stride, std::int64_t classes, int rank, int world)
     : m_kind(kind), m_frames(frames), m_size(size), m_stride(stride), m_classes(classes)
 {
-    if (!available())
-        throw std::runtime_error("data.kind " + kind +
-                                 " needs the FFmpeg libraries, and this orrery-train was built "
-                                 "without them");
     if (!fs::is_directory(root))
         throw std::runtime_error("data.path " + root + " is not a directory");
     std::vector<fs::path> all;
@@ -187,7 +289,10 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
     if (m_files.empty())
         throw std::runtime_error("no " + std::string(kind == "shards" ? ".tar shards" : "video files") +
                                  " under " + root + " for rank " + std::to_string(rank) + " of " +
-                                 std::to_string(world));
+                                 std::to_string(world) +
+                                 (available() ? std::string()
+                                              : std::string(" (this orrery-train was built without FFmpeg: "
+                                                            "it reads .y4m files only)")));
     m_bad.assign(m_files.size(), false);
 }
 
@@ -197,9 +302,38 @@ std::vector<std::string> VideoDataset::takeWarnings()
     return std::exchange(m_warnings, {});
 }
 
+torch::Tensor decodeVideoFile(const std::string &path, std::int64_t frames, std::int64_t size,
+                              std::int64_t stride, std::uint64_t seed)
+{
+    if (isY4M(path)) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            throw std::runtime_error("cannot open");
+        return readY4MClip(in, frames, size, stride, seed, std::int64_t(fs::file_size(path)));
+    }
+#if ORRERY_TRAINER_FFMPEG
+    return decodeClip(path, frames, size, stride, seed);
+#else
+    throw std::runtime_error("this orrery-train was built without FFmpeg: it reads .y4m files only");
+#endif
+}
+
+std::string inspectVideoClip(const std::string &path, const Config &c)
+{
+    const auto clip = decodeVideoFile(path, c.i("data.frames"), c.i("data.size"), c.i("data.stride"), 0);
+    const auto rgb = clip.add(1.0).mul(127.5);  // back to 0..255
+    const auto mean = rgb.mean({1, 2, 3});
+    nlohmann::json j{{"file", path},
+                     {"decoder", isY4M(path) ? "orrery-train (y4m)" : "ffmpeg"},
+                     {"shape", clip.sizes().vec()},
+                     {"mean_rgb", {mean[0].item<double>(), mean[1].item<double>(), mean[2].item<double>()}},
+                     {"min", rgb.min().item<double>()},
+                     {"max", rgb.max().item<double>()}};
+    return j.dump() + "\n";
+}
+
 std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
 {
-#if ORRERY_TRAINER_FFMPEG
     // Try the sample's file, then the next ones: a corrupt file costs a warning, not the run.
     for (std::size_t attempt = 0; attempt < m_files.size(); ++attempt) {
         const std::size_t fileIndex = (index + attempt) % m_files.size();
@@ -211,7 +345,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
         const VideoSource &src = m_files[fileIndex];
         try {
             if (m_kind == "folder")
-                return {decodeClip(src.path, m_frames, m_size, m_stride, index), src.label};
+                return {decodeVideoFile(src.path, m_frames, m_size, m_stride, index), src.label};
             // A shard: pick one of its videos; its label from key.json {"label": n} or key.txt.
             const auto members = readTar(src.path);
             std::vector<const TarMember *> videos;
@@ -234,6 +368,12 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
                     } catch (const std::exception &) { }
                 }
             }
+            label = ((label % m_classes) + m_classes) % m_classes;
+            if (isY4M(video.name)) {
+                std::istringstream in(video.data);
+                return {readY4MClip(in, m_frames, m_size, m_stride, index, std::int64_t(video.data.size())),
+                        label};
+            }
             // FFmpeg reads files: the member goes to a private temp file for the decode.
             char tmpl[] = "/tmp/orrery-train-XXXXXX";
             const int fd = ::mkstemp(tmpl);
@@ -248,8 +388,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
             } unlink{tmpl};
             if (!written)
                 throw std::runtime_error("cannot write a temp file");
-            return {decodeClip(tmpl, m_frames, m_size, m_stride, index),
-                    ((label % m_classes) + m_classes) % m_classes};
+            return {decodeVideoFile(tmpl, m_frames, m_size, m_stride, index), label};
         } catch (const std::exception &e) {
             std::lock_guard lock(m_mutex);
             if (!m_bad[fileIndex])
@@ -258,10 +397,6 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
         }
     }
     throw std::runtime_error("no file of the dataset decodes (see the warnings)");
-#else
-    (void)index;
-    throw std::runtime_error("built without FFmpeg");
-#endif
 }
 
 }  // namespace orrery::train

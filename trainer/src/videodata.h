@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Real video data: a folder of video files, or WebDataset-style tar shards (`key.mp4` next to
-// `key.json` / `key.txt`), decoded with the FFmpeg libraries into clips of T frames taken every
-// `stride` frames, resized to size x size, in [-1, 1]. Each rank reads its own subset of the files
-// (file i belongs to rank i mod world size). A file that does not decode is skipped — the next
-// file is tried — and reported, never fatal. FFmpeg's C API stays in videodata.cpp.
+// `key.json` / `key.txt`), decoded into clips of T frames taken every `stride` frames, resized to
+// size x size, in [-1, 1]: Y4M by orrery-train's own reader (so a build without FFmpeg, as on a
+// cluster without its development files, still trains on .y4m clips), everything else with the
+// FFmpeg libraries. Each rank reads its own subset of the files (file i belongs to rank i mod world
+// size). A file that does not decode is skipped — the next file is tried — and reported, never
+// fatal. FFmpeg's C API stays in videodata.cpp.
 #pragma once
 
 #include <torch/torch.h>
@@ -25,8 +27,8 @@ struct VideoSource {
 
 class VideoDataset {
 public:
-    // kind: "folder" or "shards". Throws std::runtime_error when nothing usable is found or the
-    // trainer was built without FFmpeg.
+    // kind: "folder" or "shards". Throws std::runtime_error when nothing usable is found (without
+    // FFmpeg only .y4m files count).
     VideoDataset(const std::string &kind, const std::string &root, std::int64_t frames, std::int64_t size,
                  std::int64_t stride, std::int64_t classes, int rank, int world);
 
@@ -38,6 +40,7 @@ public:
     std::vector<std::string> takeWarnings();
     std::size_t fileCount() const { return m_files.size(); }
 
+    // Whether formats other than Y4M are read (the FFmpeg libraries were found at build time).
     static bool available();
 
 private:
@@ -56,5 +59,20 @@ struct TarMember {
 };
 // Reads every regular file of a tar archive; throws on a truncated or corrupt header.
 std::vector<TarMember> readTar(const std::string &path);
+
+// Frames first, first + stride, ... (T of them) of a YUV4MPEG2 stream (C420*, C422, C444, mono;
+// 8 bit; XCOLORRANGE=FULL or limited range, BT.601), area-resized to size x size, as [3, T, H, W]
+// in [-1, 1]. `first` is chosen from `seed` among the positions the clip fits in. Throws with the
+// reason on anything else or a short file.
+// One clip of a video file (Y4M by readY4MClip, the rest through FFmpeg), as VideoDataset reads it.
+torch::Tensor decodeVideoFile(const std::string &path, std::int64_t frames, std::int64_t size,
+                              std::int64_t stride, std::uint64_t seed);
+class Config;
+// `orrery-train --inspect-clip FILE`: what the loader makes of a file with the config's
+// data.frames/size/stride: the decoder, the clip's shape, its mean colour and range (0..255), JSON.
+std::string inspectVideoClip(const std::string &path, const Config &config);
+
+torch::Tensor readY4MClip(std::istream &in, std::int64_t frames, std::int64_t size, std::int64_t stride,
+                          std::uint64_t seed, std::int64_t streamBytes);
 
 }  // namespace orrery::train
