@@ -103,7 +103,7 @@ void MonitorFeeds::readStoreOnce()
     try {
         if (!m_store)
             m_store = core::TrackingStore::open(m_options.dbPath);
-        snapshot = readStore(*m_store, m_trialsOf.load(), m_sparkWidth.load());
+        snapshot = readStore(*m_store, m_trialsOf.load(), m_sparkWidth.load(), 50, &m_progress);
     } catch (const std::exception &e) {
         snapshot = {};
         snapshot.valid = true;

@@ -82,6 +82,7 @@ private:
 
     // Owned by the store worker's thread.
     std::unique_ptr<core::TrackingStore> m_store;
+    QHash<core::SweepId, core::SweepProgressTracker> m_progress;  // rates between reads
     // Owned by the cluster worker's thread.
     struct ClusterState;
     std::unique_ptr<ClusterState> m_clusterState;

@@ -87,7 +87,7 @@ QStringList compactParams(const QList<QMap<QString, QString>> &params)
 // --- snapshots ------------------------------------------------------------------------------
 
 StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
-                        int maxSweeps)
+                        int maxSweeps, QHash<core::SweepId, core::SweepProgressTracker> *progress)
 {
     StoreSnapshot snap;
     snap.valid = true;
@@ -105,7 +105,13 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         if (!s.active && snap.sweeps.size() >= maxSweeps)
             break;
         s.counts = countTrials(store.trials(sw.id));
-        if (const std::optional<core::RunRow> best = store.bestRun(sw.id)) {
+        const std::optional<core::RunRow> best = store.bestRun(sw.id);
+        if (s.active) {
+            core::SweepProgressTracker once;
+            core::SweepProgressTracker &tracker = progress ? (*progress)[sw.id] : once;
+            s.progress = tracker.update(sw, store.trialSummaries(sw.id), best, snap.takenMs);
+        }
+        if (best) {
             if (const core::LatestMetric *m = best->metric(sw.metricName))
                 s.best = m->last.value;
             s.bestRun = best->run.name;
@@ -309,15 +315,26 @@ Table queueTable(const ClusterSnapshot &cluster)
     return t;
 }
 
+// "42% ETA 1m12s" for an active sweep whose trials say their total steps; "-" otherwise.
+QString progressCell(const std::optional<core::SweepProgress> &p)
+{
+    if (!p || p->stepsTotal <= 0)
+        return QStringLiteral("-");
+    QString cell = QStringLiteral("%1%").arg(int(100.0 * double(p->stepsDone) / double(p->stepsTotal)));
+    if (p->etaMs)
+        cell += QStringLiteral(" ETA ") + core::formatDuration(*p->etaMs);
+    return cell;
+}
+
 Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
 {
     Table t;
     t.header = {QStringLiteral("SWEEP"),  QStringLiteral("WHERE"),          QStringLiteral("STATE"),
-                QStringLiteral("METRIC"), QStringLiteral("TRIALS d/r/q/f"), QStringLiteral("BEST"),
-                QStringLiteral("TREND")};
-    t.rightAligned = {5};
+                QStringLiteral("METRIC"), QStringLiteral("TRIALS d/r/q/f"), QStringLiteral("STEPS"),
+                QStringLiteral("BEST"),   QStringLiteral("TREND")};
+    t.rightAligned = {6};
     t.flexColumn = 0;
-    t.dropOrder = {3, 2, 6};
+    t.dropOrder = {3, 2, 7, 5};
     for (const SweepSummary &s : store.sweeps) {
         const TrialCounts &c = s.counts;
         QString metric = s.sweep.metricName;
@@ -332,7 +349,7 @@ Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
                            .arg(c.queued)
                            .arg(c.failed)
                            .arg(c.total),
-                       s.best ? formatValue(*s.best) : QStringLiteral("-"),
+                       progressCell(s.progress), s.best ? formatValue(*s.best) : QStringLiteral("-"),
                        sparkline(s.bestHistory, sparkWidth, glyphs)});
     }
     return t;

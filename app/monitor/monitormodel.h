@@ -13,8 +13,10 @@
 #include "sparkline.h"
 
 #include "orrery/core/store.h"
+#include "orrery/core/sweepprogress.h"
 #include "orrery/remote/slurmparse.h"
 
+#include <QHash>
 #include <QList>
 #include <QMap>
 #include <QString>
@@ -51,6 +53,7 @@ struct SweepSummary {
     std::optional<double> best;  // the best latest value of the sweep's metric (store bestRun)
     QString bestRun;  // its name
     std::vector<double> bestHistory;  // that run's metric, downsampled to the sparkline's width
+    std::optional<core::SweepProgress> progress;  // an active sweep's steps and ETA
 };
 
 // A trial as the trials table shows it (from core::TrialSummary).
@@ -81,8 +84,11 @@ struct StoreSnapshot {
 // recent), each with its counts, best value and the best run's history in `sparkWidth` buckets,
 // and the trials of sweep `trialsOf` (0: none) from one TrackingStore::trialSummaries (a fixed
 // number of queries, however many trials). Throws core::StoreError.
+// `progress`, kept by the caller from one read to the next, measures the active sweeps' rates
+// (without it, steps but no ETA).
 StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
-                        int maxSweeps = 50);
+                        int maxSweeps = 50,
+                        QHash<core::SweepId, core::SweepProgressTracker> *progress = nullptr);
 
 struct ClusterSnapshot {
     QString cluster;  // the profile's name; empty: no cluster panel data (see notice)

@@ -250,6 +250,49 @@ private Q_SLOTS:
         QVERIFY(s.trials.isEmpty());
     }
 
+    void readStore_activeSweepStepsAndEta()
+    {
+        // An active sweep's STEPS cell: steps done of the trials' train.steps, and an ETA once the
+        // kept tracker has seen the steps move between two reads.
+        using namespace orrery::core;
+        QTemporaryDir dir;
+        auto store = TrackingStore::open(dir.filePath(QStringLiteral("p.sqlite")));
+        const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+        Sweep sw;
+        sw.name = QStringLiteral("steps-sweep");
+        sw.experimentId = e;
+        sw.method = QStringLiteral("grid");
+        sw.metricName = QStringLiteral("train/loss");
+        sw.metricGoal = QStringLiteral("minimize");
+        sw.state = QStringLiteral("running");
+        sw.trialCount = 2;
+        sw.baseConfig = QStringLiteral("train:\n  steps: 100\n");
+        const SweepId id = store->createSweep(sw);
+        const RunId run = store->createRun(e, QStringLiteral("t0"));
+        store->logMetrics(run, {{QStringLiteral("train/loss"), {20, 1000, 0.5}}});
+        Trial t =
+            orrery::test::trial(id, 0, 0, run, QStringLiteral("running"), QString(), QStringLiteral("0.001"));
+        t.config = QStringLiteral("train:\n  steps: 100\n");
+        store->addTrial(t);
+
+        QHash<SweepId, SweepProgressTracker> trackers;
+        StoreSnapshot snap = readStore(*store, 0, 16, 50, &trackers);
+        QCOMPARE(snap.sweeps.size(), 1);
+        QVERIFY(snap.sweeps.front().progress);
+        QCOMPARE(snap.sweeps.front().progress->stepsDone, 20);
+        QCOMPARE(snap.sweeps.front().progress->stepsTotal, 200);  // the second trial, not yet submitted
+        QVERIFY(!snap.sweeps.front().progress->etaMs);
+        QThread::msleep(20);
+        store->logMetrics(run, {{QStringLiteral("train/loss"), {40, 2000, 0.4}}});
+        snap = readStore(*store, 0, 16, 50, &trackers);
+        QVERIFY(snap.sweeps.front().progress->etaMs);
+        const Table table = sweepTable(snap, 16, Glyphs::Unicode);
+        const qsizetype column = table.header.indexOf(QStringLiteral("STEPS"));
+        QVERIFY(column > 0);
+        QVERIFY2(table.rows.front().at(column).startsWith(QStringLiteral("20% ETA ")),
+                 qPrintable(table.rows.front().at(column)));
+    }
+
     void readStore_trialsOfOneSweep()
     {
         const StoreSnapshot s = storeSnapshot(1);
