@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "monitor_command.h"
 #include "output.h"
+#include "runs_commands.h"
 #include "sweep_commands.h"
 
 #include <algorithm>
@@ -61,24 +62,23 @@ const QList<CommandInfo> &commandTable()
                   QStringLiteral("[--json]"),
                   QStringLiteral("check this machine: Qt, SQLite, the trainer, libssh"),
                   {},
-                  [](const Context &, const QStringList &a) { return runDoctor(a); }});
+                  [](const Context &, const QStringList &a) { return runDoctor(a); },
+                  false,
+                  {}});
         t.append({QStringLiteral("experiments"),
                   {},
                   QStringLiteral("experiments"),
                   {V("list", "[--json]", "experiments and how many runs each has")},
-                  runExperiments});
+                  runExperiments,
+                  false,
+                  {}});
         t.append({QStringLiteral("runs"),
                   {},
                   QStringLiteral("tracked runs"),
-                  {V("list", "[FILTER] [--sort METRIC] [--json]", "runs with their latest metrics"),
-                   V("show", "RUN [--json]", "params, latest metrics, artifacts, tags"),
-                   V("compare", "RUN RUN...", "the params that differ, metrics side by side"),
-                   V("history", "RUN METRIC [--buckets N]", "every point of a metric (--csv, --json)"),
-                   V("export", "[--points] [--csv|--json]", "runs or points as CSV or JSON"),
-                   V("ingest", "DIR... [--quiet]", "import run directories (reruns add what is new)"),
-                   V("push", "--mlflow URL [--quiet]", "mirror runs to an MLflow server")},
-                  runRuns,
-                  true});
+                  runsVerbs(),
+                  {},  // every verb has its handler
+                  false,
+                  QStringLiteral("RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name.\n")});
         t.append({QStringLiteral("cluster"),
                   {},
                   QStringLiteral("cluster profiles"),
@@ -87,7 +87,8 @@ const QList<CommandInfo> &commandTable()
                    V("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs"),
                    V("remove", "NAME", "remove a profile")},
                   [](const Context &, const QStringList &a) { return runCluster(a); },
-                  true});
+                  true,
+                  {}});
         t.append(
             {QStringLiteral("sweep"),
              {},
@@ -102,13 +103,15 @@ const QList<CommandInfo> &commandTable()
               V("logs", "SWEEP TRIAL [-f]", "a trial's output and errors"),
               V("supervise", "SWEEP", "(internal) the detached follower submit starts")},
              runSweep,
-             true});
+             true,
+             {}});
         t.append({QStringLiteral("monitor"),
                   QStringLiteral("[--cluster NAME] [--refresh S]"),
                   QStringLiteral("full-screen terminal monitor: cluster, queue, sweeps"),
                   {},
                   runMonitor,
-                  true});
+                  true,
+                  {}});
         return t;
     }();
     return table;
@@ -133,7 +136,7 @@ QString commandHelp(const CommandInfo &c)
     QList<std::pair<QString, QString>> items = commandRows(c);
     for (auto &item : items)
         item.first.prepend(QStringLiteral("orrery "));
-    return QStringLiteral("usage:\n") + rows(items);
+    return QStringLiteral("usage:\n") + rows(items) + c.helpNotes;
 }
 
 int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
@@ -155,9 +158,17 @@ int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
     }
     if (!it->verbs.isEmpty()) {
         const QString verb = rest.value(0);
-        const bool known = std::any_of(it->verbs.begin(), it->verbs.end(),
-                                       [&](const VerbInfo &v) { return v.name == verb; });
-        if (!known) {
+        const auto v = std::find_if(it->verbs.begin(), it->verbs.end(),
+                                    [&](const VerbInfo &info) { return info.name == verb; });
+        if (v != it->verbs.end() && v->run) {
+            try {
+                return v->run(ctx, rest.mid(1));
+            } catch (const std::exception &e) {
+                err(QStringLiteral("orrery %1 %2: %3\n").arg(name, verb, QString::fromUtf8(e.what())));
+                return kFailed;
+            }
+        }
+        if (v == it->verbs.end()) {
             err((verb.isEmpty() ? QStringLiteral("orrery %1: a verb is needed\n").arg(name)
                                 : QStringLiteral("orrery %1: unknown verb '%2'\n").arg(name, verb)) +
                 commandHelp(*it));

@@ -5,7 +5,7 @@
 // the table against the real binary).
 #pragma once
 
-#include "runs_commands.h"
+#include "commands.h"
 
 #include <QList>
 #include <QString>
@@ -15,10 +15,15 @@
 
 namespace orrery::cli {
 
+using CommandHandler = std::function<int(const Context &, const QStringList &)>;
+
 struct VerbInfo {
     QString name;
     QString synopsis;  // what follows the verb: "FILE [--cluster NAME] [--watch]"
     QString summary;  // one line
+    // Runs the verb with the arguments after it; an exception is reported as the verb's failure
+    // (exit 1). Empty: the command's `run` gets the verb and dispatches it itself.
+    CommandHandler run = {};
 };
 
 struct CommandInfo {
@@ -27,9 +32,10 @@ struct CommandInfo {
     QString summary;
     QList<VerbInfo> verbs;  // empty: the command takes no verb (doctor, monitor)
     // Runs the command; args start with the verb (or the first option for a verbless command).
-    std::function<int(const Context &, const QStringList &)> run;
+    CommandHandler run;
     // The command prints its own detailed help for `--help` (else it is generated from here).
     bool ownHelp = false;
+    QString helpNotes;  // appended to the generated help
 };
 
 const QList<CommandInfo> &commandTable();

@@ -880,17 +880,6 @@ int runsPush(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-const QString kRunsUsage = QStringLiteral(
-    "usage: orrery runs <verb> [options]\n"
-    "  list      runs with their latest metrics (filters, --sort METRIC, --json)\n"
-    "  show      RUN: params, latest metrics, artifacts, tags\n"
-    "  compare   RUN RUN...: the params that differ and the metrics side by side\n"
-    "  history   RUN METRIC: every point, or --buckets N min/max buckets (--csv, --json)\n"
-    "  export    runs (one row each) or --points, as CSV or JSON\n"
-    "  ingest    DIR...: import run directories (events.jsonl, exit.json); reruns add what is new\n"
-    "  push      --mlflow URL: mirror runs to an MLflow tracking server (only what is new)\n"
-    "RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name.\n");
-
 }  // namespace
 
 // Opens read-write (creating and migrating the file as needed, so reading commands work on a
@@ -925,31 +914,24 @@ int runExperiments(const Context &ctx, const QStringList &args)
     return kUsage;
 }
 
-int runRuns(const Context &ctx, const QStringList &args)
+QList<VerbInfo> runsVerbs()
 {
-    const QString verb = args.value(0);
-    const QStringList rest = args.mid(1);
-    using Handler = int (*)(const Context &, const QStringList &);
-    const std::pair<const char *, Handler> verbs[] = {
-        {"list", runsList},     {"show", runsShow},     {"compare", runsCompare}, {"history", runsHistory},
-        {"export", runsExport}, {"ingest", runsIngest}, {"push", runsPush},
+    return {
+        {QStringLiteral("list"), QStringLiteral("[FILTER] [--sort METRIC] [--json]"),
+         QStringLiteral("runs with their latest metrics"), runsList},
+        {QStringLiteral("show"), QStringLiteral("RUN [--json]"),
+         QStringLiteral("params, latest metrics, artifacts, tags"), runsShow},
+        {QStringLiteral("compare"), QStringLiteral("RUN RUN..."),
+         QStringLiteral("the params that differ, metrics side by side"), runsCompare},
+        {QStringLiteral("history"), QStringLiteral("RUN METRIC [--buckets N]"),
+         QStringLiteral("every point of a metric (--csv, --json)"), runsHistory},
+        {QStringLiteral("export"), QStringLiteral("[--points] [--csv|--json]"),
+         QStringLiteral("runs or points as CSV or JSON"), runsExport},
+        {QStringLiteral("ingest"), QStringLiteral("DIR... [--quiet]"),
+         QStringLiteral("import run directories (reruns add what is new)"), runsIngest},
+        {QStringLiteral("push"), QStringLiteral("--mlflow URL [--quiet]"),
+         QStringLiteral("mirror runs to an MLflow server"), runsPush},
     };
-    for (const auto &[name, handler] : verbs) {
-        if (verb != QLatin1String(name))
-            continue;
-        try {
-            return handler(ctx, rest);
-        } catch (const std::exception &e) {
-            err(QStringLiteral("orrery runs %1: %2\n").arg(verb, QString::fromUtf8(e.what())));
-            return kFailed;
-        }
-    }
-    if (verb.isEmpty() || verb == QLatin1String("--help") || verb == QLatin1String("help")) {
-        (verb.isEmpty() ? err : out)(kRunsUsage);
-        return verb.isEmpty() ? kUsage : kOk;
-    }
-    err(QStringLiteral("orrery: unknown verb 'runs %1'\n").arg(verb) + kRunsUsage);
-    return kUsage;
 }
 
 }  // namespace orrery::cli

@@ -4,6 +4,9 @@
 // the store, calls core, and only formats what core returns.
 #pragma once
 
+#include "command_table.h"
+#include "commands.h"
+
 #include "orrery/core/store.h"
 
 #include <QStringList>
@@ -12,16 +15,13 @@
 
 namespace orrery::cli {
 
-struct Context {
-    QString dbPath;  // --db, else $ORRERY_DB, else the app data location
-};
-
 // Opens the store for a command (read-write, creating and migrating; reading commands fall back
 // to read-only where the file cannot be written). Throws core::StoreError.
 std::unique_ptr<core::TrackingStore>
 openStore(const Context &ctx, core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
 
 int runExperiments(const Context &ctx, const QStringList &args);
-int runRuns(const Context &ctx, const QStringList &args);
+// `orrery runs VERB`: the verbs with their handlers (the command table dispatches them).
+QList<VerbInfo> runsVerbs();
 
 }  // namespace orrery::cli

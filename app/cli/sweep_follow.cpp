@@ -118,12 +118,13 @@ QString counts(const QList<TrialSummary> &rows, int total)
 // The status block of `sweep watch` on a terminal: the sweep, then one line per active trial.
 QStringList statusLines(const Sweep &sw, const SweepProgress &p)
 {
-    QStringList parts{QStringLiteral("%1 done").arg(p.done), QStringLiteral("%1 running").arg(p.running),
-                      QStringLiteral("%1 queued").arg(p.queued)};
-    if (p.failed)
-        parts << QStringLiteral("%1 failed").arg(p.failed);
-    if (p.stopped)
-        parts << QStringLiteral("%1 stopped").arg(p.stopped);
+    const PhaseCounts &c = p.counts;
+    QStringList parts{QStringLiteral("%1 done").arg(c.done), QStringLiteral("%1 running").arg(c.running),
+                      QStringLiteral("%1 queued").arg(c.queued)};
+    if (c.failed)
+        parts << QStringLiteral("%1 failed").arg(c.failed);
+    if (c.stopped)
+        parts << QStringLiteral("%1 stopped").arg(c.stopped);
     QString head =
         QStringLiteral("%1: %2 of %3").arg(sw.name, parts.join(QStringLiteral(", "))).arg(p.planned);
     if (p.stepsTotal > 0)

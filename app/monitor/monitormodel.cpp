@@ -50,11 +50,19 @@ QString firstLine(const QString &text)
 
 // --- trials ---------------------------------------------------------------------------------
 
+namespace {
+
+// The monitor's "done" is every trial that ended without failing: stopped early or cancelled too.
+TrialCounts fromPhases(const core::PhaseCounts &p)
+{
+    return TrialCounts{p.done + p.stopped, p.running, p.queued, p.failed, p.total};
+}
+
+}  // namespace
+
 TrialCounts countTrials(const QList<core::Trial> &trials)
 {
-    const core::PhaseCounts p = core::countPhases(trials);
-    // The monitor's "done" is every trial that ended without failing: stopped early or cancelled too.
-    return TrialCounts{p.done + p.stopped, p.running, p.queued, p.failed, p.total};
+    return fromPhases(core::countPhases(trials));
 }
 
 QStringList compactParams(const QList<QMap<QString, QString>> &params)
@@ -104,12 +112,14 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         s.active = core::isActive(sw.sweepState());
         if (!s.active && snap.sweeps.size() >= maxSweeps)
             break;
-        s.counts = countTrials(store.trials(sw.id));
         const std::optional<core::RunRow> best = store.bestRun(sw.id);
-        if (s.active) {
+        if (s.active) {  // the trials' latest attempts with their steps: counts and progress in one read
             core::SweepProgressTracker once;
             core::SweepProgressTracker &tracker = progress ? (*progress)[sw.id] : once;
             s.progress = tracker.update(sw, store.trialSummaries(sw.id), best, snap.takenMs);
+            s.counts = fromPhases(s.progress->counts);
+        } else {
+            s.counts = countTrials(store.trials(sw.id));
         }
         if (best) {
             if (const core::LatestMetric *m = best->metric(sw.metricName))
@@ -128,6 +138,11 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         }
         snap.sweeps.append(s);
     }
+    if (progress)  // the rates of sweeps that ended are not needed again
+        progress->removeIf([&](auto it) {
+            return std::none_of(snap.sweeps.begin(), snap.sweeps.end(),
+                                [&](const SweepSummary &s) { return s.active && s.sweep.id == it.key(); });
+        });
 
     if (trialsOf == 0)
         return snap;

@@ -36,40 +36,40 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
             p.best = m->last.value;
             p.bestRun = best->run.name;
         }
-    // The typical total, for trials not submitted yet (random/bayes suggest them later).
-    qint64 typical = -1;
-    for (const TrialSummary &t : trials)
-        if (const auto s = configuredSteps(t.trial.config); s && *s > 0)
-            typical = std::max(typical, *s);
-    if (typical < 0)
-        typical = configuredSteps(sweep.baseConfig).value_or(-1);
+    QList<Trial> latest;
+    QHash<qint64, qint64> totals;
+    qint64 typical = -1;  // for trials not submitted yet (random/bayes suggest them later)
+    for (const TrialSummary &t : trials) {
+        latest.append(t.trial);
+        const qint64 total = m_totals.contains(t.trial.id) ? m_totals.value(t.trial.id)
+                                                           : configuredSteps(t.trial.config).value_or(-1);
+        totals.insert(t.trial.id, total);
+        typical = std::max(typical, total);
+    }
+    m_totals = totals;  // ended attempts drop out
+    if (typical < 0) {
+        if (!m_baseTotal)
+            m_baseTotal = configuredSteps(sweep.baseConfig).value_or(-1);
+        typical = *m_baseTotal;
+    }
+    p.counts = countPhases(latest);
 
     double rateSum = 0;
     qint64 remaining = 0;
     QHash<qint64, QList<Sample>> kept;
     for (const TrialSummary &t : trials) {
-        const TrialState state = t.trial.trialState();
-        const qint64 total = configuredSteps(t.trial.config).value_or(typical);
+        const Phase phase = phaseOf(t.trial.trialState());
+        const qint64 total = totals.value(t.trial.id) >= 0 ? totals.value(t.trial.id) : typical;
         const qint64 step = std::max<qint64>(t.step, 0);
-        switch (phaseOf(state)) {
-        case Phase::Done:
-            ++p.done;
+        if (phase == Phase::Done) {
             p.stepsDone += std::max(total, step);
             p.stepsTotal += std::max(total, step);
             continue;
-        case Phase::Failed:
-        case Phase::Stopped:
-            // Ended for good: what it ran is all it will run.
-            ++(phaseOf(state) == Phase::Failed ? p.failed : p.stopped);
+        }
+        if (phase == Phase::Failed || phase == Phase::Stopped) {  // ended for good: what it ran is all
             p.stepsDone += step;
             p.stepsTotal += step;
             continue;
-        case Phase::Running:
-            ++p.running;
-            break;
-        case Phase::Queued:
-            ++p.queued;
-            break;
         }
         TrialProgress tp;
         tp.index = t.trial.index;
@@ -100,7 +100,7 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
         }
         p.active.append(tp);
     }
-    m_samples = kept;  // ended attempts drop out
+    m_samples = kept;
     const int unsubmitted = std::max(0, p.planned - int(trials.size()));
     if (typical > 0) {
         p.stepsTotal += qint64(unsubmitted) * typical;

@@ -459,6 +459,17 @@ private Q_SLOTS:
         deep.waitForFinished(60'000);
         QCOMPARE(deep.exitCode(), 1);
         QVERIFY2(deep.readAllStandardError().contains("is not read"), "a 10-bit Y4M must be refused by name");
+        QFile huge(clips + QStringLiteral("/huge.y4m"));  // a header that claims 16384x16384 frames
+        QVERIFY(huge.open(QIODevice::WriteOnly));
+        huge.write("YUV4MPEG2 W16384 H16384 F8:1 C444\nFRAME\n0123456789");
+        huge.close();
+        deep.start(
+            trainer(),
+            {QStringLiteral("--config"), testConfig(), QStringLiteral("--inspect-clip"), huge.fileName()});
+        deep.waitForFinished(60'000);
+        QCOMPARE(deep.exitCode(), 1);
+        QVERIFY2(deep.readAllStandardError().contains("larger than the whole file"),
+                 "a lying header is refused");
     }
 
     void realVideoFolderAndShardsTrainAndSkipACorruptFile()

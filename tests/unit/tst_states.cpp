@@ -67,9 +67,9 @@ private Q_SLOTS:
                                  trial(3, 2, TrialState::Queued, -1, 100)};
         SweepProgress p = tracker.update(sw, rows, std::nullopt, 1'000'000);
         QCOMPARE(p.planned, 4);
-        QCOMPARE(p.done, 1);
-        QCOMPARE(p.running, 1);
-        QCOMPARE(p.queued, 1);
+        QCOMPARE(p.counts.done, 1);
+        QCOMPARE(p.counts.running, 1);
+        QCOMPARE(p.counts.queued, 1);
         QCOMPARE(p.stepsDone, 110);
         QCOMPARE(p.stepsTotal, 400);  // the fourth, not submitted yet, counts 100
         QVERIFY(!p.etaMs);  // one sample: no rate yet
@@ -81,7 +81,7 @@ private Q_SLOTS:
         QCOMPARE(*p.etaMs, qint64(135'000));  // 70 + 100 + 100 steps at the one running rate
         rows[1].trial.setState(TrialState::Stopped);  // stopped early: its total is what it ran
         p = tracker.update(sw, rows, std::nullopt, 1'020'000);
-        QCOMPARE(p.stopped, 1);
+        QCOMPARE(p.counts.stopped, 1);
         QCOMPARE(p.stepsTotal, 100 + 30 + 100 + 100);
         QVERIFY(!p.etaMs);  // nothing runs: no rate to go by
         QCOMPARE(configuredSteps(QStringLiteral("train: {steps: 80}")), std::optional<qint64>(80));

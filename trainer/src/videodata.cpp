@@ -160,6 +160,10 @@ torch::Tensor readY4MClip(std::istream &in, std::int64_t frames, std::int64_t si
                                  " is not read (8-bit 420, 422, 444, mono are)");
     }
     const std::int64_t frameBytes = w * h + 2 * cw * ch;
+    // A corrupt or hostile header must not make every worker allocate gigabytes for nothing.
+    if (streamBytes > 0 && frameBytes > streamBytes)
+        throw std::runtime_error("the Y4M header's frame size (" + std::to_string(w) + "x" +
+                                 std::to_string(h) + ") is larger than the whole file");
     // Frames in the stream, if every frame header is the plain "FRAME\n" (the usual case): the
     // clip's start is drawn among the positions it fits in, as the FFmpeg path does.
     const std::int64_t known =

@@ -29,7 +29,7 @@ struct TrialProgress {
 
 struct SweepProgress {
     int planned = 0;  // the sweep's trialCount
-    int done = 0, running = 0, queued = 0, failed = 0, stopped = 0;  // by phaseOf (states.h)
+    PhaseCounts counts;  // of the submitted trials (countPhases)
     qint64 stepsDone = 0;  // over every trial (ended ones count their last step; completed: total)
     qint64 stepsTotal = 0;  // every planned trial's total (unsubmitted ones: the typical total)
     std::optional<double> best;  // the store's best run's latest value of the metric
@@ -55,6 +55,9 @@ private:
         qint64 ms, step;
     };
     QHash<qint64, QList<Sample>> m_samples;  // by Trial::id (one attempt)
+    // train.steps of each attempt's config (-1: none), parsed once: a config never changes.
+    QHash<qint64, qint64> m_totals;
+    std::optional<qint64> m_baseTotal;
 };
 
 }  // namespace orrery::core
