@@ -5,9 +5,13 @@
 
 #include "commands.h"
 #include "output.h"
+#include "statusblock.h"
 
+#include "orrery/remote/connection.h"
+#include "orrery/remote/error.h"
 #include "orrery/remote/profile.h"
 
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -16,7 +20,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 namespace orrery::cli {
@@ -25,18 +32,49 @@ const char *const kClusterUsage =
     "usage: orrery cluster add NAME --host HOST [--port N] [--user USER] [--identity FILE]\n"
     "                          [--known-hosts FILE] [--proxy-jump [USER@]HOST[:PORT]]\n"
     "                          [--remote-root DIR] [--partition P] [--account A]\n"
-    "                          [--setup LINE]... [--trainer-path PATH] [--force]\n"
+    "                          [--setup LINE]... [--trainer-path PATH] [--build-on login|job]\n"
+    "                          [--force]\n"
     "       orrery cluster list [--json]\n"
     "       orrery cluster show NAME [--json]\n"
     "       orrery cluster test NAME [--json] [--accept-new-host-key]\n"
+    "       orrery cluster deploy NAME [--json] [--accept-new-host-key]\n"
     "       orrery cluster remove NAME\n"
     "HOST may be a Host alias of ~/.ssh/config (its HostName, User, Port, IdentityFile and\n"
     "ProxyJump apply). Profiles never hold a password: keys come from ssh-agent or a key file,\n"
-    "and a passphrase or password is asked on a terminal when needed.\n";
+    "and a passphrase or password is asked on a terminal when needed.\n"
+    "Without --trainer-path, sweeps run the trainer `cluster deploy` builds on the cluster from\n"
+    "Orrery's bundled source, against the PyTorch the setup lines activate (first submit deploys\n"
+    "it); --build-on job builds it in a Slurm job instead of on the login node.\n";
 
 namespace {
 
 using remote::ClusterProfile;
+
+// 128 + SIGINT, as a shell reports a command Ctrl-C ended.
+constexpr int kInterrupted = 130;
+
+std::atomic<bool> g_deployInterrupted{false};
+extern "C" void onDeployInterrupt(int)
+{
+    g_deployInterrupted.store(true);
+}
+
+// While a deploy runs, Ctrl-C (or SIGTERM) asks it to stop the remote build and end.
+struct DeployInterrupts {
+    DeployInterrupts()
+    {
+        g_deployInterrupted.store(false);
+        std::signal(SIGINT, onDeployInterrupt);
+        std::signal(SIGTERM, onDeployInterrupt);
+    }
+    ~DeployInterrupts()
+    {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+    }
+    DeployInterrupts(const DeployInterrupts &) = delete;
+    DeployInterrupts &operator=(const DeployInterrupts &) = delete;
+};
 using remote::ProfileStore;
 
 int usage(const QString &problem)
@@ -87,6 +125,11 @@ int add(QStringList args)
             *field = value;
         } else if (flag == QLatin1String("--setup")) {
             p.setup.append(value);
+        } else if (flag == QLatin1String("--build-on")) {
+            if (value != QLatin1String("login") && value != QLatin1String("job"))
+                return usage(QStringLiteral("--build-on must be 'login' or 'job'"));
+            p.buildOn =
+                value == QLatin1String("job") ? ClusterProfile::BuildOn::Job : ClusterProfile::BuildOn::Login;
         } else if (flag == QLatin1String("--port")) {
             bool ok = false;
             p.port = value.toInt(&ok);
@@ -249,6 +292,8 @@ QJsonObject reportJson(const QString &name, const remote::ClusterReport &r)
                      {QStringLiteral("partitions"), partitions},
                      {QStringLiteral("nodes"), nodes},
                      {QStringLiteral("remote_root_writable"), r.remoteRootWritable},
+                     {QStringLiteral("trainer"), r.trainer},
+                     {QStringLiteral("trainer_ready"), r.trainerReady},
                      {QStringLiteral("errors"), QJsonArray::fromStringList(r.errors)}};
     json.insert(QStringLiteral("accounting"), r.accounting ? QJsonValue(*r.accounting) : QJsonValue());
     if (r.setup)
@@ -257,6 +302,18 @@ QJsonObject reportJson(const QString &name, const remote::ClusterReport &r)
                                 {QStringLiteral("stdout"), QString::fromUtf8(r.setup->out)},
                                 {QStringLiteral("stderr"), QString::fromUtf8(r.setup->err)}});
     return json;
+}
+
+QString trainerText(const ClusterProfile &p, const remote::ClusterReport &r)
+{
+    if (r.trainer.isEmpty())
+        return QStringLiteral("orrery-train from the cluster's PATH (no bundled source found here)");
+    if (!p.trainerPath.isEmpty())
+        return r.trainer + (r.trainerReady ? QString() : QStringLiteral(" (missing)"));
+    return r.trainerReady ? QStringLiteral("deployed: %1").arg(r.trainer)
+                          : QStringLiteral("not deployed yet (`orrery cluster deploy %1`, or the first sweep "
+                                           "submit deploys it)")
+                                .arg(p.name);
 }
 
 void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
@@ -268,7 +325,8 @@ void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
         {QStringLiteral("slurm"), r.slurmVersion},
         {QStringLiteral("accounting"), r.accounting ? yesNo(*r.accounting) : QStringLiteral("unknown")},
         {QStringLiteral("remote root"),
-         p.remoteRoot + QStringLiteral(" (writable: %1)").arg(yesNo(r.remoteRootWritable))}};
+         p.remoteRoot + QStringLiteral(" (writable: %1)").arg(yesNo(r.remoteRootWritable))},
+        {QStringLiteral("trainer"), trainerText(p, r)}};
     out(QStringLiteral("cluster %1\n").arg(p.name) +
         formatTable({QStringLiteral("CHECK"), QStringLiteral("RESULT")}, summary));
     QList<QStringList> partitions;
@@ -321,6 +379,76 @@ int test(const QStringList &rawArgs)
         err(line);
     }
     return report.ok() ? kOk : kFailed;
+}
+
+int deploy(const QStringList &rawArgs)
+{
+    const std::optional<Args> args = parse(rawArgs, true, {QStringLiteral("--accept-new-host-key")});
+    if (!args)
+        return kUsage;
+    int code = kOk;
+    const std::optional<ClusterProfile> p = load(QStringLiteral("deploy"), args->name, code);
+    if (!p)
+        return code;
+    const QString prefix = QStringLiteral("orrery cluster deploy %1: ").arg(p->name);
+    if (!p->trainerPath.isEmpty())
+        err(QStringLiteral("%1note: the profile names a trainer (%2), which sweeps run instead of this one\n")
+                .arg(prefix, p->trainerPath));
+    QString problem;
+    const std::optional<remote::TrainerSource> source = remote::TrainerSource::locate(&problem);
+    if (!source) {
+        err(prefix + problem + QLatin1Char('\n'));
+        return kFailed;
+    }
+    QElapsedTimer clock;
+    clock.start();
+    QJsonObject json{{QStringLiteral("cluster"), p->name},
+                     {QStringLiteral("source_hash"), QString::fromLatin1(source->hash)}};
+    try {
+        remote::Connection connection(
+            p->endpoint(), terminalCallbacks(args->flags.contains(QStringLiteral("--accept-new-host-key"))));
+        remote::DeployOptions options;
+        const auto printer = deployProgressPrinter();
+        if (!args->json)
+            options.progress = [&](const remote::DeployProgress &d) { printer(p->name, d); };
+        options.cancelled = [] { return g_deployInterrupted.load(); };
+        const remote::DeployResult r = [&] {
+            const DeployInterrupts interrupts;
+            return remote::deployTrainer(*p, connection, *source, options);
+        }();
+        const double seconds = double(clock.elapsed()) / 1000.0;
+        if (args->json) {
+            json.insert(QStringLiteral("ok"), true);
+            json.insert(QStringLiteral("trainer"), r.trainerPath);
+            json.insert(QStringLiteral("cached"), r.cached);
+            json.insert(QStringLiteral("version"), r.version);
+            json.insert(QStringLiteral("seconds"), seconds);
+            printJson(json);
+        } else if (r.cached) {
+            out(QStringLiteral("trainer on %1 is up to date (built before from this source): %2\n")
+                    .arg(p->name, r.trainerPath));
+        } else {
+            out(QStringLiteral("built the trainer on %1 in %2 s: %3\n%4\n")
+                    .arg(p->name)
+                    .arg(seconds, 0, 'f', 0)
+                    .arg(r.trainerPath, r.version));
+        }
+        return kOk;
+    } catch (const remote::DeployError &e) {
+        if (args->json) {
+            json.insert(QStringLiteral("ok"), false);
+            json.insert(QStringLiteral("error"), e.message());
+            json.insert(QStringLiteral("phase"), e.phase());
+            json.insert(QStringLiteral("log_tail"), e.logTail());
+            json.insert(QStringLiteral("hint"), e.hint());
+            printJson(json);
+        }
+        err(prefix + e.describe() + QLatin1Char('\n'));
+        return e.phase() == QLatin1String("cancelled") ? kInterrupted : kFailed;
+    } catch (const remote::RemoteError &e) {
+        err(prefix + e.message() + QLatin1Char('\n'));
+        return kFailed;
+    }
 }
 
 int removeCluster(const QStringList &rawArgs)
@@ -388,27 +516,65 @@ remote::AuthCallbacks terminalCallbacks(bool acceptNewHostKey)
     return callbacks;
 }
 
+std::function<void(const QString &, const remote::DeployProgress &)> deployProgressPrinter()
+{
+    struct State {
+        ProgressLine line{stderrIsLiveTerminal()};
+        QString phase;
+        int tenth = -1;
+        QElapsedTimer clock;
+    };
+    auto state = std::make_shared<State>();
+    state->clock.start();
+    return [state](const QString &cluster, const remote::DeployProgress &p) {
+        const double seconds = double(state->clock.elapsed()) / 1000.0;
+        if (stderrIsLiveTerminal()) {
+            QString text = QStringLiteral("deploy %1: %2").arg(cluster, p.phase);
+            if (p.percent >= 0)
+                text += QStringLiteral(" ") + progressBar(p.percent / 100.0, 20);
+            text += QStringLiteral("  %1s").arg(seconds, 0, 'f', 0);
+            if (!p.lastLine.isEmpty())
+                text += QStringLiteral("  ") + p.lastLine.left(60);
+            state->line.update(text.left(terminalWidth() - 1), p.phase == QLatin1String("done"));
+            if (p.phase == QLatin1String("done"))
+                state->line.finish();
+            return;
+        }
+        // A pipe or a log: a line when the phase changes, and each tenth of the compile.
+        const int tenth = p.percent < 0 ? -1 : p.percent / 10;
+        if (p.phase == state->phase && tenth == state->tenth)
+            return;
+        state->phase = p.phase;
+        state->tenth = tenth;
+        err(QStringLiteral("deploy %1: %2%3 (%4 s)%5\n")
+                .arg(cluster, p.phase, p.percent >= 0 ? QStringLiteral(" %1%").arg(p.percent) : QString())
+                .arg(seconds, 0, 'f', 0)
+                .arg(p.phase == QLatin1String("upload") ? QStringLiteral(": ") + p.lastLine : QString()));
+    };
+}
+
 int runCluster(const QStringList &args)
 {
-    if (args.isEmpty())
-        return usage(QStringLiteral("missing a verb"));
-    const QString verb = args.front();
-    const QStringList rest = args.mid(1);
-    if (verb == QLatin1String("add"))
-        return add(rest);
-    if (verb == QLatin1String("list"))
-        return list(rest);
-    if (verb == QLatin1String("show"))
-        return show(rest);
-    if (verb == QLatin1String("test"))
-        return test(rest);
-    if (verb == QLatin1String("remove"))
-        return removeCluster(rest);
-    if (verb == QLatin1String("--help") || verb == QLatin1String("-h")) {
+    // The verbs are dispatched by the command table (clusterVerbs); only the help comes here.
+    if (args.value(0) == QLatin1String("--help") || args.value(0) == QLatin1String("-h")) {
         out(QString::fromUtf8(kClusterUsage));
         return kOk;
     }
-    return usage(QStringLiteral("unknown verb '%1'").arg(verb));
+    return usage(QStringLiteral("unknown verb '%1'").arg(args.value(0)));
+}
+
+QList<VerbInfo> clusterVerbs()
+{
+    auto verb = [](const char *name, const char *synopsis, const char *summary, auto run) {
+        return VerbInfo{QString::fromUtf8(name), QString::fromUtf8(synopsis), QString::fromUtf8(summary),
+                        [run](const Context &, const QStringList &args) { return run(args); }};
+    };
+    return {verb("add", "NAME --host HOST [...]", "add a profile (SSH to a Slurm login node)", add),
+            verb("list", "[--json]", "the cluster profiles", list),
+            verb("show", "NAME [--json]", "one profile", show),
+            verb("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs", test),
+            verb("deploy", "NAME [--json]", "build the bundled trainer on the cluster (cached)", deploy),
+            verb("remove", "NAME", "remove a profile", removeCluster)};
 }
 
 }  // namespace orrery::cli

@@ -59,8 +59,8 @@ const QList<CommandInfo> &commandTable()
         };
         QList<CommandInfo> t;
         t.append({QStringLiteral("doctor"),
-                  QStringLiteral("[--json]"),
-                  QStringLiteral("check this machine: Qt, SQLite, the trainer, libssh"),
+                  QStringLiteral("[--cluster NAME] [--json]"),
+                  QStringLiteral("check this machine (Qt, SQLite, the trainer, libssh) or a cluster"),
                   {},
                   [](const Context &, const QStringList &a) { return runDoctor(a); },
                   false,
@@ -82,10 +82,7 @@ const QList<CommandInfo> &commandTable()
         t.append({QStringLiteral("cluster"),
                   {},
                   QStringLiteral("cluster profiles"),
-                  {V("add", "NAME --host HOST [...]", "add a profile (SSH to a Slurm login node)"),
-                   V("list", "[--json]", "the cluster profiles"), V("show", "NAME [--json]", "one profile"),
-                   V("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs"),
-                   V("remove", "NAME", "remove a profile")},
+                  clusterVerbs(),
                   [](const Context &, const QStringList &a) { return runCluster(a); },
                   true,
                   {}});

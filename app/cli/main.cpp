@@ -4,6 +4,7 @@
 // and only formats what they return.
 #include "command_table.h"
 #include "commands.h"
+#include "manpage.h"
 #include "output.h"
 
 #include "orrery/core/paths.h"
@@ -57,6 +58,16 @@ int main(int argc, char **argv)
     const QString &command = args.front();
     if (command == QLatin1String("--version") || command == QLatin1String("-V")) {
         out(QStringLiteral("orrery %1\n").arg(orrery::core::version()));
+        return kOk;
+    }
+    // Not in the help: what the build runs to generate orrery(1) and the bash completion from the
+    // command table (packaging/CMakeLists.txt).
+    if (command == QLatin1String("help") && args.value(1) == QLatin1String("--man")) {
+        out(manPage(commandTable(), orrery::core::version()));
+        return kOk;
+    }
+    if (command == QLatin1String("help") && args.value(1) == QLatin1String("--bash-completion")) {
+        out(bashCompletion(commandTable()));
         return kOk;
     }
     if (command == QLatin1String("--help") || command == QLatin1String("-h") ||

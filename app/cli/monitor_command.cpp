@@ -253,7 +253,7 @@ public:
     {
         if (!m_schema) {
             QString problem;
-            m_schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
+            m_schema = core::TrainerSchema::load(&problem);
             if (!m_schema)
                 throw std::runtime_error(problem.toStdString());
         }

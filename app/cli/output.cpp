@@ -2,11 +2,32 @@
 #include "output.h"
 
 #include <cstdio>
+#include <stdexcept>
 
 namespace orrery::cli {
 
+namespace {
+OutputCapture *g_capture = nullptr;
+}  // namespace
+
+OutputCapture::OutputCapture()
+{
+    if (g_capture)
+        throw std::logic_error("orrery: OutputCapture is not reentrant");
+    g_capture = this;
+}
+
+OutputCapture::~OutputCapture()
+{
+    g_capture = nullptr;
+}
+
 void out(const QString &text)
 {
+    if (g_capture) {
+        g_capture->m_text += text;
+        return;
+    }
     const QByteArray bytes = text.toUtf8();
     std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout);
     std::fflush(stdout);

@@ -11,6 +11,23 @@ namespace orrery::cli {
 void out(const QString &text);
 void err(const QString &text);
 
+// While one lives, what out() writes is collected here instead of reaching stdout: the man page
+// and the bash completion take the help that commands with their own help print (`orrery sweep
+// --help`) from the commands themselves. One at a time, on the thread that calls out().
+class OutputCapture {
+public:
+    OutputCapture();
+    ~OutputCapture();
+    OutputCapture(const OutputCapture &) = delete;
+    OutputCapture &operator=(const OutputCapture &) = delete;
+
+    const QString &text() const { return m_text; }
+
+private:
+    friend void out(const QString &text);
+    QString m_text;
+};
+
 // A human table: columns padded to their widest cell, two spaces apart, no trailing spaces.
 QString formatTable(const QStringList &header, const QList<QStringList> &rows);
 

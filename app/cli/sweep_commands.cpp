@@ -7,6 +7,7 @@
 
 #include "orrery/core/paths.h"
 #include "orrery/core/sweepplan.h"
+#include "orrery/remote/deploy.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/sbatch.h"
 #include "orrery/remote/slurmexecutor.h"
@@ -102,7 +103,7 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         return usage(QStringLiteral("%1 needs a FILE").arg(verb));
 
     QString problem;
-    const auto schema = TrainerSchema::fromTrainer(trainerExecutable(), &problem);
+    const auto schema = TrainerSchema::load(&problem);
     if (!schema) {
         err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
         return kFailed;
@@ -143,12 +144,13 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
     QByteArray script;
     if (!cluster.isEmpty()) {
         try {
-            const auto profile = remote::ProfileStore().find(cluster);
+            auto profile = remote::ProfileStore().find(cluster);
             if (!profile) {
                 err(QStringLiteral("orrery sweep plan: no cluster profile '%1' (`orrery cluster list`)\n")
                         .arg(cluster));
                 return kFailed;
             }
+            profile->trainerPath = remote::sweepTrainerPath(*profile);  // the deployed one, if none named
             script =
                 remote::previewSbatch(*profile, configDirectory(), plan, load.trials, kSweepDirPlaceholder);
         } catch (const remote::SbatchError &e) {

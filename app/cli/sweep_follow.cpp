@@ -194,7 +194,7 @@ std::optional<Sweep> findSweepOrSay(TrackingStore &store, const QString &ref)
 std::optional<TrainerSchema> schemaOrSay()
 {
     QString problem;
-    auto schema = TrainerSchema::fromTrainer(trainerExecutable(), &problem);
+    auto schema = TrainerSchema::load(&problem);
     if (!schema)
         err(QStringLiteral("orrery sweep: %1\n").arg(problem));
     return schema;
@@ -364,6 +364,8 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
         return kFailed;
     QString problem;
     remote::Executors executors(terminalCallbacks(false));
+    if (!a.dryRun)  // a profile without a trainer path gets the bundled one built first
+        executors.deployIfMissing(deployProgressPrinter());
     Executor *executor = executors.get(a.cluster, &problem);
     if (!executor) {
         err(QStringLiteral("orrery sweep submit: %1\n").arg(problem));

@@ -38,7 +38,7 @@ public:
                 return fail(tr("not following sweeps: %1").arg(m_store->readOnlyReason()));
             if (!m_schema) {
                 QString problem;
-                m_schema = core::TrainerSchema::fromTrainer(core::trainerExecutable(), &problem);
+                m_schema = core::TrainerSchema::load(&problem);
                 if (!m_schema)
                     return fail(tr("not following sweeps: %1").arg(problem));
             }

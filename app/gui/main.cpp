@@ -6,13 +6,19 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     orrery::core::applyApplicationIdentity();
     QApplication::setApplicationDisplayName(QStringLiteral("Orrery"));
-    QApplication::setDesktopFileName(QStringLiteral("orrery-gui"));
+    // The application id: the installed desktop entry's name (packaging/CMakeLists.txt,
+    // ORRERY_APP_ID), so a Wayland compositor or a dock finds the window's name and icon.
+    QApplication::setDesktopFileName(QStringLiteral("io.github.orrery.Orrery"));
+    // The installed icon (hicolor theme) for the title bar where the window system does not take
+    // it from the desktop entry (X11); an empty icon where it is not installed.
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("io.github.orrery.Orrery")));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/paths.h"
 
+#include "orrery/core/sweepspec.h"
 #include "orrery/core/version.h"
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
 
@@ -49,6 +51,23 @@ QString findProgram(const char *envVar, const QString &name)
 QString trainerExecutable()
 {
     return findProgram("ORRERY_TRAINER", QStringLiteral("orrery-train"));
+}
+
+// Here, not in trainerschema.cpp, because it is about where the schema comes from; the sweep
+// spec fuzzer links trainerschema.cpp without the rest of core.
+std::optional<TrainerSchema> TrainerSchema::load(QString *error)
+{
+    const QString trainer = trainerExecutable();
+    if (!trainer.isEmpty() || !QCoreApplication::instance())
+        return fromTrainer(trainer, error);
+    QFile installed(QDir(QCoreApplication::applicationDirPath())
+                        .absoluteFilePath(QStringLiteral("../share/orrery/trainer-schema.json")));
+    if (!installed.open(QIODevice::ReadOnly))
+        return fromTrainer(trainer, error);  // says that no trainer was found
+    auto schema = fromJson(installed.readAll(), error);
+    if (!schema)
+        *error = QStringLiteral("%1: %2").arg(installed.fileName(), *error);
+    return schema;
 }
 
 QString cliExecutable()

@@ -113,6 +113,8 @@ PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
 QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
                                  const QList<PlannedTrial> &trials)
 {
+    if (trainer.isEmpty())
+        return {};
     QList<QByteArray> configs;
     for (qsizetype i = 0; i < std::min(kTrainerChecked, trials.size()); ++i)
         configs << trials[i].config;

@@ -19,6 +19,12 @@ Executors::Executors(AuthCallbacks callbacks) : m_callbacks(std::move(callbacks)
 { }
 Executors::~Executors() = default;
 
+void Executors::deployIfMissing(std::function<void(const QString &, const DeployProgress &)> progress)
+{
+    m_deploy = true;
+    m_deployProgress = std::move(progress);
+}
+
 core::Executor *Executors::get(const QString &cluster, QString *problem)
 {
     if (cluster.isEmpty() || cluster == QLatin1String("local")) {
@@ -29,14 +35,21 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
                                           "installed beside this one nor on PATH; set ORRERY_CLI");
                 return nullptr;
             }
-            m_local = std::make_unique<core::LocalExecutor>(core::trainerExecutable(), supervisor);
+            const QString trainer = core::trainerExecutable();
+            if (trainer.isEmpty()) {
+                *problem =
+                    QStringLiteral("orrery-train is not on this machine (set ORRERY_TRAINER, or build it: "
+                                   "docs/install.md); sweeps on a cluster do not need it here");
+                return nullptr;
+            }
+            m_local = std::make_unique<core::LocalExecutor>(trainer, supervisor);
         }
         return m_local.get();
     }
     if (auto it = m_clusters.find(cluster); it != m_clusters.end())
         return it->second->executor.get();
     try {
-        const auto profile = ProfileStore().find(cluster);
+        auto profile = ProfileStore().find(cluster);
         if (!profile) {
             *problem = QStringLiteral("no cluster profile '%1' (`orrery cluster list`)").arg(cluster);
             return nullptr;
@@ -44,8 +57,22 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
         auto c = std::make_unique<Cluster>();
         c->connection = std::make_unique<Connection>(profile->endpoint(), m_callbacks);
         c->connection->connect().waitForFinished();  // throws what connecting threw
+        if (profile->trainerPath.isEmpty() && m_deploy) {
+            const std::optional<TrainerSource> source = TrainerSource::locate(problem);
+            if (!source)
+                return nullptr;
+            DeployOptions options;
+            if (m_deployProgress)
+                options.progress = [&](const DeployProgress &p) { m_deployProgress(cluster, p); };
+            profile->trainerPath = deployTrainer(*profile, *c->connection, *source, options).trainerPath;
+        } else {
+            profile->trainerPath = sweepTrainerPath(*profile);
+        }
         c->executor = std::make_unique<SlurmExecutor>(*profile, *c->connection, core::configDirectory());
         return m_clusters.emplace(cluster, std::move(c)).first->second->executor.get();
+    } catch (const DeployError &e) {
+        *problem = QStringLiteral("cluster '%1': %2").arg(cluster, e.describe());
+        return nullptr;
     } catch (const std::exception &e) {
         *problem = QStringLiteral("cluster '%1': %2").arg(cluster, QString::fromUtf8(e.what()));
         return nullptr;

@@ -3,6 +3,7 @@
 
 #include "orrery/core/paths.h"
 #include "orrery/remote/connection.h"
+#include "orrery/remote/deploy.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/slurm.h"
 
@@ -62,10 +63,13 @@ QJsonObject ClusterProfile::toJson() const
     put("account", account);
     if (!setup.isEmpty())
         json.insert(QStringLiteral("setup"), QJsonArray::fromStringList(setup));
-    json.insert(QStringLiteral("trainer"),
-                trainerPath.isEmpty() ? QJsonObject{{QStringLiteral("mode"), QStringLiteral("build")}}
-                                      : QJsonObject{{QStringLiteral("mode"), QStringLiteral("path")},
-                                                    {QStringLiteral("path"), trainerPath}});
+    QJsonObject trainer = trainerPath.isEmpty()
+        ? QJsonObject{{QStringLiteral("mode"), QStringLiteral("build")}}
+        : QJsonObject{{QStringLiteral("mode"), QStringLiteral("path")},
+                      {QStringLiteral("path"), trainerPath}};
+    if (buildOn == BuildOn::Job)
+        trainer.insert(QStringLiteral("build_on"), QStringLiteral("job"));
+    json.insert(QStringLiteral("trainer"), trainer);
     return json;
 }
 
@@ -117,6 +121,12 @@ ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
     } else if (mode != QLatin1String("build")) {
         throw ProfileError(QStringLiteral("trainer mode must be 'build' or 'path', not '%1'").arg(mode));
     }
+    const QString buildOn = trainer.value(QStringLiteral("build_on")).toString(QStringLiteral("login"));
+    if (buildOn == QLatin1String("job"))
+        p.buildOn = ClusterProfile::BuildOn::Job;
+    else if (buildOn != QLatin1String("login"))
+        throw ProfileError(
+            QStringLiteral("trainer build_on must be 'login' or 'job', not '%1'").arg(buildOn));
     return p;
 }
 
@@ -203,10 +213,20 @@ bool ProfileStore::remove(const QString &name)
 
 ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks)
 {
-    ClusterReport report;
+    Connection connection(profile.endpoint(), callbacks, probeConnectionOptions());
+    return probeCluster(profile, connection);
+}
+
+ConnectionOptions probeConnectionOptions()
+{
     ConnectionOptions options;
     options.reconnectAttempts = 1;  // a test reports what is wrong; it does not wait it out
-    Connection connection(profile.endpoint(), callbacks, options);
+    return options;
+}
+
+ClusterReport probeCluster(const ClusterProfile &profile, Connection &connection)
+{
+    ClusterReport report;
     auto step = [&](const QString &what, auto body) {
         try {
             body();
@@ -268,6 +288,20 @@ ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &c
                 report.errors.append(QStringLiteral("setup lines exited with status %1: %2")
                                          .arg(report.setup->exitStatus)
                                          .arg(QString::fromUtf8(report.setup->err).trimmed()));
+        });
+    }
+    // The trainer sweeps will run: the profile's path, or the deployed build (not an error when
+    // it is not built yet: the first sweep submit deploys it).
+    report.trainer = sweepTrainerPath(profile);
+    if (!report.trainer.isEmpty()) {
+        step(QStringLiteral("trainer"), [&] {
+            report.trainerReady =
+                connection.exec(commandLine(QList<QByteArray>{"test", "-x", report.trainer.toUtf8()}))
+                    .result()
+                    .exitStatus == 0;
+            if (!report.trainerReady && !profile.trainerPath.isEmpty())
+                report.errors.append(QStringLiteral("trainer %1 is not an executable file on the cluster")
+                                         .arg(report.trainer));
         });
     }
     return report;

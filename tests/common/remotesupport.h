@@ -7,6 +7,9 @@
 
 #include "orrery/remote/session.h"
 
+#include <QProcess>
+#include <QTemporaryDir>
+
 #include <optional>
 
 namespace orrery::test {
@@ -36,6 +39,76 @@ inline std::optional<remote::RemoteError> refusal(remote::Session &session)
         return e;
     }
     return std::nullopt;
+}
+
+// A user of the `orrery` CLI with a home of their own (config, data and database in a temporary
+// directory; no ssh-agent), as the end-to-end tests on the fixture drive it.
+class CliUser {
+public:
+    struct Result {
+        int code = -1;  // -1: it crashed or ran past the timeout
+        QString out, err;
+    };
+
+    bool isValid() const { return m_home.isValid(); }
+    QString home() const { return m_home.path(); }
+    QString filePath(const QString &name) const { return m_home.filePath(name); }
+    QString db() const { return m_home.filePath(QStringLiteral("orrery.sqlite")); }
+
+    QProcessEnvironment env() const
+    {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(QStringLiteral("HOME"), m_home.path());
+        e.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
+        e.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
+        e.remove(QStringLiteral("SSH_AUTH_SOCK"));
+        return e;
+    }
+
+    // `orrery --db DB ARGS...` with no terminal (nothing may prompt).
+    Result run(const QStringList &args, int timeoutMs = 120'000) const
+    {
+        QProcess p;
+        start(p, args);
+        if (!p.waitForFinished(timeoutMs))
+            p.kill();
+        p.waitForFinished();
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+                QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    }
+    void start(QProcess &p, const QStringList &args) const
+    {
+        p.setProcessEnvironment(env());
+        p.start(qEnvironmentVariable("ORRERY_CLI"), QStringList{QStringLiteral("--db"), db()} + args);
+        p.closeWriteChannel();
+    }
+
+private:
+    QTemporaryDir m_home;
+};
+
+// `orrery cluster add NAME` for the fixture's sshd: its key and known_hosts, this remote root.
+inline QStringList fixtureClusterAdd(const TestCluster &cluster, const QString &name,
+                                     const QString &remoteRoot,
+                                     const QString &partition = QStringLiteral("gpu"))
+{
+    return {QStringLiteral("cluster"),
+            QStringLiteral("add"),
+            name,
+            QStringLiteral("--host"),
+            cluster.value("ORRERY_TEST_SSH_HOST"),
+            QStringLiteral("--port"),
+            cluster.value("ORRERY_TEST_SSH_PORT"),
+            QStringLiteral("--user"),
+            cluster.value("ORRERY_TEST_SSH_USER"),
+            QStringLiteral("--identity"),
+            cluster.value("ORRERY_TEST_SSH_KEY"),
+            QStringLiteral("--known-hosts"),
+            cluster.value("ORRERY_TEST_SSH_KNOWN_HOSTS"),
+            QStringLiteral("--remote-root"),
+            remoteRoot,
+            QStringLiteral("--partition"),
+            partition};
 }
 
 }  // namespace orrery::test

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // `orrery cluster ...` as a user runs it, against the fixture: profiles in a throwaway config
 // directory, host-key decisions, the full `cluster test` report, and exit codes.
-#include "testsupport.h"
+#include "remotesupport.h"
 
 #include <QCoreApplication>
 #include <QFile>
@@ -41,27 +41,11 @@ class TestCliCluster : public QObject {
 
     QStringList addArgs(const QString &name, const QString &knownHosts) const
     {
-        return {QStringLiteral("cluster"),
-                QStringLiteral("add"),
-                name,
-                QStringLiteral("--host"),
-                m_cluster.value("ORRERY_TEST_SSH_HOST"),
-                QStringLiteral("--port"),
-                m_cluster.value("ORRERY_TEST_SSH_PORT"),
-                QStringLiteral("--user"),
-                m_cluster.value("ORRERY_TEST_SSH_USER"),
-                QStringLiteral("--identity"),
-                m_cluster.value("ORRERY_TEST_SSH_KEY"),
-                QStringLiteral("--known-hosts"),
-                knownHosts,
-                QStringLiteral("--remote-root"),
-                m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/cli root"),
-                QStringLiteral("--partition"),
-                QStringLiteral("gpu"),
-                QStringLiteral("--setup"),
-                QStringLiteral("echo setup says hello"),
-                QStringLiteral("--setup"),
-                QStringLiteral("echo \"$((6 * 7))\" >&2")};
+        return orrery::test::fixtureClusterAdd(
+                   m_cluster, name, m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/cli root")) +
+            QStringList{QStringLiteral("--known-hosts"), knownHosts,
+                        QStringLiteral("--setup"),       QStringLiteral("echo setup says hello"),
+                        QStringLiteral("--setup"),       QStringLiteral("echo \"$((6 * 7))\" >&2")};
     }
 
 private Q_SLOTS:

@@ -39,37 +39,12 @@ class TestSweepCluster : public QObject {
     Q_OBJECT
 
     orrery::test::TestCluster m_cluster;
-    QTemporaryDir m_home;
+    orrery::test::CliUser m_user;
     QString m_root;
 
-    struct Result {
-        int code = -1;
-        QString out, err;
-    };
-
-    QProcessEnvironment env() const
-    {
-        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
-        e.insert(QStringLiteral("HOME"), m_home.path());
-        e.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        e.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        e.remove(QStringLiteral("SSH_AUTH_SOCK"));
-        return e;
-    }
-    QString db() const { return m_home.filePath(QStringLiteral("orrery.sqlite")); }
-
-    Result orrery(const QStringList &args, int timeoutMs = 120'000)
-    {
-        QProcess p;
-        p.setProcessEnvironment(env());
-        p.start(qEnvironmentVariable("ORRERY_CLI"), QStringList{QStringLiteral("--db"), db()} + args);
-        p.closeWriteChannel();
-        if (!p.waitForFinished(timeoutMs))
-            p.kill();
-        p.waitForFinished();
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-                QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
-    }
+    using Result = orrery::test::CliUser::Result;
+    Result orrery(const QStringList &args, int timeoutMs = 120'000) { return m_user.run(args, timeoutMs); }
+    QString db() const { return m_user.db(); }
 
     // `sweep watch` ticking every 0.5 to 1 s: its default pace backs off to 15 s while nothing
     // changes, longer than a whole micro trial, and early stopping must see the bad trials run.
@@ -82,10 +57,7 @@ class TestSweepCluster : public QObject {
     std::unique_ptr<QProcess> startWatch(int sweep)
     {
         auto p = std::make_unique<QProcess>();
-        p->setProcessEnvironment(env());
-        p->start(qEnvironmentVariable("ORRERY_CLI"),
-                 QStringList{QStringLiteral("--db"), db()} + watchArgs(sweep));
-        p->closeWriteChannel();
+        m_user.start(*p, watchArgs(sweep));
         return p;
     }
 
@@ -132,34 +104,17 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
-        QVERIFY(m_home.isValid());
+        QVERIFY(m_user.isValid());
         if (qEnvironmentVariableIsEmpty("ORRERY_TRAINER") || qEnvironmentVariableIsEmpty("ORRERY_CLI"))
             QFAIL("ORRERY_TRAINER and ORRERY_CLI must name the built binaries (CTest sets them)");
         m_root = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_sweep_cluster-") +
             QUuid::createUuid().toString(QUuid::Id128) + QStringLiteral("/root 'q' $(touch pwned)");
         // The fixture's node names do not resolve (both are this machine): 2-node trials meet at
         // 127.0.0.1 (a real cluster uses the first host of SLURM_JOB_NODELIST).
-        const Result add = orrery({QStringLiteral("cluster"),
-                                   QStringLiteral("add"),
-                                   QStringLiteral("fixture"),
-                                   QStringLiteral("--host"),
-                                   m_cluster.value("ORRERY_TEST_SSH_HOST"),
-                                   QStringLiteral("--port"),
-                                   m_cluster.value("ORRERY_TEST_SSH_PORT"),
-                                   QStringLiteral("--user"),
-                                   m_cluster.value("ORRERY_TEST_SSH_USER"),
-                                   QStringLiteral("--identity"),
-                                   m_cluster.value("ORRERY_TEST_SSH_KEY"),
-                                   QStringLiteral("--known-hosts"),
-                                   m_cluster.value("ORRERY_TEST_SSH_KNOWN_HOSTS"),
-                                   QStringLiteral("--remote-root"),
-                                   m_root,
-                                   QStringLiteral("--partition"),
-                                   QStringLiteral("gpu"),
-                                   QStringLiteral("--setup"),
-                                   QStringLiteral("export MASTER_ADDR=127.0.0.1"),
-                                   QStringLiteral("--trainer-path"),
-                                   qEnvironmentVariable("ORRERY_TRAINER")});
+        const Result add =
+            orrery(orrery::test::fixtureClusterAdd(m_cluster, QStringLiteral("fixture"), m_root) +
+                   QStringList{QStringLiteral("--setup"), QStringLiteral("export MASTER_ADDR=127.0.0.1"),
+                               QStringLiteral("--trainer-path"), qEnvironmentVariable("ORRERY_TRAINER")});
         QVERIFY2(add.code == 0, qPrintable(add.err));
     }
 
@@ -167,7 +122,7 @@ private Q_SLOTS:
     {
         // The micro workload (tests/data/micro.yaml): a step in milliseconds, checkpoints every 10.
         const QString base = orrery::test::microConfigPath();
-        const QString spec = m_home.filePath(QStringLiteral("e2e.yaml"));
+        const QString spec = m_user.filePath(QStringLiteral("e2e.yaml"));
         {
             QFile f(spec);
             QVERIFY(f.open(QIODevice::WriteOnly));

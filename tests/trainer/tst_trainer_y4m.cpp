@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The trainer as a cluster with only PyTorch builds it, without FFmpeg's development files (the
-// GPU machine is such a place): its samples are Y4M. The binary is the one `trainer.standalone_build`
+// GPU machine is such a place): its samples are Y4M. The binary is the one `tst_cluster_deploy`
 // made (CTest fixture `trainer_standalone`, ORRERY_TRAINER_Y4M names it). Checked: the file is a
 // valid 4:4:4 Y4M of the configured frames and size that FFmpeg decodes (the app plays it), the
 // contact sheet is written beside it, the artifact event names it, and the store records it.
@@ -40,7 +40,7 @@ private Q_SLOTS:
         m_trainer = qEnvironmentVariable("ORRERY_TRAINER_Y4M");
         QVERIFY2(QFileInfo(m_trainer).isExecutable(),
                  "ORRERY_TRAINER_Y4M must name the standalone orrery-train (run through ctest: the "
-                 "trainer.standalone_build test builds it)");
+                 "tst_cluster_deploy test builds it)");
         int code = 0;
         const QByteArray version = run(m_trainer, {QStringLiteral("--version")}, &code);
         QCOMPARE(code, 0);

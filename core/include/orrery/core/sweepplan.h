@@ -53,7 +53,9 @@ PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema);
 
 // The trainer's own cross-key checks (checkTrialConfigs) on the configs of the first
 // kTrainerChecked trials: one line per refused trial ("FILE: trial 3: the trainer refuses its
-// config: ..."); empty when the trainer accepts them all.
+// config: ..."); empty when the trainer accepts them all, and when there is no local trainer
+// (`trainer` empty: an installation that only submits to clusters; the schema's checks still
+// ran, and the trainer checks the rest when the trial starts).
 constexpr qsizetype kTrainerChecked = 32;  // each check loads LibTorch (about 0.5 s)
 QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
                                  const QList<PlannedTrial> &trials);

@@ -36,6 +36,10 @@ public:
     // Runs `<trainer> --print-schema --json` (a local process, no shell). nullopt + *error when
     // the trainer cannot be run or prints something else.
     static std::optional<TrainerSchema> fromTrainer(const QString &trainer, QString *error);
+    // The local trainer's (trainerExecutable()), else the schema an installation without one
+    // ships (<prefix>/share/orrery/trainer-schema.json, written at build time from the trainer
+    // the package's source builds): a laptop that only submits to clusters needs no LibTorch.
+    static std::optional<TrainerSchema> load(QString *error);
 
     const QList<ConfigKey> &keys() const { return m_keys; }
     const ConfigKey *find(const QString &key) const;

@@ -7,10 +7,12 @@
 #pragma once
 
 #include "orrery/core/executor.h"
+#include "orrery/remote/deploy.h"
 #include "orrery/remote/session.h"
 
 #include <QString>
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -22,6 +24,11 @@ public:
     // none in the monitor). They run on the thread that calls get().
     explicit Executors(AuthCallbacks callbacks = {});
     ~Executors();
+    // A cluster without a trainer path runs the trainer `orrery cluster deploy` builds. By
+    // default get() assumes it is there (following a sweep launches retries with it; no remote
+    // command); after deployIfMissing(), get() deploys it first when it is not (sweep submit),
+    // reporting the build through `progress`.
+    void deployIfMissing(std::function<void(const QString &cluster, const DeployProgress &)> progress);
     // The executor for a sweep's cluster ("" or "local": this machine); nullptr with *problem
     // when the profile is missing or the cluster cannot be reached.
     core::Executor *get(const QString &cluster, QString *problem);
@@ -29,6 +36,8 @@ public:
 private:
     struct Cluster;
     AuthCallbacks m_callbacks;
+    bool m_deploy = false;
+    std::function<void(const QString &, const DeployProgress &)> m_deployProgress;
     std::unique_ptr<core::Executor> m_local;
     std::map<QString, std::unique_ptr<Cluster>> m_clusters;
 };

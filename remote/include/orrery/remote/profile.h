@@ -14,6 +14,9 @@
 
 namespace orrery::remote {
 
+class Connection;
+struct ConnectionOptions;
+
 // A cluster as the user described it (ARCHITECTURE.md "Cluster profile"). Never a password or a
 // passphrase: keys are files or the agent, secrets are asked for when connecting.
 struct ClusterProfile {
@@ -28,7 +31,10 @@ struct ClusterProfile {
     QString partition;
     QString account;
     QStringList setup;  // shell lines run before the trainer (module load, conda activate)
-    QString trainerPath;  // empty: build orrery-train from the bundled source on the cluster
+    QString trainerPath;  // empty: the trainer `orrery cluster deploy` builds from the bundled source
+    // Where that build runs: many sites forbid builds on their login nodes.
+    enum class BuildOn { Login, Job };
+    BuildOn buildOn = BuildOn::Login;
 
     Endpoint endpoint() const;
     QJsonObject toJson() const;
@@ -76,6 +82,8 @@ struct ClusterReport {
     bool remoteRootWritable = false;
     QString remoteRootError;
     std::optional<ExecResult> setup;  // what the setup lines printed (nullopt: none)
+    QString trainer;  // the trainer sweeps will run: a path, or the deployed build's
+    bool trainerReady = false;  // that file is there and executable
     QStringList errors;  // each step that failed, with what to do
 
     bool ok() const { return connected && errors.isEmpty(); }
@@ -84,5 +92,9 @@ struct ClusterReport {
 // Connects with the profile and checks each part in turn; a failing step is recorded in `errors`
 // and the next one still runs where it can. Blocks; call from a worker thread or the CLI.
 ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks);
+// The same over a connection the caller keeps (doctor goes on with it).
+ClusterReport probeCluster(const ClusterProfile &profile, Connection &connection);
+// A probe's connection: one attempt, no waiting out a flaky host.
+ConnectionOptions probeConnectionOptions();
 
 }  // namespace orrery::remote
