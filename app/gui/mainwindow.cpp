@@ -445,8 +445,12 @@ void MainWindow::refresh()
     }
     m_snapshotInFlight = true;
     const core::RunQuery query = m_query;
+    // The trackers live on the reader thread's side; reads are one at a time (m_snapshotInFlight).
     m_reader->read<Snapshot>(
-        this, [query](const core::TrackingStore &store) { return readSnapshot(store, query); },
+        this,
+        [query, trackers = m_progressTrackers](const core::TrackingStore &store) {
+            return readSnapshot(store, query, trackers.get());
+        },
         [this](Snapshot s) {
             m_snapshotInFlight = false;
             showSnapshot(s);

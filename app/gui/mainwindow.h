@@ -15,6 +15,8 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <memory>
+
 class QLabel;
 class QLineEdit;
 class QComboBox;
@@ -103,6 +105,8 @@ private:
     core::RunQuery m_query;
     QTimer m_refreshTimer;  // coalesces refresh requests
     bool m_snapshotInFlight = false, m_snapshotDirty = false;
+    // Each active sweep's progress tracker (rates need consecutive snapshots), used by the reads.
+    std::shared_ptr<ProgressTrackers> m_progressTrackers = std::make_shared<ProgressTrackers>();
     bool m_firstSnapshot = true;
     bool m_syncingSelection = false;
     bool m_wantFollow = true;

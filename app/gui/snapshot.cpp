@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "snapshot.h"
 
+#include <QDateTime>
 #include <QHash>
+#include <QSet>
 
 namespace orrery::gui {
 
-Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs)
+Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
+                      ProgressTrackers *trackers)
 {
     Snapshot s;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QSet<core::SweepId> active;
     s.experiments = store.experiments();
     QHash<core::ExperimentId, QString> names;
     for (const core::Experiment &e : std::as_const(s.experiments))
@@ -24,11 +29,18 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
         node.counts = core::countPhases(latest);
         // The same best as `orrery sweep list` and `sweep best`: the run whose latest value of
         // the sweep's metric is best by its goal.
-        if (const auto best = store.bestRun(sweep.id))
+        const std::optional<core::RunRow> best = store.bestRun(sweep.id);
+        if (best)
             if (const core::LatestMetric *m = best->metric(sweep.metricName))
                 node.best = m->last.value;
+        if (trackers && core::isActive(sweep.sweepState())) {
+            node.progress = (*trackers)[sweep.id].update(sweep, node.trials, best, now);
+            active.insert(sweep.id);
+        }
         s.sweeps.push_back(std::move(node));
     }
+    if (trackers)
+        trackers->removeIf([&](const ProgressTrackers::iterator &it) { return !active.contains(it.key()); });
     s.paramKeys = store.paramKeys();
     s.metricKeys = store.metricKeys();
     core::RunQuery q = runs;

@@ -5,6 +5,9 @@
 #pragma once
 
 #include "orrery/core/store.h"
+#include "orrery/core/sweepprogress.h"
+
+#include <QHash>
 
 #include <QList>
 #include <QStringList>
@@ -19,6 +22,9 @@ struct SweepNode {
     QList<core::TrialSummary> trials;
     core::PhaseCounts counts;
     std::optional<double> best;  // the best run's latest value of the sweep's metric (store.bestRun)
+    // Steps done and to go, rates and ETAs, as `sweep watch` shows them: active sweeps, when the
+    // reader keeps trackers between snapshots (a rate needs two of them).
+    std::optional<core::SweepProgress> progress;
 };
 
 struct Snapshot {
@@ -29,6 +35,10 @@ struct Snapshot {
     QString readOnlyReason;
 };
 
-Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs);
+// `trackers` (optional) keeps each active sweep's SweepProgressTracker between calls; those of
+// sweeps no longer active are dropped. One caller at a time.
+using ProgressTrackers = QHash<core::SweepId, core::SweepProgressTracker>;
+Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
+                      ProgressTrackers *trackers = nullptr);
 
 }  // namespace orrery::gui

@@ -118,8 +118,21 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
                               .arg(node.counts.failed)
                               .arg(node.counts.stopped)
                               .arg(node.sweep.message));
-        setCell(sweep, StateColumn,
-                tr("%1 · %2/%3").arg(core::toText(state)).arg(node.counts.ended()).arg(node.counts.total),
+        QString stateText =
+            tr("%1 · %2/%3").arg(core::toText(state)).arg(node.counts.ended()).arg(node.counts.total);
+        if (node.progress && node.progress->etaMs)
+            stateText += tr(" · ETA %1").arg(core::formatDuration(*node.progress->etaMs));
+        if (node.progress && node.progress->stepsTotal > 0)
+            sweep->setToolTip(sweep->toolTip() +
+                              tr("\nsteps %1/%2 (%3%)%4")
+                                  .arg(node.progress->stepsDone)
+                                  .arg(node.progress->stepsTotal)
+                                  .arg(100 * node.progress->stepsDone / node.progress->stepsTotal)
+                                  .arg(node.progress->etaMs
+                                           ? tr(", about %1 to go at the running trials' rate")
+                                                 .arg(core::formatDuration(*node.progress->etaMs))
+                                           : QString()));
+        setCell(sweep, StateColumn, stateText,
                 phaseIcon(core::isActive(state)                         ? Phase::Running
                               : node.counts.failed && !node.counts.done ? Phase::Failed
                                                                         : Phase::Done));

@@ -42,6 +42,36 @@ inline core::Trial trial(core::SweepId sweep, int index, int attempt, core::RunI
     return t;
 }
 
+// An active sweep of two trials of `steps` steps (train.steps), the first running and at step 20
+// of train/loss, the second not submitted yet: what progress and ETAs are computed from.
+struct ActiveSweep {
+    core::SweepId sweep = 0;
+    core::RunId run = 0;  // trial 0's
+};
+inline ActiveSweep writeActiveSweep(core::TrackingStore &store, int steps = 100)
+{
+    const core::ExperimentId e = store.ensureExperiment(QStringLiteral("e"));
+    const QString config = QStringLiteral("train:\n  steps: %1\n").arg(steps);
+    core::Sweep sw;
+    sw.name = QStringLiteral("steps-sweep");
+    sw.experimentId = e;
+    sw.method = QStringLiteral("grid");
+    sw.metricName = QStringLiteral("train/loss");
+    sw.metricGoal = QStringLiteral("minimize");
+    sw.state = QStringLiteral("running");
+    sw.trialCount = 2;
+    sw.baseConfig = config;
+    ActiveSweep a;
+    a.sweep = store.createSweep(sw);
+    a.run = store.createRun(e, QStringLiteral("t0"));
+    store.logMetrics(a.run, {{QStringLiteral("train/loss"), {20, 1000, 0.5}}});
+    core::Trial t =
+        trial(a.sweep, 0, 0, a.run, QStringLiteral("running"), QString(), QStringLiteral("0.001"));
+    t.config = config;
+    store.addTrial(t);
+    return a;
+}
+
 inline MonitorStore writeMonitorStore(const QString &path)
 {
     using namespace orrery::core;

@@ -4,6 +4,7 @@
 // re-queries the store), brushing the parallel coordinates selects exactly the runs inside the
 // brush, group bands are the mean and std of the seeds, the filter box and a read-only or
 // corrupt database behave.
+#include "monitorstore.h"
 #include "testsupport.h"
 
 #include "compareview.h"
@@ -26,6 +27,7 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QTemporaryDir>
+#include <QThread>
 
 #include <cmath>
 
@@ -421,6 +423,40 @@ private Q_SLOTS:
         QCOMPARE(window.runsModel()->totalRuns(), 2);
         for (int r = 0; r < 2; ++r)
             QVERIFY(window.runsModel()->runAt(r)->metric(QStringLiteral("train/loss")));
+    }
+
+    // An active sweep's row says how long it has left once two snapshots saw its steps move (the
+    // tracker sweep watch and the monitor use), and says steps done in its tooltip; the tracker
+    // goes when the sweep ends.
+    void sweepTreeShowsTheEtaOfAnActiveSweep()
+    {
+        QTemporaryDir dir;
+        auto store = orrery::core::TrackingStore::open(dir.filePath(QStringLiteral("eta.sqlite")));
+        const orrery::test::ActiveSweep active = orrery::test::writeActiveSweep(*store);
+        ProgressTrackers trackers;
+        Snapshot s = readSnapshot(*store, {}, &trackers);
+        QVERIFY(s.sweeps.front().progress && !s.sweeps.front().progress->etaMs);
+        QThread::msleep(20);
+        store->logMetrics(active.run, {{QStringLiteral("train/loss"), {40, 2000, 0.4}}});
+        s = readSnapshot(*store, {}, &trackers);
+        QVERIFY(s.sweeps.front().progress && s.sweeps.front().progress->etaMs);
+        SweepTreeModel model;
+        model.setSnapshot(s);
+        const QModelIndex sweep = model.sweepIndex(active.sweep);
+        const QString state = sweep.siblingAtColumn(SweepTreeModel::StateColumn).data().toString();
+        QVERIFY2(state.startsWith(QStringLiteral("running · 0/1 · ETA ")), qPrintable(state));
+        QVERIFY(sweep.data(Qt::ToolTipRole).toString().contains(QLatin1String("steps 40/200 (20%)")));
+        // Ended: no ETA, and its tracker is dropped.
+        store->setSweepState(active.sweep, QStringLiteral("finished"));
+        s = readSnapshot(*store, {}, &trackers);
+        QVERIFY(!s.sweeps.front().progress);
+        QVERIFY(trackers.isEmpty());
+        model.setSnapshot(s);
+        QVERIFY(!model.sweepIndex(active.sweep)
+                     .siblingAtColumn(SweepTreeModel::StateColumn)
+                     .data()
+                     .toString()
+                     .contains(QLatin1String("ETA")));
     }
 
     void newerDatabaseOpensReadOnlyWithABanner()

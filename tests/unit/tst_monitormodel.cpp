@@ -257,23 +257,8 @@ private Q_SLOTS:
         using namespace orrery::core;
         QTemporaryDir dir;
         auto store = TrackingStore::open(dir.filePath(QStringLiteral("p.sqlite")));
-        const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
-        Sweep sw;
-        sw.name = QStringLiteral("steps-sweep");
-        sw.experimentId = e;
-        sw.method = QStringLiteral("grid");
-        sw.metricName = QStringLiteral("train/loss");
-        sw.metricGoal = QStringLiteral("minimize");
-        sw.state = QStringLiteral("running");
-        sw.trialCount = 2;
-        sw.baseConfig = QStringLiteral("train:\n  steps: 100\n");
-        const SweepId id = store->createSweep(sw);
-        const RunId run = store->createRun(e, QStringLiteral("t0"));
-        store->logMetrics(run, {{QStringLiteral("train/loss"), {20, 1000, 0.5}}});
-        Trial t =
-            orrery::test::trial(id, 0, 0, run, QStringLiteral("running"), QString(), QStringLiteral("0.001"));
-        t.config = QStringLiteral("train:\n  steps: 100\n");
-        store->addTrial(t);
+        const orrery::test::ActiveSweep active = orrery::test::writeActiveSweep(*store);
+        const RunId run = active.run;
 
         QHash<SweepId, SweepProgressTracker> trackers;
         StoreSnapshot snap = readStore(*store, 0, 16, 50, &trackers);
