@@ -54,9 +54,10 @@ using remote::ClusterProfile;
 constexpr int kInterrupted = 130;
 
 std::atomic<bool> g_deployInterrupted{false};
-extern "C" void onDeployInterrupt(int)
+extern "C" void onDeployInterrupt(int sig)
 {
     g_deployInterrupted.store(true);
+    std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the CLI even if it is stuck reconnecting
 }
 
 // While a deploy runs, Ctrl-C (or SIGTERM) asks it to stop the remote build and end.
@@ -446,6 +447,11 @@ int deploy(const QStringList &rawArgs)
         err(prefix + e.describe() + QLatin1Char('\n'));
         return e.phase() == QLatin1String("cancelled") ? kInterrupted : kFailed;
     } catch (const remote::RemoteError &e) {
+        if (args->json) {
+            json.insert(QStringLiteral("ok"), false);
+            json.insert(QStringLiteral("error"), e.message());
+            printJson(json);
+        }
         err(prefix + e.message() + QLatin1Char('\n'));
         return kFailed;
     }

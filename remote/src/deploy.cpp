@@ -27,6 +27,10 @@ constexpr const char *kSourceTree = ORRERY_SOURCE_TREE;
 // at the default interval: the Connection has reconnected with backoff in between).
 constexpr int kPollFailures = 30;
 
+// The modification time of every uploaded file (2001-09-09): fixed, so re-uploading the same
+// source does not make a half-built tree rebuild from scratch.
+constexpr qint64 kSourceMtime = 1'000'000'000;
+
 QByteArray hexHash(const QByteArray &data)
 {
     return QCryptographicHash::hash(data, QCryptographicHash::Sha256).toHex();
@@ -68,6 +72,7 @@ QString tail(const QByteArray &log, int count)
 struct Poll {
     bool alive = false;
     std::optional<int> status;
+    QString phase;  // build.phase: the last phase started, whatever the log's tail still holds
     QByteArray log;
 };
 
@@ -81,6 +86,8 @@ Poll parsePoll(const QByteArray &out)
     const int status = head.value(1).trimmed().toInt(&ok);
     if (ok)
         p.status = status;
+    if (const QByteArray phase = head.value(2).trimmed(); phase != "-")
+        p.phase = QString::fromUtf8(phase);
     if (sep >= 0)
         p.log = out.mid(sep + 5);
     return p;
@@ -193,18 +200,22 @@ QString sweepTrainerPath(const ClusterProfile &profile)
 
 QByteArray deployBuildScript(const ClusterProfile &profile, const QString &directory)
 {
+    // deploy.sh start passes the directory as it resolved it ($PWD: a `~` root expanded); the
+    // rendered one is the fallback. A setup line may cd elsewhere: the build goes back first.
     QByteArray s = "#!/bin/bash\n"
                    "# Written by `orrery cluster deploy` for the cluster profile " +
         shellQuote(profile.name.toUtf8()) +
         ": its setup lines, each checked,\n"
-        "# then the build (deploy.sh build). deploy.sh start runs it.\n"
-        "cd -- " +
+        "# then the build (deploy.sh build). deploy.sh start runs it with the directory as $1.\n"
+        "orrery_dir=${1:-" +
         shellQuote(directory.toUtf8()) +
-        " || exit 1\n"
+        "}\n"
+        "cd -- \"$orrery_dir\" || exit 1\n"
         "echo 'orrery-deploy: phase setup'\n"
-        "orrery_setup_failed() {\n"
-        "  echo \"orrery-deploy: failed in setup: line $1 exited with status $3: $2\"\n"
-        "  echo 1 > build.status.tmp && mv -f build.status.tmp build.status\n"
+        "echo setup > build.phase\n"
+        "orrery_failed() {\n"
+        "  echo \"orrery-deploy: failed in setup: $1\"\n"
+        "  cd -- \"$orrery_dir\" && echo 1 > build.status.tmp && mv -f build.status.tmp build.status\n"
         "  exit 1\n"
         "}\n";
     for (qsizetype i = 0; i < profile.setup.size(); ++i) {
@@ -212,10 +223,11 @@ QByteArray deployBuildScript(const ClusterProfile &profile, const QString &direc
         // The setup lines are shell by design (the user wrote them to be run, as the sbatch
         // template runs them); what Orrery adds around them is quoted.
         s += "echo " + shellQuote("+ " + line) + "\n" + line + "\n" +
-            "orrery_s=$?; [ \"$orrery_s\" = 0 ] || orrery_setup_failed " + QByteArray::number(i + 1) + ' ' +
-            shellQuote(line) + " \"$orrery_s\"\n";
+            "orrery_s=$?; [ \"$orrery_s\" = 0 ] || orrery_failed \"line " + QByteArray::number(i + 1) +
+            " exited with status $orrery_s: \"" + shellQuote(line) + "\n";
     }
-    s += "source ./deploy.sh build\n";
+    s += "cd -- \"$orrery_dir\" || orrery_failed \"the setup lines left $orrery_dir unreachable\"\n"
+         "source \"$orrery_dir/deploy.sh\" build || orrery_failed \"cannot run deploy.sh\"\n";
     return s;
 }
 
@@ -275,7 +287,7 @@ QString deployHint(const QString &phase, const QByteArray &log)
         return QStringLiteral(
             "the compiler ran out of memory: add `export ORRERY_DEPLOY_JOBS=2` to the setup "
             "lines, or build in a job (`--build-on job`)");
-    if (has("GLIBCXX_") || has("GLIBC_"))
+    if ((has("version `GLIBCXX_") || has("version `GLIBC_")) && has("not found"))
         return QStringLiteral("the trainer needs a newer C++ runtime than this node has: load the compiler "
                               "module that built torch in the setup lines");
     if (has("sbatch: error"))
@@ -290,9 +302,28 @@ QString deployHint(const QString &phase, const QByteArray &log)
     return {};
 }
 
-std::optional<QString> findDeployedTrainer(const ClusterProfile &profile, Connection &connection,
+ClusterProfile withAbsoluteRemoteRoot(const ClusterProfile &profile, Connection &connection)
+{
+    ClusterProfile p = profile;
+    const QString root = profile.remoteRoot;
+    const bool tilde = root == QLatin1String("~") || root.startsWith(QLatin1String("~/"));
+    const bool home = root == QLatin1String("$HOME") || root.startsWith(QLatin1String("$HOME/"));
+    if (!tilde && !home)
+        return p;
+    const ExecResult r = connection.exec(R"(printf '%s' "$HOME")").result();
+    const QString dir = QString::fromUtf8(r.out);
+    if (r.exitStatus != 0 || !dir.startsWith(QLatin1Char('/')))
+        throw RemoteError(RemoteError::Kind::Channel,
+                          QStringLiteral("%1: cannot find the home directory for the remote root '%2'")
+                              .arg(profile.name, root));
+    p.remoteRoot = QDir::cleanPath(dir + root.mid(tilde ? 1 : 5));
+    return p;
+}
+
+std::optional<QString> findDeployedTrainer(const ClusterProfile &given, Connection &connection,
                                            const TrainerSource &source)
 {
+    const ClusterProfile profile = withAbsoluteRemoteRoot(given, connection);
     const QString path = deployedTrainerPath(profile, source);
     if (path.isEmpty())
         return std::nullopt;
@@ -303,9 +334,10 @@ std::optional<QString> findDeployedTrainer(const ClusterProfile &profile, Connec
     return std::nullopt;
 }
 
-DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection, const TrainerSource &source,
+DeployResult deployTrainer(const ClusterProfile &given, Connection &connection, const TrainerSource &source,
                            const DeployOptions &options)
 {
+    const ClusterProfile profile = withAbsoluteRemoteRoot(given, connection);
     DeployResult result;
     result.directory = deployDirectory(profile, source);
     result.trainerPath = deployedTrainerPath(profile, source);
@@ -329,9 +361,16 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
     const QByteArray state = connection.exec(check).result().out.trimmed();
     if (state == "done") {
         result.cached = true;
+        report({QStringLiteral("done"), 100, {}});
         return result;
     }
 
+    // Only a build this deploy started is stopped on cancel; one it joined belongs to another.
+    bool started = false;
+    const auto cancelledNow = [&] { return options.cancelled && options.cancelled(); };
+    if (cancelledNow())
+        throw DeployError(QStringLiteral("deploy cancelled before anything was built"),
+                          QStringLiteral("cancelled"), {}, {});
     if (state != "alive") {
         // 2. Upload the source with the two scripts, in the stdin of one `tar -x`.
         QList<TarFile> files;
@@ -348,11 +387,12 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
         const QByteArray upload = "(umask 077 && " +
             commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir}) + " && " +
             commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
-            commandLine(QList<QByteArray>{"tar", "-x", "-m", "--no-same-owner", "-f", "-"}) + ")";
-        const ExecResult up = connection
-                                  .exec(Session::Command{upload, std::chrono::minutes(5),
-                                                         writeTar(files, QDateTime::currentSecsSinceEpoch())})
-                                  .result();
+            // The archive's own (fixed) times, not extraction time: a second upload of the same
+            // source after a failed build leaves make's objects newer than their sources.
+            commandLine(QList<QByteArray>{"tar", "-x", "--no-same-owner", "-f", "-"}) + ")";
+        const ExecResult up =
+            connection.exec(Session::Command{upload, std::chrono::minutes(5), writeTar(files, kSourceMtime)})
+                .result();
         if (up.exitStatus != 0)
             throw DeployError(
                 QStringLiteral("cannot upload the trainer's source to %1: %2")
@@ -361,6 +401,9 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
                 QStringLiteral("check that the remote root is writable (`orrery cluster test %1`)")
                     .arg(profile.name));
 
+        if (cancelledNow())
+            throw DeployError(QStringLiteral("deploy cancelled before the build started"),
+                              QStringLiteral("cancelled"), {}, {});
         // 3. Start the build, detached on the login node or as a job.
         QList<QByteArray> start{"bash", script, "start"};
         if (profile.buildOn == ClusterProfile::BuildOn::Job) {
@@ -375,38 +418,48 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
         } else {
             start << "login";
         }
-        const ExecResult started = connection.exec(commandLine(start)).result();
-        if (started.exitStatus != 0)
+        const ExecResult startedOut = connection.exec(commandLine(start)).result();
+        if (startedOut.exitStatus != 0)
             throw DeployError(QStringLiteral("cannot start the build: %1")
-                                  .arg(QString::fromUtf8(started.err + started.out).trimmed()),
-                              QStringLiteral("start"), QString::fromUtf8(started.err),
-                              deployHint(QStringLiteral("start"), started.err + started.out));
-        if (started.out.trimmed() == "done") {
+                                  .arg(QString::fromUtf8(startedOut.err + startedOut.out).trimmed()),
+                              QStringLiteral("start"), QString::fromUtf8(startedOut.err),
+                              deployHint(QStringLiteral("start"), startedOut.err + startedOut.out));
+        if (startedOut.out.trimmed() == "done") {
             result.cached = true;
+            report({QStringLiteral("done"), 100, {}});
             return result;
         }
+        started = startedOut.out.startsWith("started");
     }
 
     // 4. Follow the log until the build writes its status.
     const QByteArray poll = commandLine(QList<QByteArray>{"bash", script, "poll"});
     const QDateTime deadline = QDateTime::currentDateTimeUtc().addSecs(
         std::chrono::duration_cast<std::chrono::seconds>(options.timeLimit).count());
-    int failures = 0;
-    bool sawGone = false;
+    int failures = 0, gone = 0;
+    // Stops the build when this deploy started it; says so when it cannot (the connection is
+    // down: the build goes on, and `deploy.sh cancel` in its directory ends it).
+    const auto stop = [&]() -> QString {
+        if (!started)
+            return QStringLiteral("the build, started by another deploy, goes on");
+        try {
+            connection.exec(commandLine(QList<QByteArray>{"bash", script, "cancel"})).waitForFinished();
+            return QStringLiteral("the build on %1 was stopped").arg(profile.name);
+        } catch (const RemoteError &e) {
+            return QStringLiteral("could not stop the build (%1): run `bash %2 cancel` on %3")
+                .arg(e.message(), QString::fromUtf8(script), profile.name);
+        }
+    };
     while (true) {
-        if (options.cancelled && options.cancelled()) {
-            connection.exec(commandLine(QList<QByteArray>{"bash", script, "cancel"})).waitForFinished();
-            throw DeployError(
-                QStringLiteral("deploy cancelled; the build on %1 was stopped").arg(profile.name),
-                QStringLiteral("cancelled"), {}, {});
-        }
-        if (QDateTime::currentDateTimeUtc() > deadline) {
-            connection.exec(commandLine(QList<QByteArray>{"bash", script, "cancel"})).waitForFinished();
-            throw DeployError(QStringLiteral("the build on %1 ran past %2 minutes and was stopped")
+        if (cancelledNow())
+            throw DeployError(QStringLiteral("deploy cancelled; %1").arg(stop()), QStringLiteral("cancelled"),
+                              {}, {});
+        if (QDateTime::currentDateTimeUtc() > deadline)
+            throw DeployError(QStringLiteral("the build on %1 ran past %2 minutes; %3")
                                   .arg(profile.name)
-                                  .arg(options.timeLimit.count()),
+                                  .arg(options.timeLimit.count())
+                                  .arg(stop()),
                               QStringLiteral("timeout"), {}, {});
-        }
         Poll p;
         try {
             p = parsePoll(connection.exec(poll).result().out);
@@ -419,9 +472,11 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
             continue;
         }
         DeployProgress progress = deployProgressFromLog(p.log);
+        if (progress.phase.isEmpty())  // the phase line scrolled out of the tail
+            progress.phase = p.phase;
         if (progress.phase.isEmpty())
             progress.phase = profile.buildOn == ClusterProfile::BuildOn::Job ? QStringLiteral("queued")
-                                                                             : QStringLiteral("setup");
+                                                                             : QStringLiteral("starting");
         if (p.status) {
             if (*p.status == 0) {
                 const qsizetype from = p.log.lastIndexOf("orrery-deploy: phase install");
@@ -432,7 +487,12 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
                 report({QStringLiteral("done"), 100, {}});
                 return result;
             }
-            const QString phase = progress.phase;
+            // The script says where it failed; that wins over the phase lines the tail holds.
+            static const QRegularExpression failedIn(QStringLiteral("orrery-deploy: failed in (\\w+)"));
+            const QRegularExpressionMatch f = failedIn.match(QString::fromUtf8(p.log));
+            const QString phase = f.hasMatch() ? f.captured(1)
+                : *p.status == 130             ? QStringLiteral("cancelled")
+                                               : progress.phase;
             throw DeployError(QStringLiteral("the trainer's build on %1 failed in %2 (exit %3)")
                                   .arg(profile.name, phase)
                                   .arg(*p.status),
@@ -442,27 +502,24 @@ DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection
         // A job Slurm will never start (over a partition's limits, a bad account): say why now.
         static const QRegularExpression never(QStringLiteral(
             "orrery-deploy: job \\S+ PENDING \\(((Partition\\w*Limit|PartitionConfig|Invalid\\w+|"
-            "\\w*MaxWall\\w*|AssocMax\\w*))\\)"));
+            "\\w*MaxWall\\w*|AssocMax(Cpu|Node|GRES|Mem)\\w*PerJob\\w*))\\)"));
         if (const QRegularExpressionMatch m = never.match(QString::fromUtf8(p.log)); m.hasMatch()) {
-            connection.exec(commandLine(QList<QByteArray>{"bash", script, "cancel"})).waitForFinished();
             throw DeployError(
-                QStringLiteral("Slurm will not start the build job on %1: %2")
-                    .arg(profile.name, m.captured(1)),
+                QStringLiteral("Slurm will not start the build job on %1: %2; %3")
+                    .arg(profile.name, m.captured(1), stop()),
                 QStringLiteral("queued"), {},
                 QStringLiteral("the build job asks for one node and up to 8 CPUs on partition '%1'; "
                                "choose another partition for the profile, or build on the login node "
                                "(`--build-on login`)")
                     .arg(profile.partition.isEmpty() ? QStringLiteral("(default)") : profile.partition));
         }
-        if (!p.alive) {
-            // Gone without a status: read once more (the status may have been written between the
-            // liveness check and its read), then it was killed.
-            if (sawGone)
-                throw DeployError(
-                    QStringLiteral("the trainer's build on %1 ended without finishing").arg(profile.name),
-                    QStringLiteral("ended"), tail(p.log, 25), deployHint(QStringLiteral("ended"), p.log));
-            sawGone = true;
-        }
+        // Gone without a status, three polls in a row (the status may be written between the
+        // liveness check and its read; squeue may hiccup): it was killed.
+        gone = p.alive ? 0 : gone + 1;
+        if (gone >= 3)
+            throw DeployError(
+                QStringLiteral("the trainer's build on %1 ended without finishing").arg(profile.name),
+                QStringLiteral("ended"), tail(p.log, 25), deployHint(QStringLiteral("ended"), p.log));
         report(progress);
         QThread::msleep(static_cast<unsigned long>(options.pollInterval.count()));
     }

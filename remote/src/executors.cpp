@@ -57,6 +57,8 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
         auto c = std::make_unique<Cluster>();
         c->connection = std::make_unique<Connection>(profile->endpoint(), m_callbacks);
         c->connection->connect().waitForFinished();  // throws what connecting threw
+        if (profile->trainerPath.isEmpty())  // the deployed trainer's path must be absolute
+            *profile = withAbsoluteRemoteRoot(*profile, *c->connection);
         if (profile->trainerPath.isEmpty() && m_deploy) {
             const std::optional<TrainerSource> source = TrainerSource::locate(problem);
             if (!source)

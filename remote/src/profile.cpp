@@ -292,7 +292,8 @@ ClusterReport probeCluster(const ClusterProfile &profile, Connection &connection
     }
     // The trainer sweeps will run: the profile's path, or the deployed build (not an error when
     // it is not built yet: the first sweep submit deploys it).
-    report.trainer = sweepTrainerPath(profile);
+    step(QStringLiteral("remote root"),
+         [&] { report.trainer = sweepTrainerPath(withAbsoluteRemoteRoot(profile, connection)); });
     if (!report.trainer.isEmpty()) {
         step(QStringLiteral("trainer"), [&] {
             report.trainerReady =

@@ -11,17 +11,30 @@
 #   deploy.sh cancel              end the build (its process group, or scancel)
 # build.sh (written by Orrery: the profile's setup lines) sources it as `deploy.sh build`.
 # Layout of the directory: src/ (trainer/, cmake/), build/ (CMake's), bin/orrery-train (only once
-# it built and started), build.log, build.status (the exit status, once ended), build.pid
-# ("pid:N" or "job:N").
+# it built and started), build.log, build.status (the exit status, once ended), build.phase,
+# build.pid ("pid:HOST:N" or "job:N"), build.alive (touched every 5 s while a login-node build
+# lives: how another login node behind the same name sees it), build.cancel (asks it to stop).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")" || exit 1
 
 alive() {
-  local p
+  local p host out
   p=$(cat build.pid 2>/dev/null) || return 1
   case $p in
-    pid:*) kill -0 "${p#pid:}" 2>/dev/null ;;
-    job:*) [ -n "$(squeue -h -j "${p#job:}" -o %T 2>/dev/null)" ] ;;
+    pid:*)
+      host=${p#pid:}
+      host=${host%%:*}
+      if [ "$host" = "$(hostname)" ]; then
+        kill -0 "${p##*:}" 2>/dev/null
+      else  # started on another login node: its watcher's heartbeat
+        [ -n "$(find build.alive -newermt '-60 seconds' 2>/dev/null)" ]
+      fi
+      ;;
+    job:*)
+      # A squeue that fails (slurmctld busy) says nothing: alive until Slurm says otherwise.
+      out=$(squeue -h -j "${p#job:}" -o %T 2>&1) || { case $out in *"Invalid job id"*) return 1 ;; *) return 0 ;; esac; }
+      [ -n "$out" ]
+      ;;
     *) return 1 ;;
   esac
 }
@@ -38,23 +51,36 @@ fail() {
 phase() {
   phase=$1
   echo "orrery-deploy: phase $1"
+  echo "$1" > build.phase
 }
 
 case ${1-} in
 start)
+  # One start at a time on this node (two deploys that both found no build).
+  if command -v flock > /dev/null; then
+    exec 9>> build.lock
+    flock 9
+  fi
   if [ -x bin/orrery-train ]; then echo done; exit 0; fi
   if alive; then echo "running $(cat build.pid)"; exit 0; fi
-  rm -f build.status build.log
+  rm -f build.status build.log build.phase build.cancel build.alive
   if [ "${2-}" = login ]; then
-    setsid nohup bash build.sh > build.log 2>&1 < /dev/null &
-    echo "pid:$!" > build.pid
+    # The build and a watcher in one new session: the watcher touches build.alive while the
+    # build lives and ends the session when build.cancel appears (a cancel from another node).
+    setsid nohup bash -c 'bash build.sh "$1" & b=$!
+      while kill -0 "$b" 2> /dev/null; do
+        touch build.alive
+        if [ -e build.cancel ]; then echo 130 > build.status.tmp && mv -f build.status.tmp build.status; kill -TERM -- "-$$"; fi
+        sleep 5
+      done' orrery-deploy "$PWD" > build.log 2>&1 < /dev/null &
+    echo "pid:$(hostname):$!" > build.pid
   else
     partition=${3-}
     shift 3
-    cpus=$(sinfo -h -o %c ${partition:+-p "$partition"} 2> /dev/null | sort -n | head -n 1)
+    cpus=$(sinfo -h -e -o %c ${partition:+-p "$partition"} 2> /dev/null | tr -d + | sort -n | head -n 1)
     [ -n "$cpus" ] && [ "$cpus" -le 8 ] 2> /dev/null || cpus=8
     id=$(sbatch --parsable ${partition:+--partition="$partition"} --cpus-per-task="$cpus" "$@" \
-      --chdir="$PWD" --output="$PWD/build.log" build.sh) || exit 1
+      --chdir="$PWD" --output="$PWD/build.log" build.sh "$PWD") || exit 1
     echo "job:${id%%;*}" > build.pid
   fi
   echo "started $(cat build.pid)"
@@ -62,6 +88,7 @@ start)
 poll)
   if alive; then echo alive; else echo gone; fi
   cat build.status 2>/dev/null || echo -
+  cat build.phase 2>/dev/null || echo -
   echo ---
   tail -c 16384 build.log 2>/dev/null
   # A job that has not started has no log yet: its state and Slurm's reason say why.
@@ -72,12 +99,24 @@ poll)
   ;;
 cancel)
   p=$(cat build.pid 2>/dev/null)
+  stopped=0
   case $p in
-    pid:*) kill -TERM -- "-${p#pid:}" 2>/dev/null ;;
-    job:*) scancel "${p#job:}" 2>/dev/null ;;
+    pid:*)
+      host=${p#pid:}
+      host=${host%%:*}
+      if [ "$host" = "$(hostname)" ]; then
+        kill -TERM -- "-${p##*:}" 2>/dev/null && stopped=1
+      else
+        touch build.cancel  # the watcher on that node ends it within 5 s
+        echo "asked the build on $host to stop"
+      fi
+      ;;
+    job:*) scancel "${p#job:}" && stopped=1 ;;
   esac
-  echo "orrery-deploy: cancelled" >> build.log
-  echo 130 > build.status
+  if [ $stopped = 1 ]; then
+    echo "orrery-deploy: cancelled" >> build.log
+    echo 130 > build.status.tmp && mv -f build.status.tmp build.status
+  fi
   ;;
 build)
   phase torch

@@ -94,12 +94,15 @@ private Q_SLOTS:
         p.setup = {QStringLiteral("module load gcc"), QStringLiteral("echo 'a b'")};
         const QByteArray s = deployBuildScript(p, QStringLiteral("/r/it's here"));
         QVERIFY(s.startsWith("#!/bin/bash\n"));
-        QVERIFY2(s.contains("cd -- '/r/it'\\''s here' || exit 1\n"), s.constData());
+        QVERIFY2(s.contains("orrery_dir=${1:-'/r/it'\\''s here'}\ncd -- \"$orrery_dir\" || exit 1\n"),
+                 s.constData());
         QVERIFY(s.contains("\nmodule load gcc\n"));  // setup lines are shell, as written
         QVERIFY(s.contains("\necho 'a b'\n"));
-        QCOMPARE(s.count("orrery_setup_failed 1 "), 1);
-        QCOMPARE(s.count("orrery_setup_failed 2 "), 1);
-        QVERIFY(s.endsWith("source ./deploy.sh build\n"));
+        QCOMPARE(s.count("orrery_failed \"line 1 exited"), 1);
+        QCOMPARE(s.count("orrery_failed \"line 2 exited"), 1);
+        // Back in the directory after the setup lines (one may cd), then the build by its path.
+        QVERIFY(
+            s.endsWith("source \"$orrery_dir/deploy.sh\" build || orrery_failed \"cannot run deploy.sh\"\n"));
         // bash reads it: the script is well-formed whatever the names hold.
         QTemporaryDir d;
         QFile f(d.filePath(QStringLiteral("build.sh")));
@@ -144,6 +147,13 @@ private Q_SLOTS:
             deployHint(QStringLiteral("build"), "c++: fatal error: Killed signal terminated program cc1plus")
                 .contains(QLatin1String("ORRERY_DEPLOY_JOBS")));
         QVERIFY(deployHint(QStringLiteral("build"), "all fine").isEmpty());
+        // libstdc++'s macros in a compile error are not a runtime mismatch.
+        QVERIFY(!deployHint(QStringLiteral("build"), "error: ... _GLIBCXX_USE_CXX11_ABI ...")
+                     .contains(QLatin1String("runtime")));
+        QVERIFY(
+            deployHint(QStringLiteral("install"),
+                       "/lib64/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by orrery-train)")
+                .contains(QLatin1String("runtime")));
     }
 
     void describeCarriesTailAndHint()
