@@ -4,6 +4,7 @@
 #include "cluster_commands.h"
 
 #include "commands.h"
+#include "interrupt.h"
 #include "output.h"
 #include "statusblock.h"
 
@@ -20,8 +21,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -53,29 +52,6 @@ using remote::ClusterProfile;
 // 128 + SIGINT, as a shell reports a command Ctrl-C ended.
 constexpr int kInterrupted = 130;
 
-std::atomic<bool> g_deployInterrupted{false};
-extern "C" void onDeployInterrupt(int sig)
-{
-    g_deployInterrupted.store(true);
-    std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the CLI even if it is stuck reconnecting
-}
-
-// While a deploy runs, Ctrl-C (or SIGTERM) asks it to stop the remote build and end.
-struct DeployInterrupts {
-    DeployInterrupts()
-    {
-        g_deployInterrupted.store(false);
-        std::signal(SIGINT, onDeployInterrupt);
-        std::signal(SIGTERM, onDeployInterrupt);
-    }
-    ~DeployInterrupts()
-    {
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-    }
-    DeployInterrupts(const DeployInterrupts &) = delete;
-    DeployInterrupts &operator=(const DeployInterrupts &) = delete;
-};
 using remote::ProfileStore;
 
 int usage(const QString &problem)
@@ -412,9 +388,9 @@ int deploy(const QStringList &rawArgs)
         const auto printer = deployProgressPrinter();
         if (!args->json)
             options.progress = [&](const remote::DeployProgress &d) { printer(p->name, d); };
-        options.cancelled = [] { return g_deployInterrupted.load(); };
+        options.cancelled = [] { return InterruptScope::requested(); };
         const remote::DeployResult r = [&] {
-            const DeployInterrupts interrupts;
+            const InterruptScope interrupts;
             return remote::deployTrainer(*p, connection, *source, options);
         }();
         const double seconds = double(clock.elapsed()) / 1000.0;

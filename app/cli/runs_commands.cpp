@@ -2,6 +2,7 @@
 #include "runs_commands.h"
 
 #include "commands.h"
+#include "interrupt.h"
 #include "output.h"
 #include "statusblock.h"
 
@@ -21,9 +22,7 @@
 #include <QJsonObject>
 #include <QSet>
 
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <functional>
 
 namespace orrery::cli {
@@ -31,20 +30,6 @@ namespace orrery::cli {
 using namespace orrery::core;
 
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void onInterrupt(int)
-{
-    g_interrupted.store(true);
-}
-
-// Ctrl-C during long work: finish the current transaction, then stop (everything stored so far
-// stays; rerunning continues from there).
-void catchInterrupt()
-{
-    std::signal(SIGINT, onInterrupt);
-}
 
 QString timeText(qint64 ms)
 {
@@ -748,7 +733,9 @@ int runsIngest(const Context &ctx, const QStringList &args)
         runDirs += found;
     }
     auto store = openStore(ctx);
-    catchInterrupt();
+    // Ctrl-C: the current transaction finishes, then it stops (what is stored stays; rerunning
+    // continues from there).
+    const InterruptScope interrupts;
     QJsonArray report;
     qint64 totalPoints = 0, totalMalformed = 0;
     int index = 0;
@@ -762,7 +749,7 @@ int runsIngest(const Context &ctx, const QStringList &args)
     for (const QString &dir : runDirs) {
         ++index;
         const auto r = store->ingestRunDirectory(
-            dir, p.value(experiment), [] { return g_interrupted.load(); },
+            dir, p.value(experiment), [] { return InterruptScope::requested(); },
             [&](qint64 offset, qint64) {
                 bar.update(progressText(doneBytes + offset, totalBytes, double(clock.elapsed()) / 1000.0,
                                         formatBytes));
@@ -796,7 +783,7 @@ int runsIngest(const Context &ctx, const QStringList &args)
                              ? QStringLiteral(", %1 malformed lines skipped").arg(r.events.malformed)
                              : QString()));
         }
-        if (g_interrupted.load()) {
+        if (InterruptScope::requested()) {
             bar.finish();
             err(QStringLiteral("orrery: interrupted; everything up to here is stored, rerun to continue\n"));
             return kFailed;
@@ -849,7 +836,9 @@ int runsPush(const Context &ctx, const QStringList &args)
         for (const RunRow &r : store->queryRuns(q))
             runs.push_back(r.run.id);
     }
-    catchInterrupt();
+    // Ctrl-C: the current transaction finishes, then it stops (what is stored stays; rerunning
+    // continues from there).
+    const InterruptScope interrupts;
     remote::MlflowPushOptions options;
     ProgressLine bar(!p.isSet(quiet) && stderrIsLiveTerminal());
     QElapsedTimer clock;
@@ -860,7 +849,7 @@ int runsPush(const Context &ctx, const QStringList &args)
         bar.update(progressText(done, total, double(clock.elapsed()) / 1000.0,
                                 [](double n) { return formatCount(n) + QStringLiteral(" pts"); }));
     };
-    options.cancel = [] { return g_interrupted.load(); };
+    options.cancel = [] { return InterruptScope::requested(); };
     const remote::MlflowPushReport report = remote::pushToMlflow(*store, p.value(url), runs, options);
     bar.finish();
     for (const QString &note : report.adjustments)

@@ -6,6 +6,7 @@
 
 #include "cluster_commands.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "orrery/remote/executors.h"
 #include "output.h"
 #include "statusblock.h"
@@ -26,22 +27,14 @@
 #include <QJsonObject>
 #include <QThread>
 
-#include <atomic>
 #include <cmath>
-#include <csignal>
+#include <optional>
 
 namespace orrery::cli {
 
 using namespace orrery::core;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void onStop(int)
-{
-    g_stop.store(true);
-}
 
 QStringList paramKeys(const QList<TrialSummary> &rows)
 {
@@ -231,15 +224,13 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
     // The lease outlives four of the slowest ticks, so a quiet watch keeps it.
     SweepRunner runner(store, executor, schema,
                        {{}, std::max<qint64>(core::kSweepLeaseTtlMs, 4 * qint64(pace.slowMs))});
-    g_stop.store(false);
-    std::signal(SIGINT, onStop);
-    std::signal(SIGTERM, onStop);
+    std::optional<InterruptScope> interrupts(std::in_place);  // Ctrl-C detaches
     QString lastLine, lastHolder;
     qint64 lastPrint = 0, lastDraw = 0;
     // On a terminal one block redrawn in place; elsewhere (a pipe, a log file) timestamped lines.
     StatusBlock block(!json && stdoutIsLiveTerminal());
     SweepProgressTracker progress;
-    while (!g_stop.load() && !runner.isDone(swIn.id)) {
+    while (!InterruptScope::requested() && !runner.isDone(swIn.id)) {
         const TickReport report = runner.tick({swIn.id});
         const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
         const QString holder =
@@ -292,14 +283,13 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
         if (runner.isDone(swIn.id))
             break;
         const int wait = runner.nextIntervalMs(report, pace);
-        for (int slept = 0; slept < wait && !g_stop.load(); slept += 100)
+        for (int slept = 0; slept < wait && !InterruptScope::requested(); slept += 100)
             QThread::msleep(100);
     }
     block.clear();
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    interrupts.reset();
     runner.releaseLeases();  // another follower acts from its next tick, not after the lease expires
-    if (g_stop.load()) {
+    if (InterruptScope::requested()) {
         err(QStringLiteral("detached: the trials go on; `orrery sweep watch %1` picks the sweep up again\n")
                 .arg(swIn.id));
         return kOk;
@@ -565,8 +555,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             }
             const QStringList paths = executor->logPaths(sw->rootDir, trial.task, trial.runDir);
             QList<qint64> offsets(paths.size(), 0);
-            g_stop.store(false);
-            std::signal(SIGINT, onStop);
+            const InterruptScope interrupts;
             while (true) {
                 QList<FileRead> reads;
                 for (qsizetype i = 0; i < paths.size(); ++i)
@@ -580,7 +569,7 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                     out(QString::fromUtf8(chunks[i].data));
                     offsets[i] += chunks[i].data.size();
                 }
-                if (!a.follow || g_stop.load())
+                if (!a.follow || InterruptScope::requested())
                     break;
                 // The executor, not the store, says whether the task still runs (no follower may
                 // be updating the store).

@@ -305,18 +305,8 @@ QString deployHint(const QString &phase, const QByteArray &log)
 ClusterProfile withAbsoluteRemoteRoot(const ClusterProfile &profile, Connection &connection)
 {
     ClusterProfile p = profile;
-    const QString root = profile.remoteRoot;
-    const bool tilde = root == QLatin1String("~") || root.startsWith(QLatin1String("~/"));
-    const bool home = root == QLatin1String("$HOME") || root.startsWith(QLatin1String("$HOME/"));
-    if (!tilde && !home)
-        return p;
-    const ExecResult r = connection.exec(R"(printf '%s' "$HOME")").result();
-    const QString dir = QString::fromUtf8(r.out);
-    if (r.exitStatus != 0 || !dir.startsWith(QLatin1Char('/')))
-        throw RemoteError(RemoteError::Kind::Channel,
-                          QStringLiteral("%1: cannot find the home directory for the remote root '%2'")
-                              .arg(profile.name, root));
-    p.remoteRoot = QDir::cleanPath(dir + root.mid(tilde ? 1 : 5));
+    if (!p.remoteRoot.isEmpty())  // none: deployDirectory says so
+        p.remoteRoot = absoluteRemoteRoot(profile, connection);
     return p;
 }
 

@@ -4,6 +4,7 @@
 #include "orrery/core/paths.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/deploy.h"
+#include "orrery/remote/error.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/slurm.h"
 
@@ -215,6 +216,28 @@ ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &c
 {
     Connection connection(profile.endpoint(), callbacks, probeConnectionOptions());
     return probeCluster(profile, connection);
+}
+
+QString absoluteRemoteRoot(const ClusterProfile &profile, Connection &connection)
+{
+    QString root = profile.remoteRoot;
+    const bool tilde = root == QLatin1String("~") || root.startsWith(QLatin1String("~/"));
+    const bool home = root == QLatin1String("$HOME") || root.startsWith(QLatin1String("$HOME/"));
+    if (tilde || home) {
+        const ExecResult r = connection.exec(R"(printf '%s' "$HOME")").result();
+        const QString dir = QString::fromUtf8(r.out);
+        if (r.exitStatus != 0 || !dir.startsWith(QLatin1Char('/')))
+            throw RemoteError(
+                RemoteError::Kind::Slurm,
+                QStringLiteral("%1: cannot find the home directory for the remote root '%2': %3")
+                    .arg(profile.name, root, QString::fromUtf8(r.err.isEmpty() ? r.out : r.err).trimmed()));
+        root = dir + root.mid(tilde ? 1 : 5);
+    }
+    if (!root.startsWith(QLatin1Char('/')))
+        throw RemoteError(
+            RemoteError::Kind::Slurm,
+            QStringLiteral("%1: the remote root '%2' is not an absolute path").arg(profile.name, root));
+    return QDir::cleanPath(root);
 }
 
 ConnectionOptions probeConnectionOptions()

@@ -172,20 +172,7 @@ QString SlurmExecutor::defaultRoot()
 {
     if (!m_root.isEmpty())
         return m_root;
-    QString root = m_profile.remoteRoot;
-    const bool tilde = root == QLatin1String("~") || root.startsWith(QLatin1String("~/"));
-    const bool home = root == QLatin1String("$HOME") || root.startsWith(QLatin1String("$HOME/"));
-    if (tilde || home) {
-        const ExecResult r = m_connection.exec(R"(printf '%s' "$HOME")", kCommandTimeout).result();
-        const QString dir = QString::fromUtf8(r.out);
-        if (r.exitStatus != 0 || !dir.startsWith(QLatin1Char('/')))
-            refuse(QStringLiteral("%1: cannot find the home directory for the remote root '%2': %3")
-                       .arg(m_profile.name, root, textOf(r)));
-        root = dir + root.mid(tilde ? 1 : 5);
-    }
-    if (!root.startsWith(QLatin1Char('/')))
-        refuse(QStringLiteral("%1: the remote root '%2' is not an absolute path").arg(m_profile.name, root));
-    m_root = QDir::cleanPath(root);
+    m_root = absoluteRemoteRoot(m_profile, m_connection);
     return m_root;
 }
 

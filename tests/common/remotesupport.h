@@ -45,10 +45,7 @@ inline std::optional<remote::RemoteError> refusal(remote::Session &session)
 // directory; no ssh-agent), as the end-to-end tests on the fixture drive it.
 class CliUser {
 public:
-    struct Result {
-        int code = -1;  // -1: it crashed or ran past the timeout
-        QString out, err;
-    };
+    using Result = Ran;
 
     bool isValid() const { return m_home.isValid(); }
     QString home() const { return m_home.path(); }
@@ -68,13 +65,8 @@ public:
     // `orrery --db DB ARGS...` with no terminal (nothing may prompt).
     Result run(const QStringList &args, int timeoutMs = 120'000) const
     {
-        QProcess p;
-        start(p, args);
-        if (!p.waitForFinished(timeoutMs))
-            p.kill();
-        p.waitForFinished();
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-                QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+        return runProcess(qEnvironmentVariable("ORRERY_CLI"),
+                          QStringList{QStringLiteral("--db"), db()} + args, {}, env(), timeoutMs);
     }
     void start(QProcess &p, const QStringList &args) const
     {

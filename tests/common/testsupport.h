@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QHash>
 #include <QList>
+#include <QProcess>
 #include <QStandardPaths>
 #include <QString>
 #include <QTest>
@@ -33,6 +34,31 @@ inline QString sourceFile(const QString &relative)
     if (root.isEmpty())
         qFatal("ORRERY_SOURCE_DIR is not set: run the tests through ctest, or export it (the repository)");
     return root + QLatin1Char('/') + relative;
+}
+
+// What a program run to its end printed, and its exit code (-1: it crashed or ran past the
+// timeout and was killed).
+struct Ran {
+    int code = -1;
+    QString out, err;
+};
+
+// Runs `program` with `input` on its stdin (then closed: nothing may prompt) and waits for it.
+inline Ran runProcess(const QString &program, const QStringList &args, const QByteArray &input = {},
+                      const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment(),
+                      int timeoutMs = 30'000)
+{
+    QProcess p;
+    p.setProcessEnvironment(env);
+    p.start(program, args);
+    p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
+            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
 }
 
 // tests/data/micro.yaml: the end-to-end tests' trainer workload (see the file). Sweep specs name

@@ -5,6 +5,7 @@
 // sourced in a real bash, completes `orrery sw<TAB>` and `orrery sweep <TAB>` from the table.
 #include "command_table.h"
 #include "manpage.h"
+#include "testsupport.h"
 
 #include "orrery/core/version.h"
 
@@ -18,23 +19,11 @@ using namespace orrery::cli;
 
 namespace {
 
-struct Ran {
-    int code = -1;
-    QString out, err;
-};
+using orrery::test::Ran;
 
 Ran run(const QString &program, const QStringList &args, const QByteArray &input = {})
 {
-    QProcess p;
-    p.start(program, args);
-    p.write(input);
-    p.closeWriteChannel();
-    if (!p.waitForFinished(30'000)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    return orrery::test::runProcess(program, args, input);
 }
 
 const CommandInfo &command(const QString &name)

@@ -3,6 +3,7 @@
 // table is in the help and reaches its own handler in the real binary (never "unknown verb"), and
 // what is not in the table is refused.
 #include "command_table.h"
+#include "testsupport.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -12,26 +13,15 @@ using orrery::cli::commandTable;
 
 namespace {
 
-struct Ran {
-    int code = -1;
-    QString out, err;
-};
+using orrery::test::Ran;
 
 Ran runOrrery(const QStringList &args, const QString &db)
 {
-    QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("HOME"), QFileInfo(db).absolutePath());
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), QFileInfo(db).absolutePath() + QStringLiteral("/config"));
-    p.setProcessEnvironment(env);
-    p.start(qEnvironmentVariable("ORRERY_CLI"), QStringList{QStringLiteral("--db"), db} + args);
-    p.closeWriteChannel();
-    if (!p.waitForFinished(30'000)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1,
-            QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+    return orrery::test::runProcess(qEnvironmentVariable("ORRERY_CLI"),
+                                    QStringList{QStringLiteral("--db"), db} + args, {}, env);
 }
 
 }  // namespace

@@ -49,9 +49,9 @@ QString deployedTrainerPath(const ClusterProfile &profile, const TrainerSource &
 // (orrery-train from the cluster's PATH) when the source cannot be found.
 QString sweepTrainerPath(const ClusterProfile &profile);
 
-// The profile with a remote root of `~`, `~/...` or `$HOME/...` made absolute (one remote
-// command, only then), as the Slurm executor does: the deployed trainer's path goes into sbatch
-// scripts quoted, where no shell would expand it. Throws RemoteError.
+// The profile with its remote root made absolute (absoluteRemoteRoot, profile.h), as the Slurm
+// executor has it: the deployed trainer's path goes into sbatch scripts quoted, where no shell
+// would expand a `~`. Throws RemoteError.
 ClusterProfile withAbsoluteRemoteRoot(const ClusterProfile &profile, Connection &connection);
 
 // The build script Orrery writes beside deploy.sh: the setup lines, each checked, then the build.

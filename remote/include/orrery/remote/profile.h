@@ -94,6 +94,11 @@ struct ClusterReport {
 ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks);
 // The same over a connection the caller keeps (doctor goes on with it).
 ClusterReport probeCluster(const ClusterProfile &profile, Connection &connection);
+// The profile's remote root as an absolute, clean path: `~`, `~/...`, `$HOME` and `$HOME/...`
+// take the cluster's $HOME (one remote command, only then). Throws RemoteError (Kind::Slurm) when
+// the home directory cannot be found or the root is not absolute.
+QString absoluteRemoteRoot(const ClusterProfile &profile, Connection &connection);
+
 // A probe's connection: one attempt, no waiting out a flaky host.
 ConnectionOptions probeConnectionOptions();
 
