@@ -283,6 +283,8 @@ void MainWindow::buildDocks()
     m_tree->setUniformRowHeights(true);
     m_tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_tree->header()->setSectionResizeMode(SweepTreeModel::NameColumn, QHeaderView::ResizeToContents);
+    // A running sweep's state grows an ETA after the first snapshots: the column follows it.
+    m_tree->header()->setSectionResizeMode(SweepTreeModel::StateColumn, QHeaderView::ResizeToContents);
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
     connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
