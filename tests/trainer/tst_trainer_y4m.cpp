@@ -3,8 +3,11 @@
 // GPU machine is such a place): its samples are Y4M. The binary is the one `tst_cluster_deploy`
 // made (CTest fixture `trainer_standalone`, ORRERY_TRAINER_Y4M names it). Checked: the file is a
 // valid 4:4:4 Y4M of the configured frames and size that FFmpeg decodes (the app plays it), the
-// contact sheet is written beside it, the artifact event names it, and the store records it.
+// contact sheet is written beside it, the artifact event names it, the store records it, and
+// the app's decoder reads exactly the file's frames.
 #include "testsupport.h"
+
+#include "clipdecoder.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -168,6 +171,33 @@ private Q_SLOTS:
         QCOMPARE(stream[QLatin1String("nb_read_frames")].toString(), QStringLiteral("4"));
         QCOMPARE(stream[QLatin1String("width")].toInt(), width);
         QCOMPARE(stream[QLatin1String("height")].toInt(), height);
+
+        // The app's decoder (app/media): the same four frames, each equal to the file's own
+        // planes, in any order of access, and the RGB it paints equal to `ffmpeg -pix_fmt bgra`'s.
+        auto clip = orrery::media::ClipDecoder::open(video);
+        QCOMPARE(clip->info().frameCount, 4);
+        QCOMPARE(clip->info().width, width);
+        QCOMPARE(clip->info().container, QStringLiteral("yuv4mpegpipe"));
+        const QByteArray bgra = run(QStandardPaths::findExecutable(QStringLiteral("ffmpeg")),
+                                    {QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-i"),
+                                     video, QStringLiteral("-f"), QStringLiteral("rawvideo"),
+                                     QStringLiteral("-pix_fmt"), QStringLiteral("bgra"), QStringLiteral("-")},
+                                    &code);
+        QCOMPARE(code, 0);
+        const qsizetype rgbBytes = qsizetype(width) * height * 4;
+        for (int t : {3, 1, 0, 2}) {
+            QString format;
+            QVERIFY(clip->rawFrame(t, &format) ==
+                    data.mid(header.size() + 1 + t * frameBytes + 6, frameBytes - 6));
+            QCOMPARE(format, QStringLiteral("yuv444p"));
+            const QImage image = clip->frame(t);
+            QByteArray pixels;
+            for (int y = 0; y < image.height(); ++y)
+                pixels.append(reinterpret_cast<const char *>(image.constScanLine(y)), image.width() * 4);
+            QVERIFY2(pixels == bgra.mid(t * rgbBytes, rgbBytes),
+                     qPrintable(QStringLiteral("frame %1").arg(t)));
+        }
+
         QFile png(runDir + QStringLiteral("/samples/step-4.png"));
         QVERIFY(png.open(QIODevice::ReadOnly));
         QVERIFY(png.read(8) == QByteArray("\x89PNG\r\n\x1a\n"));

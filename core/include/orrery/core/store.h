@@ -85,6 +85,12 @@ struct RunDetails {
     QList<Artifact> artifacts;  // by step, then path
 };
 
+// The sample of `samples` (one kind, sorted by step) nearest to `step`: the earlier one on a tie.
+// nullptr when there is none. What a video grid shows for a run at a chosen training step.
+const Artifact *nearestSample(const QList<Artifact> &samples, qint64 step);
+// The steps at which any of `runs` wrote a sample, sorted and unique (a step slider's stops).
+QList<qint64> sampleSteps(const QList<QList<Artifact>> &runs);
+
 // A run filter term, MLflow search style: `params.optim.lr = 0.001`, `metrics.eval/loss < 0.2`,
 // `tags.orrery.device = cuda`, `attributes.status = FINISHED`, `attributes.name LIKE 'lr-%'`.
 struct RunCondition {
@@ -275,6 +281,17 @@ public:
     void setTags(RunId run, const QList<std::pair<QString, QString>> &tags);
     void logMetrics(RunId run, const QList<std::pair<QString, MetricPoint>> &points);
     void addArtifact(RunId run, const Artifact &artifact);
+    // A run's sample artifacts of one kind ("video": the sample clips; "image": their contact
+    // sheets), by step. Artifacts announced without a step are left out.
+    QList<Artifact> samples(RunId run, const QString &kind = QStringLiteral("video")) const;
+    // The sample of `kind` nearest to `step` (the earlier one on a tie), or nullopt.
+    std::optional<Artifact> sampleNear(RunId run, qint64 step,
+                                       const QString &kind = QStringLiteral("video")) const;
+    // Records that `path` (as announced) of `run` now has a local copy (a cluster's sample
+    // fetched into the cache), with its size. False when the run has no such artifact.
+    bool setArtifactLocalCopy(RunId run, const QString &path, const QString &localPath, qint64 size);
+    // The cluster profile a run was trained on (its sweep's), or empty: this machine.
+    QString clusterOf(RunId run) const;
 
     QList<RunRow> queryRuns(const RunQuery &query) const;
     QStringList metricKeys(RunId run) const;
