@@ -33,7 +33,7 @@ int main(int argc, char **argv)
         QStringLiteral("no-follow"),
         QStringLiteral("do not follow active sweeps (only show what the store has)"));
     const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("open on this tab: runs, compare, environment"),
+                                 QStringLiteral("open on this tab: runs, compare, video, environment"),
                                  QStringLiteral("NAME"));
     const QCommandLineOption select(QStringLiteral("select"),
                                     QStringLiteral("select the runs of this sweep (id or name) at start"),
@@ -50,6 +50,8 @@ int main(int argc, char **argv)
     const QString tabName = parser.value(tab).toLower();
     if (tabName == QLatin1String("compare"))
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::CompareTab);
+    else if (tabName == QLatin1String("video"))
+        window.tabs()->setCurrentIndex(orrery::gui::MainWindow::VideoTab);
     else if (tabName == QLatin1String("environment"))
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::EnvironmentTab);
     else if (tabName == QLatin1String("runs"))

@@ -8,6 +8,7 @@
 #include "runstablemodel.h"
 #include "storereader.h"
 #include "sweeptreemodel.h"
+#include "videoview.h"
 
 #include "orrery/core/params.h"
 #include "orrery/core/paths.h"
@@ -74,8 +75,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         label->setEnabled(false);
         return label;
     };
-    m_tabs->addTab(placeholder(tr("Sample videos of the selected runs, side by side, come here.")),
-                   tr("Video"));
+    m_video = new VideoView(m_reader, m_selection, this);
+    m_tabs->addTab(m_video, tr("Video"));
     m_tabs->addTab(placeholder(tr("Partitions, nodes and the queue of your clusters come here.")),
                    tr("Cluster"));
 
@@ -379,7 +380,8 @@ void MainWindow::applyStartOptions(const QString &selectSweep, const QString &sc
             if (*shoot)
                 return;
             *shoot = true;
-            QTimer::singleShot(300, this, [this, screenshotPath] {
+            // The Video tab decodes its first frames on the sources' threads after the read.
+            QTimer::singleShot(m_tabs->currentWidget() == m_video ? 1500 : 300, this, [this, screenshotPath] {
                 const bool ok = grab().save(screenshotPath);
                 std::fprintf(
                     stdout, "orrery-gui: %d runs, %d selected, %d sweeps shown; screenshot %s %s\n",
@@ -395,7 +397,10 @@ void MainWindow::applyStartOptions(const QString &selectSweep, const QString &sc
                 QCoreApplication::exit(ok ? 0 : 1);
             });
         };
-        connect(m_compare, &CompareView::queried, this, save);
+        if (m_tabs->currentWidget() == m_video)
+            connect(m_video, &VideoView::samplesShown, this, save);
+        else
+            connect(m_compare, &CompareView::queried, this, save);
         QTimer::singleShot(m_selection->runs().isEmpty() ? 500 : 5000, this, save);
     });
 }
@@ -495,6 +500,8 @@ void MainWindow::showSnapshot(const Snapshot &s)
     syncTableSelection();
     m_compare->setMetricKeys(s.metricKeys);
     m_compare->refresh();
+    if (m_tabs->currentWidget() == m_video)  // new samples of running trials appear live
+        m_video->refresh();
     if (m_selection->current())
         m_details->showRun(m_selection->current());
     m_ingestLabel->setText(tr("%n run(s)", nullptr, int(s.runs.size())));

@@ -33,6 +33,7 @@ class RunSelection;
 class RunsTableModel;
 class StoreReader;
 class SweepTreeModel;
+class VideoView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -49,6 +50,7 @@ public:
     RunSelection *selection() const { return m_selection; }
     CompareView *compareView() const { return m_compare; }
     DetailsView *detailsView() const { return m_details; }
+    VideoView *videoView() const { return m_video; }
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
     QString filterError() const;
@@ -97,6 +99,7 @@ private:
     QTreeView *m_tree = nullptr;
     CompareView *m_compare = nullptr;
     DetailsView *m_details = nullptr;
+    VideoView *m_video = nullptr;
     QLabel *m_banner = nullptr;
     QLabel *m_followLabel = nullptr;
     QLabel *m_ingestLabel = nullptr;

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Builds the fuzz targets of the Slurm parsers, the store's parsers and the sweep spec parser with
-# clang (a project of its own, tests/fuzz/) and runs each briefly from its seed corpus (real Slurm
-# 22.05 output, trainer events, example sweep specs). A crash, leak, UB or failed check fails.
+# Builds the fuzz targets of the Slurm parsers, the store's parsers, the sweep spec parser and the
+# clip decoder with clang (a project of its own, tests/fuzz/) and runs each briefly from its seed
+# corpus (real Slurm 22.05 output, trainer events, example sweep specs, trainer sample videos). A
+# crash, leak, UB or failed check fails.
 # cmake -DCLANGXX=... -DSOURCE_DIR=<tests/fuzz> -DBINARY_DIR=... -DGENERATOR=... [-DSECONDS=2]
 #       [-DLAUNCHER=ccache] -P run_fuzzers.cmake
 if(NOT SECONDS)
@@ -15,7 +16,9 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
   -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${_launcher}
   COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
-foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar)
+# Per-target libFuzzer options: the clip decoder's inputs are whole files (the seeds are a few KB).
+set(_options_media -max_len=65536)
+foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar media)
   # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
   set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
   file(REMOVE_RECURSE "${_corpus}")
@@ -25,7 +28,7 @@ foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec 
     file(COPY ${_seeds} DESTINATION "${_corpus}")
   endif()
   execute_process(COMMAND "${BINARY_DIR}/fuzz_${_name}" -max_total_time=${SECONDS} -timeout=10
-      -rss_limit_mb=2048 -print_final_stats=1 "${_corpus}"
+      -rss_limit_mb=2048 -print_final_stats=1 ${_options_${_name}} "${_corpus}"
     WORKING_DIRECTORY "${BINARY_DIR}"
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
   string(REGEX MATCH "stat::number_of_executed_units: *[0-9]+" _runs "${_out}")

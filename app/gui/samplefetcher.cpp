@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "samplefetcher.h"
+
+#include "orrery/remote/connection.h"
+#include "orrery/remote/error.h"
+#include "orrery/remote/profile.h"
+
+#include <QFileInfo>
+#include <QPointer>
+#include <QtConcurrent>
+
+namespace orrery::gui {
+
+namespace {
+
+QString key(const QString &cluster, const QString &remotePath)
+{
+    return cluster + QLatin1Char('\n') + remotePath;
+}
+
+}  // namespace
+
+SampleFetcher::SampleFetcher(QObject *parent) : QObject(parent)
+{ }
+
+SampleFetcher::~SampleFetcher()
+{
+    // Transfers in flight stop at their next chunk; each Connection's destructor waits for its
+    // thread, and their continuations are dropped with this object (QPointer guards).
+    m_cancel->store(true);
+}
+
+remote::Connection *SampleFetcher::connection(const QString &cluster, QString *error)
+{
+    if (auto it = m_connections.find(cluster); it != m_connections.end())
+        return it->get();
+    try {
+        const auto profile = remote::ProfileStore().find(cluster);
+        if (!profile) {
+            *error = tr("no cluster profile '%1' on this machine (`orrery cluster list`)").arg(cluster);
+            return nullptr;
+        }
+        auto c = std::make_shared<remote::Connection>(profile->endpoint());
+        m_connections.insert(cluster, c);
+        return c.get();
+    } catch (const remote::ProfileError &e) {
+        *error = e.message();
+        return nullptr;
+    }
+}
+
+bool SampleFetcher::isFetching(const QString &cluster, const QString &remotePath) const
+{
+    return m_inFlight.contains(key(cluster, remotePath));
+}
+
+void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::Artifact &artifact)
+{
+    const QString k = key(cluster, artifact.remotePath);
+    if (m_inFlight.contains(k))
+        return;
+    QString error;
+    remote::Connection *c = connection(cluster, &error);
+    if (!c) {
+        Q_EMIT failed(run, artifact.remotePath, error);
+        return;
+    }
+    if (m_inFlight.isEmpty())
+        m_cancel->store(false);
+    auto transfer = std::make_shared<Transfer>();
+    m_inFlight.insert(k, transfer);
+    ++m_started;
+    report();
+
+    QPointer<SampleFetcher> self(this);
+    const remote::ArtifactCache cache = m_cache;
+    const auto cancel = m_cancel;
+    auto progress = [self, transfer](qint64 done, qint64 total) {
+        // On the connection's thread: hand the numbers to the UI thread.
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, transfer, done, total] {
+                if (!self)
+                    return;
+                transfer->done = done;
+                transfer->total = total;
+                self->report();
+            },
+            Qt::QueuedConnection);
+    };
+    const QString database = m_database;
+    c->run([cache, cluster, artifact, cancel, progress](remote::Session &session) {
+         return cache.fetch(session, cluster, artifact, remote::Transfer{progress, cancel.get()});
+     })
+        .then(this,
+              [this, k, run, artifact, database](const QString &local) {
+                  m_inFlight.remove(k);
+                  report();
+                  // The store learns of the copy off the UI thread (a write may wait on another
+                  // writer's lock); the view does not need to wait for it.
+                  if (!database.isEmpty()) {
+                      const qint64 size = QFileInfo(local).size();
+                      (void)QtConcurrent::run([database, run, path = artifact.path, local, size] {
+                          try {
+                              core::TrackingStore::open(database)->setArtifactLocalCopy(run, path, local,
+                                                                                        size);
+                          } catch (const core::StoreError &) {
+                              // Read-only or busy: the cache still holds the file, found again by path.
+                          }
+                      });
+                  }
+                  Q_EMIT fetched(run, artifact.remotePath, local);
+              })
+        .onFailed(this,
+                  [this, k, run, artifact](const remote::RemoteError &e) {
+                      m_inFlight.remove(k);
+                      report();
+                      Q_EMIT failed(run, artifact.remotePath, e.message());
+                  })
+        .onFailed(this, [this, k, run, artifact] {
+            m_inFlight.remove(k);
+            report();
+            Q_EMIT failed(run, artifact.remotePath, tr("the transfer failed"));
+        });
+}
+
+void SampleFetcher::cancel()
+{
+    m_cancel->store(true);
+}
+
+void SampleFetcher::report()
+{
+    qint64 done = 0, total = 0;
+    for (const auto &t : std::as_const(m_inFlight)) {
+        done += t->done;
+        total += t->total;
+    }
+    Q_EMIT progress(done, total);
+}
+
+}  // namespace orrery::gui

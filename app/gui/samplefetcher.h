@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Brings the sample files of runs trained on a cluster to this machine for the Video tab: each
+// file once (remote::ArtifactCache), over one connection per cluster (remote::Connection: its
+// own thread, so the window never waits on a silent cluster), and records the local copy in
+// the store so every face sees it. Progress in bytes, one cancel for all transfers in flight.
+//
+// The connection uses the profile's keys or agent and known_hosts as they are: an unknown host
+// key or a password prompt fails with the CLI's hint (`orrery cluster test NAME`), since this
+// view asks nothing. UI thread only; results come back as signals on it.
+#pragma once
+
+#include "orrery/core/store.h"
+#include "orrery/remote/artifactcache.h"
+
+#include <QHash>
+#include <QObject>
+#include <QSet>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+
+namespace orrery::remote {
+class Connection;
+}
+
+namespace orrery::gui {
+
+class SampleFetcher : public QObject {
+    Q_OBJECT
+public:
+    explicit SampleFetcher(QObject *parent = nullptr);
+    ~SampleFetcher() override;
+
+    // The store the local copies are recorded in (the window's database).
+    void setDatabase(const QString &path) { m_database = path; }
+    const remote::ArtifactCache &cache() const { return m_cache; }
+
+    // Starts fetching `artifact` of `run` from `cluster` unless it is already being fetched.
+    void fetch(core::RunId run, const QString &cluster, const core::Artifact &artifact);
+    bool isFetching(const QString &cluster, const QString &remotePath) const;
+    int inFlight() const { return int(m_inFlight.size()); }
+    // Transfers started so far (tests: a cached sample starts none).
+    int started() const { return m_started; }
+    // Stops every transfer in flight; each reports failed() with "cancelled".
+    void cancel();
+
+Q_SIGNALS:
+    void fetched(core::RunId run, const QString &remotePath, const QString &localPath);
+    void failed(core::RunId run, const QString &remotePath, const QString &message);
+    // Bytes of the transfers in flight (total 0 while sizes are not known yet).
+    void progress(qint64 done, qint64 total);
+
+private:
+    remote::Connection *connection(const QString &cluster, QString *error);
+    void report();
+
+    remote::ArtifactCache m_cache;
+    QString m_database;
+    QHash<QString, std::shared_ptr<remote::Connection>> m_connections;  // by cluster
+    struct Transfer {
+        qint64 done = 0, total = 0;
+    };
+    QHash<QString, std::shared_ptr<Transfer>> m_inFlight;  // by cluster + '\n' + remote path
+    std::shared_ptr<std::atomic<bool>> m_cancel = std::make_shared<std::atomic<bool>>(false);
+    int m_started = 0;
+};
+
+}  // namespace orrery::gui

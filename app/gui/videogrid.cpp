@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "videogrid.h"
+
+#include "imageops.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace orrery::gui {
+
+namespace {
+
+constexpr int kBorder = 3;
+constexpr int kGap = 6;
+const QColor kTileBackground(0x1e, 0x1e, 0x1e);
+
+int captionHeight(const QFontMetrics &fm)
+{
+    return 2 * fm.height() + 6;
+}
+
+// The frame of `source` the clock's `index` means: a shorter clip holds its last frame.
+int clampedIndex(const media::FrameSource &source, int index)
+{
+    const int n = source.info().frameCount;
+    return n > 0 ? std::min(index, n - 1) : 0;
+}
+
+void drawCaption(QPainter &p, const QRect &r, const VideoTile &tile)
+{
+    const QFontMetrics fm = p.fontMetrics();
+    QString title = tile.title;
+    if (tile.step >= 0)
+        title += tile.otherStep ? QStringLiteral("  · step %1 (nearest)").arg(tile.step)
+                                : QStringLiteral("  · step %1").arg(tile.step);
+    p.setPen(tile.otherStep ? QColor(0xff, 0xc1, 0x07) : QColor(Qt::white));
+    p.drawText(r.adjusted(4, 2, -4, 0), Qt::AlignLeft | Qt::AlignTop,
+               fm.elidedText(title, Qt::ElideMiddle, r.width() - 8));
+    p.setPen(QColor(0xc8, 0xc8, 0xc8));
+    p.drawText(r.adjusted(4, 2 + fm.height(), -4, 0), Qt::AlignLeft | Qt::AlignTop,
+               fm.elidedText(tile.caption, Qt::ElideRight, r.width() - 8));
+}
+
+void drawStatus(QPainter &p, const QRect &r, const QString &text)
+{
+    p.setPen(QColor(0xb0, 0xb0, 0xb0));
+    p.drawText(r.adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap, text);
+}
+
+}  // namespace
+
+VideoGrid::VideoGrid(QWidget *parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("videoGrid"));
+    setMinimumSize(320, 240);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMouseTracking(false);
+}
+
+void VideoGrid::setTiles(QList<VideoTile> tiles)
+{
+    if (tiles.size() > kMaxTiles)
+        tiles.resize(kMaxTiles);
+    // A tile keeps its last frame when its run stays (a step change swaps the clip under it).
+    QList<QImage> last(tiles.size());
+    QList<int> lastIndex(tiles.size(), -1);
+    for (int i = 0; i < tiles.size(); ++i)
+        for (int j = 0; j < m_tiles.size(); ++j)
+            if (m_tiles[j].run == tiles[i].run && m_tiles[j].source == tiles[i].source) {
+                last[i] = m_last.value(j);
+                lastIndex[i] = m_lastIndex.value(j, -1);
+            }
+    m_tiles = std::move(tiles);
+    m_last = std::move(last);
+    m_lastIndex = std::move(lastIndex);
+    for (const VideoTile &t : m_tiles)
+        if (t.source && t.source->state() == media::FrameSource::State::Ready)
+            t.source->setPlayhead(clampedIndex(*t.source, m_index));
+    update();
+}
+
+void VideoGrid::setMode(Mode mode)
+{
+    m_mode = mode;
+    update();
+}
+
+void VideoGrid::setWipe(double fraction)
+{
+    m_wipe = std::clamp(fraction, 0.0, 1.0);
+    update();
+}
+
+void VideoGrid::setCurrentRun(core::RunId run)
+{
+    m_current = run;
+    update();
+}
+
+int VideoGrid::visibleTiles() const
+{
+    return m_mode == Mode::Grid ? int(m_tiles.size()) : int(std::min<qsizetype>(2, m_tiles.size()));
+}
+
+void VideoGrid::setFrameIndex(int index, bool playing)
+{
+    // The previous index never reached the screen: every tile dropped it.
+    if (playing && m_playing && !m_indexPainted && index != m_index)
+        m_dropped += visibleTiles();
+    m_index = index;
+    m_playing = playing;
+    m_indexPainted = false;
+    for (const VideoTile &t : m_tiles)
+        if (t.source && t.source->state() == media::FrameSource::State::Ready)
+            t.source->setPlayhead(clampedIndex(*t.source, index));
+    update();
+}
+
+void VideoGrid::addSkipped(qint64 framesPerTile)
+{
+    m_dropped += framesPerTile * visibleTiles();
+}
+
+void VideoGrid::resetCounters()
+{
+    m_dropped = 0;
+    m_painted = 0;
+}
+
+QList<int> VideoGrid::shownIndexes() const
+{
+    return m_lastIndex;
+}
+
+QList<TileFrame> VideoGrid::framesAt(int index) const
+{
+    QList<TileFrame> out;
+    for (const VideoTile &t : m_tiles) {
+        TileFrame f{&t, {}, {}};
+        if (t.source && t.source->state() == media::FrameSource::State::Ready) {
+            const int i = clampedIndex(*t.source, index);
+            f.image = t.source->frame(i);
+            if (f.image.isNull() && t.source->isDamaged(i))
+                f.overlay = tr("frame %1 cannot be decoded: %2").arg(i + 1).arg(t.source->error());
+        } else if (t.source && t.source->state() == media::FrameSource::State::Failed) {
+            f.overlay = tr("cannot play this sample:\n%1").arg(t.source->error());
+        }
+        out.append(f);
+    }
+    return out;
+}
+
+QList<QRect> VideoGrid::layout(const QRect &area, int count)
+{
+    QList<QRect> out;
+    if (count <= 0)
+        return out;
+    // The column count that makes tiles largest for this area (tiles are roughly 2:1 clips).
+    int bestCols = 1;
+    double bestSide = 0;
+    for (int cols = 1; cols <= count; ++cols) {
+        const int rows = (count + cols - 1) / cols;
+        const double w = double(area.width() - (cols - 1) * kGap) / cols;
+        const double h = double(area.height() - (rows - 1) * kGap) / rows;
+        const double side = std::min(w / 2.0, h);
+        if (side > bestSide) {
+            bestSide = side;
+            bestCols = cols;
+        }
+    }
+    const int rows = (count + bestCols - 1) / bestCols;
+    const int w = (area.width() - (bestCols - 1) * kGap) / bestCols;
+    const int h = (area.height() - (rows - 1) * kGap) / rows;
+    for (int i = 0; i < count; ++i)
+        out.append(
+            QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
+    return out;
+}
+
+QImage VideoGrid::composeAB(const QImage &a, const QImage &b, Mode mode, double wipe)
+{
+    if (mode == Mode::Difference)
+        return a.isNull() || b.isNull() ? QImage() : media::absoluteDifference(a, b);
+    if (a.isNull() || b.isNull())
+        return a.isNull() ? b : a;
+    // A left of the divider, B (at A's size) right of it, at the samples' own resolution.
+    QImage out = a.convertToFormat(QImage::Format_RGB32);
+    const QImage right =
+        b.size() == a.size() ? b : b.scaled(a.size(), Qt::IgnoreAspectRatio, Qt::FastTransformation);
+    const int split = int(std::lround(std::clamp(wipe, 0.0, 1.0) * out.width()));
+    QPainter p(&out);
+    p.drawImage(QRect(split, 0, out.width() - split, out.height()), right,
+                QRect(split, 0, out.width() - split, out.height()));
+    return out;
+}
+
+QImage VideoGrid::currentABPicture() const
+{
+    const QList<TileFrame> frames = framesAt(m_index);
+    if (frames.size() < 2)
+        return {};
+    return composeAB(frames[0].image, frames[1].image, m_mode == Mode::Grid ? Mode::Difference : m_mode,
+                     m_wipe);
+}
+
+void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFrame> &frames, Mode mode,
+                            double wipe, core::RunId current)
+{
+    p.fillRect(area, QColor(0x12, 0x12, 0x12));
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);  // nearest-neighbour, always
+    if (frames.isEmpty()) {
+        drawStatus(p, area, tr("Select runs (in the table or the tree) to see their samples side by side."));
+        return;
+    }
+    const QFontMetrics fm = p.fontMetrics();
+    const int caption = captionHeight(fm);
+
+    if (mode != Mode::Grid && frames.size() >= 2) {
+        const TileFrame &a = frames[0], &b = frames[1];
+        const QRect picture = area.adjusted(kBorder, kBorder, -kBorder, -kBorder - caption);
+        p.fillRect(picture, kTileBackground);
+        const QImage picture2 = composeAB(a.image, b.image, mode, wipe);
+        if (picture2.isNull()) {
+            drawStatus(p, picture,
+                       mode == Mode::Difference
+                           ? tr("both A and B need a frame for their difference")
+                           : (a.tile->status.isEmpty() ? b.tile->status : a.tile->status));
+        } else {
+            const QRect target = media::fitRect(picture2.size(), picture);
+            p.drawImage(target, picture2);
+            if (mode == Mode::Wipe) {
+                const int split = target.x() + int(std::lround(wipe * target.width()));
+                p.setPen(QPen(Qt::white, 2));
+                p.drawLine(split, picture.top(), split, picture.bottom());
+            }
+        }
+        const QRect captions(area.left(), area.bottom() - caption, area.width(), caption + 1);
+        const int half = captions.width() / 2;
+        VideoTile la = *a.tile, lb = *b.tile;
+        la.title =
+            (mode == Mode::Difference ? QStringLiteral("|A − B|  A: ") : QStringLiteral("A: ")) + la.title;
+        lb.title = QStringLiteral("B: ") + lb.title;
+        p.fillRect(captions.adjusted(0, 0, -half, 0), a.tile->color.darker(250));
+        p.fillRect(captions.adjusted(half, 0, 0, 0), b.tile->color.darker(250));
+        drawCaption(p, captions.adjusted(0, 0, -half, 0), la);
+        drawCaption(p, captions.adjusted(half, 0, 0, 0), lb);
+        return;
+    }
+
+    const QList<QRect> rects = layout(area, int(frames.size()));
+    for (int i = 0; i < frames.size(); ++i) {
+        const TileFrame &f = frames[i];
+        const QRect r = rects[i];
+        const int border = f.tile->run == current ? kBorder + 2 : kBorder;
+        p.fillRect(r, f.tile->color);
+        const QRect inner = r.adjusted(border, border, -border, -border);
+        p.fillRect(inner, kTileBackground);
+        const QRect picture = inner.adjusted(0, 0, 0, -caption);
+        if (!f.image.isNull())
+            p.drawImage(media::fitRect(f.image.size(), picture), f.image);
+        else
+            drawStatus(p, picture, f.tile->status);
+        if (!f.overlay.isEmpty())
+            drawStatus(p, picture, f.overlay);
+        drawCaption(p, QRect(inner.left(), inner.bottom() - caption + 1, inner.width(), caption), *f.tile);
+    }
+}
+
+void VideoGrid::paintEvent(QPaintEvent *)
+{
+    QList<TileFrame> frames = framesAt(m_index);
+    if (m_mode != Mode::Grid)
+        frames = frames.mid(0, 2);
+    const bool newIndex = !m_indexPainted;
+    for (int i = 0; i < frames.size(); ++i) {
+        const VideoTile &t = m_tiles[i];
+        if (!frames[i].image.isNull()) {
+            m_last[i] = frames[i].image;
+            m_lastIndex[i] = t.source ? clampedIndex(*t.source, m_index) : -1;
+        } else if (t.source && t.source->state() == media::FrameSource::State::Ready) {
+            // Late: show the previous frame; while playing, that is a dropped frame.
+            if (newIndex && m_playing && !t.source->isDamaged(clampedIndex(*t.source, m_index)))
+                ++m_dropped;
+            frames[i].image = m_last[i];
+        }
+    }
+    if (newIndex)
+        ++m_painted;
+    m_indexPainted = true;
+    QPainter p(this);
+    paintFrames(p, rect(), frames, m_mode, m_wipe, m_current);
+}
+
+QImage VideoGrid::render(QSize size)
+{
+    QImage image(size, QImage::Format_RGB32);
+    QPainter p(&image);
+    p.setFont(font());
+    QList<TileFrame> frames = framesAt(m_index);
+    if (m_mode != Mode::Grid)
+        frames = frames.mid(0, 2);
+    paintFrames(p, QRect(QPoint(0, 0), size), frames, m_mode, m_wipe, 0);
+    return image;
+}
+
+int VideoGrid::tileAt(const QPoint &pos) const
+{
+    if (m_mode != Mode::Grid)
+        return -1;
+    const QList<QRect> rects = layout(rect(), int(m_tiles.size()));
+    for (int i = 0; i < rects.size(); ++i)
+        if (rects[i].contains(pos))
+            return i;
+    return -1;
+}
+
+void VideoGrid::mousePressEvent(QMouseEvent *event)
+{
+    if (m_mode == Mode::Wipe && event->button() == Qt::LeftButton) {
+        setWipe(double(event->position().x()) / std::max(1, width()));
+        Q_EMIT wipeMoved(m_wipe);
+        return;
+    }
+    if (const int i = tileAt(event->position().toPoint()); i >= 0)
+        Q_EMIT tileClicked(m_tiles[i].run);
+}
+
+void VideoGrid::mouseMoveEvent(QMouseEvent *event)
+{
+    if (m_mode == Mode::Wipe && (event->buttons() & Qt::LeftButton)) {
+        setWipe(double(event->position().x()) / std::max(1, width()));
+        Q_EMIT wipeMoved(m_wipe);
+    }
+}
+
+void VideoGrid::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    if (const int i = tileAt(event->position().toPoint()); i >= 0)
+        Q_EMIT tileDoubleClicked(m_tiles[i].run);
+}
+
+}  // namespace orrery::gui

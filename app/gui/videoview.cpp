@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "videoview.h"
+
+#include "clipdecoder.h"
+#include "clipencoder.h"
+#include "playbackclock.h"
+#include "runcolors.h"
+#include "runselection.h"
+#include "samplefetcher.h"
+#include "storereader.h"
+
+#include "orrery/core/params.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPainter>
+#include <QProgressBar>
+#include <QProgressDialog>
+#include <QScrollArea>
+#include <QShortcut>
+#include <QSlider>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace orrery::gui {
+
+namespace {
+
+// Clips kept decoded beyond those on screen (each holds at most FrameSource's budget, and a
+// trainer sample is ~2 MiB decoded): enough to move the step slider back and forth freely.
+constexpr int kKeptSources = 48;
+constexpr double kSpeeds[] = {0.25, 0.5, 1, 2, 4};
+
+QString captionOf(const core::Params &params, const QStringList &keys)
+{
+    QStringList parts;
+    for (const QString &k : keys)
+        parts << QStringLiteral("%1=%2").arg(k, params.value(k, QStringLiteral("—")));
+    return parts.join(QStringLiteral(" · "));
+}
+
+}  // namespace
+
+VideoView::VideoView(StoreReader *reader, RunSelection *selection, QWidget *parent)
+    : QWidget(parent), m_reader(reader), m_selection(selection), m_clock(new PlaybackClock(this)),
+      m_fetcher(new SampleFetcher(this)), m_grid(new VideoGrid(this))
+{
+    setObjectName(QStringLiteral("videoView"));
+    buildUi();
+    m_fetcher->setDatabase(m_reader->path());
+    connect(m_reader, &StoreReader::opened, this, [this](const QString &path, const QString &readOnly) {
+        m_fetcher->setDatabase(readOnly.isEmpty() ? path : QString());
+    });
+    connect(m_selection, &RunSelection::changed, this, &VideoView::selectionChanged);
+    connect(m_clock, &PlaybackClock::indexChanged, this, [this](int index) {
+        m_grid->addSkipped(m_clock->skipped());
+        m_clock->resetSkipped();
+        m_grid->setFrameIndex(index, m_clock->isPlaying());
+        updateTransport();
+    });
+    connect(m_clock, &PlaybackClock::playingChanged, this, [this](bool playing) {
+        m_grid->setFrameIndex(m_clock->index(), playing);
+        updateTransport();
+    });
+    connect(m_grid, &VideoGrid::tileClicked, this,
+            [this](core::RunId run) { m_selection->select(m_selection->runs(), this, run); });
+    connect(m_grid, &VideoGrid::wipeMoved, this, [this](double f) {
+        const QSignalBlocker block(m_wipeSlider);
+        m_wipeSlider->setValue(int(std::lround(f * 1000)));
+    });
+    connect(m_fetcher, &SampleFetcher::fetched, this,
+            [this](core::RunId, const QString &remotePath, const QString &) {
+                m_fetchErrors.remove(remotePath);
+                rebuildTiles();
+            });
+    connect(m_fetcher, &SampleFetcher::failed, this,
+            [this](core::RunId, const QString &remotePath, const QString &message) {
+                m_fetchErrors.insert(remotePath, message);
+                rebuildTiles();
+            });
+    connect(m_fetcher, &SampleFetcher::progress, this, [this](qint64 done, qint64 total) {
+        const int n = m_fetcher->inFlight();
+        m_fetchBar->setVisible(n > 0);
+        m_fetchLabel->setText(tr("Fetching %n sample file(s) from the cluster…", nullptr, n));
+        m_fetchProgress->setRange(0, total > 0 ? 1000 : 0);
+        if (total > 0)
+            m_fetchProgress->setValue(int(1000 * done / total));
+    });
+}
+
+VideoView::~VideoView()
+{
+    if (m_exportCancel)
+        m_exportCancel->store(true);
+}
+
+void VideoView::buildUi()
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *top = new QHBoxLayout;
+    m_modeBox = new QComboBox(this);
+    m_modeBox->setObjectName(QStringLiteral("videoMode"));
+    m_modeBox->addItems({tr("Grid"), tr("A/B wipe"), tr("A/B difference")});
+    m_modeBox->setToolTip(tr("A/B modes compare the first two selected runs"));
+    top->addWidget(m_modeBox);
+    top->addWidget(new QLabel(tr("Step"), this));
+    m_stepSlider = new QSlider(Qt::Horizontal, this);
+    m_stepSlider->setObjectName(QStringLiteral("stepSlider"));
+    m_stepSlider->setPageStep(1);
+    m_stepSlider->setTickPosition(QSlider::TicksBelow);
+    m_stepSlider->setToolTip(tr("The training steps at which the selected runs wrote samples"));
+    top->addWidget(m_stepSlider, 2);
+    m_stepLabel = new QLabel(this);
+    m_stepLabel->setMinimumWidth(120);
+    top->addWidget(m_stepLabel);
+    m_wipeSlider = new QSlider(Qt::Horizontal, this);
+    m_wipeSlider->setRange(0, 1000);
+    m_wipeSlider->setValue(500);
+    m_wipeSlider->setToolTip(tr("Where A ends and B begins (or drag on the picture)"));
+    m_wipeSlider->hide();
+    top->addWidget(m_wipeSlider, 1);
+    auto button = [this, top](const QString &text, const QString &tip, auto slot) {
+        auto *b = new QToolButton(this);
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setFocusPolicy(Qt::NoFocus);
+        connect(b, &QToolButton::clicked, this, slot);
+        top->addWidget(b);
+        return b;
+    };
+    button(tr("Contact sheet…"), tr("The current run's contact sheet at this step (clips × frames)"),
+           [this] { showContactSheet(); });
+    button(tr("Save frame…"), tr("The current run's frame as PNG, at the sample's own size"), [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Save frame"), QStringLiteral("frame.png"),
+                                                          tr("PNG images (*.png)"));
+        QString error;
+        if (!path.isEmpty() && !saveCurrentFrame(path, &error))
+            QMessageBox::warning(this, tr("Save frame"), error);
+    });
+    button(tr("Export PNG…"), tr("The grid as it is now"), [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export grid frame"), QStringLiteral("grid.png"), tr("PNG images (*.png)"));
+        QString error;
+        if (!path.isEmpty() && !exportFramePng(path, &error))
+            QMessageBox::warning(this, tr("Export PNG"), error);
+    });
+    button(tr("Export MP4…"), tr("The whole grid, every frame, as a video"), [this] {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export grid video"), QStringLiteral("grid.mp4"), tr("MP4 videos (*.mp4)"));
+        if (path.isEmpty())
+            return;
+        auto *dialog =
+            new QProgressDialog(tr("Encoding the grid…"), tr("Cancel"), 0, m_clock->frameCount(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->setMinimumDuration(300);
+        connect(this, &VideoView::exportProgress, dialog, &QProgressDialog::setValue);
+        connect(dialog, &QProgressDialog::canceled, this, &VideoView::cancelExport);
+        connect(this, &VideoView::exportFinished, dialog, [this, dialog](bool ok, const QString &message) {
+            dialog->close();
+            if (!ok)
+                QMessageBox::warning(this, tr("Export MP4"), message);
+        });
+        exportMp4(path);
+    });
+    layout->addLayout(top);
+
+    m_note = new QLabel(this);
+    m_note->hide();
+    layout->addWidget(m_note);
+    layout->addWidget(m_grid, 1);
+
+    auto *transport = new QHBoxLayout;
+    m_playButton = new QToolButton(this);
+    m_playButton->setObjectName(QStringLiteral("playButton"));
+    m_playButton->setFocusPolicy(Qt::NoFocus);
+    m_playButton->setToolTip(tr("Play or pause every tile (Space)"));
+    connect(m_playButton, &QToolButton::clicked, m_clock, &PlaybackClock::toggle);
+    auto stepButton = [this, transport](const QString &text, int delta, const QString &tip) {
+        auto *b = new QToolButton(this);
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setFocusPolicy(Qt::NoFocus);
+        b->setAutoRepeat(true);
+        connect(b, &QToolButton::clicked, m_clock, [this, delta] { m_clock->step(delta); });
+        transport->addWidget(b);
+    };
+    transport->addWidget(m_playButton);
+    stepButton(QStringLiteral("◀|"), -1, tr("Previous frame (←)"));
+    stepButton(QStringLiteral("|▶"), 1, tr("Next frame (→)"));
+    m_scrub = new QSlider(Qt::Horizontal, this);
+    m_scrub->setObjectName(QStringLiteral("scrub"));
+    m_scrub->setFocusPolicy(Qt::NoFocus);
+    connect(m_scrub, &QSlider::valueChanged, m_clock, &PlaybackClock::seek);
+    transport->addWidget(m_scrub, 1);
+    m_frameLabel = new QLabel(this);
+    m_frameLabel->setMinimumWidth(90);
+    transport->addWidget(m_frameLabel);
+    m_speedBox = new QComboBox(this);
+    m_speedBox->setFocusPolicy(Qt::NoFocus);
+    for (double s : kSpeeds)
+        m_speedBox->addItem(QStringLiteral("%1×").arg(s), s);
+    m_speedBox->setCurrentIndex(2);
+    connect(m_speedBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { m_clock->setSpeed(m_speedBox->itemData(i).toDouble()); });
+    transport->addWidget(m_speedBox);
+    m_loopBox = new QCheckBox(tr("Loop"), this);
+    m_loopBox->setFocusPolicy(Qt::NoFocus);
+    m_loopBox->setChecked(true);
+    connect(m_loopBox, &QCheckBox::toggled, m_clock, &PlaybackClock::setLoop);
+    transport->addWidget(m_loopBox);
+    m_droppedLabel = new QLabel(this);
+    m_droppedLabel->setObjectName(QStringLiteral("droppedFrames"));
+    m_droppedLabel->setToolTip(tr("Frames a tile could not show in time while playing"));
+    transport->addWidget(m_droppedLabel);
+    layout->addLayout(transport);
+
+    m_fetchBar = new QWidget(this);
+    auto *fetch = new QHBoxLayout(m_fetchBar);
+    fetch->setContentsMargins(0, 0, 0, 0);
+    m_fetchLabel = new QLabel(m_fetchBar);
+    m_fetchProgress = new QProgressBar(m_fetchBar);
+    auto *cancel = new QToolButton(m_fetchBar);
+    cancel->setText(tr("Cancel"));
+    connect(cancel, &QToolButton::clicked, m_fetcher, &SampleFetcher::cancel);
+    fetch->addWidget(m_fetchLabel);
+    fetch->addWidget(m_fetchProgress, 1);
+    fetch->addWidget(cancel);
+    m_fetchBar->hide();
+    layout->addWidget(m_fetchBar);
+
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setMode(static_cast<VideoGrid::Mode>(i)); });
+    connect(m_wipeSlider, &QSlider::valueChanged, this, [this](int v) { m_grid->setWipe(v / 1000.0); });
+    connect(m_stepSlider, &QSlider::valueChanged, this, [this](int i) {
+        if (i >= 0 && i < m_steps.size() && m_steps[i] != m_step) {
+            m_step = m_steps[i];
+            rebuildTiles();
+        }
+    });
+
+    // Keys while the Video tab (or anything in it) has focus.
+    auto key = [this](QKeySequence seq, auto slot) {
+        auto *s = new QShortcut(seq, this);
+        s->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(s, &QShortcut::activated, this, slot);
+    };
+    key(QKeySequence(Qt::Key_Space), [this] { m_clock->toggle(); });
+    key(QKeySequence(Qt::Key_Left), [this] { m_clock->step(-1); });
+    key(QKeySequence(Qt::Key_Right), [this] { m_clock->step(1); });
+    setFocusPolicy(Qt::StrongFocus);
+    updateTransport();
+}
+
+void VideoView::setMode(VideoGrid::Mode mode)
+{
+    const QSignalBlocker block(m_modeBox);
+    m_modeBox->setCurrentIndex(int(mode));
+    m_wipeSlider->setVisible(mode == VideoGrid::Mode::Wipe);
+    m_grid->setMode(mode);
+}
+
+void VideoView::setStep(qint64 step)
+{
+    if (m_steps.isEmpty())
+        return;
+    const auto it = std::min_element(m_steps.cbegin(), m_steps.cend(), [step](qint64 a, qint64 b) {
+        return std::llabs(a - step) < std::llabs(b - step);
+    });
+    m_stepSlider->setValue(int(it - m_steps.cbegin()));  // rebuilds the tiles through valueChanged
+}
+
+void VideoView::selectionChanged(const QObject *source)
+{
+    m_grid->setCurrentRun(m_selection->current());
+    QList<core::RunId> shown;
+    for (const RunSamples &r : std::as_const(m_runs))
+        shown << r.run;
+    if (source == this && shown == m_selection->runs().mid(0, VideoGrid::kMaxTiles))
+        return;  // a click on a tile: only the current run changed
+    m_fetchErrors.clear();  // a new selection tries the unreachable again
+    refresh();
+}
+
+void VideoView::refresh()
+{
+    const QList<core::RunId> all = m_selection->runs();
+    const QList<core::RunId> runs = all.mid(0, VideoGrid::kMaxTiles);
+    m_note->setVisible(all.size() > runs.size());
+    m_note->setText(tr("Showing the first %1 of %2 selected runs.").arg(runs.size()).arg(all.size()));
+    const quint64 generation = ++m_generation;
+    m_reader->read<QList<RunSamples>>(
+        this,
+        [runs](const core::TrackingStore &store) {
+            QList<RunSamples> out;
+            for (core::RunId id : runs) {
+                const auto run = store.run(id);
+                if (!run)
+                    continue;
+                RunSamples r;
+                r.run = id;
+                r.name = run->name;
+                r.params = store.details(id).params;
+                r.cluster = store.clusterOf(id);
+                r.videos = store.samples(id, QStringLiteral("video"));
+                r.images = store.samples(id, QStringLiteral("image"));
+                out.append(r);
+            }
+            return out;
+        },
+        [this, generation](QList<RunSamples> read) {
+            if (generation == m_generation)
+                showSamples(std::move(read));
+        });
+}
+
+void VideoView::showSamples(QList<RunSamples> runs)
+{
+    m_runs = std::move(runs);
+    QList<QList<core::Artifact>> videos;
+    for (const RunSamples &r : std::as_const(m_runs))
+        videos << r.videos;
+    m_steps = core::sampleSteps(videos);
+    // Keep the chosen step when it still exists; else the latest (the most trained samples).
+    if (!m_steps.contains(m_step))
+        m_step = m_steps.isEmpty() ? -1 : m_steps.back();
+    {
+        const QSignalBlocker block(m_stepSlider);
+        m_stepSlider->setRange(0, std::max<int>(0, int(m_steps.size()) - 1));
+        m_stepSlider->setValue(std::max<int>(0, int(m_steps.indexOf(m_step))));
+        m_stepSlider->setEnabled(m_steps.size() > 1);
+    }
+    rebuildTiles();
+    Q_EMIT samplesShown();
+}
+
+std::shared_ptr<media::FrameSource> VideoView::sourceFor(const QString &path)
+{
+    m_sourceOrder.removeAll(path);
+    m_sourceOrder.append(path);
+    if (auto it = m_sources.find(path); it != m_sources.end())
+        return *it;
+    auto source = std::make_shared<media::FrameSource>(path);
+    connect(source.get(), &media::FrameSource::opened, this, &VideoView::updateClock);
+    connect(source.get(), &media::FrameSource::failed, m_grid, qOverload<>(&QWidget::update));
+    connect(source.get(), &media::FrameSource::frameReady, m_grid, qOverload<>(&QWidget::update));
+    m_sources.insert(path, source);
+    // Forget the least recently shown clips that no tile uses.
+    for (int i = 0; m_sources.size() > kKeptSources && i < m_sourceOrder.size();) {
+        const QString old = m_sourceOrder[i];
+        if (m_sources.value(old).use_count() > 1) {  // a tile holds it
+            ++i;
+            continue;
+        }
+        m_sources.remove(old);
+        m_sourceOrder.removeAt(i);
+    }
+    return source;
+}
+
+void VideoView::rebuildTiles()
+{
+    QList<core::Params> params;
+    for (const RunSamples &r : std::as_const(m_runs))
+        params << r.params;
+    const QStringList differing = core::differingParams(params);
+    m_stepLabel->setText(
+        m_step < 0
+            ? tr("no samples")
+            : tr("step %1 (%2 of %3)").arg(m_step).arg(m_steps.indexOf(m_step) + 1).arg(m_steps.size()));
+    QList<VideoTile> tiles;
+    for (const RunSamples &r : std::as_const(m_runs)) {
+        VideoTile t;
+        t.run = r.run;
+        t.color = runColor(r.run);
+        t.title = r.name;
+        t.caption = captionOf(r.params, differing);
+        const core::Artifact *a = core::nearestSample(r.videos, m_step);
+        if (!a) {
+            t.status = tr("no samples yet");
+        } else {
+            t.step = a->step;
+            t.otherStep = a->step != m_step;
+            if (const auto local = m_fetcher->cache().local(r.cluster, *a)) {
+                t.source = sourceFor(*local);
+            } else if (r.cluster.isEmpty()) {
+                t.status =
+                    tr("the sample is missing:\n%1").arg(a->remotePath.isEmpty() ? a->path : a->remotePath);
+            } else if (m_fetchErrors.contains(a->remotePath)) {
+                t.status =
+                    tr("cannot fetch it from %1:\n%2").arg(r.cluster, m_fetchErrors.value(a->remotePath));
+            } else {
+                t.status = tr("fetching from %1…").arg(r.cluster);
+                m_fetcher->fetch(r.run, r.cluster, *a);
+            }
+        }
+        tiles.append(t);
+    }
+    m_grid->setTiles(tiles);
+    updateClock();
+}
+
+void VideoView::updateClock()
+{
+    int frames = 0;
+    double fps = 0;
+    for (const VideoTile &t : m_grid->tiles())
+        if (t.source && t.source->state() == media::FrameSource::State::Ready) {
+            const media::ClipInfo info = t.source->info();
+            frames = std::max(frames, info.frameCount);
+            if (fps <= 0)
+                fps = info.fps;
+        }
+    m_clock->setFrameCount(frames);
+    if (fps > 0 && fps != m_clock->fps())
+        m_clock->setFps(fps);
+    m_grid->setFrameIndex(m_clock->index(), m_clock->isPlaying());
+    updateTransport();
+}
+
+void VideoView::updateTransport()
+{
+    const int n = m_clock->frameCount();
+    m_playButton->setText(m_clock->isPlaying() ? tr("Pause") : tr("Play"));
+    m_playButton->setEnabled(n > 0);
+    {
+        const QSignalBlocker block(m_scrub);
+        m_scrub->setRange(0, std::max(0, n - 1));
+        m_scrub->setValue(m_clock->index());
+        m_scrub->setEnabled(n > 1);
+    }
+    m_frameLabel->setText(n > 0 ? tr("frame %1 / %2").arg(m_clock->index() + 1).arg(n) : QString());
+    m_droppedLabel->setText(tr("dropped %1").arg(m_grid->dropped()));
+}
+
+void VideoView::hideEvent(QHideEvent *event)
+{
+    m_clock->pause();  // nothing plays in a tab nobody sees
+    QWidget::hideEvent(event);
+}
+
+bool VideoView::saveCurrentFrame(const QString &path, QString *error)
+{
+    // The current run's tile, else the first that plays.
+    const VideoTile *tile = nullptr;
+    for (const VideoTile &t : m_grid->tiles())
+        if (t.source && t.source->state() == media::FrameSource::State::Ready &&
+            (!tile || t.run == m_selection->current()))
+            tile = &t;
+    if (!tile) {
+        if (error)
+            *error = tr("No sample is playing.");
+        return false;
+    }
+    const int index = std::min(m_clock->index(), tile->source->info().frameCount - 1);
+    const QImage image = tile->source->frame(index);
+    if (image.isNull() || !image.save(path, "PNG")) {
+        if (error)
+            *error = image.isNull() ? tr("Frame %1 is not decoded yet.").arg(index + 1)
+                                    : tr("Cannot write %1.").arg(path);
+        return false;
+    }
+    return true;
+}
+
+bool VideoView::exportFramePng(const QString &path, QString *error)
+{
+    const QImage image = m_grid->render(m_grid->size());
+    if (!image.save(path, "PNG")) {
+        if (error)
+            *error = tr("Cannot write %1.").arg(path);
+        return false;
+    }
+    return true;
+}
+
+void VideoView::exportMp4(const QString &path)
+{
+    cancelExport();
+    const QList<VideoTile> tiles = m_grid->tiles();
+    QList<QString> paths;
+    for (const VideoTile &t : tiles)
+        paths << (t.source ? t.source->path() : QString());
+    const int frames = m_clock->frameCount();
+    const int fps = std::max(1, int(std::lround(m_clock->fps())));
+    if (frames == 0) {
+        Q_EMIT exportFinished(false, tr("No sample is playing."));
+        return;
+    }
+    const QSize size = m_grid->size();
+    const auto mode = m_grid->mode();
+    const double wipe = m_wipeSlider->value() / 1000.0;
+    const QFont font = m_grid->font();
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    m_exportCancel = cancel;
+    QPointer<VideoView> self(this);
+    auto report = [self](auto f) {
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, f] {
+                if (self)
+                    f(self.data());
+            },
+            Qt::QueuedConnection);
+    };
+    (void)QtConcurrent::run([=] {
+        try {
+            std::vector<std::unique_ptr<media::ClipDecoder>> decoders;
+            QList<VideoTile> drawn = tiles;
+            for (int i = 0; i < paths.size(); ++i) {
+                decoders.emplace_back();
+                if (paths[i].isEmpty())
+                    continue;
+                try {
+                    decoders.back() = media::ClipDecoder::open(paths[i]);
+                } catch (const media::MediaError &e) {
+                    drawn[i].status = e.message();
+                }
+            }
+            if (mode != VideoGrid::Mode::Grid)
+                drawn = drawn.mid(0, 2);
+            media::ClipEncoder encoder(path, size, fps);
+            QImage canvas(size, QImage::Format_RGB32);
+            for (int f = 0; f < frames; ++f) {
+                if (cancel->load()) {
+                    report([](VideoView *v) { Q_EMIT v->exportFinished(false, tr("Cancelled.")); });
+                    return;  // the encoder removes its partial file
+                }
+                QList<TileFrame> frameSet;
+                for (int i = 0; i < drawn.size(); ++i) {
+                    TileFrame tf{&drawn[i], {}, {}};
+                    if (auto &d = decoders[size_t(i)]) {
+                        try {
+                            tf.image = d->frame(std::min(f, d->info().frameCount - 1));
+                        } catch (const media::MediaError &e) {
+                            tf.overlay = e.message();
+                        }
+                    }
+                    frameSet << tf;
+                }
+                QPainter p(&canvas);
+                p.setFont(font);
+                VideoGrid::paintFrames(p, canvas.rect(), frameSet, mode, wipe);
+                p.end();
+                encoder.add(canvas);
+                report([f, frames](VideoView *v) { Q_EMIT v->exportProgress(f + 1, frames); });
+            }
+            encoder.finish();
+            report([path](VideoView *v) { Q_EMIT v->exportFinished(true, path); });
+        } catch (const media::MediaError &e) {
+            report([message = e.message()](VideoView *v) { Q_EMIT v->exportFinished(false, message); });
+        }
+    });
+}
+
+void VideoView::cancelExport()
+{
+    if (m_exportCancel)
+        m_exportCancel->store(true);
+}
+
+void VideoView::showContactSheet()
+{
+    const core::RunId current = m_selection->current();
+    const RunSamples *run = nullptr;
+    for (const RunSamples &r : std::as_const(m_runs))
+        if (!run || r.run == current)
+            run = &r;
+    const core::Artifact *sheet = run ? core::nearestSample(run->images, m_step) : nullptr;
+    if (!sheet) {
+        QMessageBox::information(this, tr("Contact sheet"), tr("This run has no contact sheet."));
+        return;
+    }
+    const auto local = m_fetcher->cache().local(run->cluster, *sheet);
+    if (!local) {
+        if (run->cluster.isEmpty()) {
+            QMessageBox::warning(this, tr("Contact sheet"),
+                                 tr("The file is missing:\n%1").arg(sheet->remotePath));
+        } else {
+            m_fetcher->fetch(run->run, run->cluster, *sheet);
+            QMessageBox::information(this, tr("Contact sheet"),
+                                     tr("Fetching it from %1; open it again in a moment.").arg(run->cluster));
+        }
+        return;
+    }
+    const QImage image(*local);
+    if (image.isNull()) {
+        QMessageBox::warning(this, tr("Contact sheet"), tr("%1 is not a readable image.").arg(*local));
+        return;
+    }
+    auto *dialog = new QDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(
+        tr("%1 — contact sheet, step %2 (rows: clips, columns: frames)").arg(run->name).arg(sheet->step));
+    auto *layout = new QVBoxLayout(dialog);
+    auto *zoom = new QComboBox(dialog);
+    auto *label = new QLabel(dialog);
+    auto *scroll = new QScrollArea(dialog);
+    scroll->setWidget(label);
+    for (int z : {1, 2, 4, 8})
+        zoom->addItem(QStringLiteral("%1×").arg(z), z);
+    // Whole multiples only, nearest-neighbour: every sample pixel stays a crisp square.
+    auto apply = [image, label, zoom] {
+        const int z = zoom->currentData().toInt();
+        label->setPixmap(QPixmap::fromImage(
+            image.scaled(image.size() * z, Qt::IgnoreAspectRatio, Qt::FastTransformation)));
+        label->adjustSize();
+    };
+    connect(zoom, &QComboBox::currentIndexChanged, dialog, apply);
+    const int fit = std::clamp(1100 / std::max(1, image.width()), 1, 8);
+    zoom->setCurrentIndex(fit >= 8 ? 3 : fit >= 4 ? 2 : fit >= 2 ? 1 : 0);
+    apply();
+    layout->addWidget(zoom);
+    layout->addWidget(scroll, 1);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close, dialog);
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::reject);
+    layout->addWidget(buttons);
+    dialog->resize(1200, 700);
+    dialog->show();
+}
+
+}  // namespace orrery::gui
