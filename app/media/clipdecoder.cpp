@@ -65,8 +65,15 @@ void ClipDecoder::Impl::openInput()
 {
     AVFormatContext *raw = nullptr;
     const QByteArray name = QFile::encodeName(path);
-    if (const int rc = avformat_open_input(&raw, name.constData(), nullptr, nullptr); rc < 0)
-        fail(QStringLiteral("cannot open: %1").arg(ff::errorText(rc)));
+    // A sample may come from a cluster: only local files, and only the containers samples come
+    // in. A playlist (HLS, concat) named .mp4 would otherwise make FFmpeg open other files or URLs.
+    AVDictionary *options = nullptr;
+    av_dict_set(&options, "protocol_whitelist", "file", 0);
+    av_dict_set(&options, "format_whitelist", "mov,yuv4mpegpipe,matroska,avi", 0);
+    const int opened = avformat_open_input(&raw, name.constData(), nullptr, &options);
+    av_dict_free(&options);
+    if (opened < 0)
+        fail(QStringLiteral("cannot open: %1").arg(ff::errorText(opened)));
     input.reset(raw);
     if (const int rc = avformat_find_stream_info(input.get(), nullptr); rc < 0)
         fail(QStringLiteral("cannot read the streams: %1").arg(ff::errorText(rc)));
@@ -151,6 +158,8 @@ const AVFrame *ClipDecoder::Impl::decode(int target)
         fail(QStringLiteral("no frame %1 (the clip has %2)").arg(target).arg(info.frameCount));
     if (target == current)
         return decoded.get();
+    if (!input)  // a reopen after a failed seek failed (the file went away): try again, or say why
+        openInput();
     bool fromStart = false;
     if (target != next || drained)
         seek(pts[size_t(target)]);

@@ -158,6 +158,14 @@ private Q_SLOTS:
             }
             tryDecode(flipped);
         }
+        // A playlist named like a sample is refused: FFmpeg must not follow it to other files.
+        {
+            QFile playlist(bad);
+            QVERIFY(playlist.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            playlist.write("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n" + QFile::encodeName(m_mp4) +
+                           "\n#EXT-X-ENDLIST\n");
+        }
+        QVERIFY_THROWS_EXCEPTION(MediaError, ClipDecoder::open(bad));
         QVERIFY(errors > 0);  // the damage was seen
         QVERIFY(opened > 0);  // and flips in the picture data still open
     }
