@@ -153,21 +153,23 @@ QList<TileFrame> VideoGrid::framesAt(int index) const
     return out;
 }
 
-QList<QRect> VideoGrid::layout(const QRect &area, int count)
+QList<QRect> VideoGrid::layout(const QRect &area, int count, QSize frame, int caption)
 {
     QList<QRect> out;
     if (count <= 0)
         return out;
-    // The column count that makes tiles largest for this area (tiles are roughly 2:1 clips).
+    if (frame.isEmpty())
+        frame = QSize(4, 1);  // the trainer's samples: 4 clips side by side
+    // The column count that shows the pictures largest (tiles take the clips' shape).
     int bestCols = 1;
-    double bestSide = 0;
+    double bestScale = -1;
     for (int cols = 1; cols <= count; ++cols) {
         const int rows = (count + cols - 1) / cols;
-        const double w = double(area.width() - (cols - 1) * kGap) / cols;
-        const double h = double(area.height() - (rows - 1) * kGap) / rows;
-        const double side = std::min(w / 2.0, h);
-        if (side > bestSide) {
-            bestSide = side;
+        const double w = double(area.width() - (cols - 1) * kGap) / cols - 2 * kBorder;
+        const double h = double(area.height() - (rows - 1) * kGap) / rows - 2 * kBorder - caption;
+        const double scale = std::min(w / frame.width(), h / frame.height());
+        if (scale > bestScale) {
+            bestScale = scale;
             bestCols = cols;
         }
     }
@@ -175,8 +177,7 @@ QList<QRect> VideoGrid::layout(const QRect &area, int count)
     const int w = (area.width() - (bestCols - 1) * kGap) / bestCols;
     const int h = (area.height() - (rows - 1) * kGap) / rows;
     for (int i = 0; i < count; ++i)
-        out.append(
-            QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
+        out.append(QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
     return out;
 }
 
@@ -250,7 +251,11 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
         return;
     }
 
-    const QList<QRect> rects = layout(area, int(frames.size()));
+    QSize frameSize;
+    for (const TileFrame &f : frames)
+        if (!f.image.isNull() && frameSize.isEmpty())
+            frameSize = f.image.size();
+    const QList<QRect> rects = layout(area, int(frames.size()), frameSize, caption);
     for (int i = 0; i < frames.size(); ++i) {
         const TileFrame &f = frames[i];
         const QRect r = rects[i];
@@ -310,7 +315,11 @@ int VideoGrid::tileAt(const QPoint &pos) const
 {
     if (m_mode != Mode::Grid)
         return -1;
-    const QList<QRect> rects = layout(rect(), int(m_tiles.size()));
+    QSize frameSize;
+    for (const QImage &image : m_last)
+        if (!image.isNull() && frameSize.isEmpty())
+            frameSize = image.size();
+    const QList<QRect> rects = layout(rect(), int(m_tiles.size()), frameSize, captionHeight(fontMetrics()));
     for (int i = 0; i < rects.size(); ++i)
         if (rects[i].contains(pos))
             return i;

@@ -93,7 +93,7 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent *event) override;
 
 private:
-    static QList<QRect> layout(const QRect &area, int count);
+    static QList<QRect> layout(const QRect &area, int count, QSize frame, int caption);
     int tileAt(const QPoint &pos) const;
     int visibleTiles() const;
 

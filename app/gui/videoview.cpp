@@ -118,6 +118,7 @@ void VideoView::buildUi()
     m_stepSlider->setObjectName(QStringLiteral("stepSlider"));
     m_stepSlider->setPageStep(1);
     m_stepSlider->setTickPosition(QSlider::TicksBelow);
+    m_stepSlider->setMinimumWidth(160);
     m_stepSlider->setToolTip(tr("The training steps at which the selected runs wrote samples"));
     top->addWidget(m_stepSlider, 2);
     m_stepLabel = new QLabel(this);
