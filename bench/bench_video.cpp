@@ -36,13 +36,15 @@ double cpuSeconds()
 {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+        double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 bool ffmpeg(const QStringList &args)
 {
     QProcess p;
-    p.start(QStringLiteral("ffmpeg"), QStringList{QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-y")} + args);
+    p.start(QStringLiteral("ffmpeg"),
+            QStringList{QStringLiteral("-v"), QStringLiteral("error"), QStringLiteral("-y")} + args);
     if (!p.waitForFinished(600'000) || p.exitCode() != 0) {
         std::fprintf(stderr, "ffmpeg failed: %s\n", p.readAllStandardError().constData());
         return false;
@@ -55,12 +57,27 @@ QString makeClip(const QString &dir, int size, int i, int frames)
     const QString path = QStringLiteral("%1/clip-%2-%3.mp4").arg(dir).arg(size).arg(i);
     if (QFileInfo::exists(path))
         return path;
-    ffmpeg({QStringLiteral("-f"), QStringLiteral("lavfi"), QStringLiteral("-i"),
-            QStringLiteral("testsrc2=size=%1x%1:rate=24").arg(size), QStringLiteral("-frames:v"),
-            QString::number(frames), QStringLiteral("-vf"), QStringLiteral("hue=h=%1").arg(i * 22),
-            QStringLiteral("-c:v"), QStringLiteral("libx264"), QStringLiteral("-preset"), QStringLiteral("veryfast"),
-            QStringLiteral("-crf"), QStringLiteral("18"), QStringLiteral("-g"), QStringLiteral("12"),
-            QStringLiteral("-bf"), QStringLiteral("0"), QStringLiteral("-pix_fmt"), QStringLiteral("yuv420p"), path});
+    ffmpeg({QStringLiteral("-f"),
+            QStringLiteral("lavfi"),
+            QStringLiteral("-i"),
+            QStringLiteral("testsrc2=size=%1x%1:rate=24").arg(size),
+            QStringLiteral("-frames:v"),
+            QString::number(frames),
+            QStringLiteral("-vf"),
+            QStringLiteral("hue=h=%1").arg(i * 22),
+            QStringLiteral("-c:v"),
+            QStringLiteral("libx264"),
+            QStringLiteral("-preset"),
+            QStringLiteral("veryfast"),
+            QStringLiteral("-crf"),
+            QStringLiteral("18"),
+            QStringLiteral("-g"),
+            QStringLiteral("12"),
+            QStringLiteral("-bf"),
+            QStringLiteral("0"),
+            QStringLiteral("-pix_fmt"),
+            QStringLiteral("yuv420p"),
+            path});
     return path;
 }
 
@@ -116,9 +133,10 @@ void playGrid(const QString &dir, int size, int seconds)
     qint64 decoded = -decodedBefore;
     for (const auto &t : tiles)
         decoded += t.source->decodedCount();
-    std::printf("| %dx%d | %d | %.1f | %lld | %lld of %lld | %lld | %d | %.0f %% |\n", size, size, int(tiles.size()),
-                elapsed, grid.paintedFrames(), grid.dropped(), grid.paintedFrames() * qint64(tiles.size()), decoded,
-                tiles[0].source->capacity(), 100.0 * cpu / elapsed);
+    std::printf("| %dx%d | %d | %.1f | %lld | %lld of %lld | %lld | %d | %.0f %% |\n", size, size,
+                int(tiles.size()), elapsed, grid.paintedFrames(), grid.dropped(),
+                grid.paintedFrames() * qint64(tiles.size()), decoded, tiles[0].source->capacity(),
+                100.0 * cpu / elapsed);
     std::fflush(stdout);
 }
 
@@ -128,10 +146,10 @@ void decodeThroughput(const QString &dir, int size, int frames)
     if (!QFileInfo::exists(path))
         ffmpeg({QStringLiteral("-f"), QStringLiteral("lavfi"), QStringLiteral("-i"),
                 QStringLiteral("testsrc2=size=%1x%1:rate=24").arg(size), QStringLiteral("-frames:v"),
-                QString::number(frames), QStringLiteral("-c:v"), QStringLiteral("libx264"), QStringLiteral("-preset"),
-                QStringLiteral("veryfast"), QStringLiteral("-crf"), QStringLiteral("18"), QStringLiteral("-g"),
-                QStringLiteral("12"), QStringLiteral("-bf"), QStringLiteral("0"), QStringLiteral("-pix_fmt"),
-                QStringLiteral("yuv420p"), path});
+                QString::number(frames), QStringLiteral("-c:v"), QStringLiteral("libx264"),
+                QStringLiteral("-preset"), QStringLiteral("veryfast"), QStringLiteral("-crf"),
+                QStringLiteral("18"), QStringLiteral("-g"), QStringLiteral("12"), QStringLiteral("-bf"),
+                QStringLiteral("0"), QStringLiteral("-pix_fmt"), QStringLiteral("yuv420p"), path});
     double ours = 1e9, theirs = 1e9;
     for (int rep = 0; rep < 3; ++rep) {  // best of 3 each, interleaved
         QElapsedTimer t;
@@ -145,9 +163,10 @@ void decodeThroughput(const QString &dir, int size, int frames)
         // probing are not counted against it (ours includes opening and indexing the file).
         QProcess p;
         p.start(QStringLiteral("ffmpeg"),
-                {QStringLiteral("-hide_banner"), QStringLiteral("-nostats"), QStringLiteral("-benchmark"), QStringLiteral("-threads"),
-                 QStringLiteral("1"), QStringLiteral("-i"), path, QStringLiteral("-pix_fmt"), QStringLiteral("bgra"),
-                 QStringLiteral("-f"), QStringLiteral("null"), QStringLiteral("-")});
+                {QStringLiteral("-hide_banner"), QStringLiteral("-nostats"), QStringLiteral("-benchmark"),
+                 QStringLiteral("-threads"), QStringLiteral("1"), QStringLiteral("-i"), path,
+                 QStringLiteral("-pix_fmt"), QStringLiteral("bgra"), QStringLiteral("-f"),
+                 QStringLiteral("null"), QStringLiteral("-")});
         p.waitForFinished(600'000);
         const QString out = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
         const qsizetype at = out.indexOf(QStringLiteral("rtime="));
@@ -180,12 +199,14 @@ int main(int argc, char **argv)
     }
     QTemporaryDir dir;
     std::printf("## 16-tile grid at 24 fps, %d s each, offscreen 1280x800\n\n", seconds);
-    std::printf("| clip | tiles | s | frames painted | dropped (tile-frames) | frames decoded | window (frames) | CPU |\n");
+    std::printf("| clip | tiles | s | frames painted | dropped (tile-frames) | frames decoded | window "
+                "(frames) | CPU |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (int size : sizes)
         playGrid(dir.path(), size, seconds);
     std::printf("\n## Decode throughput, one thread, RGB32/BGRA out (best of 3)\n\n");
-    std::printf("| clip | frames | ClipDecoder frames/s | ffmpeg CLI frames/s | ratio |\n|---|---|---|---|---|\n");
+    std::printf(
+        "| clip | frames | ClipDecoder frames/s | ffmpeg CLI frames/s | ratio |\n|---|---|---|---|---|\n");
     for (int size : sizes)
         decodeThroughput(dir.path(), size, size >= 256 ? 2400 : 24000);
     return 0;

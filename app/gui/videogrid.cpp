@@ -177,7 +177,8 @@ QList<QRect> VideoGrid::layout(const QRect &area, int count, QSize frame, int ca
     const int w = (area.width() - (bestCols - 1) * kGap) / bestCols;
     const int h = (area.height() - (rows - 1) * kGap) / rows;
     for (int i = 0; i < count; ++i)
-        out.append(QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
+        out.append(
+            QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
     return out;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The FFmpeg wall of the app (ARCHITECTURE.md): the C headers and one RAII owner per FFmpeg
-// handle. Included only by app/media's .cpp files; nothing outside app/media sees FFmpeg.
+// handle. Included only by app/media's .cpp files; nothing outside app/media sees FFmpeg. The
+// trainer keeps its own copy (trainer/src/ffmpeg.h): it shares no code with the app, only formats
+// (ARCHITECTURE.md), and builds where the app's tree is not.
 #pragma once
 
 extern "C" {

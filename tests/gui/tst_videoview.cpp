@@ -6,12 +6,11 @@
 // and a wipe is A left and B right; a damaged sample is an error tile; the exports write a PNG
 // and an MP4 of every frame; nothing is dropped at 24 fps with a few tiles.
 #include "testsupport.h"
+#include "videosupport.h"
 
 #include "clipdecoder.h"
 #include "playbackclock.h"
-#include "runselection.h"
 #include "samplefetcher.h"
-#include "storereader.h"
 #include "videogrid.h"
 #include "videoview.h"
 
@@ -99,15 +98,9 @@ private Q_SLOTS:
 
     void theGridPlaysInLockStep()
     {
-        StoreReader reader;
-        reader.open(m_db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.resize(1000, 700);
-        view.show();
-        QSignalSpy shown(&view, &VideoView::samplesShown);
-        selection.select(m_runs, nullptr);
-        QVERIFY(shown.wait(10'000));
+        orrery::test::VideoHarness h(m_db, {1000, 700});
+        gui::VideoView &view = h.view;
+        QVERIFY(h.select(m_runs));
         QCOMPARE(view.steps(), (QList<qint64>{2, 4}));
         QCOMPARE(view.step(), qint64(4));  // the latest by default
         VideoGrid *grid = view.grid();
@@ -172,17 +165,11 @@ private Q_SLOTS:
 
     void abModes()
     {
-        StoreReader reader;
-        reader.open(m_db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.resize(800, 500);
-        view.show();
-        QSignalSpy shown(&view, &VideoView::samplesShown);
+        orrery::test::VideoHarness h(m_db, {800, 500});
+        gui::VideoView &view = h.view;
         // A against itself: the same run twice is not a selection, so the grid gets two tiles of
         // one clip, as A/B of a run with a copy of itself would.
-        selection.select({m_runs[0], m_runs[1]}, nullptr);
-        QVERIFY(shown.wait(10'000));
+        QVERIFY(h.select({m_runs[0], m_runs[1]}));
         VideoGrid *grid = view.grid();
         QTRY_VERIFY(allReady(grid));
         view.clock()->seek(5);
@@ -237,19 +224,13 @@ private Q_SLOTS:
                     .run;
             Q_UNUSED(good);
         }
-        StoreReader reader;
-        reader.open(db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.resize(900, 500);
-        view.show();
-        QSignalSpy shown(&view, &VideoView::samplesShown);
-        auto runs = core::TrackingStore::open(db, core::TrackingStore::Mode::ReadOnly)->queryRuns({});
+        orrery::test::VideoHarness h(db, {900, 500});
+        gui::VideoView &view = h.view;
         QList<core::RunId> ids;
-        for (const auto &r : runs)
+        for (const auto &r :
+             core::TrackingStore::open(db, core::TrackingStore::Mode::ReadOnly)->queryRuns({}))
             ids << r.run.id;
-        selection.select(ids, nullptr);
-        QVERIFY(shown.wait(10'000));
+        QVERIFY(h.select(ids));
         VideoGrid *grid = view.grid();
         QTRY_VERIFY(std::any_of(grid->tiles().cbegin(), grid->tiles().cend(), [](const VideoTile &t) {
             return t.source && t.source->state() == media::FrameSource::State::Failed;
@@ -283,15 +264,9 @@ private Q_SLOTS:
 
     void noDroppedFramesWithAFewTiles()
     {
-        StoreReader reader;
-        reader.open(m_db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.resize(900, 600);
-        view.show();
-        QSignalSpy shown(&view, &VideoView::samplesShown);
-        selection.select(m_runs, nullptr);
-        QVERIFY(shown.wait(10'000));
+        orrery::test::VideoHarness h(m_db, {900, 600});
+        gui::VideoView &view = h.view;
+        QVERIFY(h.select(m_runs));
         QTRY_VERIFY(allReady(view.grid()));
         // Let every clip decode (they fit the budget), then play 24 fps for 2 s.
         for (const VideoTile &t : view.grid()->tiles())

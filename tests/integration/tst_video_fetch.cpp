@@ -5,11 +5,10 @@
 // window. The sample is a real trainer MP4 (the decoder's fuzz seed).
 #include "remotesupport.h"
 #include "testsupport.h"
+#include "videosupport.h"
 
 #include "clipdecoder.h"
-#include "runselection.h"
 #include "samplefetcher.h"
-#include "storereader.h"
 #include "videogrid.h"
 #include "videoview.h"
 
@@ -48,7 +47,8 @@ class TestVideoFetch : public QObject {
         t.runId = run;
         t.state = QStringLiteral("completed");
         store.addTrial(t);
-        store.addArtifact(run, {QStringLiteral("samples/step-20.mp4"), QStringLiteral("video"), 20, remotePath, {}, -1});
+        store.addArtifact(
+            run, {QStringLiteral("samples/step-20.mp4"), QStringLiteral("video"), 20, remotePath, {}, -1});
         return run;
     }
 
@@ -62,8 +62,9 @@ private Q_SLOTS:
         m_remoteDir = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_video_fetch-") +
             QUuid::createUuid().toString(QUuid::Id128);
         m_session->makeDirectories(m_remoteDir + QStringLiteral("/samples"));
-        m_session->upload(orrery::test::sourceFile(QStringLiteral("tests/fuzz/corpus/media/trainer-h264.mp4")),
-                          m_remoteDir + QStringLiteral("/samples/step-20.mp4"));
+        m_session->upload(
+            orrery::test::sourceFile(QStringLiteral("tests/fuzz/corpus/media/trainer-h264.mp4")),
+            m_remoteDir + QStringLiteral("/samples/step-20.mp4"));
 
         // Profiles as `orrery cluster add` writes them (the test's config directory).
         const QString id = QUuid::createUuid().toString(QUuid::Id128).left(8);
@@ -94,26 +95,23 @@ private Q_SLOTS:
         if (m_session) {
             try {
                 m_session->exec(QByteArrayLiteral("rm -rf ") + m_remoteDir.toUtf8());
-            } catch (const remote::RemoteError &) {
-            }
+            } catch (const remote::RemoteError &) { }
         }
     }
 
     void aClusterSampleIsFetchedOnce()
     {
-        const QString original = orrery::test::sourceFile(QStringLiteral("tests/fuzz/corpus/media/trainer-h264.mp4"));
+        const QString original =
+            orrery::test::sourceFile(QStringLiteral("tests/fuzz/corpus/media/trainer-h264.mp4"));
         QString local;
         {
-            StoreReader reader;
-            reader.open(m_db);
-            RunSelection selection;
-            VideoView view(&reader, &selection);
-            view.resize(800, 500);
-            view.show();
-            selection.select({m_run}, nullptr);
+            orrery::test::VideoHarness h(m_db, {800, 500});
+            gui::VideoView &view = h.view;
+            h.selection.select({m_run}, nullptr);
             // Fetched, then played: the tile's clip is the cache's copy of the remote file.
             QTRY_VERIFY_WITH_TIMEOUT(!view.grid()->tiles().isEmpty() && view.grid()->tiles()[0].source &&
-                                         view.grid()->tiles()[0].source->state() == media::FrameSource::State::Ready,
+                                         view.grid()->tiles()[0].source->state() ==
+                                             media::FrameSource::State::Ready,
                                      30'000);
             QCOMPARE(view.fetcher()->started(), 1);
             local = view.grid()->tiles()[0].source->path();
@@ -122,19 +120,17 @@ private Q_SLOTS:
             QCOMPARE(view.grid()->framesAt(0)[0].image, media::ClipDecoder::open(original)->frame(0));
         }
         // The store recorded the local copy (written off the UI thread).
-        QTRY_COMPARE(core::TrackingStore::open(m_db, core::TrackingStore::Mode::ReadOnly)->samples(m_run).value(0).localPath,
+        QTRY_COMPARE(core::TrackingStore::open(m_db, core::TrackingStore::Mode::ReadOnly)
+                         ->samples(m_run)
+                         .value(0)
+                         .localPath,
                      local);
 
         // Gone from the cluster: the second open plays from the cache and starts no transfer.
         m_session->remove(m_remoteDir + QStringLiteral("/samples/step-20.mp4"));
-        StoreReader reader;
-        reader.open(m_db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.show();
-        QSignalSpy shown(&view, &VideoView::samplesShown);
-        selection.select({m_run}, nullptr);
-        QVERIFY(shown.wait(10'000));
+        orrery::test::VideoHarness h(m_db);
+        gui::VideoView &view = h.view;
+        QVERIFY(h.select({m_run}));
         QVERIFY(view.grid()->tiles()[0].source);
         QCOMPARE(view.grid()->tiles()[0].source->path(), local);
         QTRY_COMPARE(view.grid()->tiles()[0].source->state(), media::FrameSource::State::Ready);
@@ -143,17 +139,16 @@ private Q_SLOTS:
 
     void anUnreachableClusterIsAnErrorTile()
     {
-        StoreReader reader;
-        reader.open(m_db);
-        RunSelection selection;
-        VideoView view(&reader, &selection);
-        view.show();
-        selection.select({m_offlineRun}, nullptr);
+        orrery::test::VideoHarness h(m_db);
+        gui::VideoView &view = h.view;
+        h.selection.select({m_offlineRun}, nullptr);
         // The event loop keeps running meanwhile (QTRY spins it): the window never waits on SSH.
-        QTRY_VERIFY_WITH_TIMEOUT(!view.grid()->tiles().isEmpty() &&
-                                     view.grid()->tiles()[0].status.startsWith(QStringLiteral("cannot fetch it from")),
-                                 60'000);
-        QVERIFY2(view.grid()->tiles()[0].status.contains(m_offline), qPrintable(view.grid()->tiles()[0].status));
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !view.grid()->tiles().isEmpty() &&
+                view.grid()->tiles()[0].status.startsWith(QStringLiteral("cannot fetch it from")),
+            60'000);
+        QVERIFY2(view.grid()->tiles()[0].status.contains(m_offline),
+                 qPrintable(view.grid()->tiles()[0].status));
         QVERIFY(!view.grid()->tiles()[0].source);
     }
 };

@@ -207,6 +207,56 @@ private Q_SLOTS:
     }
 
     // --- the store ----------------------------------------------------------------------------
+    void nearestSampleAndSteps_data()
+    {
+        QTest::addColumn<qint64>("step");
+        QTest::addColumn<qint64>("expected");
+        QTest::newRow("exact") << qint64(40) << qint64(40);
+        QTest::newRow("below the first") << qint64(0) << qint64(20);
+        QTest::newRow("past the last") << qint64(999) << qint64(80);
+        QTest::newRow("between, nearer the later") << qint64(75) << qint64(80);
+        QTest::newRow("a tie takes the earlier") << qint64(60) << qint64(40);
+    }
+    void nearestSampleAndSteps()
+    {
+        QFETCH(qint64, step);
+        QFETCH(qint64, expected);
+        QTemporaryDir dir;
+        auto store = TrackingStore::open(dir.filePath(QStringLiteral("s.sqlite")));
+        const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
+        for (qint64 s : {80, 20, 40})  // announced out of order
+            store->addArtifact(run,
+                               {QStringLiteral("samples/step-%1.mp4").arg(s),
+                                QStringLiteral("video"),
+                                s,
+                                QStringLiteral("/r/samples/step-%1.mp4").arg(s),
+                                {},
+                                -1});
+        store->addArtifact(run,
+                           {QStringLiteral("samples/step-60.png"), QStringLiteral("image"), 60, {}, {}, -1});
+        store->addArtifact(
+            run, {QStringLiteral("checkpoints/last.pt"), QStringLiteral("checkpoint"), -1, {}, {}, -1});
+        const QList<Artifact> videos = store->samples(run);
+        QCOMPARE(videos.size(), 3);
+        QCOMPARE(videos.first().step, qint64(20));  // by step
+        // The pure function and the store's query agree.
+        QCOMPARE(nearestSample(videos, step)->step, expected);
+        QCOMPARE(store->sampleNear(run, step)->step, expected);
+        QCOMPARE(store->sampleNear(run, step, QStringLiteral("image"))->step, qint64(60));
+        QCOMPARE(sampleSteps({videos, store->samples(run, QStringLiteral("image"))}),
+                 (QList<qint64>{20, 40, 60, 80}));
+        QVERIFY(!nearestSample({}, step));
+        // The local copy of a fetched sample; an unknown path is said, not invented.
+        QVERIFY(store->setArtifactLocalCopy(run, QStringLiteral("samples/step-40.mp4"),
+                                            QStringLiteral("/cache/x.mp4"), 123));
+        QVERIFY(
+            !store->setArtifactLocalCopy(run, QStringLiteral("samples/nope.mp4"), QStringLiteral("/c"), 1));
+        const Artifact copied = *store->sampleNear(run, 40);
+        QCOMPARE(copied.localPath, QStringLiteral("/cache/x.mp4"));
+        QCOMPARE(copied.size, qint64(123));
+        QCOMPARE(store->clusterOf(run), QString());  // no sweep: this machine
+    }
+
     void createsSchemaInWalMode()
     {
         const QString path = m_dir.filePath(QStringLiteral("nested/dir/new.sqlite"));
