@@ -281,18 +281,6 @@ QJsonObject reportJson(const QString &name, const remote::ClusterReport &r)
     return json;
 }
 
-QString trainerText(const ClusterProfile &p, const remote::ClusterReport &r)
-{
-    if (r.trainer.isEmpty())
-        return QStringLiteral("orrery-train from the cluster's PATH (no bundled source found here)");
-    if (!p.trainerPath.isEmpty())
-        return r.trainer + (r.trainerReady ? QString() : QStringLiteral(" (missing)"));
-    return r.trainerReady ? QStringLiteral("deployed: %1").arg(r.trainer)
-                          : QStringLiteral("not deployed yet (`orrery cluster deploy %1`, or the first sweep "
-                                           "submit deploys it)")
-                                .arg(p.name);
-}
-
 void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
 {
     auto yesNo = [](bool b) { return b ? QStringLiteral("yes") : QStringLiteral("no"); };
@@ -303,7 +291,7 @@ void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
         {QStringLiteral("accounting"), r.accounting ? yesNo(*r.accounting) : QStringLiteral("unknown")},
         {QStringLiteral("remote root"),
          p.remoteRoot + QStringLiteral(" (writable: %1)").arg(yesNo(r.remoteRootWritable))},
-        {QStringLiteral("trainer"), trainerText(p, r)}};
+        {QStringLiteral("trainer"), remote::trainerSummary(p, r)}};
     out(QStringLiteral("cluster %1\n").arg(p.name) +
         formatTable({QStringLiteral("CHECK"), QStringLiteral("RESULT")}, summary));
     QList<QStringList> partitions;

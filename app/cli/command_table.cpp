@@ -96,6 +96,8 @@ const QList<CommandInfo> &commandTable()
               V("status", "SWEEP [--json]", "each trial: params, state, step, metric"),
               V("watch", "SWEEP [--pace FAST,SLOW]", "follow live (Ctrl-C detaches)"),
               V("cancel", "SWEEP", "cancel every trial still queued or running"),
+              V("stop", "SWEEP TRIAL [--reason TEXT]", "stop one queued or running trial now"),
+              V("retry", "SWEEP TRIAL", "run an ended trial again, from its checkpoint"),
               V("best", "SWEEP [--json]", "the best trial: value, params, run dir, video"),
               V("logs", "SWEEP TRIAL [-f]", "a trial's output and errors"),
               V("supervise", "SWEEP", "(internal) the detached follower submit starts")},

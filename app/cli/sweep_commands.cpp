@@ -33,6 +33,12 @@ const char *const kSweepUsage =
     "                                 Ctrl-C detaches (the trials go on); a tick every FAST s\n"
     "                                 while things change, slowing to SLOW s (default 1,15)\n"
     "  cancel SWEEP                   cancel every trial still queued or running\n"
+    "  stop SWEEP TRIAL [--reason TEXT]\n"
+    "                                 end one queued or running trial now, as early stopping\n"
+    "                                 would: it checkpoints and ends stopped; the sweep goes on\n"
+    "  retry SWEEP TRIAL              run a failed, stopped or cancelled trial again: a new\n"
+    "                                 attempt resuming from its checkpoint (an ended sweep runs\n"
+    "                                 again; `retries` counts afresh from it)\n"
     "  best SWEEP [--json]            the best trial: value, params, run dir, sample video\n"
     "  logs SWEEP TRIAL [-f]          the trial's standard output and error (-f: follow)\n"
     "SWEEP is an id or a name (the newest of that name). Spec errors are printed as\n"
@@ -65,10 +71,10 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         out(QString::fromUtf8(kSweepUsage));
         return kOk;
     }
-    static const QStringList kFollowVerbs{QStringLiteral("list"),     QStringLiteral("status"),
-                                          QStringLiteral("watch"),    QStringLiteral("cancel"),
-                                          QStringLiteral("best"),     QStringLiteral("logs"),
-                                          QStringLiteral("supervise")};
+    static const QStringList kFollowVerbs{
+        QStringLiteral("list"),   QStringLiteral("status"), QStringLiteral("watch"),
+        QStringLiteral("cancel"), QStringLiteral("best"),   QStringLiteral("logs"),
+        QStringLiteral("stop"),   QStringLiteral("retry"),  QStringLiteral("supervise")};
     if (kFollowVerbs.contains(verb))
         return runSweepFollow(ctx, verb, args);
     if (verb != QLatin1String("plan") && verb != QLatin1String("submit"))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// `orrery sweep submit|list|status|watch|cancel|best|logs|supervise`: the sweep runner's face.
+// `orrery sweep submit|list|status|watch|cancel|stop|retry|best|logs|supervise`: the sweep runner's
+// face.
 // The runner (core/sweeprunner.h) decides; this file parses flags and formats what it reports.
 #include "sweep_follow.h"
 
@@ -164,7 +165,7 @@ QString bestVideo(TrackingStore &store, RunId run)
 }
 
 struct Args {
-    QString file, sweep, cluster;
+    QString file, sweep, cluster, reason;
     bool json = false, dryRun = false, watch = false, follow = false;
     int trial = -1;
     SweepRunner::Pace pace{1000, 15000};
@@ -408,13 +409,21 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             if (parts.size() != 2 || !okFast || !okSlow || fast < 0.1 || slow < fast || slow > 3600)
                 return usage(QStringLiteral("--pace takes FAST,SLOW seconds (0.1 <= FAST <= SLOW <= 3600)"));
             a.pace = {int(fast * 1000), int(slow * 1000)};
-        } else if (s.startsWith(QLatin1Char('-')) && s.size() > 1)
+        } else if (verb == QLatin1String("stop") && s == QLatin1String("--reason")) {
+            if (i + 1 >= argsIn.size())
+                return usage(QStringLiteral("--reason needs a text"));
+            a.reason = argsIn[++i];
+        } else if (verb == QLatin1String("stop") && s.startsWith(QLatin1String("--reason=")))
+            a.reason = s.mid(9);
+        else if (s.startsWith(QLatin1Char('-')) && s.size() > 1)
             return usage(QStringLiteral("unknown option '%1'").arg(s));
         else if (a.sweep.isEmpty() && verb != QLatin1String("list") && verb != QLatin1String("supervise"))
             a.sweep = s;
         else if (verb == QLatin1String("supervise") && a.file.isEmpty())
             a.file = s;
-        else if (verb == QLatin1String("logs") && a.trial < 0) {
+        else if ((verb == QLatin1String("logs") || verb == QLatin1String("stop") ||
+                  verb == QLatin1String("retry")) &&
+                 a.trial < 0) {
             bool ok = false;
             a.trial = s.toInt(&ok);
             if (!ok || a.trial < 0)
@@ -429,11 +438,13 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
     }
     if (verb != QLatin1String("list") && a.sweep.isEmpty())
         return usage(QStringLiteral("%1 needs a sweep (id or name)").arg(verb));
-    if (verb == QLatin1String("logs") && a.trial < 0)
-        return usage(QStringLiteral("logs needs a trial number"));
+    if ((verb == QLatin1String("logs") || verb == QLatin1String("stop") || verb == QLatin1String("retry")) &&
+        a.trial < 0)
+        return usage(QStringLiteral("%1 needs a trial number").arg(verb));
 
     try {
-        const bool writes = verb == QLatin1String("watch") || verb == QLatin1String("cancel");
+        const bool writes = verb == QLatin1String("watch") || verb == QLatin1String("cancel") ||
+            verb == QLatin1String("stop") || verb == QLatin1String("retry");
         auto store = openStore(ctx, writes ? TrackingStore::Mode::ReadWrite : TrackingStore::Mode::ReadOnly);
         if (verb == QLatin1String("list")) {
             const QList<Sweep> sweeps = store->sweeps();
@@ -519,6 +530,58 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
             if (!schema)
                 return kFailed;
             return watch(*store, *executor, *sw, *schema, a.json, a.pace);
+        }
+        if (verb == QLatin1String("stop")) {
+            const auto schema = schemaOrSay();
+            if (!schema)
+                return kFailed;
+            SweepRunner runner(*store, *executor, *schema);
+            runner.stopTrial(sw->id, a.trial, a.reason);  // a refusal throws: exit 1 with its message
+            out(QStringLiteral("stopping trial %1 of sweep %2 (%3); its checkpoint is kept\n")
+                    .arg(a.trial)
+                    .arg(sw->id)
+                    .arg(sw->name));
+            // As cancel does: follow until the trial has stopped (the trainer checkpoints first),
+            // at most a minute, so the store says stopped without waiting for another follower.
+            auto stopping = [&] {
+                for (const Trial &t : latestAttempts(store->trials(sw->id)))
+                    if (t.index == a.trial)
+                        return t.isActive();
+                return false;
+            };
+            for (int i = 0; i < 120 && stopping(); ++i) {
+                const TickReport r = runner.tick({sw->id});
+                for (const QString &e : r.events)
+                    out(e + QLatin1Char('\n'));
+                if (stopping())
+                    QThread::msleep(500);
+            }
+            runner.releaseLeases();
+            if (stopping())
+                err(QStringLiteral(
+                        "trial %1 is still stopping; `orrery sweep watch %2` finishes the record\n")
+                        .arg(a.trial)
+                        .arg(sw->id));
+            return kOk;
+        }
+        if (verb == QLatin1String("retry")) {
+            const auto schema = schemaOrSay();
+            if (!schema)
+                return kFailed;
+            const bool ended = !isActive(sw->sweepState());
+            SweepRunner runner(*store, *executor, *schema);
+            runner.retryTrial(sw->id, a.trial);  // a refusal throws: exit 1 with its message
+            int attempt = 0;
+            for (const Trial &t : latestAttempts(store->trials(sw->id)))
+                if (t.index == a.trial)
+                    attempt = t.attempt + 1;
+            out(QStringLiteral(
+                    "retrying trial %1 of sweep %2 (%3): attempt %4, resuming from its checkpoint if "
+                    "it has one%5; follow it with `orrery sweep watch %2`\n")
+                    .arg(QString::number(a.trial), QString::number(sw->id), sw->name,
+                         QString::number(attempt),
+                         ended ? QStringLiteral(" (the sweep runs again)") : QString()));
+            return kOk;
         }
         if (verb == QLatin1String("cancel")) {
             const auto schema = schemaOrSay();

@@ -29,7 +29,7 @@ public:
         connect(&m_timer, &QTimer::timeout, this, [this] { tick(); });
     }
 
-    void start(const QString &path)
+    void start(const QString &path, const remote::Executors::ConnectionSource &source)
     {
         stop();
         try {
@@ -42,7 +42,9 @@ public:
                 if (!m_schema)
                     return fail(tr("not following sweeps: %1").arg(problem));
             }
-            m_executors = std::make_unique<remote::Executors>();  // no prompts: a dialog is #14's
+            // The window's connections (their prompts are its dialogs), else ones that ask nothing.
+            m_executors =
+                source ? std::make_unique<remote::Executors>(source) : std::make_unique<remote::Executors>();
             m_quietTicks = 0;
             tick();
         } catch (const std::exception &e) {
@@ -62,6 +64,15 @@ public:
             }
         }
         m_store.reset();
+    }
+
+    void tickNow()
+    {
+        if (!m_store)
+            return;
+        m_timer.stop();
+        m_quietTicks = 0;
+        tick();
     }
 
 private:
@@ -130,10 +141,21 @@ Follower::~Follower()
     m_thread.wait();
 }
 
+void Follower::setConnectionSource(remote::Executors::ConnectionSource source)
+{
+    m_source = std::move(source);
+}
+
 void Follower::start(const QString &databasePath)
 {
     m_following = true;
-    QMetaObject::invokeMethod(m_worker, [w = m_worker, databasePath] { w->start(databasePath); });
+    QMetaObject::invokeMethod(
+        m_worker, [w = m_worker, databasePath, source = m_source] { w->start(databasePath, source); });
+}
+
+void Follower::wake()
+{
+    QMetaObject::invokeMethod(m_worker, [w = m_worker] { w->tickNow(); });
 }
 
 void Follower::stop()

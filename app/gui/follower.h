@@ -6,6 +6,8 @@
 // backing off when nothing does. The UI thread only receives one summary per tick.
 #pragma once
 
+#include "orrery/remote/executors.h"
+
 #include <QObject>
 #include <QString>
 #include <QStringList>
@@ -28,9 +30,14 @@ public:
     explicit Follower(QObject *parent = nullptr);
     ~Follower() override;
 
+    // Where cluster connections come from (the window's ClusterHub, with its dialogs); unset:
+    // the follower makes its own, which ask nothing. Takes effect at the next start().
+    void setConnectionSource(remote::Executors::ConnectionSource source);
     // Starts following the sweeps of `databasePath` (stops following the previous one).
     void start(const QString &databasePath);
     void stop();
+    // Ticks now instead of at the next interval (a sweep was just submitted).
+    void wake();
     bool isFollowing() const { return m_following; }
 
 Q_SIGNALS:
@@ -41,6 +48,7 @@ private:
     class Worker;
     QThread m_thread;
     Worker *m_worker = nullptr;
+    remote::Executors::ConnectionSource m_source;
     bool m_following = false;
 };
 

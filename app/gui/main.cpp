@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "clusterview.h"
 #include "mainwindow.h"
 
 #include "orrery/core/paths.h"
@@ -32,16 +33,24 @@ int main(int argc, char **argv)
     const QCommandLineOption noFollow(
         QStringLiteral("no-follow"),
         QStringLiteral("do not follow active sweeps (only show what the store has)"));
-    const QCommandLineOption tab(QStringLiteral("tab"),
-                                 QStringLiteral("open on this tab: runs, compare, video, environment"),
-                                 QStringLiteral("NAME"));
+    const QCommandLineOption tab(
+        QStringLiteral("tab"), QStringLiteral("open on this tab: runs, compare, video, cluster, environment"),
+        QStringLiteral("NAME"));
     const QCommandLineOption select(QStringLiteral("select"),
                                     QStringLiteral("select the runs of this sweep (id or name) at start"),
                                     QStringLiteral("SWEEP"));
     const QCommandLineOption screenshot(
         QStringLiteral("screenshot"),
         QStringLiteral("save the window as PNG once the store is shown, then quit"), QStringLiteral("FILE"));
-    parser.addOptions({db, noFollow, tab, select, screenshot});
+    const QCommandLineOption cluster(
+        QStringLiteral("cluster"),
+        QStringLiteral("the cluster profile the Cluster tab and the launcher start on"),
+        QStringLiteral("NAME"));
+    const QCommandLineOption launch(QStringLiteral("launch"),
+                                    QStringLiteral("open the sweep launcher on this spec (with --screenshot: "
+                                                   "save the launcher's preview, then quit)"),
+                                    QStringLiteral("FILE"));
+    parser.addOptions({db, noFollow, tab, select, screenshot, cluster, launch});
     parser.process(app);
 
     orrery::gui::MainWindow window(parser.value(db));
@@ -52,11 +61,18 @@ int main(int argc, char **argv)
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::CompareTab);
     else if (tabName == QLatin1String("video"))
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::VideoTab);
+    else if (tabName == QLatin1String("cluster"))
+        window.tabs()->setCurrentIndex(orrery::gui::MainWindow::ClusterTab);
     else if (tabName == QLatin1String("environment"))
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::EnvironmentTab);
     else if (tabName == QLatin1String("runs"))
         window.tabs()->setCurrentIndex(orrery::gui::MainWindow::RunsTab);
-    window.applyStartOptions(parser.value(select), parser.value(screenshot));
+    if (parser.isSet(cluster))
+        window.clusterView()->setCluster(parser.value(cluster));
     window.show();
+    if (parser.isSet(launch))
+        window.launchAtStart(parser.value(launch), parser.value(cluster), parser.value(screenshot));
+    else
+        window.applyStartOptions(parser.value(select), parser.value(screenshot));
     return QApplication::exec();
 }

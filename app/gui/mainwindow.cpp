@@ -1,26 +1,41 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
+#include "blockingpool.h"
+#include "clusterhub.h"
+#include "clusterview.h"
 #include "compareview.h"
+#include "connectionmanager.h"
 #include "detailsview.h"
 #include "environmentmodel.h"
+#include "launcher.h"
+#include "logview.h"
 #include "runselection.h"
 #include "runstablemodel.h"
+#include "samplefetcher.h"
+#include "sshprompts.h"
 #include "storereader.h"
+#include "sweepactions.h"
 #include "sweeptreemodel.h"
 #include "videoview.h"
 
 #include "orrery/core/params.h"
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
+#include "orrery/remote/connection.h"
 #include "orrery/remote/diagnostics.h"
+#include "orrery/remote/executors.h"
+#include "orrery/remote/slurm.h"
 
 #include <QAction>
+#include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDesktopServices>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -30,12 +45,14 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QProgressDialog>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTreeView>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
@@ -66,19 +83,28 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     centreLayout->addWidget(m_tabs, 1);
     setCentralWidget(centre);
 
+    // Clusters first: the follower, the Video and Cluster tabs and the actions share them.
+    m_prompter = new SshPrompter(this, this);
+    m_hub = new ClusterHub(m_prompter, this);
+    m_follower->setConnectionSource(m_hub->connectionSource());
+    m_actions = new SweepActions(m_hub, this);
+
     buildRunsTab();
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     m_tabs->addTab(m_compare, tr("Compare"));
-    auto placeholder = [this](const QString &text) {
-        auto *label = new QLabel(text, this);
-        label->setAlignment(Qt::AlignCenter);
-        label->setEnabled(false);
-        return label;
-    };
     m_video = new VideoView(m_reader, m_selection, this);
+    m_video->fetcher()->setConnectionSource(
+        [hub = QPointer<ClusterHub>(m_hub)](const QString &cluster,
+                                            QString *error) -> std::shared_ptr<remote::Connection> {
+            if (!hub)
+                return nullptr;
+            return hub->connection(cluster, error);
+        });
     m_tabs->addTab(m_video, tr("Video"));
-    m_tabs->addTab(placeholder(tr("Partitions, nodes and the queue of your clusters come here.")),
-                   tr("Cluster"));
+    m_clusterView = new ClusterView(m_hub, this);
+    m_tabs->addTab(m_clusterView, tr("Cluster"));
+    connect(m_clusterView, &ClusterView::manageRequested, this, &MainWindow::openConnectionManager);
+    connect(m_clusterView, &ClusterView::jobLogsRequested, this, &MainWindow::openJobLogs);
 
     m_environmentView->setModel(m_environment);
     m_environmentView->setObjectName(QStringLiteral("environmentView"));
@@ -99,8 +125,32 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     m_followLabel = new QLabel(this);
     m_ingestLabel = new QLabel(this);
+    m_clusterStatus = new QLabel(this);
+    m_clusterStatus->setObjectName(QStringLiteral("clusterStatus"));
+    m_activityLabel = new QLabel(this);
+    m_activityLabel->setObjectName(QStringLiteral("activity"));
+    auto *busy = new QProgressBar(this);
+    busy->setRange(0, 0);
+    busy->setMaximumSize(80, 12);
+    busy->setTextVisible(false);
+    busy->hide();
+    m_activityBusy = busy;
+    statusBar()->addPermanentWidget(m_activityLabel);
+    statusBar()->addPermanentWidget(m_activityBusy);
+    statusBar()->addPermanentWidget(m_clusterStatus);
     statusBar()->addPermanentWidget(m_ingestLabel);
     statusBar()->addPermanentWidget(m_followLabel);
+    connect(m_hub, &ClusterHub::statusChanged, this, &MainWindow::showClusterStatus);
+    connect(m_actions, &SweepActions::started, this,
+            [this](const QString &what) { showActivity(what, true); });
+    connect(m_actions, &SweepActions::done, this, [this](const QString &message, bool ok) {
+        showActivity(m_actions->inFlight() ? m_activityLabel->text() : QString(), m_actions->inFlight() > 0);
+        statusBar()->showMessage(message, 10'000);
+        if (!ok && isVisible() && !qEnvironmentVariableIsSet("ORRERY_TEST_SUITE"))
+            QMessageBox::warning(this, tr("Orrery"), message);
+        m_follower->wake();
+        refresh();
+    });
 
     // Results arrive on the UI thread through the watcher; the pool thread never touches a model.
     connect(&m_checksWatcher, &QFutureWatcher<QList<core::Check>>::finished, this, [this] {
@@ -139,6 +189,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             m_banner->show();
         }
         m_firstSnapshot = true;
+        m_actions->setDatabase(path);
         refresh();
         if (m_wantFollow && readOnly.isEmpty())
             m_follower->start(path);
@@ -179,6 +230,9 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
 MainWindow::~MainWindow()
 {
+    // A cluster connection's thread may be waiting on one of this window's dialogs (the
+    // follower's, a poll's): answer them now, so those threads can end.
+    m_prompter->cancelAll();
     // The checks may still be running (orrery-train loading): wait rather than leave a pool
     // thread writing into a destroyed watcher.
     m_checksWatcher.waitForFinished();
@@ -294,6 +348,14 @@ void MainWindow::buildDocks()
             runs += m_treeModel->runsOf(i);
         m_selection->select(runs, m_tree);
     });
+    connect(m_tree, &QTreeView::doubleClicked, this, [this](const QModelIndex &i) {
+        const QModelIndex name = i.siblingAtColumn(SweepTreeModel::NameColumn);
+        if (name.data(SweepTreeModel::KindRole).toInt() == SweepTreeModel::TrialItem)
+            openTrialLogs(name.data(SweepTreeModel::SweepRole).toLongLong(),
+                          name.data(SweepTreeModel::TrialRole).toInt());
+    });
+    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_tree, &QTreeView::customContextMenuRequested, this, &MainWindow::treeContextMenu);
 
     auto *detailsDock = new QDockWidget(tr("Details"), this);
     detailsDock->setObjectName(QStringLiteral("detailsDock"));
@@ -336,6 +398,14 @@ void MainWindow::buildMenus()
     QAction *quit = fileMenu->addAction(tr("&Quit"));
     quit->setShortcut(QKeySequence::Quit);
     connect(quit, &QAction::triggered, this, &QWidget::close);
+
+    QMenu *clusterMenu = menuBar()->addMenu(tr("&Sweeps"));
+    QAction *launch = clusterMenu->addAction(tr("&Launch a sweep…"));
+    launch->setObjectName(QStringLiteral("launchAction"));
+    launch->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    connect(launch, &QAction::triggered, this, &MainWindow::openLauncher);
+    QAction *manage = clusterMenu->addAction(tr("&Manage clusters…"));
+    connect(manage, &QAction::triggered, this, &MainWindow::openConnectionManager);
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     for (QDockWidget *dock : findChildren<QDockWidget *>())
@@ -399,9 +469,39 @@ void MainWindow::applyStartOptions(const QString &selectSweep, const QString &sc
         };
         if (m_tabs->currentWidget() == m_video)
             connect(m_video, &VideoView::samplesShown, this, save);
+        else if (m_tabs->currentWidget() == m_clusterView)
+            connect(m_clusterView, &ClusterView::pollShown, this, save);
         else
             connect(m_compare, &CompareView::queried, this, save);
-        QTimer::singleShot(m_selection->runs().isEmpty() ? 500 : 5000, this, save);
+        const bool waitsForCluster =
+            m_tabs->currentWidget() == m_clusterView && !m_clusterView->cluster().isEmpty();
+        QTimer::singleShot(waitsForCluster ? 30'000 : m_selection->runs().isEmpty() ? 500 : 5000, this, save);
+    });
+}
+
+void MainWindow::launchAtStart(const QString &specFile, const QString &cluster, const QString &screenshotPath)
+{
+    Launcher *launcher = openLauncher();
+    if (!specFile.isEmpty())
+        launcher->loadFile(specFile);
+    if (!cluster.isEmpty())
+        launcher->setTarget(cluster);
+    if (screenshotPath.isEmpty())
+        return;
+    // Once the schema is loaded and the spec checked: the preview filled, then the dialog saved.
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(launcher, &Launcher::validated, this, [launcher, once, screenshotPath] {
+        disconnect(*once);
+        if (launcher->isValid())
+            launcher->preview();
+        QTimer::singleShot(300, launcher, [launcher, screenshotPath] {
+            const bool ok = launcher->grab().save(screenshotPath);
+            std::fprintf(stdout, "orrery-gui: launcher %s; screenshot %s %s\n",
+                         launcher->isValid() ? "valid" : "with problems",
+                         ok ? "saved to" : "FAILED:", qPrintable(screenshotPath));
+            std::fflush(stdout);
+            QCoreApplication::exit(ok ? 0 : 1);
+        });
     });
 }
 
@@ -566,8 +666,8 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
         Q_EMIT importFinished(runs, int(points));
     });
     QPointer<QProgressDialog> dialog(progress);
-    watcher->setFuture(
-        QtConcurrent::run([path, root, experiment, cancel, dialog]() -> std::pair<int, qint64> {
+    watcher->setFuture(QtConcurrent::run(
+        blockingPool(), [path, root, experiment, cancel, dialog]() -> std::pair<int, qint64> {
             int runs = 0;
             qint64 points = 0;
             try {
@@ -603,7 +703,276 @@ void MainWindow::refreshEnvironment()
     if (m_checksWatcher.isRunning())
         return;
     statusBar()->showMessage(tr("Checking the environment…"), 3000);
-    m_checksWatcher.setFuture(QtConcurrent::run(&remote::environmentChecks));
+    m_checksWatcher.setFuture(QtConcurrent::run(blockingPool(), &remote::environmentChecks));
+}
+
+Launcher *MainWindow::openLauncher()
+{
+    if (auto *open = findChild<Launcher *>(); open && open->isVisible()) {
+        open->raise();
+        open->activateWindow();
+        return open;
+    }
+    auto *launcher = new Launcher(m_hub, m_reader->path(), this);
+    launcher->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_clusterView->cluster().isEmpty() && m_tabs->currentWidget() == m_clusterView)
+        launcher->setTarget(m_clusterView->cluster());
+    connect(launcher, &Launcher::progress, this, [this](const QString &text) { showActivity(text, true); });
+    connect(launcher, &Launcher::submitFailed, this, [this](const QString &) { showActivity({}, false); });
+    connect(launcher, &Launcher::submitted, this, [this](qint64 sweep, const QString &name) {
+        showActivity({}, false);
+        statusBar()->showMessage(tr("Sweep %1 (%2) submitted; following it.").arg(sweep).arg(name), 10'000);
+        // Show it in the tree as soon as the next snapshot has it, and follow it at once.
+        auto once = std::make_shared<QMetaObject::Connection>();
+        *once = connect(this, &MainWindow::snapshotShown, this, [this, once, sweep] {
+            const QModelIndex i = m_treeModel->sweepIndex(sweep);
+            if (!i.isValid())
+                return;
+            disconnect(*once);
+            m_tree->expand(i.parent());
+            m_tree->expand(i);
+            m_tree->selectionModel()->select(i,
+                                             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            m_tree->scrollTo(i);
+        });
+        m_follower->wake();
+        refresh();
+    });
+    launcher->show();
+    return launcher;
+}
+
+void MainWindow::openConnectionManager()
+{
+    auto *manager = new ConnectionManager(m_hub, m_prompter, this);
+    manager->setAttribute(Qt::WA_DeleteOnClose);
+    if (!m_clusterView->cluster().isEmpty())
+        manager->select(m_clusterView->cluster());
+    connect(manager, &ConnectionManager::profilesChanged, m_clusterView, &ClusterView::reloadProfiles);
+    manager->show();
+}
+
+void MainWindow::showActivity(const QString &text, bool busy)
+{
+    m_activityLabel->setText(text);
+    m_activityBusy->setVisible(busy);
+}
+
+void MainWindow::showClusterStatus()
+{
+    QStringList parts;
+    QStringList tips;
+    for (const QString &name : m_hub->clusters()) {
+        const ClusterHub::Status s = m_hub->status(name);
+        if (s.link == ClusterHub::Link::Idle)
+            continue;
+        const char *colour = s.link == ClusterHub::Link::Connected ? "#2e7d32"
+            : s.link == ClusterHub::Link::Connecting               ? "#f57c00"
+                                                                   : "#d32f2f";
+        QString text = ClusterHub::linkText(s.link);
+        if (s.link == ClusterHub::Link::Connected && s.connects > 1)
+            text = tr("reconnected");
+        parts << QStringLiteral("<span style='color:%1'>●</span> %2 %3")
+                     .arg(QLatin1String(colour), name.toHtmlEscaped(), text.toHtmlEscaped());
+        tips << QStringLiteral("%1: %2%3")
+                    .arg(name, ClusterHub::linkText(s.link),
+                         s.message.isEmpty() ? QString() : QStringLiteral(" — ") + s.message);
+    }
+    m_clusterStatus->setText(parts.join(QStringLiteral("  ")));
+    m_clusterStatus->setToolTip(tips.join(QLatin1Char('\n')));
+}
+
+void MainWindow::treeContextMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_tree->indexAt(pos).siblingAtColumn(SweepTreeModel::NameColumn);
+    const int kind = index.data(SweepTreeModel::KindRole).toInt();
+    if (kind != SweepTreeModel::SweepItem && kind != SweepTreeModel::TrialItem)
+        return;
+    const core::SweepId sweep = index.data(SweepTreeModel::SweepRole).toLongLong();
+    const QString cluster = index.data(SweepTreeModel::ClusterRole).toString();
+    const QString state = index.data(SweepTreeModel::StateRole).toString();
+    const QString dir = index.data(SweepTreeModel::DirRole).toString();
+    const QString name = index.data(Qt::DisplayRole).toString();
+    const bool readOnly = m_banner->isVisible();
+    QMenu menu;
+    QMenu *copy = nullptr;
+    auto copyCommand = [this, &copy, &menu](SweepActions::Action action, core::SweepId s, int trial,
+                                            const QString &label) {
+        if (!copy)
+            copy = new QMenu(tr("Copy as CLI command"), &menu);
+        const QString line = m_actions->commandLine(action, s, trial);
+        copy->addAction(label, this, [line] { QGuiApplication::clipboard()->setText(line); })
+            ->setToolTip(line);
+    };
+    if (kind == SweepTreeModel::SweepItem) {
+        const bool active = core::isActive(core::sweepStateFromText(state));
+        QAction *cancel = menu.addAction(tr("Cancel sweep…"), this, [this, sweep, name] {
+            if (QMessageBox::question(
+                    this, tr("Cancel %1").arg(name),
+                    tr("Cancel every queued and running trial of sweep %1 (%2)? Finished trials "
+                       "and their runs stay.")
+                        .arg(sweep)
+                        .arg(name)) == QMessageBox::Yes)
+                m_actions->run(SweepActions::Action::CancelSweep, sweep);
+        });
+        cancel->setEnabled(active && !readOnly);
+        copyCommand(SweepActions::Action::CancelSweep, sweep, -1, tr("cancel"));
+    } else {
+        const int trial = index.data(SweepTreeModel::TrialRole).toInt();
+        const core::TrialState ts = core::trialStateFromText(state);
+        QAction *stop = menu.addAction(tr("Stop trial %1 early…").arg(trial), this, [this, sweep, trial] {
+            if (QMessageBox::question(
+                    this, tr("Stop trial %1").arg(trial),
+                    tr("Stop trial %1 now? It ends as stopped, keeping its checkpoint; Retry "
+                       "runs it again.")
+                        .arg(trial)) == QMessageBox::Yes)
+                m_actions->run(SweepActions::Action::StopTrial, sweep, trial);
+        });
+        stop->setEnabled(core::isActive(ts) && !readOnly);
+        QAction *retry = menu.addAction(tr("Retry trial %1").arg(trial), this, [this, sweep, trial] {
+            m_actions->run(SweepActions::Action::RetryTrial, sweep, trial);
+        });
+        const core::Phase phase = core::phaseOf(ts);
+        retry->setEnabled((phase == core::Phase::Failed || phase == core::Phase::Stopped) &&
+                          !core::isActive(ts) && !readOnly);
+        copyCommand(SweepActions::Action::StopTrial, sweep, trial, tr("stop"));
+        copyCommand(SweepActions::Action::RetryTrial, sweep, trial, tr("retry"));
+    }
+    if (kind == SweepTreeModel::TrialItem) {
+        const int trial = index.data(SweepTreeModel::TrialRole).toInt();
+        menu.addAction(tr("Show logs"), this, [this, sweep, trial] { openTrialLogs(sweep, trial); });
+    }
+    menu.addSeparator();
+    QAction *openDir = menu.addAction(
+        cluster.isEmpty() ? tr("Open the directory") : tr("Copy the directory's path"), this, [cluster, dir] {
+            if (cluster.isEmpty())
+                QDesktopServices::openUrl(QUrl::fromLocalFile(dir));
+            else
+                QGuiApplication::clipboard()->setText(dir);
+        });
+    openDir->setEnabled(!dir.isEmpty());
+    if (!cluster.isEmpty())
+        openDir->setToolTip(tr("%1 is on cluster %2").arg(dir, cluster));
+    if (copy)
+        menu.addMenu(copy);
+    menu.exec(m_tree->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::showLogs(const QString &title, const QString &cluster, const QStringList &paths)
+{
+    std::shared_ptr<LogSource> source;
+    if (cluster.isEmpty()) {
+        source = std::make_shared<LocalLogSource>();
+    } else {
+        QString problem;
+        const auto connection = m_hub->connection(cluster, &problem);
+        if (!connection) {
+            Q_EMIT logsFailed(problem);
+            statusBar()->showMessage(problem, 10'000);
+            return;
+        }
+        source = std::make_shared<RemoteLogSource>(connection);
+    }
+    QList<LogView::File> files;
+    for (int i = 0; i < paths.size(); ++i)
+        files.append({i == 0       ? tr("stdout")
+                          : i == 1 ? tr("stderr")
+                                   : QFileInfo(paths[i]).fileName(),
+                      paths[i]});
+    auto *view = new LogView(title, source, files, this);
+    view->setWindowFlag(Qt::Window);
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    view->setWindowTitle(title);
+    view->resize(900, 600);
+    view->show();
+    Q_EMIT logsOpened(view);
+}
+
+void MainWindow::openTrialLogs(core::SweepId sweep, int trial)
+{
+    // Where the logs are is the executor's to say (a local run directory, or the sweep's logs/
+    // on the cluster): found on a pool thread, since a cluster's executor connects.
+    const QString database = m_reader->path();
+    const auto connections = m_hub->connectionSource();
+    showActivity(tr("Finding the logs of trial %1…").arg(trial), true);
+    struct Found {
+        QString title, cluster, error;
+        QStringList paths;
+    };
+    QtConcurrent::run(blockingPool(), [=]() -> Found {
+        try {
+            auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
+            const auto sw = store->sweep(sweep);
+            if (!sw)
+                return {{}, {}, tr("no sweep %1").arg(sweep), {}};
+            const QList<core::Trial> latest = core::latestAttempts(store->trials(sweep));
+            const auto t = std::find_if(latest.begin(), latest.end(),
+                                        [&](const core::Trial &x) { return x.index == trial; });
+            if (t == latest.end())
+                return {{}, {}, tr("sweep %1 has no trial %2").arg(sweep).arg(trial), {}};
+            if (t->task.isEmpty())
+                return {{}, {}, tr("trial %1 has not started yet: no logs").arg(trial), {}};
+            remote::Executors executors(connections);
+            QString problem;
+            core::Executor *executor = executors.get(sw->cluster, &problem);
+            if (!executor)
+                return {{}, {}, problem, {}};
+            return {tr("%1 · trial %2 · attempt %3").arg(sw->name).arg(trial).arg(t->attempt),
+                    sw->cluster,
+                    {},
+                    executor->logPaths(sw->rootDir, t->task, t->runDir)};
+        } catch (const std::exception &e) {
+            return {{}, {}, QString::fromUtf8(e.what()), {}};
+        }
+    }).then(this, [this](const Found &f) {
+        showActivity({}, false);
+        if (!f.error.isEmpty()) {
+            statusBar()->showMessage(f.error, 10'000);
+            Q_EMIT logsFailed(f.error);
+            return;
+        }
+        showLogs(f.title, f.cluster, f.paths);
+    });
+}
+
+void MainWindow::openJobLogs(const QString &cluster, const QString &jobId)
+{
+    QString problem;
+    const auto connection = m_hub->connection(cluster, &problem);
+    if (!connection) {
+        statusBar()->showMessage(problem, 10'000);
+        Q_EMIT logsFailed(problem);
+        return;
+    }
+    showActivity(tr("Asking %1 where job %2 writes…").arg(cluster, jobId), true);
+    struct Found {
+        QStringList paths;
+        QString error;
+    };
+    QtConcurrent::run(blockingPool(), [connection, jobId]() -> Found {
+        try {
+            const remote::slurm::Record job = remote::SlurmClient(*connection).showJob(jobId);
+            QStringList paths;
+            for (const char *key : {"StdOut", "StdErr"}) {
+                const QString path = job.value(QLatin1String(key));
+                if (!path.isEmpty() && !paths.contains(path))
+                    paths << path;
+            }
+            if (paths.isEmpty())
+                return {{}, tr("Slurm does not say where job %1 writes").arg(jobId)};
+            return {paths, {}};
+        } catch (const std::exception &e) {
+            return {{}, QString::fromUtf8(e.what())};
+        }
+    }).then(this, [this, cluster, jobId](const Found &f) {
+        showActivity({}, false);
+        if (!f.error.isEmpty()) {
+            statusBar()->showMessage(f.error, 10'000);
+            Q_EMIT logsFailed(f.error);
+            return;
+        }
+        showLogs(tr("job %1 on %2").arg(jobId, cluster), cluster, f.paths);
+    });
 }
 
 }  // namespace orrery::gui

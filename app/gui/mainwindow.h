@@ -3,7 +3,10 @@
 // Orrery's one main window (UX.md): the experiments → sweeps → trials tree on the left, the
 // current run's details on the right, and the Runs, Compare, Video, Cluster and Environment tabs
 // in the centre, all over one shared run selection. The store is read on the StoreReader's
-// thread and active sweeps are followed on the Follower's: the UI thread only paints.
+// thread and active sweeps are followed on the Follower's: the UI thread only paints. Clusters
+// are reached through one ClusterHub (one connection per cluster, SSH questions as dialogs),
+// which the follower, the Video tab, the Cluster tab, the launcher and the sweep actions share;
+// the status bar shows each cluster's link.
 #pragma once
 
 #include "follower.h"
@@ -26,8 +29,14 @@ class QTreeView;
 
 namespace orrery::gui {
 
+class ClusterHub;
+class ClusterView;
 class CompareView;
 class DetailsView;
+class Launcher;
+class LogView;
+class SshPrompter;
+class SweepActions;
 class EnvironmentModel;
 class RunSelection;
 class RunsTableModel;
@@ -51,14 +60,30 @@ public:
     CompareView *compareView() const { return m_compare; }
     DetailsView *detailsView() const { return m_details; }
     VideoView *videoView() const { return m_video; }
+    ClusterView *clusterView() const { return m_clusterView; }
+    ClusterHub *clusterHub() const { return m_hub; }
+    SshPrompter *prompter() const { return m_prompter; }
+    SweepActions *sweepActions() const { return m_actions; }
+    QTreeView *sweepTree() const { return m_tree; }
+    QLabel *clusterStatusLabel() const { return m_clusterStatus; }
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
     QString filterError() const;
     // Command-line start options: select a sweep's runs once the store is shown; save the window
     // as PNG (after the charts have drawn), print what it shows and quit.
     void applyStartOptions(const QString &selectSweep, const QString &screenshotPath);
+    // `--launch [FILE]`: the launcher at start, with that spec and target; with a screenshot
+    // path, the launcher's preview is saved as PNG and the program quits.
+    void launchAtStart(const QString &specFile, const QString &cluster, const QString &screenshotPath);
 
 public Q_SLOTS:
+    // The sweep launcher (Ctrl+L); returned so tests can drive it. Non-modal: the window stays live.
+    Launcher *openLauncher();
+    void openConnectionManager();
+    // A live tail of a trial's latest attempt's stdout and stderr (double-click in the tree), or
+    // of a Slurm job's (double-click in the Cluster tab's queue), in a window of its own.
+    void openTrialLogs(core::SweepId sweep, int trial);
+    void openJobLogs(const QString &cluster, const QString &jobId);
     void refreshEnvironment();
     void openDatabase(const QString &path);
     // Re-reads the tree and the runs now (live updates call it, coalesced).
@@ -71,6 +96,8 @@ Q_SIGNALS:
     void environmentRefreshed();
     void snapshotShown();  // the tree and the table show a new snapshot
     void databaseFailed(const QString &message);
+    void logsOpened(orrery::gui::LogView *view);
+    void logsFailed(const QString &message);
     void importFinished(int runs, int points);
 
 protected:
@@ -83,6 +110,10 @@ private:
     void showSnapshot(const Snapshot &snapshot);
     void syncTableSelection();
     void followed(const FollowSummary &summary);
+    void showClusterStatus();
+    void treeContextMenu(const QPoint &pos);
+    void showActivity(const QString &text, bool busy);
+    void showLogs(const QString &title, const QString &cluster, const QStringList &paths);
 
     StoreReader *m_reader;
     Follower *m_follower;
@@ -100,6 +131,13 @@ private:
     CompareView *m_compare = nullptr;
     DetailsView *m_details = nullptr;
     VideoView *m_video = nullptr;
+    SshPrompter *m_prompter = nullptr;
+    ClusterHub *m_hub = nullptr;
+    ClusterView *m_clusterView = nullptr;
+    SweepActions *m_actions = nullptr;
+    QLabel *m_clusterStatus = nullptr;
+    QLabel *m_activityLabel = nullptr;
+    QWidget *m_activityBusy = nullptr;
     QLabel *m_banner = nullptr;
     QLabel *m_followLabel = nullptr;
     QLabel *m_ingestLabel = nullptr;

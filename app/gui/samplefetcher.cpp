@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "samplefetcher.h"
 
+#include "blockingpool.h"
+
 #include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
 #include "orrery/remote/profile.h"
@@ -30,10 +32,12 @@ SampleFetcher::~SampleFetcher()
     m_cancel->store(true);
 }
 
-remote::Connection *SampleFetcher::connection(const QString &cluster, QString *error)
+std::shared_ptr<remote::Connection> SampleFetcher::connection(const QString &cluster, QString *error)
 {
+    if (m_source)
+        return m_source(cluster, error);
     if (auto it = m_connections.find(cluster); it != m_connections.end())
-        return it->get();
+        return *it;
     try {
         const auto profile = remote::ProfileStore().find(cluster);
         if (!profile) {
@@ -42,7 +46,7 @@ remote::Connection *SampleFetcher::connection(const QString &cluster, QString *e
         }
         auto c = std::make_shared<remote::Connection>(profile->endpoint());
         m_connections.insert(cluster, c);
-        return c.get();
+        return c;
     } catch (const remote::ProfileError &e) {
         *error = e.message();
         return nullptr;
@@ -60,7 +64,7 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
     if (m_inFlight.contains(k))
         return;
     QString error;
-    remote::Connection *c = connection(cluster, &error);
+    const std::shared_ptr<remote::Connection> c = connection(cluster, &error);
     if (!c) {
         Q_EMIT failed(run, artifact.remotePath, error);
         return;
@@ -100,14 +104,15 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
                   // writer's lock); the view does not need to wait for it.
                   if (!database.isEmpty()) {
                       const qint64 size = QFileInfo(local).size();
-                      (void)QtConcurrent::run([database, run, path = artifact.path, local, size] {
-                          try {
-                              core::TrackingStore::open(database)->setArtifactLocalCopy(run, path, local,
-                                                                                        size);
-                          } catch (const core::StoreError &) {
-                              // Read-only or busy: the cache still holds the file, found again by path.
-                          }
-                      });
+                      (void)QtConcurrent::run(
+                          blockingPool(), [database, run, path = artifact.path, local, size] {
+                              try {
+                                  core::TrackingStore::open(database)->setArtifactLocalCopy(run, path, local,
+                                                                                            size);
+                              } catch (const core::StoreError &) {
+                                  // Read-only or busy: the cache still holds the file, found again by path.
+                              }
+                          });
                   }
                   Q_EMIT fetched(run, artifact.remotePath, local);
               })

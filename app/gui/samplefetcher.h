@@ -19,6 +19,7 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace orrery::remote {
@@ -33,6 +34,11 @@ public:
     explicit SampleFetcher(QObject *parent = nullptr);
     ~SampleFetcher() override;
 
+    // Where a cluster's connection comes from (the window's ClusterHub); unset: one of its own
+    // per cluster, asking nothing.
+    using ConnectionSource =
+        std::function<std::shared_ptr<remote::Connection>(const QString &cluster, QString *error)>;
+    void setConnectionSource(ConnectionSource source) { m_source = std::move(source); }
     // The store the local copies are recorded in (the window's database).
     void setDatabase(const QString &path) { m_database = path; }
     const remote::ArtifactCache &cache() const { return m_cache; }
@@ -53,12 +59,13 @@ Q_SIGNALS:
     void progress(qint64 done, qint64 total);
 
 private:
-    remote::Connection *connection(const QString &cluster, QString *error);
+    std::shared_ptr<remote::Connection> connection(const QString &cluster, QString *error);
     void report();
 
     remote::ArtifactCache m_cache;
     QString m_database;
-    QHash<QString, std::shared_ptr<remote::Connection>> m_connections;  // by cluster
+    ConnectionSource m_source;
+    QHash<QString, std::shared_ptr<remote::Connection>> m_connections;  // by cluster (no source)
     struct Transfer {
         qint64 done = 0, total = 0;
     };

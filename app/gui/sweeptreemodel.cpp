@@ -109,6 +109,10 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         for (const core::TrialSummary &t : node.trials)
             runs.push_back(t.trial.runId);
         sweep->setData(QVariant::fromValue(runs), RunsRole);
+        sweep->setData(node.sweep.id, SweepRole);
+        sweep->setData(node.sweep.cluster, ClusterRole);
+        sweep->setData(node.sweep.state, StateRole);
+        sweep->setData(node.sweep.rootDir, DirRole);
         sweep->setToolTip(tr("%1 · %2 trials: %3 done, %4 running, %5 queued, %6 failed, %7 stopped\n%8")
                               .arg(node.sweep.method)
                               .arg(node.counts.total)
@@ -143,6 +147,11 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         for (const core::TrialSummary &t : node.trials) {
             QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
             trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
+            trial->setData(node.sweep.id, SweepRole);
+            trial->setData(node.sweep.cluster, ClusterRole);
+            trial->setData(t.trial.index, TrialRole);
+            trial->setData(t.trial.state, StateRole);
+            trial->setData(t.trial.runDir, DirRole);
             const core::TrialState ts = t.trial.trialState();
             QString label = core::toText(ts);
             if (t.attempts > 1)

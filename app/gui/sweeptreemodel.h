@@ -17,7 +17,19 @@ class SweepTreeModel : public QStandardItemModel {
 public:
     enum Column { NameColumn, StateColumn, BestColumn, StepColumn, Columns };
     enum Kind { ExperimentItem = 1, SweepItem, TrialItem };
-    enum Role { KindRole = Qt::UserRole + 1, IdRole, RunsRole };
+    // IdRole: an experiment's, a sweep's id, a trial's run id. Sweeps and trials also carry
+    // what their actions need: the sweep's id and cluster, the trial's index and state, the
+    // directory (the sweep's, the trial's run directory) on the machine it ran on.
+    enum Role {
+        KindRole = Qt::UserRole + 1,
+        IdRole,
+        RunsRole,
+        SweepRole,
+        ClusterRole,
+        TrialRole,
+        StateRole,
+        DirRole
+    };
 
     explicit SweepTreeModel(QObject *parent = nullptr);
 

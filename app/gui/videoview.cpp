@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "videoview.h"
 
+#include "blockingpool.h"
 #include "clipdecoder.h"
 #include "clipencoder.h"
 #include "playbackclock.h"
@@ -513,7 +514,7 @@ void VideoView::exportMp4(const QString &path)
             },
             Qt::QueuedConnection);
     };
-    (void)QtConcurrent::run([=] {
+    (void)QtConcurrent::run(blockingPool(), [=] {
         try {
             std::vector<std::unique_ptr<media::ClipDecoder>> decoders;
             QList<VideoTile> drawn = tiles;

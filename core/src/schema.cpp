@@ -195,13 +195,20 @@ CREATE TABLE sweep_leases (
 );
 )sql";
 
+// Who launched an attempt: 1 when a user retried the trial (SweepRunner::retryTrial), 0 when the
+// runner did. The runner's retry budget counts from a trial's latest user retry, and early
+// stopping leaves a trial a user retried alone (docs/sweeps.md "Acting on one trial").
+constexpr const char kV7[] = R"sql(
+ALTER TABLE trials ADD COLUMN user_retry INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
 constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest},
-                                     {5, kV5}, {6, kV6}};
+                                     {5, kV5}, {6, kV6}, {7, kV7}};
 }  // namespace
 
 std::span<const Migration> migrations()

@@ -19,7 +19,7 @@ constexpr const char kSweepColumns[] =
 constexpr const char kTrialColumns[] =
     "SELECT trial_id, sweep_id, trial_index, attempt, coalesce(run_id, 0), "
     "slurm_job_id, slurm_task_id, run_dir, state, exit_reason, params, config, task, detail, submitted, "
-    "ended FROM trials ";
+    "ended, user_retry FROM trials ";
 
 Sweep readSweep(const Stmt &s)
 {
@@ -166,7 +166,8 @@ static void bindTrial(Stmt &s, const Trial &t)
         .bind(12, utf8(t.task))
         .bind(13, utf8(t.detail))
         .bind(14, t.submittedMs)
-        .bind(15, t.endedMs);
+        .bind(15, t.endedMs)
+        .bind(16, t.userRetry ? 1 : 0);
 }
 
 qint64 TrackingStore::addTrial(const Trial &trial)
@@ -175,8 +176,8 @@ qint64 TrackingStore::addTrial(const Trial &trial)
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(
             "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
-            "run_dir, state, exit_reason, params, config, task, detail, submitted, ended) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "run_dir, state, exit_reason, params, config, task, detail, submitted, ended, user_retry) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         bindTrial(s, trial);
         s.exec();
         const qint64 id = sqlite3_last_insert_rowid(d->db.get());
@@ -192,10 +193,26 @@ void TrackingStore::updateTrial(const Trial &trial)
         Stmt &s = d->stmt(
             "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
             "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-            "detail = ?, submitted = ?, ended = ? WHERE trial_id = ?");
+            "detail = ?, submitted = ?, ended = ?, user_retry = ? WHERE trial_id = ?");
         bindTrial(s, trial);
-        s.bind(16, trial.id).exec();
+        s.bind(17, trial.id).exec();
         tx.commit();
+    });
+}
+
+bool TrackingStore::updateTrialIf(const QString &expectedState, const Trial &trial)
+{
+    return d->guarded("updateTrialIf", [&] {
+        Impl::Tx tx(*d);
+        Stmt &s = d->stmt(
+            "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
+            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
+            "detail = ?, submitted = ?, ended = ?, user_retry = ? WHERE trial_id = ? AND state = ?");
+        bindTrial(s, trial);
+        s.bind(17, trial.id).bind(18, utf8(expectedState)).exec();
+        const bool written = sqlite3_changes(d->db.get()) > 0;
+        tx.commit();
+        return written;
     });
 }
 
@@ -219,6 +236,7 @@ Trial readTrial(Stmt &s)
     t.detail = qstr(s.text(13));
     t.submittedMs = s.int64(14);
     t.endedMs = s.int64(15);
+    t.userRetry = s.int64(16) != 0;
     return t;
 }
 

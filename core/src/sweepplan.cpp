@@ -77,20 +77,27 @@ QList<PlannedTrial> planTrials(const SubmitPlan &plan)
 
 PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
 {
+    QFile specFile(file);
+    if (!specFile.open(QIODevice::ReadOnly)) {
+        PlanLoad load;
+        load.specErrors.append(
+            {file, 0, QStringLiteral("cannot read the file: %1").arg(specFile.errorString())});
+        return load;
+    }
+    return loadSubmitPlanText(specFile.readAll(), file, schema);
+}
+
+PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const TrainerSchema &schema)
+{
     PlanLoad load;
-    SpecParse parsed = loadSweepSpec(file, schema);
+    SpecParse parsed = parseSweepSpecAt(yaml, file, schema);
     if (!parsed.spec) {
         load.specErrors = std::move(parsed.errors);
         return load;
     }
     SubmitPlan plan;
     plan.spec = std::move(*parsed.spec);
-    QFile specFile(file);
-    if (!specFile.open(QIODevice::ReadOnly)) {
-        load.readError = QStringLiteral("%1: %2").arg(file, specFile.errorString());
-        return load;
-    }
-    plan.specYaml = specFile.readAll();
+    plan.specYaml = yaml;
     if (!plan.spec.trainerConfig.isEmpty()) {
         QFile base(plan.spec.trainerConfig);
         if (!base.open(QIODevice::ReadOnly)) {
@@ -108,6 +115,14 @@ PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
     }
     load.plan = std::move(plan);
     return load;
+}
+
+QByteArray describeFirstBatch(Executor &executor, const SubmitPlan &plan, const QList<PlannedTrial> &trials)
+{
+    const QString sweepDir =
+        sweepDirectory(executor.defaultRoot(), plan.spec.experiment,
+                       sweepDirectoryName(plan.spec.name, QDateTime::currentDateTimeUtc()));
+    return executor.describe(firstBatch(plan, trials, sweepDir));
 }
 
 QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,

@@ -62,6 +62,119 @@ QString exitStep(const QByteArray &exitJson)
     return step.isUndefined() ? QString() : QString::number(step.toInteger());
 }
 
+// The trial's earlier attempts that the retry rule counts: from its latest attempt a user
+// launched (retryTrial) on, so a user's retry starts the budget afresh and is never counted
+// against it. `attempts` may hold other trials' attempts too.
+struct AttemptCounts {
+    int failures = 0, preemptions = 0;
+    QString previousReason;  // the last counted failure's
+};
+AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended)
+{
+    int from = ended.userRetry ? ended.attempt : 0;
+    for (const Trial &a : attempts)
+        if (a.index == ended.index && a.userRetry && a.attempt < ended.attempt)
+            from = std::max(from, a.attempt);
+    AttemptCounts c;
+    for (const Trial &a : attempts) {  // by attempt (TrackingStore::trials' order)
+        if (a.index != ended.index || a.id == ended.id || a.attempt < from || a.attempt > ended.attempt)
+            continue;
+        if (a.trialState() == TrialState::Preempted)
+            ++c.preemptions;
+        else if (phaseOf(a.trialState()) == Phase::Failed) {
+            ++c.failures;
+            c.previousReason = a.exitReason;
+        }
+    }
+    return c;
+}
+
+// The retry rule for `ended`, the latest attempt of its trial, which ended `verdict` (failed,
+// lost or preempted) with ended.exitReason: empty when the runner resubmits it, else why not.
+QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries)
+{
+    const AttemptCounts c = countEarlierAttempts(attempts, ended);
+    if (verdict == TrialState::Preempted)
+        return c.preemptions + 1 > kMaxPreemptions
+            ? QStringLiteral("preempted %1 times").arg(c.preemptions + 1)
+            : QString();
+    if (c.failures + 1 > retries)
+        return retries == 0 ? QStringLiteral("no retries (retries: 0)")
+                            : QStringLiteral("failed %1 times").arg(c.failures + 1);
+    if (c.failures > 0 && c.previousReason == ended.exitReason)
+        return QStringLiteral("failed the same way twice (same reason, same step): not retried again");
+    return {};
+}
+
+// The attempt after `t`: the same trial, run dir, params and config (so it resumes from the
+// trial's checkpoint), nothing of how `t` went.
+Trial nextAttempt(const Trial &t)
+{
+    Trial next = t;
+    next.id = 0;
+    next.attempt = t.attempt + 1;
+    next.state.clear();
+    next.exitReason.clear();
+    next.detail.clear();
+    next.task.clear();
+    next.slurmJobId.clear();
+    next.slurmTaskId.clear();
+    next.submittedMs = 0;
+    next.endedMs = 0;
+    next.userRetry = false;
+    return next;
+}
+
+// The latest attempts of a sweep's trials, counted for the sweep's verdict.
+struct SweepTally {
+    int active = 0, running = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
+    qsizetype trials = 0;
+};
+SweepTally tallyTrials(const QMap<int, Trial> &latest)
+{
+    SweepTally c;
+    c.trials = latest.size();
+    for (const Trial &t : latest) {
+        if (t.isActive()) {
+            ++c.active;
+            c.running += t.trialState() == TrialState::Running ? 1 : 0;
+        } else if (t.trialState() == TrialState::Completed)
+            ++c.completed;
+        else if (t.trialState() == TrialState::Stopped)
+            ++c.stopped;
+        else if (t.trialState() == TrialState::Cancelled)
+            ++c.cancelled;
+        else
+            ++c.failed;
+    }
+    return c;
+}
+
+struct SweepVerdict {
+    SweepState state;
+    QString message;
+};
+// The sweep-verdict rule: how a sweep in state `now` ends once none of its trials is active and
+// none is left to launch, with its one-line summary; nullopt while it goes on.
+std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now)
+{
+    const bool moreToCome = spec.method == SearchMethod::Bayes && c.trials < spec.runCap &&
+        c.cancelled == 0 && now != SweepState::Cancelling;
+    if (c.active > 0 || moreToCome)
+        return std::nullopt;
+    SweepVerdict v;
+    v.state = now == SweepState::Cancelling ? SweepState::Cancelled
+        : c.completed + c.stopped == 0      ? SweepState::Failed
+                                            : SweepState::Finished;
+    v.message = QStringLiteral("%1 completed, %2 stopped early, %3 failed")
+                    .arg(c.completed)
+                    .arg(c.stopped)
+                    .arg(c.failed);
+    if (c.cancelled)
+        v.message += QStringLiteral(", %1 cancelled").arg(c.cancelled);
+    return v;
+}
+
 }  // namespace
 
 QString processFollowerId()
@@ -90,6 +203,25 @@ struct SweepRunner::Impl {
         for (const Trial &t : latestAttempts(all))
             out.insert(t.index, t);
         return out;
+    }
+
+    Sweep sweepOrThrow(SweepId id) const
+    {
+        const auto sw = store.sweep(id);
+        if (!sw)
+            throw std::runtime_error(QStringLiteral("no sweep %1").arg(id).toStdString());
+        return *sw;
+    }
+
+    // The latest attempt of trial `index` of the sweep; throws when it has no such trial.
+    static Trial latestAttempt(const Sweep &sweep, const QList<Trial> &attempts, int index)
+    {
+        const QMap<int, Trial> byIndex = latest(attempts);
+        const auto it = byIndex.find(index);
+        if (it == byIndex.end())
+            throw std::runtime_error(
+                QStringLiteral("sweep %1 has no trial %2").arg(sweep.name).arg(index).toStdString());
+        return *it;
     }
 
     const SweepSpec &spec(const Sweep &sweep)
@@ -199,8 +331,13 @@ struct SweepRunner::Impl {
     void suggestMore(const Sweep &sweep, const SweepSpec &spec, const QMap<int, Trial> &latestByIndex,
                      TickReport &report)
     {
-        if (spec.method != SearchMethod::Bayes)
+        // A cancelled sweep suggests nothing more (its cancelled trials are what the verdict's
+        // moreToCome also looks at).
+        if (spec.method != SearchMethod::Bayes || sweep.sweepState() == SweepState::Cancelling)
             return;
+        for (const Trial &t : latestByIndex)
+            if (t.trialState() == TrialState::Cancelled || t.trialState() == TrialState::Cancelling)
+                return;
         int active = 0;
         QList<FinishedTrial> finished;
         for (const Trial &t : latestByIndex) {
@@ -251,10 +388,7 @@ void SweepRunner::releaseLeases()
 
 QByteArray SweepRunner::describe(const SubmitPlan &plan)
 {
-    const QString sweepDir =
-        sweepDirectory(d->executor.defaultRoot(), plan.spec.experiment,
-                       sweepDirectoryName(plan.spec.name, QDateTime::currentDateTimeUtc()));
-    return d->executor.describe(firstBatch(plan, planTrials(plan), sweepDir));
+    return describeFirstBatch(d->executor, plan, planTrials(plan));
 }
 
 SweepId SweepRunner::submit(const SubmitPlan &plan)
@@ -315,6 +449,107 @@ void SweepRunner::cancel(SweepId sweepId)
         d->store.setSweepState(sweepId,
                                toText(active.isEmpty() ? SweepState::Cancelled : SweepState::Cancelling));
         d->store.setSweepMessage(sweepId, QStringLiteral("cancelled by the user"));
+    });
+}
+
+void SweepRunner::stopTrial(SweepId sweepId, int index, const QString &reason)
+{
+    // No lease, as for cancel: stopping is the user's decision. The holder's tick writes its own
+    // decisions on an attempt only over the state it read (updateTrialIf), so it neither undoes
+    // the stop nor resubmits the attempt the stop ended.
+    const Sweep sw = d->sweepOrThrow(sweepId);
+    auto stoppable = [&](const Trial &t) {
+        const TrialState state = t.trialState();
+        if (state != TrialState::Queued && state != TrialState::Running)
+            throw std::runtime_error(
+                QStringLiteral("trial %1 is %2; only a queued or running trial can be stopped")
+                    .arg(index)
+                    .arg(t.state)
+                    .toStdString());
+    };
+    Trial t = Impl::latestAttempt(sw, d->store.trials(sweepId), index);
+    stoppable(t);
+    if (!t.task.isEmpty())
+        d->executor.cancel({t.task});
+    // The state may move on between the read and the write (a follower records it running, or
+    // ended): write over the state as read, else read again. It only moves forward, so this ends.
+    for (;;) {
+        Trial stopping = t;
+        stopping.setState(TrialState::Stopping);
+        stopping.exitReason = QStringLiteral("stopped by the user");
+        if (!reason.isEmpty())
+            stopping.exitReason += QStringLiteral(": ") + reason;
+        bool written = false;
+        d->store.writeTransaction([&] {
+            written = d->store.updateTrialIf(t.state, stopping);
+            if (written)
+                d->store.setTags(t.runId,
+                                 {{QStringLiteral("orrery.stopped_early"), QStringLiteral("by the user")}});
+        });
+        if (written)
+            return;
+        t = Impl::latestAttempt(sw, d->store.trials(sweepId), index);
+        stoppable(t);
+    }
+}
+
+void SweepRunner::retryTrial(SweepId sweepId, int index)
+{
+    const Sweep sw = d->sweepOrThrow(sweepId);
+    const QList<Trial> attempts = d->store.trials(sweepId);
+    const Trial t = Impl::latestAttempt(sw, attempts, index);
+    const TrialState state = t.trialState();
+    if (!hasEnded(state) || state == TrialState::Completed)
+        throw std::runtime_error(
+            QStringLiteral("trial %1 is %2; only a failed, stopped or cancelled trial can be retried")
+                .arg(index)
+                .arg(t.state)
+                .toStdString());
+    if (sw.sweepState() == SweepState::Cancelling)
+        throw std::runtime_error(
+            QStringLiteral("sweep %1 is being cancelled; retry its trials once it has ended")
+                .arg(sw.name)
+                .toStdString());
+    const SweepSpec &spec = d->spec(sw);
+
+    // No lease either. The one decision that could collide with a follower's is its own
+    // resubmission of this attempt (two trainers in one run dir): the follower that resolved the
+    // attempt resubmits it in the same tick when the retry rule says so, so while someone holds
+    // the sweep's lease and the rule says so, that resubmission is under way. An attempt that was
+    // never launched (no task) or whose follower is gone (no live lease) is the user's to retry.
+    const auto lease = d->store.sweepLease(sweepId);
+    const bool followed = isActive(sw.sweepState()) && lease && !lease->holder.isEmpty() &&
+        lease->expiresMs > QDateTime::currentMSecsSinceEpoch();
+    const bool runnerMayRetry =
+        state == TrialState::Failed || state == TrialState::Lost || state == TrialState::Preempted;
+    // A trial out of preemptions is stored failed: the rule given "failed" would misjudge it.
+    const bool outOfPreemptions =
+        state != TrialState::Preempted && countEarlierAttempts(attempts, t).preemptions >= kMaxPreemptions;
+    if (followed && runnerMayRetry && !t.task.isEmpty() && !outOfPreemptions &&
+        whyNotResubmitted(attempts, t, state, spec.retries).isEmpty())
+        throw std::runtime_error(
+            QStringLiteral(
+                "trial %1 %2 and the sweep's follower is resubmitting it%3; retry it if that attempt "
+                "fails too")
+                .arg(index)
+                .arg(state == TrialState::Preempted ? QStringLiteral("was preempted")
+                                                    : QStringLiteral("failed"))
+                .arg(state == TrialState::Preempted ? QString()
+                                                    : QStringLiteral(" (retries: %1)").arg(spec.retries))
+                .toStdString());
+
+    Trial next = nextAttempt(t);
+    next.userRetry = true;
+    d->launch(sw, spec, {next});  // a refusal is recorded as a failed attempt and thrown
+    // After the attempt is in the store: a follower deciding the sweep's end from now on sees it
+    // (that decision is re-read under the write lock, as this is).
+    d->store.writeTransaction([&] {
+        const auto now = d->store.sweep(sweepId);
+        if (now && !isActive(now->sweepState())) {
+            d->store.setSweepState(sweepId, toText(SweepState::Running));
+            d->store.setSweepMessage(
+                sweepId, QStringLiteral("running again: trial %1 retried by the user").arg(index));
+        }
     });
 }
 
@@ -461,6 +696,9 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         if (!acting.contains(sw.id))
             continue;
         const TaskStatus st = status.value(t.task);
+        // Written back only over this state: a user who stopped or cancelled the attempt since
+        // the tick read it (stopTrial, cancel: no lease needed) wins, and the next tick settles it.
+        const QString storedState = t.state;
         const TrialState before = t.trialState();
         const QString beforeDetail = t.detail;
         if (!st.detail.isEmpty())
@@ -471,7 +709,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
             }
             if (t.trialState() != before || t.detail != beforeDetail)
-                d->store.updateTrial(t);
+                d->store.updateTrialIf(storedState, t);
             continue;
         }
         // Ended, or unknown to the executor: exit.json says how, if the trainer got to write it.
@@ -519,7 +757,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         t.exitReason = step.isEmpty() ? reason
             : reason.isEmpty()        ? QStringLiteral("step %1").arg(step)
                                       : QStringLiteral("%1 (step %2)").arg(reason, step);
-        d->store.updateTrial(t);
+        if (!d->store.updateTrialIf(storedState, t))
+            continue;  // stopped or cancelled meanwhile: settled as such next tick, not resubmitted
         if (verdict == TrialState::Completed) {
             report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
             continue;
@@ -532,27 +771,8 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             report.errors << QString::fromUtf8(e.what());
             continue;
         }
-        int failures = 0, preemptions = 0;
-        QString previousReason;
-        for (const Trial &a : std::as_const(attemptsOf[sw.id])) {
-            if (a.index != t.index || a.id == t.id)
-                continue;
-            if (a.trialState() == TrialState::Preempted)
-                ++preemptions;
-            else if (phaseOf(a.trialState()) == Phase::Failed) {
-                ++failures;
-                previousReason = a.exitReason;
-            }
-        }
         const bool preempted = verdict == TrialState::Preempted;
-        QString giveUp;
-        if (preempted && preemptions + 1 > kMaxPreemptions)
-            giveUp = QStringLiteral("preempted %1 times").arg(preemptions + 1);
-        else if (!preempted && failures + 1 > spec->retries)
-            giveUp = spec->retries == 0 ? QStringLiteral("no retries (retries: 0)")
-                                        : QStringLiteral("failed %1 times").arg(failures + 1);
-        else if (!preempted && failures > 0 && previousReason == t.exitReason)
-            giveUp = QStringLiteral("failed the same way twice (same reason, same step): not retried again");
+        const QString giveUp = whyNotResubmitted(attemptsOf[sw.id], t, verdict, spec->retries);
         if (!giveUp.isEmpty()) {
             if (preempted) {  // out of preemptions: the trial ends as failed
                 t.setState(TrialState::Failed);
@@ -564,16 +784,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                                  .arg(toText(verdict), t.exitReason, giveUp);
             continue;
         }
-        Trial next = t;
-        next.id = 0;
-        next.attempt = t.attempt + 1;
-        next.state.clear();
-        next.exitReason.clear();
-        next.detail.clear();
-        next.task.clear();
-        next.slurmJobId.clear();
-        next.slurmTaskId.clear();
-        next.endedMs = 0;
+        const Trial next = nextAttempt(t);
         relaunch[sw.id].append(next);
         report.events << QStringLiteral(
                              "%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
@@ -606,15 +817,23 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             report.errors
                 << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
         }
-        QMap<int, Trial> latest = Impl::latest(d->store.trials(sw.id));
+        const QList<Trial> attempts = d->store.trials(sw.id);
+        QMap<int, Trial> latest = Impl::latest(attempts);
 
-        // Early stopping: the rule over every trial's history of the sweep's metric.
+        // Early stopping: the rule over every trial's history of the sweep's metric. A trial a
+        // user retried still counts in the comparisons but is not stopped: the user's call
+        // overrides the rule's (else a trial retried after an early stop would be stopped again
+        // on its first tick, its history unchanged).
         if (spec->earlyTerminate && !spec->metricName.isEmpty()) {
+            QSet<int> retriedByUser;
+            for (const Trial &a : attempts)
+                if (a.userRetry)
+                    retriedByUser.insert(a.index);
             QList<TrialHistory> histories;
             for (const Trial &t : latest) {
                 TrialHistory h;
                 h.trial = t.index;
-                h.running = t.trialState() == TrialState::Running;
+                h.running = t.trialState() == TrialState::Running && !retriedByUser.contains(t.index);
                 for (const MetricPoint &p : d->store.allPoints(t.runId, spec->metricName))
                     h.points.append({p.step, p.value});
                 if (!h.points.isEmpty())
@@ -630,9 +849,11 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                     d->executor.cancel(ids);
                     for (const StopDecision &s : stops) {
                         Trial &t = latest[int(s.trial)];
+                        const QString was = t.state;
                         t.setState(TrialState::Stopping);
                         t.exitReason = QStringLiteral("stopped early: ") + s.reason;
-                        d->store.updateTrial(t);
+                        if (!d->store.updateTrialIf(was, t))
+                            continue;  // a user stopped or cancelled it since it was read
                         d->store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
                         report.events << QStringLiteral("%1: trial %2 stopped early: %3")
                                              .arg(sw.name)
@@ -654,37 +875,28 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         }
 
         // The sweep as a whole.
-        latest = Impl::latest(d->store.trials(sw.id));
-        int activeCount = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
-        for (const Trial &t : latest) {
-            if (t.isActive()) {
-                ++activeCount;
-                report.running += t.trialState() == TrialState::Running ? 1 : 0;
-            } else if (t.trialState() == TrialState::Completed)
-                ++completed;
-            else if (t.trialState() == TrialState::Stopped)
-                ++stopped;
-            else if (t.trialState() == TrialState::Cancelled)
-                ++cancelled;
-            else
-                ++failed;
-        }
-        report.active += activeCount;
-        const bool moreToCome = spec->method == SearchMethod::Bayes && latest.size() < spec->runCap &&
-            cancelled == 0 && sw.sweepState() != SweepState::Cancelling;
-        if (activeCount == 0 && !moreToCome) {
-            const QString state = toText(sw.sweepState() == SweepState::Cancelling ? SweepState::Cancelled
-                                             : completed + stopped == 0            ? SweepState::Failed
-                                                                                   : SweepState::Finished);
-            QString message = QStringLiteral("%1 completed, %2 stopped early, %3 failed")
-                                  .arg(completed)
-                                  .arg(stopped)
-                                  .arg(failed);
-            if (cancelled)
-                message += QStringLiteral(", %1 cancelled").arg(cancelled);
-            d->store.setSweepState(sw.id, state);
-            d->store.setSweepMessage(sw.id, message);
-            report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, state, message);
+        const SweepTally seen = tallyTrials(Impl::latest(d->store.trials(sw.id)));
+        report.active += seen.active;
+        report.running += seen.running;
+        if (sweepVerdict(seen, *spec, sw.sweepState())) {
+            // Decided again under the write lock on the sweep and its trials as they are now: a
+            // user's retry (retryTrial) or cancel may have come in since they were read, and a
+            // retry's attempt is in the store before it re-opens an ended sweep.
+            std::optional<SweepVerdict> verdict;
+            d->store.writeTransaction([&] {
+                const auto current = d->store.sweep(sw.id);
+                if (!current || !isActive(current->sweepState()))
+                    return;
+                verdict = sweepVerdict(tallyTrials(Impl::latest(d->store.trials(sw.id))), *spec,
+                                       current->sweepState());
+                if (!verdict)
+                    return;
+                d->store.setSweepState(sw.id, toText(verdict->state));
+                d->store.setSweepMessage(sw.id, verdict->message);
+            });
+            if (verdict)
+                report.events
+                    << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
         }
     }
     return report;

@@ -769,7 +769,12 @@ SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema)
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return {std::nullopt, {{path, 0, QStringLiteral("cannot read the file: %1").arg(f.errorString())}}};
-    SpecParse parsed = parseSweepSpec(f.readAll(), path, schema);
+    return parseSweepSpecAt(f.readAll(), path, schema);
+}
+
+SpecParse parseSweepSpecAt(const QByteArray &yaml, const QString &path, const TrainerSchema &schema)
+{
+    SpecParse parsed = parseSweepSpec(yaml, path, schema);
     // A relative base config is relative to the spec file, so a sweep runs from any directory.
     if (parsed.spec && !parsed.spec->trainerConfig.isEmpty()) {
         QString &config = parsed.spec->trainerConfig;

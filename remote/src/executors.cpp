@@ -11,18 +11,22 @@
 namespace orrery::remote {
 
 struct Executors::Cluster {
-    std::unique_ptr<Connection> connection;
+    std::shared_ptr<Connection> connection;
     std::unique_ptr<SlurmExecutor> executor;
 };
 
 Executors::Executors(AuthCallbacks callbacks) : m_callbacks(std::move(callbacks))
 { }
+Executors::Executors(ConnectionSource connections) : m_connections(std::move(connections))
+{ }
 Executors::~Executors() = default;
 
-void Executors::deployIfMissing(std::function<void(const QString &, const DeployProgress &)> progress)
+void Executors::deployIfMissing(std::function<void(const QString &, const DeployProgress &)> progress,
+                                std::function<bool()> cancelled)
 {
     m_deploy = true;
     m_deployProgress = std::move(progress);
+    m_deployCancelled = std::move(cancelled);
 }
 
 core::Executor *Executors::get(const QString &cluster, QString *problem)
@@ -55,7 +59,13 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
             return nullptr;
         }
         auto c = std::make_unique<Cluster>();
-        c->connection = std::make_unique<Connection>(profile->endpoint(), m_callbacks);
+        if (m_connections) {
+            c->connection = m_connections(*profile, problem);
+            if (!c->connection)
+                return nullptr;
+        } else {
+            c->connection = std::make_shared<Connection>(profile->endpoint(), m_callbacks);
+        }
         c->connection->connect().waitForFinished();  // throws what connecting threw
         if (profile->trainerPath.isEmpty())  // the deployed trainer's path must be absolute
             *profile = withAbsoluteRemoteRoot(*profile, *c->connection);
@@ -66,6 +76,7 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
             DeployOptions options;
             if (m_deployProgress)
                 options.progress = [&](const DeployProgress &p) { m_deployProgress(cluster, p); };
+            options.cancelled = m_deployCancelled;
             profile->trainerPath = deployTrainer(*profile, *c->connection, *source, options).trainerPath;
         } else {
             profile->trainerPath = sweepTrainerPath(*profile);

@@ -331,4 +331,16 @@ ClusterReport probeCluster(const ClusterProfile &profile, Connection &connection
     return report;
 }
 
+QString trainerSummary(const ClusterProfile &p, const ClusterReport &r)
+{
+    if (r.trainer.isEmpty())
+        return QStringLiteral("orrery-train from the cluster's PATH (no bundled source found here)");
+    if (!p.trainerPath.isEmpty())
+        return r.trainer + (r.trainerReady ? QString() : QStringLiteral(" (missing)"));
+    return r.trainerReady ? QStringLiteral("deployed: %1").arg(r.trainer)
+                          : QStringLiteral("not deployed yet (`orrery cluster deploy %1`, or the first sweep "
+                                           "submit deploys it)")
+                                .arg(p.name);
+}
+
 }  // namespace orrery::remote

@@ -128,9 +128,16 @@ QList<slurm::Job> SlurmClient::jobs(const QStringList &jobIds)
 
 QList<slurm::Job> SlurmClient::myQueue()
 {
-    return parsed("squeue --me",
-                  slurm::parseSqueueNamed(
-                      run({"squeue", "--noheader", "--me", "--format=" + slurm::squeueNamedFormat()}).out));
+    return queue(true);
+}
+
+QList<slurm::Job> SlurmClient::queue(bool mineOnly)
+{
+    QList<QByteArray> argv{"squeue", "--noheader"};
+    if (mineOnly)
+        argv << "--me";
+    argv << "--format=" + slurm::squeueNamedFormat();
+    return parsed(mineOnly ? "squeue --me" : "squeue", slurm::parseSqueueNamed(run(argv).out));
 }
 
 slurm::ClusterInfo SlurmClient::clusterInfo()

@@ -238,7 +238,7 @@ QByteArray sinfoFormat()
 {
     QByteArray format;
     for (const char *field : {"NodeList", "Partition", "Available", "StateLong", "CPUsState", "Memory",
-                              "AllocMem", "Gres", "GresUsed", "Time"}) {
+                              "AllocMem", "Gres", "GresUsed", "Time", "CPUsLoad"}) {
         if (!format.isEmpty())
             format.append(',');
         // ":0" = no padding; the separator is each field's suffix.
@@ -256,8 +256,9 @@ Parsed<ClusterInfo> parseSinfo(const QByteArray &out)
     QStringList f;
     for (const QByteArray &line : lines(out)) {
         ++number;
-        if (!splitFields(line, 10, f))
-            return {{}, lineError(number, QStringLiteral("expected 10 fields"), line)};
+        // CPUsLoad came last (11th); output captured before it has 10 fields.
+        if (!splitFields(line, 11, f) && !splitFields(line, 10, f))
+            return {{}, lineError(number, QStringLiteral("expected 11 fields"), line)};
         const QString nodeName = f[0];
         QString partitionName = f[1];
         if (nodeName.isEmpty() || partitionName.isEmpty())
@@ -285,6 +286,11 @@ Parsed<ClusterInfo> parseSinfo(const QByteArray &out)
         node.gres = orEmpty(f[7]);
         node.gpusTotal = gpuCount(node.gres);
         node.gpusUsed = gpuCount(orEmpty(f[8]));
+        if (f.size() > 10) {
+            bool ok = false;
+            const double load = f[10].toDouble(&ok);
+            node.cpuLoad = ok && load >= 0 ? load : -1;  // "N/A" while the node does not answer
+        }
 
         if (!nodeIndex.contains(nodeName)) {
             nodeIndex.insert(nodeName, info.nodes.size());

@@ -150,6 +150,29 @@ class TestSweepLocal : public QObject {
         return step;
     }
 
+    // What a call refused with (its std::runtime_error's text), or empty when it did not.
+    static QString refusal(const std::function<void()> &call)
+    {
+        try {
+            call();
+        } catch (const std::runtime_error &e) {
+            return QString::fromUtf8(e.what());
+        }
+        return {};
+    }
+
+    // The checkpoint step the run's latest attempt resumed from (its orrery.resumed_from tag,
+    // "step-N.ckpt"), or -1 when it started afresh.
+    static qint64 resumedFromStep(TrackingStore &store, RunId run)
+    {
+        const QString from = store.details(run).tags.value(QStringLiteral("orrery.resumed_from"));
+        if (!from.startsWith(QLatin1String("step-")))
+            return -1;
+        bool ok = false;
+        const qint64 step = from.mid(5).section(QLatin1Char('.'), 0, 0).toLongLong(&ok);
+        return ok ? step : -1;
+    }
+
 private slots:
     void initTestCase()
     {
@@ -382,6 +405,249 @@ private slots:
         QCOMPARE(t[0].state, QStringLiteral("completed"));
         QCOMPARE(toString(store->run(t[1].runId)->status), toString(RunStatus::Killed));
         QVERIFY(lastStep(*store, t[1].runId) < kLongSteps);
+    }
+
+    // The user stops one running trial: it checkpoints and ends stopped, tagged as the user's
+    // doing, and the sweep goes on without it. What cannot be stopped or retried is refused with
+    // the reason. Retried once the sweep has ended, the stopped trial re-opens the sweep, resumes
+    // from its checkpoint and completes, and the sweep ends again.
+    void userStopsATrialThenRetriesIt()
+    {
+        const QString spec = writeSpec(QStringLiteral("userstop"),
+                                       "name: userstop\nmethod: grid\n"
+                                       "metric: {name: train/loss, goal: minimize}\n"
+                                       "parameters:\n"
+                                       "  optim.lr: {values: [1e-3, 2e-3]}\n"
+                                       "  train.steps: {value: " +
+                                           QByteArray::number(kLongSteps) +
+                                           "}\n"
+                                           "max_concurrent: 2\nretries: 2\n");
+        auto store = TrackingStore::open(db());
+        LocalExecutor executor(trainer(), cli(), root());
+        SweepRunner runner(*store, executor, *m_schema);
+        const SweepId id = runner.submit(plan(spec));
+        QVERIFY(tickUntil(runner, id, [&] {
+            const auto t = latest(*store, id);
+            return t[0].state == QLatin1String("running") && t[1].state == QLatin1String("running") &&
+                lastStep(*store, t[0].runId) >= 12 &&
+                QFileInfo::exists(t[0].runDir + QStringLiteral("/checkpoints/latest"));
+        }));
+
+        QCOMPARE(
+            refusal([&] { runner.retryTrial(id, 1); }),
+            QStringLiteral("trial 1 is running; only a failed, stopped or cancelled trial can be retried"));
+        QCOMPARE(refusal([&] { runner.stopTrial(id, 7); }), QStringLiteral("sweep userstop has no trial 7"));
+        QCOMPARE(refusal([&] { runner.stopTrial(id + 1000, 0); }),
+                 QStringLiteral("no sweep %1").arg(id + 1000));
+        runner.stopTrial(id, 0, QStringLiteral("diverging"));
+        auto t = latest(*store, id);
+        QCOMPARE(t[0].state, QStringLiteral("stopping"));
+        QCOMPARE(t[0].exitReason, QStringLiteral("stopped by the user: diverging"));
+        QCOMPARE(store->details(t[0].runId).tags.value(QStringLiteral("orrery.stopped_early")),
+                 QStringLiteral("by the user"));
+        QCOMPARE(refusal([&] { runner.stopTrial(id, 0); }),
+                 QStringLiteral("trial 0 is stopping; only a queued or running trial can be stopped"));
+
+        // The next ticks settle it as stopped while the other trial runs on to its end.
+        bool stoppedWhileTheOtherRan = false;
+        QVERIFY(tickUntil(runner, id, [&] {
+            const auto now = latest(*store, id);
+            stoppedWhileTheOtherRan |=
+                now[0].state == QLatin1String("stopped") && now[1].state == QLatin1String("running");
+            return runner.isDone(id);
+        }));
+        QVERIFY(stoppedWhileTheOtherRan);
+        t = latest(*store, id);
+        QCOMPARE(t[0].state, QStringLiteral("stopped"));
+        QCOMPARE(t[0].attempt, 0);  // not resubmitted: the trainer's "preempted" was our SIGTERM
+        QCOMPARE(t[0].exitReason, QStringLiteral("stopped by the user: diverging"));
+        QCOMPARE(toString(store->run(t[0].runId)->status), toString(RunStatus::Killed));
+        const qint64 stoppedAt = lastStep(*store, t[0].runId);
+        QVERIFY2(stoppedAt >= 12 && stoppedAt < kLongSteps, qPrintable(QString::number(stoppedAt)));
+        QCOMPARE(t[1].state, QStringLiteral("completed"));
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
+        QCOMPARE(store->sweep(id)->message, QStringLiteral("1 completed, 1 stopped early, 0 failed"));
+        QCOMPARE(refusal([&] { runner.stopTrial(id, 1); }),
+                 QStringLiteral("trial 1 is completed; only a queued or running trial can be stopped"));
+        QCOMPARE(
+            refusal([&] { runner.retryTrial(id, 1); }),
+            QStringLiteral("trial 1 is completed; only a failed, stopped or cancelled trial can be retried"));
+
+        runner.retryTrial(id, 0);
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("running"));  // followers pick it up again
+        t = latest(*store, id);
+        QCOMPARE(t[0].attempt, 1);
+        QCOMPARE(t[0].state, QStringLiteral("queued"));
+        QVERIFY(t[0].userRetry);
+        QVERIFY(tickUntil(runner, id, [&] { return runner.isDone(id); }));
+        const QList<Trial> all = store->trials(id);
+        QCOMPARE(all.size(), 3);
+        QCOMPARE(all[0].state, QStringLiteral("stopped"));
+        QCOMPARE(all[1].state, QStringLiteral("completed"));
+        QCOMPARE(all[1].index, 0);
+        QCOMPARE(all[1].runId, all[0].runId);  // one run per trial, across attempts
+        QCOMPARE(all[2].state, QStringLiteral("completed"));
+        const qint64 resumedFrom = resumedFromStep(*store, all[1].runId);
+        QVERIFY2(resumedFrom > 0 && resumedFrom <= stoppedAt,
+                 qPrintable(store->details(all[1].runId).tags.value(QStringLiteral("orrery.resumed_from"))));
+        QCOMPARE(lastStep(*store, all[1].runId), kLongSteps);
+        QCOMPARE(toString(store->run(all[1].runId)->status), toString(RunStatus::Finished));
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
+        QCOMPARE(store->sweep(id)->message, QStringLiteral("2 completed, 0 stopped early, 0 failed"));
+    }
+
+    // A trial the runner gave up on (SIGKILLed with retries: 0) is the user's to retry: the new
+    // attempt resumes from the trial's checkpoint and completes, and the failed sweep re-opens
+    // and ends finished.
+    void userRetriesAFailedTrialFromItsCheckpoint()
+    {
+        const QString spec = writeSpec(QStringLiteral("userretry"),
+                                       "name: userretry\nmethod: grid\n"
+                                       "parameters:\n"
+                                       "  train.steps: {value: " +
+                                           QByteArray::number(kLongSteps) +
+                                           "}\n"
+                                           "retries: 0\n");
+        auto store = TrackingStore::open(db());
+        LocalExecutor executor(trainer(), cli(), root());
+        SweepRunner runner(*store, executor, *m_schema);
+        const SweepId id = runner.submit(plan(spec));
+        QVERIFY(tickUntil(runner, id, [&] {
+            const Trial t = latest(*store, id)[0];
+            return t.state == QLatin1String("running") && lastStep(*store, t.runId) >= 12 &&
+                QFileInfo::exists(t.runDir + QStringLiteral("/checkpoints/latest"));
+        }));
+        const qint64 pid = taskPid(latest(*store, id)[0]);
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+        QStringList events;
+        QVERIFY(tickUntil(
+            runner, id, [&] { return runner.isDone(id); }, 120'000, &events));
+        QVERIFY2(events.join(QLatin1Char('\n')).contains(QLatin1String("no retries")),
+                 qPrintable(events.join(QLatin1Char('\n'))));
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("failed"));
+        const qint64 killedAt = lastStep(*store, latest(*store, id)[0].runId);
+
+        runner.retryTrial(id, 0);
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("running"));
+        QVERIFY(tickUntil(runner, id, [&] { return runner.isDone(id); }));
+        const QList<Trial> all = store->trials(id);
+        QCOMPARE(all.size(), 2);
+        QCOMPARE(all[0].state, QStringLiteral("failed"));
+        QVERIFY2(all[0].exitReason.contains(QLatin1String("SIGKILL")), qPrintable(all[0].exitReason));
+        QCOMPARE(all[1].state, QStringLiteral("completed"));
+        QVERIFY(all[1].userRetry);
+        const qint64 resumedFrom = resumedFromStep(*store, all[1].runId);
+        QVERIFY2(resumedFrom > 0 && resumedFrom <= killedAt, qPrintable(QString::number(resumedFrom)));
+        QCOMPARE(lastStep(*store, all[1].runId), kLongSteps);
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
+    }
+
+    // A user's retry neither uses up nor is charged to the runner's budget: after the runner gave
+    // up on a trial that fails every time (retries: 1, two attempts), a user's retry gets the
+    // budget afresh — its own attempt plus one automatic retry — and the sweep ends failed again.
+    void aUserRetryStartsTheRetryBudgetAfresh()
+    {
+        const QString spec = writeSpec(QStringLiteral("budget"),
+                                       "name: budget\nmethod: grid\n"
+                                       "parameters:\n"
+                                       "  data.kind: {value: folder}\n"
+                                       "  data.path: {value: /nonexistent/videos}\n"
+                                       "retries: 1\n");
+        auto store = TrackingStore::open(db());
+        LocalExecutor executor(trainer(), cli(), root());
+        SweepRunner runner(*store, executor, *m_schema);
+        const SweepId id = runner.submit(plan(spec));
+        QVERIFY(tickUntil(runner, id, [&] { return runner.isDone(id); }));
+        QCOMPARE(store->trials(id).size(), 2);
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("failed"));
+
+        runner.retryTrial(id, 0);
+        QStringList events;
+        QVERIFY(tickUntil(
+            runner, id, [&] { return runner.isDone(id); }, 120'000, &events));
+        const QList<Trial> all = store->trials(id);
+        QCOMPARE(all.size(), 4);
+        for (const Trial &a : all)
+            QCOMPARE(a.state, QStringLiteral("failed"));
+        QVERIFY(!all[0].userRetry && !all[1].userRetry && all[2].userRetry && !all[3].userRetry);
+        const QString said = events.join(QLatin1Char('\n'));
+        QVERIFY2(said.contains(QLatin1String("resubmitted (attempt 4)")), qPrintable(said));
+        QVERIFY2(said.contains(QLatin1String("failed 2 times")), qPrintable(said));
+        QCOMPARE(store->sweep(id)->state, QStringLiteral("failed"));
+    }
+
+    // `orrery sweep stop` and `sweep retry` as a user types them: usage errors exit 2, refusals 1
+    // with the runner's reason, a stop waits until the trial has stopped, a retry's attempt runs
+    // to its end under `sweep watch`.
+    void stopAndRetryThroughTheCli()
+    {
+        // max_concurrent 1: trial 1 waits in the queue while trial 0 runs. It is short, so that
+        // it and trial 0's retry (each batch has its own supervisor and threads) share the cores
+        // only briefly.
+        const QString spec = writeSpec(QStringLiteral("clistop"),
+                                       "name: clistop\nmethod: grid\n"
+                                       "parameters:\n"
+                                       "  train.steps: {values: [" +
+                                           QByteArray::number(kLongSteps) +
+                                           ", 20]}\n"
+                                           "max_concurrent: 1\n");
+        const Result submitted =
+            run({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--json")});
+        QVERIFY2(submitted.code == 0, qPrintable(submitted.err));
+        const QString id = QString::number(
+            QJsonDocument::fromJson(submitted.out.toUtf8()).object().value(QLatin1String("id")).toInt());
+        auto store = TrackingStore::open(db(), TrackingStore::Mode::ReadOnly);
+        QVERIFY(waitFor(
+            [&] {
+                const Trial t = latest(*store, id.toLongLong())[0];
+                return taskPid(t) > 0 && QFileInfo::exists(t.runDir + QStringLiteral("/checkpoints/latest"));
+            },
+            120'000));
+        const QString sweep = QStringLiteral("sweep"), stop = QStringLiteral("stop"),
+                      retry = QStringLiteral("retry");
+
+        for (const QStringList &usage :
+             {QStringList{sweep, stop, id}, QStringList{sweep, stop, id, QStringLiteral("x")},
+              QStringList{sweep, stop, id, QStringLiteral("0"), QStringLiteral("--reason")},
+              QStringList{sweep, retry, id, QStringLiteral("0"), QStringLiteral("1")}}) {
+            const Result r = run(usage);
+            QVERIFY2(r.code == 2, qPrintable(usage.join(QLatin1Char(' ')) + QStringLiteral(": ") + r.err));
+        }
+        const Result queued = run({sweep, retry, id, QStringLiteral("1")});
+        QCOMPARE(queued.code, 1);
+        QVERIFY2(queued.err.contains(QLatin1String(
+                     "trial 1 is queued; only a failed, stopped or cancelled trial can be retried")),
+                 qPrintable(queued.err));
+
+        const Result stopped = run({sweep, stop, id, QStringLiteral("0"), QStringLiteral("--reason"),
+                                    QStringLiteral("from the 'cli' $(x)")});
+        QVERIFY2(stopped.code == 0, qPrintable(stopped.out + stopped.err));
+        QVERIFY2(stopped.out.startsWith(QStringLiteral("stopping trial 0 of sweep %1 (clistop)").arg(id)),
+                 qPrintable(stopped.out));
+        Trial t0 = latest(*store, id.toLongLong())[0];
+        QCOMPARE(t0.state, QStringLiteral("stopped"));  // the stop waited for it
+        QCOMPARE(t0.exitReason, QStringLiteral("stopped by the user: from the 'cli' $(x)"));
+        const Result again = run({sweep, stop, id, QStringLiteral("0")});
+        QCOMPARE(again.code, 1);
+        QVERIFY2(again.err.contains(
+                     QLatin1String("trial 0 is stopped; only a queued or running trial can be stopped")),
+                 qPrintable(again.err));
+
+        const Result retried = run({sweep, retry, id, QStringLiteral("0")});
+        QVERIFY2(retried.code == 0, qPrintable(retried.out + retried.err));
+        QVERIFY2(retried.out.contains(QLatin1String("attempt 2")), qPrintable(retried.out));
+        QCOMPARE(retried.out.count(QLatin1Char('\n')), 1);
+        const Result watched =
+            run({sweep, QStringLiteral("watch"), id, QStringLiteral("--pace"), QStringLiteral("0.5,1")});
+        QVERIFY2(watched.code == 0, qPrintable(watched.out + watched.err));
+        QVERIFY2(watched.out.contains(QLatin1String("finished (2 completed")), qPrintable(watched.out));
+        const QList<Trial> all = store->trials(id.toLongLong());
+        QCOMPARE(all.size(), 3);
+        QCOMPARE(all[0].state, QStringLiteral("stopped"));
+        QCOMPARE(all[1].state, QStringLiteral("completed"));
+        QVERIFY(all[1].userRetry);
+        QCOMPARE(all[2].state, QStringLiteral("completed"));
     }
 
     // Bayes: trials are suggested as earlier ones finish, up to run_cap.

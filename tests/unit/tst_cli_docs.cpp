@@ -138,6 +138,8 @@ private Q_SLOTS:
         for (const char *o : {"--cluster", "--dry-run", "--watch", "--json"})
             QVERIFY2(sweep.value(QStringLiteral("submit")).contains(QString::fromUtf8(o)), o);
         QCOMPARE(sweep.value(QStringLiteral("logs")), QStringList{QStringLiteral("-f")});
+        QCOMPARE(sweep.value(QStringLiteral("stop")), QStringList{QStringLiteral("--reason")});
+        QVERIFY(sweep.value(QStringLiteral("retry")).isEmpty());
         const auto cluster = verbOptions(command(QStringLiteral("cluster")),
                                          fullCommandHelp(command(QStringLiteral("cluster"))));
         for (const char *o : {"--host", "--proxy-jump", "--known-hosts", "--setup", "--force"})

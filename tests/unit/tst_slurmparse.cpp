@@ -334,6 +334,27 @@ private Q_SLOTS:
         QVERIFY(!slurm::parseSinfo(out).ok());
     }
 
+    void sinfoCpuLoadIsTheEleventhField()
+    {
+        // CPUsLoad last; "N/A" while slurmd does not answer; 10-field output (before the field
+        // was asked for) leaves the load unknown.
+        const auto r = slurm::parseSinfo("node1\x1fgpu*\x1fup\x1fmixed\x1f"
+                                         "1/1/0/2\x1f"
+                                         "12052\x1f"
+                                         "256\x1fgpu:4\x1fgpu:0\x1finfinite\x1f"
+                                         "1.37\x1f\n"
+                                         "node2\x1fgpu*\x1fup\x1f"
+                                         "down*\x1f"
+                                         "0/0/2/2\x1f"
+                                         "12052\x1f"
+                                         "0\x1fgpu:4\x1fgpu:0\x1finfinite\x1fN/A\x1f\n");
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.nodes[0].cpuLoad, 1.37);
+        QCOMPARE(r.value.nodes[1].cpuLoad, -1.0);
+        QCOMPARE(slurm::parseSinfo(kSinfo2205).value.nodes[0].cpuLoad, -1.0);
+        QVERIFY(slurm::sinfoFormat().contains("CPUsLoad"));
+    }
+
     void sinfoNewerMemoryUnits()
     {
         const auto r = slurm::parseSinfo("gpu01\x1f"

@@ -617,6 +617,39 @@ private Q_SLOTS:
         QCOMPARE(r.exitReason, QStringLiteral("OUT_OF_MEMORY"));
     }
 
+    // A user's retry is marked on its attempt (schema v7), and a follower's write of an attempt
+    // it read as running lands only while it is still running: a user's stop in between wins.
+    void trialUpdateIfIsACompareAndSwap()
+    {
+        auto store = TrackingStore::open(freshPath());
+        Sweep sw;
+        sw.name = QStringLiteral("s");
+        sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+        sw.method = QStringLiteral("grid");
+        const SweepId id = store->createSweep(sw);
+        Trial t;
+        t.sweepId = id;
+        t.attempt = 2;
+        t.state = QStringLiteral("running");
+        t.userRetry = true;
+        t.id = store->addTrial(t);
+        QVERIFY(store->trials(id).front().userRetry);
+
+        Trial user = t;  // the user's stop, written over the state it read
+        user.state = QStringLiteral("stopping");
+        QVERIFY(store->updateTrialIf(QStringLiteral("running"), user));
+        Trial follower = t;  // the follower's verdict on the attempt it read as running
+        follower.state = QStringLiteral("preempted");
+        QVERIFY(!store->updateTrialIf(QStringLiteral("running"), follower));
+        QCOMPARE(store->trials(id).front().state, QStringLiteral("stopping"));
+        follower.state = QStringLiteral("stopped");
+        follower.userRetry = false;
+        QVERIFY(store->updateTrialIf(QStringLiteral("stopping"), follower));
+        const Trial back = store->trials(id).front();
+        QCOMPARE(back.state, QStringLiteral("stopped"));
+        QVERIFY(!back.userRetry);
+    }
+
     // One row per trial: its latest attempt, how many there were, the run's step and the
     // sweep's metric (best by the goal).
     void trialSummariesTakeTheLatestAttempt()

@@ -217,6 +217,9 @@ struct Trial {
     QString task;  // the executor's task id ("123_4", "0.3")
     QString detail;  // what the executor last said ("PENDING (Resources)", "OUT_OF_MEMORY")
     qint64 submittedMs = 0, endedMs = 0;
+    // A user launched this attempt (SweepRunner::retryTrial), not the runner: the runner's retry
+    // budget counts from the trial's latest such attempt, and early stopping leaves the trial be.
+    bool userRetry = false;
 
     TrialState trialState() const { return trialStateFromText(state); }
     void setState(TrialState s) { state = toText(s); }
@@ -340,6 +343,10 @@ public:
     void setSweepState(SweepId id, const QString &state, const QString &arrayJobId = {});
     qint64 addTrial(const Trial &trial);
     void updateTrial(const Trial &trial);
+    // updateTrial only while the stored attempt is still in `expectedState` (a compare-and-swap):
+    // false, with nothing written, when another process changed it since it was read (a user
+    // stopped or cancelled it between a follower's read and its decision).
+    bool updateTrialIf(const QString &expectedState, const Trial &trial);
     QList<Trial> trials(SweepId sweep) const;  // every attempt, by index then attempt
     QList<Trial> attemptsOfRun(RunId run) const;  // a trial's attempts share its run, by attempt
     void setSweepMessage(SweepId id, const QString &message);

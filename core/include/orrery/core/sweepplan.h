@@ -50,6 +50,9 @@ struct PlanLoad {
     QString readError;  // the spec or its base config cannot be read ("FILE: why")
 };
 PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema);
+// The same for a spec's text that is (or will be saved) at `file` (the GUI's launcher: what is
+// typed, validated as it is typed). A relative base config is relative to `file`'s directory.
+PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
 
 // The trainer's own cross-key checks (checkTrialConfigs) on the configs of the first
 // kTrainerChecked trials: one line per refused trial ("FILE: trial 3: the trainer refuses its
@@ -72,6 +75,10 @@ QString sweepDirectory(const QString &root, const QString &experiment, const QSt
 LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir);
 
 // --- how a plan is shown -------------------------------------------------------------------
+
+// What submitting the plan to `executor` would launch first (its describe() of firstBatch under
+// a new sweep directory): the local command lines, or the sbatch script. Touches nothing.
+QByteArray describeFirstBatch(Executor &executor, const SubmitPlan &plan, const QList<PlannedTrial> &trials);
 
 struct PlanPreview {
     // A few lines, each ending in '\n': name, experiment, method and how many trials, metric,

@@ -11,7 +11,9 @@
 // it (`orrery sweep submit` returns at once; `sweep watch`, the monitor and the GUI re-attach).
 // Several may follow one sweep at once: each reads and ingests (a compare-and-swap on the
 // offset), but only the holder of the sweep's lease in the store acts on it — resolves ended
-// attempts, resubmits, stops early, suggests, ends the sweep; the others report who acts.
+// attempts, resubmits, stops early, suggests, ends the sweep; the others report who acts. The
+// user's own actions (cancel, stopTrial, retryTrial) need no lease: a follower writes its decisions
+// on an attempt only over the state it read, so it never undoes them.
 //
 // Threads: a runner uses its store and executor from the calling thread only (one runner per
 // thread, each with its own TrackingStore).
@@ -98,6 +100,23 @@ public:
     TickReport tick(const QList<SweepId> &sweeps);
     // Cancels every active attempt of the sweep; the sweep ends as cancelled.
     void cancel(SweepId sweep);
+    // Stops one queued or running trial now, as early stopping does: its task is cancelled (the
+    // trainer checkpoints on SIGTERM), the attempt becomes stopping ("stopped by the user", then
+    // ": reason" when one is given) and the next tick settles it as stopped; its run is tagged
+    // orrery.stopped_early = "by the user". The sweep goes on. Like cancel, it needs no lease
+    // (docs/sweeps.md "Acting on one trial"). Throws std::runtime_error naming what is wrong: no
+    // such sweep or trial, or a trial that is not queued or running ("trial 3 is completed; only
+    // a queued or running trial can be stopped").
+    void stopTrial(SweepId sweep, int trial, const QString &reason = {});
+    // Runs one failed, stopped, cancelled or lost trial again now: a new attempt through the same
+    // launch as an automatic retry, resuming from the trial's checkpoint (--resume auto). A sweep
+    // that had ended runs again until it ends anew. The attempt is marked as the user's
+    // (Trial::userRetry): the runner's retry budget (`retries`) counts from it, so a user's retry
+    // starts the budget afresh and never uses it up; early stopping leaves the trial alone. No
+    // lease needed. Throws std::runtime_error for no such sweep or trial, a trial that is active
+    // or completed, a sweep being cancelled, a failed trial whose follower is resubmitting it
+    // anyway, or an executor that refuses the launch (the attempt is then recorded as failed).
+    void retryTrial(SweepId sweep, int trial);
 
     // True when the sweep has nothing active and nothing left to launch.
     bool isDone(SweepId sweep) const;

@@ -151,6 +151,10 @@ struct SpecParse {
 // are kept verbatim or refused with a message, never interpreted. Non-UTF-8 text is refused.
 SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
 SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema);
+// The text of a spec that is (or will be saved) at `path`, as loadSweepSpec reads it: a relative
+// trainer.config is taken relative to the file's directory and must exist (the GUI's launcher
+// validates what is typed before it is saved).
+SpecParse parseSweepSpecAt(const QByteArray &yaml, const QString &path, const TrainerSchema &schema);
 
 // A parameter value as YAML/CLI text (floats round-trip exactly).
 QString formatParamValue(const QVariant &value);

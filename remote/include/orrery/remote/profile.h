@@ -89,6 +89,9 @@ struct ClusterReport {
     bool ok() const { return connected && errors.isEmpty(); }
 };
 
+// The report's trainer line, as `orrery cluster test` and the GUI's Test show it.
+QString trainerSummary(const ClusterProfile &profile, const ClusterReport &report);
+
 // Connects with the profile and checks each part in turn; a failing step is recorded in `errors`
 // and the next one still runs where it can. Blocks; call from a worker thread or the CLI.
 ClusterReport probeCluster(const ClusterProfile &profile, const AuthCallbacks &callbacks);

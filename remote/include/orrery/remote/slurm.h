@@ -45,6 +45,8 @@ public:
     // This user's pending and running jobs, with their names (one `squeue --me`; pending array
     // tasks come folded, "123_[4-9%2]"). For showing the queue to a person: the terminal monitor.
     QList<slurm::Job> myQueue();
+    // The same for every user's jobs (one `squeue`): the GUI's queue with "mine only" unticked.
+    QList<slurm::Job> queue(bool mineOnly);
     slurm::ClusterInfo clusterInfo();  // partitions and nodes with CPUs, memory, GPUs (one sinfo)
 
     slurm::Record showJob(const QString &jobId);

@@ -73,6 +73,7 @@ struct Node {
     QString gres;  // configured, as Slurm prints it ("gpu:4", "gpu:a100:4(S:0-1)")
     int gpusTotal = 0;
     int gpusUsed = 0;
+    double cpuLoad = -1;  // the load average Slurm last saw; -1: not known
 };
 struct Partition {
     QString name;

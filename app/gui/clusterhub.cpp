@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "clusterhub.h"
+
+#include "blockingpool.h"
+#include "sshprompts.h"
+
+#include "orrery/remote/connection.h"
+#include "orrery/remote/error.h"
+#include "orrery/remote/slurm.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QtConcurrent>
+
+namespace orrery::gui {
+
+namespace {
+
+// What a failure means for the link: a person must act (NeedsYou), or the next call tries again.
+bool needsAPerson(const remote::RemoteError &e)
+{
+    using K = remote::RemoteError::Kind;
+    return e.kind() == K::HostKeyUnknown || e.kind() == K::HostKeyChanged || e.kind() == K::Auth;
+}
+
+bool isLinkFailure(const remote::RemoteError &e)
+{
+    using K = remote::RemoteError::Kind;
+    return e.kind() == K::Connect || e.kind() == K::Timeout || e.kind() == K::Channel;
+}
+
+QString refusedText(const QString &why)
+{
+    return ClusterHub::tr("%1 (Connect in the Cluster tab to try again)").arg(why);
+}
+
+}  // namespace
+
+ClusterHub::ClusterHub(SshPrompter *prompter, QObject *parent) : QObject(parent), m_prompter(prompter)
+{
+    qRegisterMetaType<ClusterPoll>();
+    m_watch.setInterval(1000);
+    connect(&m_watch, &QTimer::timeout, this, &ClusterHub::watchLinks);
+    m_watch.start();
+}
+
+ClusterHub::~ClusterHub()
+{
+    // A connection's thread may be waiting on a dialog: answer it, so that thread can end.
+    if (m_prompter)
+        m_prompter->cancelAll();
+}
+
+std::shared_ptr<remote::Connection> ClusterHub::connection(const QString &cluster, QString *problem)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (const auto why = m_needsYou.constFind(cluster); why != m_needsYou.constEnd()) {
+            *problem = refusedText(*why);
+            return nullptr;
+        }
+        if (auto it = m_connections.find(cluster); it != m_connections.end())
+            return *it;
+    }
+    try {
+        const auto profile = remote::ProfileStore().find(cluster);
+        if (!profile) {
+            *problem = tr("no cluster profile '%1' on this machine (Cluster → Manage clusters)").arg(cluster);
+            return nullptr;
+        }
+        return connection(*profile, problem);
+    } catch (const remote::ProfileError &e) {
+        *problem = e.message();
+        return nullptr;
+    }
+}
+
+std::shared_ptr<remote::Connection> ClusterHub::connection(const remote::ClusterProfile &profile,
+                                                           QString *problem)
+{
+    std::lock_guard lock(m_mutex);
+    if (const auto why = m_needsYou.constFind(profile.name); why != m_needsYou.constEnd()) {
+        *problem = refusedText(*why);
+        return nullptr;
+    }
+    if (auto it = m_connections.find(profile.name); it != m_connections.end())
+        return *it;
+    remote::AuthCallbacks callbacks =
+        m_prompter ? m_prompter->callbacks(profile.name) : remote::AuthCallbacks{};
+    remote::ConnectionOptions options;
+    // Two quick tries: the next poll or follow tick tries again, and the status bar says "lost"
+    // within seconds instead of after a long backoff.
+    options.reconnectAttempts = 2;
+    options.keepaliveInterval = std::chrono::seconds(15);
+    auto c = std::make_shared<remote::Connection>(profile.endpoint(), std::move(callbacks), options);
+    m_connections.insert(profile.name, c);
+    return c;
+}
+
+remote::Executors::ConnectionSource ClusterHub::connectionSource()
+{
+    QPointer<ClusterHub> self(this);
+    // The hub outlives the follower (MainWindow stops it first); the QPointer is checked anyway.
+    return [self](const remote::ClusterProfile &profile,
+                  QString *problem) -> std::shared_ptr<remote::Connection> {
+        if (!self) {
+            *problem = QStringLiteral("the window is closing");
+            return nullptr;
+        }
+        return self->connection(profile, problem);
+    };
+}
+
+void ClusterHub::connectNow(const QString &cluster)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_needsYou.remove(cluster);
+        // A connection that was refused keeps nothing worth reusing; a new one asks again.
+        if (auto it = m_connections.find(cluster); it != m_connections.end() && !(*it)->isConnected())
+            m_connections.erase(it);
+    }
+    if (m_prompter)
+        m_prompter->resume();
+    QString problem;
+    const auto c = connection(cluster, &problem);
+    if (!c) {
+        setStatus(cluster, Link::NeedsYou, problem);
+        return;
+    }
+    if (!c->isConnected())
+        setStatus(cluster, Link::Connecting, {});
+    QPointer<ClusterHub> self(this);
+    c->connect()
+        .then(this,
+              [self, cluster] {
+                  if (self)
+                      self->reportSuccess(cluster);
+              })
+        .onFailed(this, [self, cluster](const std::exception &e) {
+            if (self)
+                self->reportFailure(cluster, e);
+        });
+}
+
+void ClusterHub::forget(const QString &cluster)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_connections.remove(cluster);
+        m_needsYou.remove(cluster);
+    }
+    m_status.remove(cluster);
+    m_seenConnects.remove(cluster);
+    Q_EMIT statusChanged(cluster);
+}
+
+void ClusterHub::reportSuccess(const QString &cluster)
+{
+    std::shared_ptr<remote::Connection> c;
+    {
+        std::lock_guard lock(m_mutex);
+        c = m_connections.value(cluster);
+    }
+    if (c)
+        m_status[cluster].connects = c->connectCount();
+    setStatus(cluster, Link::Connected, {});
+}
+
+void ClusterHub::reportFailure(const QString &cluster, const std::exception &error)
+{
+    const QString message = QString::fromUtf8(error.what());
+    const auto *remoteError = dynamic_cast<const remote::RemoteError *>(&error);
+    if (remoteError && needsAPerson(*remoteError)) {
+        const bool changed = remoteError->kind() == remote::RemoteError::Kind::HostKeyChanged;
+        bool first = false;
+        {
+            std::lock_guard lock(m_mutex);
+            first = !m_needsYou.contains(cluster);
+            m_needsYou.insert(cluster, changed ? tr("the host key changed") : message);
+        }
+        if (changed && first)
+            SshPrompter::showHostKeyChanged(m_prompter ? m_prompter->window() : nullptr, cluster, message);
+        setStatus(cluster, Link::NeedsYou, message);
+    } else if (!remoteError || isLinkFailure(*remoteError)) {
+        setStatus(cluster, Link::Lost, message);
+    } else {
+        // A command refused (Slurm, SFTP): the link itself is fine.
+        setStatus(cluster, Link::Connected, message);
+    }
+}
+
+void ClusterHub::setStatus(const QString &cluster, Link link, const QString &message)
+{
+    Status &s = m_status[cluster];
+    if (s.link == link && s.message == message)
+        return;
+    if (s.link != link)
+        s.sinceMs = QDateTime::currentMSecsSinceEpoch();
+    s.link = link;
+    s.message = message;
+    Q_EMIT statusChanged(cluster);
+}
+
+void ClusterHub::watchLinks()
+{
+    QHash<QString, std::shared_ptr<remote::Connection>> connections;
+    QHash<QString, QString> needsYou;
+    {
+        std::lock_guard lock(m_mutex);
+        connections = m_connections;
+        needsYou = m_needsYou;
+    }
+    for (auto it = needsYou.cbegin(); it != needsYou.cend(); ++it)
+        if (m_status.value(it.key()).link != Link::NeedsYou)
+            setStatus(it.key(), Link::NeedsYou, *it);
+    for (auto it = connections.cbegin(); it != connections.cend(); ++it) {
+        const QString &name = it.key();
+        if (needsYou.contains(name))
+            continue;
+        const Status s = m_status.value(name);
+        const int connects = (*it)->connectCount();
+        if ((*it)->isConnected()) {
+            m_status[name].connects = connects;
+            if (s.link != Link::Connected || !s.message.isEmpty())
+                setStatus(name, Link::Connected, {});
+            else if (connects != s.connects)
+                Q_EMIT statusChanged(name);  // it came back between two looks
+        } else if (s.link == Link::Connected) {
+            // Seen between calls (the keepalive found it dead): the next call reconnects.
+            setStatus(name, Link::Lost, tr("the connection dropped; it is made again on the next call"));
+        }
+    }
+}
+
+ClusterHub::Status ClusterHub::status(const QString &cluster) const
+{
+    return m_status.value(cluster);
+}
+
+QStringList ClusterHub::clusters() const
+{
+    QStringList names = m_status.keys();
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto it = m_connections.cbegin(); it != m_connections.cend(); ++it)
+            if (!names.contains(it.key()))
+                names << it.key();
+    }
+    names.sort();
+    return names;
+}
+
+QString ClusterHub::linkText(Link link)
+{
+    switch (link) {
+    case Link::Idle:
+        return tr("not connected");
+    case Link::Connecting:
+        return tr("connecting…");
+    case Link::Connected:
+        return tr("connected");
+    case Link::Lost:
+        return tr("connection lost");
+    case Link::NeedsYou:
+        return tr("needs you");
+    }
+    return {};
+}
+
+bool ClusterHub::poll(const QString &cluster, bool mineOnly)
+{
+    if (m_polling.contains(cluster))
+        return false;
+    QString problem;
+    const auto c = connection(cluster, &problem);
+    if (!c) {
+        ClusterPoll p;
+        p.mineOnly = mineOnly;
+        p.error = problem;
+        if (m_status.value(cluster).link != Link::NeedsYou)
+            setStatus(cluster, problem.contains(QLatin1String("profile")) ? Link::Idle : Link::NeedsYou,
+                      problem);
+        Q_EMIT polled(cluster, p);
+        return true;
+    }
+    m_polling.insert(cluster);
+    if (!c->isConnected() && m_status.value(cluster).link != Link::Lost)
+        setStatus(cluster, Link::Connecting, {});
+    struct Outcome {
+        ClusterPoll poll;
+        std::exception_ptr error;
+    };
+    QPointer<ClusterHub> self(this);
+    QtConcurrent::run(blockingPool(), [c, mineOnly] {
+        Outcome o;
+        o.poll.mineOnly = mineOnly;
+        QElapsedTimer clock;
+        clock.start();
+        try {
+            remote::SlurmClient client(*c);
+            o.poll.info = client.clusterInfo();
+            o.poll.queue = client.queue(mineOnly);
+        } catch (const std::exception &e) {
+            o.poll.error = QString::fromUtf8(e.what());
+            o.error = std::current_exception();
+        }
+        o.poll.tookMs = clock.elapsed();
+        return o;
+    }).then(this, [self, cluster](const Outcome &o) {
+        if (self)
+            self->finishPoll(cluster, o.poll, o.error);
+    });
+    return true;
+}
+
+void ClusterHub::finishPoll(const QString &cluster, const ClusterPoll &poll, const std::exception_ptr &error)
+{
+    m_polling.remove(cluster);
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception &e) {
+            reportFailure(cluster, e);
+        }
+    } else {
+        reportSuccess(cluster);
+    }
+    Q_EMIT polled(cluster, poll);
+}
+
+}  // namespace orrery::gui

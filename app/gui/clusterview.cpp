@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "clusterview.h"
+
+#include "orrery/remote/profile.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+namespace orrery::gui {
+
+namespace {
+
+constexpr int kTileWidth = 132, kTileHeight = 58, kGap = 6;
+
+QString memoryText(qint64 mb)
+{
+    return mb >= 1024 ? QStringLiteral("%1G").arg(double(mb) / 1024, 0, 'f', 1)
+                      : QStringLiteral("%1M").arg(mb);
+}
+
+// Items are data from the cluster: shown as text, never interpreted.
+QTableWidgetItem *item(const QString &text, bool number = false)
+{
+    auto *i = new QTableWidgetItem(text);
+    i->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
+    if (number)
+        i->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return i;
+}
+
+void fill(QTableWidget *table, const QList<QStringList> &rows, const QList<int> &numeric)
+{
+    table->setSortingEnabled(false);
+    table->setRowCount(int(rows.size()));
+    for (int r = 0; r < rows.size(); ++r)
+        for (int c = 0; c < rows[r].size() && c < table->columnCount(); ++c)
+            table->setItem(r, c, item(rows[r][c], numeric.contains(c)));
+    table->setSortingEnabled(true);
+}
+
+QTableWidget *makeTable(const QStringList &header, QWidget *parent, const QString &name)
+{
+    auto *t = new QTableWidget(0, int(header.size()), parent);
+    t->setObjectName(name);
+    t->setHorizontalHeaderLabels(header);
+    t->verticalHeader()->hide();
+    t->setSelectionBehavior(QAbstractItemView::SelectRows);
+    t->setSelectionMode(QAbstractItemView::SingleSelection);
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->setWordWrap(false);
+    t->horizontalHeader()->setStretchLastSection(true);
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    return t;
+}
+
+}  // namespace
+
+// --- NodeStrip --------------------------------------------------------------------------------
+
+NodeStrip::NodeStrip(QWidget *parent) : QWidget(parent)
+{
+    setObjectName(QStringLiteral("nodeStrip"));
+    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+}
+
+void NodeStrip::setNodes(const QList<remote::slurm::Node> &nodes)
+{
+    m_nodes = nodes;
+    updateGeometry();
+    update();
+}
+
+QColor NodeStrip::stateColor(const QString &stateIn)
+{
+    const QString state = stateIn.toLower();
+    if (state.endsWith(QLatin1Char('*')) || state.startsWith(QLatin1String("unknown")) || state.isEmpty())
+        return QColor(0x9e, 0x9e, 0x9e);
+    if (state.startsWith(QLatin1String("down")) || state.startsWith(QLatin1String("drain")) ||
+        state.startsWith(QLatin1String("fail")) || state.startsWith(QLatin1String("inval")))
+        return QColor(0xd3, 0x2f, 0x2f);
+    if (state.startsWith(QLatin1String("idle")))
+        return QColor(0x2e, 0x7d, 0x32);
+    if (state.startsWith(QLatin1String("mix")))
+        return QColor(0x19, 0x76, 0xd2);
+    if (state.startsWith(QLatin1String("alloc")) || state.startsWith(QLatin1String("complet")))
+        return QColor(0x0d, 0x47, 0xa1);
+    return QColor(0xf5, 0x7c, 0x00);  // reserved, planned, maint, powering up/down, ...
+}
+
+int NodeStrip::columnsFor(int width) const
+{
+    return std::max(1, (width - kGap) / (kTileWidth + kGap));
+}
+
+QRect NodeStrip::tileRect(int index) const
+{
+    const int columns = columnsFor(width());
+    return {kGap + (index % columns) * (kTileWidth + kGap), kGap + (index / columns) * (kTileHeight + kGap),
+            kTileWidth, kTileHeight};
+}
+
+int NodeStrip::heightForWidth(int width) const
+{
+    const int columns = columnsFor(width);
+    const int rows = std::max<int>(1, int((m_nodes.size() + columns - 1) / columns));
+    return kGap + rows * (kTileHeight + kGap);
+}
+
+QSize NodeStrip::sizeHint() const
+{
+    return {4 * (kTileWidth + kGap) + kGap, heightForWidth(4 * (kTileWidth + kGap) + kGap)};
+}
+
+void NodeStrip::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    if (m_nodes.isEmpty()) {
+        p.setPen(palette().color(QPalette::Disabled, QPalette::WindowText));
+        p.drawText(rect(), Qt::AlignCenter, tr("no nodes yet"));
+        return;
+    }
+    const QFontMetrics fm(font());
+    for (int i = 0; i < m_nodes.size(); ++i) {
+        const remote::slurm::Node &n = m_nodes[i];
+        const QRect r = tileRect(i);
+        const QColor c = stateColor(n.state);
+        p.setPen(QPen(c, 2));
+        p.setBrush(palette().base());
+        p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
+        p.fillRect(QRect(r.left() + 2, r.top() + 2, 6, r.height() - 4), c);
+        const int x = r.left() + 13, w = r.width() - 18;
+        p.setPen(palette().color(QPalette::Text));
+        QFont bold = font();
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(QRect(x, r.top() + 3, w, fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+                   QFontMetrics(bold).elidedText(n.name, Qt::ElideRight, w));
+        p.setFont(font());
+        p.setPen(c.darker(110));
+        p.drawText(QRect(x, r.top() + 3, w, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   fm.elidedText(n.state, Qt::ElideRight, w / 2));
+        // GPUs used of total as a bar, then the CPU load.
+        const int barY = r.top() + 6 + fm.height();
+        const QRect bar(x, barY, w, 8);
+        p.setPen(Qt::NoPen);
+        p.setBrush(palette().color(QPalette::Midlight));
+        p.drawRect(bar);
+        if (n.gpusTotal > 0) {
+            p.setBrush(c);
+            p.drawRect(QRect(bar.left(), bar.top(),
+                             bar.width() * std::min(n.gpusUsed, n.gpusTotal) / n.gpusTotal, bar.height()));
+        }
+        p.setPen(palette().color(QPalette::Text));
+        const QString gpus =
+            n.gpusTotal > 0 ? tr("GPU %1/%2").arg(n.gpusUsed).arg(n.gpusTotal) : tr("no GPU");
+        const QString load = n.cpuLoad >= 0 ? tr("load %1/%2").arg(n.cpuLoad, 0, 'f', 1).arg(n.cpusTotal)
+                                            : tr("CPU %1/%2").arg(n.cpusAllocated).arg(n.cpusTotal);
+        p.drawText(QRect(x, barY + 10, w, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, gpus);
+        p.drawText(QRect(x, barY + 10, w, fm.height()), Qt::AlignRight | Qt::AlignVCenter, load);
+    }
+}
+
+bool NodeStrip::event(QEvent *e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        const auto *help = static_cast<QHelpEvent *>(e);
+        for (int i = 0; i < m_nodes.size(); ++i)
+            if (tileRect(i).contains(help->pos())) {
+                const remote::slurm::Node &n = m_nodes[i];
+                QToolTip::showText(help->globalPos(),
+                                   tr("%1 — %2\npartitions: %3\nCPUs: %4 allocated, %5 idle of %6%7\n"
+                                      "memory: %8 allocated of %9\nGPUs: %10 used of %11 (%12)")
+                                       .arg(n.name, n.state, n.partitions.join(QStringLiteral(", ")))
+                                       .arg(n.cpusAllocated)
+                                       .arg(n.cpusIdle)
+                                       .arg(n.cpusTotal)
+                                       .arg(n.cpuLoad >= 0 ? tr(", load %1").arg(n.cpuLoad) : QString())
+                                       .arg(memoryText(n.memoryAllocatedMb), memoryText(n.memoryMb))
+                                       .arg(n.gpusUsed)
+                                       .arg(n.gpusTotal)
+                                       .arg(n.gres.isEmpty() ? tr("no GRES") : n.gres),
+                                   this);
+                return true;
+            }
+        QToolTip::hideText();
+        e->ignore();
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+// --- ClusterView ------------------------------------------------------------------------------
+
+ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
+    : QWidget(parent), m_hub(hub), m_clusters(new QComboBox(this)), m_link(new QLabel(this)),
+      m_connect(new QPushButton(tr("Connect"), this)), m_mine(new QCheckBox(tr("Only my jobs"), this)),
+      m_notice(new QLabel(this)), m_partitions(makeTable({tr("Partition"), tr("State"), tr("Nodes"),
+                                                          tr("CPUs idle"), tr("GPUs used"), tr("Time limit")},
+                                                         this, QStringLiteral("partitionsTable"))),
+      m_nodes(new NodeStrip(this)),
+      m_queue(makeTable({tr("Job"), tr("Name"), tr("State"), tr("Reason"), tr("Partition"), tr("Nodes"),
+                         tr("Node list"), tr("Elapsed"), tr("Limit"), tr("GRES")},
+                        this, QStringLiteral("queueTable")))
+{
+    setObjectName(QStringLiteral("clusterView"));
+    m_clusters->setObjectName(QStringLiteral("clusterCombo"));
+    m_link->setObjectName(QStringLiteral("clusterLink"));
+    m_connect->setObjectName(QStringLiteral("connectButton"));
+    m_notice->setObjectName(QStringLiteral("clusterNotice"));
+    m_notice->setWordWrap(true);
+    m_notice->setTextFormat(Qt::PlainText);
+    m_mine->setChecked(true);
+    auto *refresh = new QPushButton(tr("Refresh"), this);
+    auto *manage = new QPushButton(tr("Manage clusters…"), this);
+    manage->setObjectName(QStringLiteral("manageButton"));
+
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Cluster:"), this));
+    bar->addWidget(m_clusters);
+    bar->addWidget(m_link);
+    bar->addStretch(1);
+    bar->addWidget(m_mine);
+    bar->addWidget(m_connect);
+    bar->addWidget(refresh);
+    bar->addWidget(manage);
+
+    auto *nodesArea = new QScrollArea(this);
+    nodesArea->setWidget(m_nodes);
+    nodesArea->setWidgetResizable(true);
+    nodesArea->setFrameShape(QFrame::NoFrame);
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_partitions);
+    split->addWidget(nodesArea);
+    split->addWidget(m_queue);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setStretchFactor(2, 3);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_notice);
+    layout->addWidget(split, 1);
+
+    m_timer.setInterval(5000);
+    connect(&m_timer, &QTimer::timeout, this, &ClusterView::pollNow);
+    connect(refresh, &QPushButton::clicked, this, &ClusterView::pollNow);
+    connect(manage, &QPushButton::clicked, this, &ClusterView::manageRequested);
+    connect(m_connect, &QPushButton::clicked, this, [this] {
+        if (!cluster().isEmpty()) {
+            m_hub->connectNow(cluster());
+            pollNow();
+        }
+    });
+    connect(m_mine, &QCheckBox::toggled, this, &ClusterView::pollNow);
+    connect(m_clusters, &QComboBox::currentIndexChanged, this, [this] {
+        m_partitions->setRowCount(0);
+        m_queue->setRowCount(0);
+        m_nodes->setNodes({});
+        m_lastGoodMs = 0;
+        m_notice->clear();
+        showLink();
+        if (isVisible())
+            pollNow();
+    });
+    connect(m_hub, &ClusterHub::polled, this, &ClusterView::showPoll);
+    connect(m_hub, &ClusterHub::statusChanged, this, [this](const QString &name) {
+        if (name == cluster())
+            showLink();
+    });
+    connect(m_queue, &QTableWidget::cellDoubleClicked, this, [this](int row, int) {
+        if (const QTableWidgetItem *id = m_queue->item(row, 0))
+            Q_EMIT jobLogsRequested(cluster(), id->text());
+    });
+    reloadProfiles();
+}
+
+void ClusterView::reloadProfiles()
+{
+    const QString current = cluster();
+    QStringList names;
+    try {
+        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
+            names << p.name;
+        m_notice->setText(names.isEmpty() ? tr("No cluster profiles yet: Manage clusters… adds one (or "
+                                               "`orrery cluster add`).")
+                                          : QString());
+    } catch (const remote::ProfileError &e) {
+        m_notice->setText(e.message());
+    }
+    const QSignalBlocker block(m_clusters);
+    m_clusters->clear();
+    m_clusters->addItems(names);
+    const int i = int(names.indexOf(current));
+    m_clusters->setCurrentIndex(i >= 0 ? i : (names.isEmpty() ? -1 : 0));
+    m_connect->setEnabled(!names.isEmpty());
+    showLink();
+}
+
+QString ClusterView::cluster() const
+{
+    return m_clusters->currentText();
+}
+
+void ClusterView::setCluster(const QString &name)
+{
+    m_clusters->setCurrentIndex(m_clusters->findText(name));
+}
+
+bool ClusterView::mineOnly() const
+{
+    return m_mine->isChecked();
+}
+
+void ClusterView::pollNow()
+{
+    if (!cluster().isEmpty())
+        m_hub->poll(cluster(), mineOnly());
+}
+
+void ClusterView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    pollNow();
+    m_timer.start();
+}
+
+void ClusterView::hideEvent(QHideEvent *event)
+{
+    QWidget::hideEvent(event);
+    m_timer.stop();
+}
+
+void ClusterView::showLink()
+{
+    const QString name = cluster();
+    if (name.isEmpty()) {
+        m_link->clear();
+        return;
+    }
+    const ClusterHub::Status s = m_hub->status(name);
+    QString colour = QStringLiteral("#757575");
+    switch (s.link) {
+    case ClusterHub::Link::Idle:
+        break;
+    case ClusterHub::Link::Connecting:
+        colour = QStringLiteral("#f57c00");
+        break;
+    case ClusterHub::Link::Connected:
+        colour = QStringLiteral("#2e7d32");
+        break;
+    case ClusterHub::Link::Lost:
+    case ClusterHub::Link::NeedsYou:
+        colour = QStringLiteral("#d32f2f");
+        break;
+    }
+    m_link->setText(QStringLiteral("<span style='color:%1'>●</span> %2")
+                        .arg(colour, ClusterHub::linkText(s.link).toHtmlEscaped()));
+    m_link->setToolTip(s.message);
+    m_connect->setText(s.link == ClusterHub::Link::Connected ? tr("Reconnect") : tr("Connect"));
+}
+
+void ClusterView::showPoll(const QString &name, const ClusterPoll &poll)
+{
+    if (name != cluster())
+        return;
+    ++m_shown;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (!poll.error.isEmpty()) {
+        const QString age = m_lastGoodMs
+            ? tr(" — showing what was polled %1 s ago").arg((now - m_lastGoodMs) / 1000)
+            : QString();
+        m_notice->setText(
+            tr("%1%2. Tried again every %3 s.").arg(poll.error, age).arg(m_timer.interval() / 1000.0));
+        m_notice->setStyleSheet(QStringLiteral("QLabel { color: #b71c1c; }"));
+        Q_EMIT pollShown();
+        return;
+    }
+    m_lastGoodMs = now;
+    m_notice->setStyleSheet({});
+    m_notice->setText(
+        tr("%n node(s), %1 job(s) in the queue%2 · polled in %3 ms", nullptr, int(poll.info.nodes.size()))
+            .arg(poll.queue.size())
+            .arg(poll.mineOnly ? tr(" (mine)") : QString())
+            .arg(poll.tookMs));
+
+    QList<QStringList> rows;
+    for (const remote::slurm::Partition &p : poll.info.partitions)
+        rows << QStringList{p.name + (p.isDefault ? QStringLiteral(" *") : QString()),
+                            p.up ? tr("up") : tr("down"),
+                            QString::number(p.nodes.size()),
+                            QStringLiteral("%1 / %2").arg(p.cpusIdle).arg(p.cpusTotal),
+                            p.gpusTotal ? QStringLiteral("%1 / %2").arg(p.gpusUsed).arg(p.gpusTotal)
+                                        : tr("—"),
+                            p.timeLimit};
+    fill(m_partitions, rows, {2, 3, 4});
+    m_nodes->setNodes(poll.info.nodes);
+
+    rows.clear();
+    for (const remote::slurm::Job &j : poll.queue)
+        rows << QStringList{
+            j.jobId,    j.name,    j.state,     j.reason, j.partition, QString::number(j.nodes),
+            j.nodeList, j.elapsed, j.timeLimit, j.gres};
+    fill(m_queue, rows, {5});
+    Q_EMIT pollShown();
+}
+
+}  // namespace orrery::gui

@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "launcher.h"
+
+#include "blockingpool.h"
+#include "clusterhub.h"
+
+#include "orrery/core/paths.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweeprunner.h"
+#include "orrery/remote/deploy.h"
+#include "orrery/remote/executors.h"
+#include "orrery/remote/profile.h"
+#include "orrery/remote/slurmexecutor.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTextBlock>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+namespace orrery::gui {
+
+// --- YamlHighlighter ----------------------------------------------------------------------------
+
+YamlHighlighter::YamlHighlighter(QTextDocument *document) : QSyntaxHighlighter(document)
+{ }
+
+void YamlHighlighter::highlightBlock(const QString &text)
+{
+    QTextCharFormat key, comment, string, number, keyword;
+    key.setForeground(QColor(0x0d, 0x47, 0xa1));
+    key.setFontWeight(QFont::DemiBold);
+    comment.setForeground(QColor(0x75, 0x75, 0x75));
+    comment.setFontItalic(true);
+    string.setForeground(QColor(0x2e, 0x7d, 0x32));
+    number.setForeground(QColor(0xad, 0x14, 0x57));
+    keyword.setForeground(QColor(0x6a, 0x1b, 0x9a));
+
+    // Where a comment starts: a '#' outside quotes, at the start or after a space.
+    qsizetype commentAt = -1;
+    QChar quote;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (!quote.isNull()) {
+            if (c == quote)
+                quote = QChar();
+        } else if (c == QLatin1Char('"') || c == QLatin1Char('\'')) {
+            quote = c;
+            const qsizetype end = text.indexOf(c, i + 1);
+            setFormat(int(i), int((end < 0 ? text.size() : end + 1) - i), string);
+        } else if (c == QLatin1Char('#') && (i == 0 || text[i - 1].isSpace())) {
+            commentAt = i;
+            break;
+        }
+    }
+    const QString code = commentAt < 0 ? text : text.left(commentAt);
+    static const QRegularExpression keyPattern(
+        QStringLiteral(R"(^\s*(?:-\s+)?([^\s:#'"][^:#]*?)\s*:(?=\s|$))"));
+    if (const auto m = keyPattern.match(code); m.hasMatch())
+        setFormat(int(m.capturedStart(1)), int(m.capturedLength(1)), key);
+    static const QRegularExpression numberPattern(
+        QStringLiteral(R"((?<![\w.])[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?(?![\w.]))"));
+    for (auto it = numberPattern.globalMatch(code); it.hasNext();) {
+        const auto m = it.next();
+        if (format(int(m.capturedStart())) == key || format(int(m.capturedStart())) == string)
+            continue;
+        setFormat(int(m.capturedStart()), int(m.capturedLength()), number);
+    }
+    static const QRegularExpression keywordPattern(QStringLiteral(R"(\b(true|false|null|yes|no)\b)"));
+    for (auto it = keywordPattern.globalMatch(code); it.hasNext();) {
+        const auto m = it.next();
+        if (format(int(m.capturedStart())) != string)
+            setFormat(int(m.capturedStart()), int(m.capturedLength()), keyword);
+    }
+    if (commentAt >= 0)
+        setFormat(int(commentAt), int(text.size() - commentAt), comment);
+}
+
+// --- Launcher -----------------------------------------------------------------------------------
+
+namespace {
+
+const char kTemplate[] = R"(# A sweep of orrery-train (docs/sweeps.md). Ctrl+L opens this launcher.
+name: my-sweep
+experiment: Default
+method: grid            # grid, random or bayes
+metric:
+  name: eval/loss
+  goal: minimize
+parameters:
+  optim.lr:
+    values: [1e-3, 3e-3]
+  train.steps:
+    value: 200
+max_concurrent: 2
+)";
+
+}  // namespace
+
+Launcher::Launcher(ClusterHub *hub, QString database, QWidget *parent)
+    : QDialog(parent), m_hub(hub), m_database(std::move(database))
+{
+    setObjectName(QStringLiteral("launcher"));
+    setWindowTitle(tr("Launch a sweep"));
+    resize(1100, 760);
+
+    m_editor = new QPlainTextEdit(this);
+    m_editor->setObjectName(QStringLiteral("specEditor"));
+    m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_editor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_editor->setTabChangesFocus(false);
+    new YamlHighlighter(m_editor->document());
+
+    m_problemList = new QListWidget(this);
+    m_problemList->setObjectName(QStringLiteral("problemList"));
+    m_problemList->setWordWrap(true);
+    m_status = new QLabel(this);
+    m_status->setObjectName(QStringLiteral("launcherStatus"));
+    m_status->setWordWrap(true);
+    m_status->setTextFormat(Qt::PlainText);
+
+    m_target = new QComboBox(this);
+    m_target->setObjectName(QStringLiteral("targetCombo"));
+    m_target->addItem(tr("This machine"), QString());
+    try {
+        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
+            m_target->addItem(tr("Cluster %1").arg(p.name), p.name);
+    } catch (const remote::ProfileError &e) {
+        m_status->setText(e.message());
+    }
+
+    auto *open = new QPushButton(tr("Open…"), this);
+    auto *saveAs = new QPushButton(tr("Save as…"), this);
+    m_previewButton = new QPushButton(tr("Preview"), this);
+    m_previewButton->setObjectName(QStringLiteral("previewButton"));
+    m_submitButton = new QPushButton(tr("Submit"), this);
+    m_submitButton->setObjectName(QStringLiteral("submitButton"));
+    m_submitButton->setDefault(false);
+    m_cancelButton = new QPushButton(tr("Cancel"), this);
+    m_busy = new QProgressBar(this);
+    m_busy->setRange(0, 0);
+    m_busy->setMaximumHeight(12);
+    m_busy->setTextVisible(false);
+    m_busy->hide();
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(open);
+    top->addWidget(saveAs);
+    top->addStretch(1);
+    top->addWidget(new QLabel(tr("Run on:"), this));
+    top->addWidget(m_target);
+
+    auto *side = new QWidget(this);
+    auto *sideLayout = new QVBoxLayout(side);
+    sideLayout->setContentsMargins(0, 0, 0, 0);
+    sideLayout->addWidget(new QLabel(tr("Problems"), this));
+    sideLayout->addWidget(m_problemList, 1);
+
+    auto *editorSplit = new QSplitter(Qt::Horizontal, this);
+    editorSplit->addWidget(m_editor);
+    editorSplit->addWidget(side);
+    editorSplit->setStretchFactor(0, 3);
+    editorSplit->setStretchFactor(1, 2);
+
+    m_trials = new QTableWidget(this);
+    m_trials->setObjectName(QStringLiteral("trialTable"));
+    m_trials->verticalHeader()->hide();
+    m_trials->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_script = new QPlainTextEdit(this);
+    m_script->setObjectName(QStringLiteral("scriptView"));
+    m_script->setReadOnly(true);
+    m_script->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_script->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_previewTabs = new QTabWidget(this);
+    m_previewTabs->addTab(m_trials, tr("Trials"));
+    m_previewTabs->addTab(m_script, tr("What is launched"));
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(editorSplit);
+    split->addWidget(m_previewTabs);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto *bottom = new QHBoxLayout;
+    bottom->addWidget(m_status, 1);
+    bottom->addWidget(m_busy);
+    bottom->addWidget(m_previewButton);
+    bottom->addWidget(m_submitButton);
+    bottom->addWidget(m_cancelButton);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(split, 1);
+    layout->addLayout(bottom);
+
+    m_debounce.setSingleShot(true);
+    m_debounce.setInterval(250);
+    connect(m_editor, &QPlainTextEdit::textChanged, &m_debounce, qOverload<>(&QTimer::start));
+    connect(&m_debounce, &QTimer::timeout, this, &Launcher::validateNow);
+    connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
+        m_script->clear();
+        m_trials->setRowCount(0);
+    });
+    connect(m_problemList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
+        const int line = item->data(Qt::UserRole).toInt();
+        if (line <= 0)
+            return;
+        QTextCursor c(m_editor->document()->findBlockByNumber(line - 1));
+        m_editor->setTextCursor(c);
+        m_editor->setFocus();
+    });
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f =
+            QFileDialog::getOpenFileName(this, tr("Open a sweep spec"), QFileInfo(m_path).path(),
+                                         tr("YAML (*.yaml *.yml);;All files (*)"));
+        if (!f.isEmpty())
+            loadFile(f);
+    });
+    connect(saveAs, &QPushButton::clicked, this, [this] {
+        const QString f =
+            QFileDialog::getSaveFileName(this, tr("Save the sweep spec"), m_path, tr("YAML (*.yaml *.yml)"));
+        if (f.isEmpty())
+            return;
+        QSaveFile out(f);
+        if (!out.open(QIODevice::WriteOnly) || out.write(m_editor->toPlainText().toUtf8()) < 0 ||
+            !out.commit()) {
+            m_status->setText(tr("%1: %2").arg(f, out.errorString()));
+            return;
+        }
+        setSpecPath(f);
+    });
+    connect(m_previewButton, &QPushButton::clicked, this, &Launcher::preview);
+    connect(m_submitButton, &QPushButton::clicked, this, &Launcher::submit);
+    connect(m_cancelButton, &QPushButton::clicked, this, [this] {
+        if (!m_submitting) {
+            reject();
+            return;
+        }
+        // A deploy stops between its steps; a submission already sent is not taken back (the
+        // sweep then shows in the tree and can be cancelled there).
+        m_cancel->store(true);
+        setBusy(true, tr("Cancelling…"));
+    });
+
+    connect(&m_submitWatcher, &QFutureWatcher<SubmitResult>::finished, this, [this] {
+        m_submitting = false;
+        setBusy(false);
+        const SubmitResult r = m_submitWatcher.result();
+        if (!r.error.isEmpty()) {
+            m_status->setText(r.error);
+            Q_EMIT submitFailed(r.error);
+            return;
+        }
+        const QString name = m_plan ? m_plan->spec.name : QString();
+        m_status->setText(tr("Submitted sweep %1 (%2).").arg(r.sweep).arg(name));
+        Q_EMIT submitted(r.sweep, name);
+        accept();
+    });
+
+    // The schema comes from the trainer (`--print-schema`, about a second): off the UI thread.
+    connect(&m_schemaWatcher, &QFutureWatcher<std::optional<core::TrainerSchema>>::finished, this, [this] {
+        m_schema = m_schemaWatcher.result();
+        if (!m_schema) {
+            m_status->setText(tr("Cannot check specs: %1").arg(m_schemaProblem));
+            return;
+        }
+        validateNow();
+    });
+    auto *problem = &m_schemaProblem;
+    m_schemaWatcher.setFuture(
+        QtConcurrent::run(blockingPool(), [problem] { return core::TrainerSchema::load(problem); }));
+
+    setSpecPath(QDir::current().absoluteFilePath(QStringLiteral("sweep.yaml")));
+    m_editor->setPlainText(QString::fromUtf8(kTemplate));
+    m_status->setText(tr("Loading the trainer's schema…"));
+}
+
+Launcher::~Launcher()
+{
+    m_schemaWatcher.waitForFinished();
+    m_cancel->store(true);
+    m_submitWatcher.waitForFinished();
+}
+
+void Launcher::setSpecPath(const QString &path)
+{
+    m_path = QFileInfo(path).absoluteFilePath();
+    setWindowTitle(tr("Launch a sweep — %1").arg(QFileInfo(m_path).fileName()));
+    m_debounce.start();
+}
+
+bool Launcher::loadFile(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        m_status->setText(tr("%1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    setSpecPath(path);
+    m_editor->setPlainText(QString::fromUtf8(f.readAll()));
+    return true;
+}
+
+void Launcher::setTarget(const QString &cluster)
+{
+    m_target->setCurrentIndex(std::max(0, m_target->findData(cluster)));
+}
+
+QString Launcher::target() const
+{
+    return m_target->currentData().toString();
+}
+
+void Launcher::validateNow()
+{
+    m_debounce.stop();
+    if (!m_schema)
+        return;
+    const core::PlanLoad load = core::loadSubmitPlanText(m_editor->toPlainText().toUtf8(), m_path, *m_schema);
+    m_problems = load.specErrors;
+    if (!load.configError.isEmpty())
+        m_problems.append({m_path, 0, load.configError});
+    if (!load.readError.isEmpty())
+        m_problems.append({m_path, 0, load.readError});
+    m_plan = m_problems.isEmpty() ? load.plan : std::nullopt;
+    m_planned = m_plan ? load.trials : QList<core::PlannedTrial>{};
+    showProblems();
+    Q_EMIT validated();
+}
+
+void Launcher::showProblems()
+{
+    QList<QTextEdit::ExtraSelection> marks;
+    m_problemList->clear();
+    for (const core::SpecError &e : std::as_const(m_problems)) {
+        auto *item = new QListWidgetItem(
+            e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message, m_problemList);
+        item->setData(Qt::UserRole, e.line);
+        item->setForeground(QColor(0xb7, 0x1c, 0x1c));
+        if (e.line <= 0)
+            continue;
+        const QTextBlock block = m_editor->document()->findBlockByNumber(e.line - 1);
+        if (!block.isValid())
+            continue;
+        QTextEdit::ExtraSelection mark;
+        mark.cursor = QTextCursor(block);
+        const QString text = block.text();
+        const qsizetype first = text.indexOf(QRegularExpression(QStringLiteral("\\S")));
+        mark.cursor.setPosition(block.position() + int(std::max<qsizetype>(0, first)));
+        mark.cursor.setPosition(block.position() + int(text.size()), QTextCursor::KeepAnchor);
+        mark.format.setUnderlineStyle(QTextCharFormat::WaveUnderline);
+        mark.format.setUnderlineColor(Qt::red);
+        mark.format.setToolTip(e.message);
+        marks.append(mark);
+        // The message beside its line: the line's background, its text on hover and in the list.
+        QTextEdit::ExtraSelection band;
+        band.cursor = QTextCursor(block);
+        band.format.setBackground(QColor(0xff, 0xeb, 0xee));
+        band.format.setProperty(QTextFormat::FullWidthSelection, true);
+        marks.append(band);
+    }
+    m_editor->setExtraSelections(marks);
+    m_previewButton->setEnabled(m_plan.has_value() && !m_submitting);
+    m_submitButton->setEnabled(m_plan.has_value() && !m_submitting);
+    if (m_plan)
+        m_status->setText(tr("✓ %1: %n trial(s) to start with, %2", nullptr, int(m_planned.size()))
+                              .arg(m_plan->spec.name,
+                                   target().isEmpty() ? tr("on this machine") : tr("on %1").arg(target())));
+    else
+        m_status->setText(tr("%n problem(s)", nullptr, int(m_problems.size())));
+}
+
+QList<int> Launcher::underlinedLines() const
+{
+    QList<int> lines;
+    for (const QTextEdit::ExtraSelection &s : m_editor->extraSelections())
+        if (s.format.underlineStyle() == QTextCharFormat::WaveUnderline)
+            lines << s.cursor.block().blockNumber() + 1;
+    return lines;
+}
+
+void Launcher::preview()
+{
+    validateNow();
+    if (!m_plan)
+        return;
+    const core::PlanPreview p = core::previewPlan(*m_plan, m_planned);
+    m_trials->clear();
+    m_trials->setColumnCount(int(p.columns.size()));
+    m_trials->setHorizontalHeaderLabels(p.columns);
+    m_trials->setRowCount(int(p.rows.size()));
+    for (int r = 0; r < p.rows.size(); ++r)
+        for (int c = 0; c < p.rows[r].size(); ++c)
+            m_trials->setItem(r, c, new QTableWidgetItem(p.rows[r][c]));
+    m_trials->resizeColumnsToContents();
+    QString script = p.summary + QLatin1Char('\n');
+    try {
+        if (target().isEmpty()) {
+            remote::Executors executors(m_hub->connectionSource());
+            QString problem;
+            core::Executor *local = executors.get({}, &problem);
+            script +=
+                local ? QString::fromUtf8(core::describeFirstBatch(*local, *m_plan, m_planned)) : problem;
+        } else {
+            auto profile = remote::ProfileStore().find(target());
+            if (!profile)
+                throw remote::ProfileError(tr("no cluster profile '%1'").arg(target()));
+            profile->trainerPath = remote::sweepTrainerPath(*profile);
+            script += tr("# sbatch script for cluster %1:\n").arg(target()) +
+                QString::fromUtf8(remote::previewSbatch(*profile, core::configDirectory(), *m_plan, m_planned,
+                                                        QStringLiteral("<sweep-id>")));
+        }
+    } catch (const std::exception &e) {
+        script += QString::fromUtf8(e.what());
+    }
+    m_script->setPlainText(script);
+    Q_EMIT previewed();
+}
+
+QString Launcher::scriptText() const
+{
+    return m_script->toPlainText();
+}
+
+QString Launcher::statusText() const
+{
+    return m_status->text();
+}
+
+void Launcher::setBusy(bool busy, const QString &text)
+{
+    m_busy->setVisible(busy);
+    if (!text.isEmpty()) {
+        m_status->setText(text);
+        Q_EMIT progress(text);
+    }
+    m_cancelButton->setText(busy ? tr("Cancel") : tr("Close"));
+    m_previewButton->setEnabled(!busy && m_plan.has_value());
+    m_submitButton->setEnabled(!busy && m_plan.has_value());
+    m_editor->setReadOnly(busy);
+    m_target->setEnabled(!busy);
+}
+
+void Launcher::submit()
+{
+    validateNow();
+    if (!m_plan || m_submitting || !m_schema)
+        return;
+    m_submitting = true;
+    m_cancel->store(false);
+    setBusy(true, tr("Checking the trial configs with the trainer…"));
+    const core::SubmitPlan plan = *m_plan;
+    const QList<core::PlannedTrial> planned = m_planned;
+    const core::TrainerSchema schema = *m_schema;
+    const QString cluster = target(), database = m_database;
+    const auto source = m_hub->connectionSource();
+    const auto cancel = m_cancel;
+    // The worker never outlives this dialog (the destructor waits for it); a message it posts
+    // after the dialog went is dropped with its context.
+    auto say = [this](const QString &text) {
+        QMetaObject::invokeMethod(this, [this, text] {
+            if (m_submitting)
+                setBusy(true, text);
+        });
+    };
+    m_submitWatcher.setFuture(QtConcurrent::run(blockingPool(), [=]() -> SubmitResult {
+        try {
+            // The trainer's cross-key checks, as `sweep submit` runs them.
+            if (const QStringList refusals =
+                    core::checkPlanWithTrainer(core::trainerExecutable(), plan, planned);
+                !refusals.isEmpty())
+                return {0, refusals.join(QLatin1Char('\n'))};
+            if (cancel->load())
+                return {0, tr("Cancelled: nothing was submitted.")};
+            say(cluster.isEmpty() ? tr("Submitting on this machine…") : tr("Connecting to %1…").arg(cluster));
+            remote::Executors executors(source);
+            executors.deployIfMissing(
+                [say](const QString &name, const remote::DeployProgress &p) {
+                    say(p.percent >= 0
+                            ? tr("%1: building the trainer — %2 %3%").arg(name, p.phase).arg(p.percent)
+                            : tr("%1: building the trainer — %2").arg(name, p.phase));
+                },
+                [cancel] { return cancel->load(); });
+            QString problem;
+            core::Executor *executor = executors.get(cluster, &problem);
+            if (!executor)
+                return {0, problem};
+            if (cancel->load())
+                return {0, tr("Cancelled: nothing was submitted.")};
+            say(tr("Submitting to %1…").arg(executor->name()));
+            auto store = core::TrackingStore::open(database);
+            core::SweepRunner runner(*store, *executor, schema);
+            return {runner.submit(plan), {}};
+        } catch (const std::exception &e) {
+            return {0, tr("Not submitted: %1").arg(QString::fromUtf8(e.what()))};
+        }
+    }));
+}
+
+}  // namespace orrery::gui

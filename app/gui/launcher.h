@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The sweep launcher (Ctrl+L, UX.md): a YAML editor for a sweep spec, checked as it is typed
+// against the trainer's schema by the same core code as `orrery sweep plan`
+// (core::loadSubmitPlanText): each problem is underlined at its line and listed beside the editor.
+// Where it runs: this machine or a cluster profile. Preview shows the trial table and what would
+// be launched — the sbatch script (remote::previewSbatch) or the local command lines
+// (core::describeFirstBatch) — and Submit submits as `orrery sweep submit` does (the trainer's
+// own config checks, then core::SweepRunner::submit through remote::Executors over the window's
+// connections; a cluster without a trainer gets it deployed first), on a pool thread, with
+// progress and Cancel. The new sweep then shows in the tree and the window's follower follows it.
+#pragma once
+
+#include "orrery/core/sweepplan.h"
+#include "orrery/core/sweepspec.h"
+
+#include <QDialog>
+#include <QFutureWatcher>
+#include <QSyntaxHighlighter>
+#include <QTimer>
+
+#include <atomic>
+#include <memory>
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTableWidget;
+
+namespace orrery::gui {
+
+class ClusterHub;
+
+// Keys, comments, strings, numbers and booleans of YAML, line by line.
+class YamlHighlighter : public QSyntaxHighlighter {
+public:
+    explicit YamlHighlighter(QTextDocument *document);
+
+protected:
+    void highlightBlock(const QString &text) override;
+};
+
+class Launcher : public QDialog {
+    Q_OBJECT
+public:
+    // `database`: the window's store, where the sweep is recorded.
+    Launcher(ClusterHub *hub, QString database, QWidget *parent = nullptr);
+    ~Launcher() override;
+
+    QPlainTextEdit *editor() const { return m_editor; }
+    // Where the spec is (or would be) saved: a relative trainer.config is relative to it.
+    void setSpecPath(const QString &path);
+    QString specPath() const { return m_path; }
+    bool loadFile(const QString &path);
+    void setTarget(const QString &cluster);  // "" = this machine
+    QString target() const;
+
+    // Validates what the editor holds now (normally 250 ms after the last keystroke).
+    void validateNow();
+    bool isValid() const { return m_plan.has_value(); }
+    bool schemaReady() const { return m_schema.has_value(); }
+    QList<core::SpecError> problems() const { return m_problems; }
+    QList<int> underlinedLines() const;  // 1-based lines of the underlined problems
+    QListWidget *problemList() const { return m_problemList; }
+
+    void preview();
+    QTableWidget *trialTable() const { return m_trials; }
+    QString scriptText() const;
+
+    void submit();
+    bool isSubmitting() const { return m_submitting; }
+    QString statusText() const;
+
+Q_SIGNALS:
+    void validated();
+    void previewed();
+    void submitted(qint64 sweep, const QString &name);
+    void submitFailed(const QString &message);
+    void progress(const QString &message);  // long work, for the status bar too
+
+private:
+    void showProblems();
+    void setBusy(bool busy, const QString &text = {});
+
+    ClusterHub *m_hub;
+    QString m_database;
+    QString m_path;
+    QPlainTextEdit *m_editor;
+    QComboBox *m_target;
+    QListWidget *m_problemList;
+    QLabel *m_status;
+    QTabWidget *m_previewTabs;
+    QTableWidget *m_trials;
+    QPlainTextEdit *m_script;
+    QProgressBar *m_busy;
+    QPushButton *m_previewButton, *m_submitButton, *m_cancelButton;
+    QTimer m_debounce;
+    std::optional<core::TrainerSchema> m_schema;
+    QString m_schemaProblem;
+    QFutureWatcher<std::optional<core::TrainerSchema>> m_schemaWatcher;
+    std::optional<core::SubmitPlan> m_plan;
+    QList<core::PlannedTrial> m_planned;
+    QList<core::SpecError> m_problems;
+    struct SubmitResult {
+        qint64 sweep = 0;
+        QString error;
+    };
+    QFutureWatcher<SubmitResult> m_submitWatcher;
+    std::shared_ptr<std::atomic<bool>> m_cancel = std::make_shared<std::atomic<bool>>(false);
+    bool m_submitting = false;
+};
+
+}  // namespace orrery::gui

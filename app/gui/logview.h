@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The live tail of a job's or trial's standard output and error (UX.md: "Why did trial 7 die?"),
+// one tab per file, each a read-only monospace text. Only the last kChunkBytes of a file are
+// read first, cut at a line start; scrolling to the top (or "Load earlier") reads the chunk
+// before it. While "Follow" is on, every file is polled (one size query each) and only the bytes
+// past the last one read are appended; a file that shrank is read again from its tail, one not
+// created yet is polled until it appears. Text passes through safeLogText first: a log is
+// untrusted bytes. Search (Ctrl+F) highlights every match, case-insensitively.
+//
+// Threads: the files are read through a LogSource (a local file, or a cluster's
+// remote::Connection) on a pool thread, one read of all the files at a time per view, so the
+// window never waits on a silent cluster: a poll that comes while a read is still out is
+// skipped, and a read that fails says why in the status line and is tried again at the next
+// poll. The widget and everything it shows belong to the UI thread; results come back to it
+// through a QFutureWatcher. A read still out when the view closes finishes on its own (it holds
+// the source, not the view) and its result is dropped.
+#pragma once
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QFutureWatcher>
+#include <QList>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+class QTabWidget;
+class QToolButton;
+
+namespace orrery::remote {
+class Connection;
+}
+
+namespace orrery::gui {
+
+// Log bytes made safe to show as plain text, one output line per input line ('\n'):
+// - invalid UTF-8 becomes U+FFFD (the replacement character);
+// - carriage returns: a line keeps what follows its last '\r' (a progress bar's final state;
+//   a trailing "\r" or "\r\n" ends the line without erasing it);
+// - tabs are kept;
+// - ANSI escape sequences vanish: CSI (ESC [ or the C1 CSI U+009B, then parameters and a final
+//   byte: colours, cursor moves), OSC (ESC ] ... BEL or ESC \: titles, links) and the short
+//   ESC forms (ESC ( B);
+// - every other C0 control and DEL is shown as its Unicode control picture (BEL as "␇", a
+//   stray ESC as "␛", NUL as "␀", DEL as "␡"), every other C1 control (U+0080..U+009F) and the
+//   characters that would reorder or break lines in the view (bidi overrides and isolates,
+//   U+2028, U+2029) as U+FFFD.
+// Pure: the same bytes give the same text.
+QString safeLogText(QByteArrayView bytes);
+
+// Where a log's bytes come from. Calls block (a remote one for a network round trip) and throw
+// std::exception (remote::RemoteError for a cluster) when the read fails: call them on a worker
+// thread, never the UI thread. Implementations are safe to call from any one thread at a time.
+class LogSource {
+public:
+    virtual ~LogSource() = default;
+    // The file's size in bytes; nullopt: there is no such file (yet).
+    virtual std::optional<qint64> size(const QString &path) = 0;
+    // At most maxBytes bytes from offset (fewer at the end of the file).
+    virtual QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) = 0;
+};
+
+// Files on this machine (QFile).
+class LocalLogSource final : public LogSource {
+public:
+    std::optional<qint64> size(const QString &path) override;
+    QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) override;
+};
+
+// Files on a cluster, through its connection: each call is one task on the connection's thread
+// (an SFTP stat or read), waited for on the calling thread.
+class RemoteLogSource final : public LogSource {
+public:
+    explicit RemoteLogSource(std::shared_ptr<remote::Connection> connection);
+    std::optional<qint64> size(const QString &path) override;
+    QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) override;
+
+private:
+    std::shared_ptr<remote::Connection> m_connection;
+};
+
+// What a worker read of one file found (LogView's own plumbing; public for the watcher type).
+struct LogRead {
+    enum class Kind {
+        Missing,  // no such file
+        Unchanged,  // the same size as the last read's end
+        Tail,  // the file's tail (first read, shrank, or grew by more than kMaxAppendBytes)
+        Append,  // the bytes past the last read's end
+        Earlier,  // the chunk before the first byte shown
+        Failed,  // `error` says why
+    };
+    Kind kind = Kind::Failed;
+    int file = 0;
+    qint64 offset = 0;  // of data's first byte
+    QByteArray data;
+    qint64 size = -1;  // the file's size when asked; -1: not asked
+    qint64 bytesRead = 0;  // what the reads returned, the byte before a cut included
+    QString error;
+};
+
+class LogView : public QWidget {
+    Q_OBJECT
+public:
+    // Read first, and per "Load earlier": the terminal monitor's tail (LogTailer::kTailBytes), a
+    // thousand lines of 64 bytes, and within one SFTP read (OpenSSH's sftp-server answers reads
+    // of up to 255 KiB).
+    static constexpr qint64 kChunkBytes = 64 * 1024;
+    // A file that grew by more than this between two polls is read again from its tail (the
+    // bytes in between are then not loaded: scroll back for them) rather than all appended.
+    static constexpr qint64 kMaxAppendBytes = 16 * kChunkBytes;
+    static constexpr int kDefaultPollMs = 1000;
+
+    struct File {
+        QString label;  // the tab: "stdout", "stderr"
+        QString path;  // as the source knows it
+    };
+
+    LogView(const QString &title, std::shared_ptr<LogSource> source, const QList<File> &files,
+            QWidget *parent = nullptr);
+    ~LogView() override;
+
+    QString title() const { return m_title; }
+    int fileCount() const { return int(m_files.size()); }
+    File file(int index) const;
+    int currentFile() const;
+    void setCurrentFile(int index);
+
+    // What file `index` shows, as plain text (the "earlier bytes not loaded" line and the
+    // "(not created yet)" placeholder included).
+    QString text(int index) const;
+    // The byte offset the text shown starts at, and the one it ends at; -1: nothing loaded.
+    qint64 loadedFrom(int index) const;
+    qint64 loadedTo(int index) const;
+    // Bytes read from the file so far, every read together.
+    qint64 bytesRead(int index) const;
+    // The last read of the file failed: why (empty: it did not).
+    QString error(int index) const;
+    QString statusText() const;
+    QPlainTextEdit *editor(int index) const;
+
+    bool isFollowing() const { return m_following; }
+    void setFollowing(bool on);
+    int pollInterval() const { return m_poll.interval(); }
+    void setPollInterval(int ms) { m_poll.setInterval(ms); }
+    bool isReading() const { return m_reading; }
+
+    // Search in the current file: the field (Ctrl+F focuses it), the matches of its text, the
+    // current one (0-based; -1: none) and what the view says ("3 of 17", "no match").
+    QLineEdit *searchField() const { return m_search; }
+    int matchCount() const { return int(m_matches.size()); }
+    int currentMatch() const { return m_currentMatch; }
+    QString matchText() const;
+
+public Q_SLOTS:
+    // Polls every file now, or as soon as the read out comes back.
+    void refresh();
+    // Reads the chunk before the current file's first byte shown and puts it on top.
+    void loadEarlier();
+    void findNext();
+    void findPrevious();
+
+Q_SIGNALS:
+    // After each read came back and what it found was shown (also when nothing had changed, or
+    // it failed).
+    void updated();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
+private:
+    struct FileView {
+        File file;
+        QPlainTextEdit *edit = nullptr;
+        qint64 from = -1;  // the byte offset of the first byte shown; -1: nothing loaded
+        qint64 end = -1;  // the offset past the last byte read
+        qint64 size = -1;  // at the last poll
+        QByteArray partial;  // the last line without its '\n' yet (shown; replaced as it grows)
+        qint64 bytesRead = 0;
+        QString error;
+        bool missing = false;
+        bool earlierWanted = false;
+        bool atBottom = true;  // auto-scroll: the user has not scrolled up from the end
+    };
+
+    void startRead();
+    void applyReads(const QList<LogRead> &reads);
+    bool apply(FileView &f, const LogRead &r);  // true: the text shown changed
+    void showTail(FileView &f, const LogRead &r);
+    void append(FileView &f, const LogRead &r);
+    void prepend(FileView &f, const LogRead &r);
+    void showMissing(FileView &f);
+    void updateStatus();
+    void updateMatches(bool jumpToFirstVisible);
+    void selectMatch(int index);
+    void onScrolled(FileView &f);
+    static QString earlierLine(qint64 bytes);
+
+    QString m_title;
+    std::shared_ptr<LogSource> m_source;
+    QList<FileView> m_files;
+    QTimer m_poll;
+    QFutureWatcher<QList<LogRead>> m_watcher;
+    bool m_reading = false;
+    bool m_following = true;
+    bool m_pollWanted = false;  // refresh() or Follow came while a read was out
+    bool m_adjusting = false;  // the view is moving the scroll bar itself
+
+    QTabWidget *m_tabs = nullptr;
+    QCheckBox *m_follow = nullptr;
+    QPushButton *m_earlier = nullptr;
+    QLabel *m_status = nullptr;
+    QLineEdit *m_search = nullptr;
+    QToolButton *m_previous = nullptr;
+    QToolButton *m_next = nullptr;
+    QLabel *m_matchLabel = nullptr;
+    QList<int> m_matches;  // positions in the current file's text
+    int m_currentMatch = -1;
+};
+
+}  // namespace orrery::gui
