@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QTableWidget>
@@ -31,10 +32,26 @@ QString memoryText(qint64 mb)
                       : QStringLiteral("%1M").arg(mb);
 }
 
+// Sorts as numbers where the text starts with one: job ids ("123", "123_4") and counts.
+class NumericItem : public QTableWidgetItem {
+public:
+    using QTableWidgetItem::QTableWidgetItem;
+    bool operator<(const QTableWidgetItem &other) const override
+    {
+        // The leading number, then the one after a '_' (an array task) or a '/' (of a total).
+        const auto key = [](const QString &t) {
+            static const QRegularExpression number(QStringLiteral("^\\s*(\\d+)(?:\\s*[_/]\\s*(\\d+))?"));
+            const auto m = number.match(t);
+            return std::pair{m.captured(1).toLongLong(), m.captured(2).toLongLong()};
+        };
+        return key(text()) < key(other.text());
+    }
+};
+
 // Items are data from the cluster: shown as text, never interpreted.
 QTableWidgetItem *item(const QString &text, bool number = false)
 {
-    auto *i = new QTableWidgetItem(text);
+    auto *i = number ? new NumericItem(text) : new QTableWidgetItem(text);
     i->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
     if (number)
         i->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -415,7 +432,7 @@ void ClusterView::showPoll(const QString &name, const ClusterPoll &poll)
         rows << QStringList{
             j.jobId,    j.name,    j.state,     j.reason, j.partition, QString::number(j.nodes),
             j.nodeList, j.elapsed, j.timeLimit, j.gres};
-    fill(m_queue, rows, {5});
+    fill(m_queue, rows, {0, 5});
     Q_EMIT pollShown();
 }
 
