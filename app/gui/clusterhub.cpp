@@ -112,6 +112,18 @@ remote::Executors::ConnectionSource ClusterHub::connectionSource()
     };
 }
 
+ClusterHub::NamedConnectionSource ClusterHub::namedConnectionSource()
+{
+    QPointer<ClusterHub> self(this);
+    return [self](const QString &cluster, QString *problem) -> std::shared_ptr<remote::Connection> {
+        if (!self) {
+            *problem = QStringLiteral("the window is closing");
+            return nullptr;
+        }
+        return self->connection(cluster, problem);
+    };
+}
+
 void ClusterHub::connectNow(const QString &cluster)
 {
     {

@@ -24,6 +24,7 @@
 #include <QTimer>
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -71,6 +72,10 @@ public:
     std::shared_ptr<remote::Connection> connection(const remote::ClusterProfile &profile, QString *problem);
     // For remote::Executors (the follower, sweep actions, the launcher's submit).
     remote::Executors::ConnectionSource connectionSource();
+    // The same by cluster name (the Video tab's sample fetcher).
+    using NamedConnectionSource =
+        std::function<std::shared_ptr<remote::Connection>(const QString &cluster, QString *problem)>;
+    NamedConnectionSource namedConnectionSource();
 
     // Connects now, in the background (the Cluster tab's Connect, the manager's): clears a
     // NeedsYou state first, so its questions are asked again.

@@ -93,13 +93,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     m_tabs->addTab(m_compare, tr("Compare"));
     m_video = new VideoView(m_reader, m_selection, this);
-    m_video->fetcher()->setConnectionSource(
-        [hub = QPointer<ClusterHub>(m_hub)](const QString &cluster,
-                                            QString *error) -> std::shared_ptr<remote::Connection> {
-            if (!hub)
-                return nullptr;
-            return hub->connection(cluster, error);
-        });
+    m_video->fetcher()->setConnectionSource(m_hub->namedConnectionSource());
     m_tabs->addTab(m_video, tr("Video"));
     m_clusterView = new ClusterView(m_hub, this);
     m_tabs->addTab(m_clusterView, tr("Cluster"));

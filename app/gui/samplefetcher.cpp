@@ -5,7 +5,6 @@
 
 #include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
-#include "orrery/remote/profile.h"
 
 #include <QFileInfo>
 #include <QPointer>
@@ -27,8 +26,8 @@ SampleFetcher::SampleFetcher(QObject *parent) : QObject(parent)
 
 SampleFetcher::~SampleFetcher()
 {
-    // Transfers in flight stop at their next chunk; each Connection's destructor waits for its
-    // thread, and their continuations are dropped with this object (QPointer guards).
+    // Transfers in flight stop at their next chunk; their continuations are dropped with this
+    // object.
     m_cancel->store(true);
 }
 
@@ -36,21 +35,8 @@ std::shared_ptr<remote::Connection> SampleFetcher::connection(const QString &clu
 {
     if (m_source)
         return m_source(cluster, error);
-    if (auto it = m_connections.find(cluster); it != m_connections.end())
-        return *it;
-    try {
-        const auto profile = remote::ProfileStore().find(cluster);
-        if (!profile) {
-            *error = tr("no cluster profile '%1' on this machine (`orrery cluster list`)").arg(cluster);
-            return nullptr;
-        }
-        auto c = std::make_shared<remote::Connection>(profile->endpoint());
-        m_connections.insert(cluster, c);
-        return c;
-    } catch (const remote::ProfileError &e) {
-        *error = e.message();
-        return nullptr;
-    }
+    *error = tr("no connection to cluster %1 in this view").arg(cluster);
+    return nullptr;
 }
 
 bool SampleFetcher::isFetching(const QString &cluster, const QString &remotePath) const

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Brings the sample files of runs trained on a cluster to this machine for the Video tab: each
-// file once (remote::ArtifactCache), over one connection per cluster (remote::Connection: its
-// own thread, so the window never waits on a silent cluster), and records the local copy in
-// the store so every face sees it. Progress in bytes, one cancel for all transfers in flight.
-//
-// The connection uses the profile's keys or agent and known_hosts as they are: an unknown host
-// key or a password prompt fails with the CLI's hint (`orrery cluster test NAME`), since this
-// view asks nothing. UI thread only; results come back as signals on it.
+// file once (remote::ArtifactCache), over the window's connection to the cluster (ClusterHub:
+// its own thread, so the window never waits on a silent cluster; its questions are the window's
+// dialogs), and records the local copy in the store so every face sees it. Progress in bytes,
+// one cancel for all transfers in flight. UI thread only; results come back as signals on it.
 #pragma once
 
 #include "orrery/core/store.h"
@@ -34,8 +31,8 @@ public:
     explicit SampleFetcher(QObject *parent = nullptr);
     ~SampleFetcher() override;
 
-    // Where a cluster's connection comes from (the window's ClusterHub); unset: one of its own
-    // per cluster, asking nothing.
+    // Where a cluster's connection comes from (the window's ClusterHub); unset: every fetch
+    // fails with "no connection to the cluster".
     using ConnectionSource =
         std::function<std::shared_ptr<remote::Connection>(const QString &cluster, QString *error)>;
     void setConnectionSource(ConnectionSource source) { m_source = std::move(source); }
@@ -65,7 +62,6 @@ private:
     remote::ArtifactCache m_cache;
     QString m_database;
     ConnectionSource m_source;
-    QHash<QString, std::shared_ptr<remote::Connection>> m_connections;  // by cluster (no source)
     struct Transfer {
         qint64 done = 0, total = 0;
     };

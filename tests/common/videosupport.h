@@ -4,7 +4,9 @@
 // Shared by the Video tab's tests: a VideoView over a database, shown offscreen, as the main
 // window builds it (its store reader and the shared selection).
 
+#include "clusterhub.h"
 #include "runselection.h"
+#include "samplefetcher.h"
 #include "storereader.h"
 #include "videoview.h"
 
@@ -15,10 +17,12 @@ namespace orrery::test {
 struct VideoHarness {
     gui::StoreReader reader;
     gui::RunSelection selection;
+    gui::ClusterHub hub{nullptr};  // connections as the window makes them, with no one to ask
     gui::VideoView view{&reader, &selection};
 
     explicit VideoHarness(const QString &database, QSize size = {900, 600})
     {
+        view.fetcher()->setConnectionSource(hub.namedConnectionSource());
         reader.open(database);
         view.resize(size);
         view.show();

@@ -331,8 +331,9 @@ private Q_SLOTS:
             last = clock.elapsed();
         }
         QCOMPARE(hub()->status(p.name).link, Link::Lost);
-        // A UI thread waiting on SSH would stall for a connect timeout (10 s); here only paints.
-        QVERIFY2(worstGap < 2'000, qPrintable(QString::number(worstGap)));
+        // A UI thread waiting on SSH would stall for a connect timeout (10 s) and more; here it
+        // only paints (the bound leaves room for a slow, loaded machine).
+        QVERIFY2(worstGap < 5'000, qPrintable(QString::number(worstGap)));
         QVERIFY(m_window->clusterStatusLabel()->text().contains(QLatin1String("connection lost")));
         QVERIFY(view->linkLabel()->text().contains(QLatin1String("connection lost")));
         QTRY_VERIFY_WITH_TIMEOUT(!view->noticeLabel()->text().isEmpty() &&
