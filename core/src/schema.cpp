@@ -202,13 +202,22 @@ constexpr const char kV7[] = R"sql(
 ALTER TABLE trials ADD COLUMN user_retry INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// What an attempt held and for how long (docs/sweeps.md "GPU-hours and cost"): `started` is when
+// the executor first reported it running (unix ms; 0: never seen running), `gpus` and `cpus` what
+// it was allocated (all its nodes together), from which GPU- and CPU-hours are counted.
+constexpr const char kV8[] = R"sql(
+ALTER TABLE trials ADD COLUMN started INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
 constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest},
-                                     {5, kV5}, {6, kV6}, {7, kV7}};
+                                     {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8}};
 }  // namespace
 
 std::span<const Migration> migrations()

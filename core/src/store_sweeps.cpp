@@ -19,7 +19,7 @@ constexpr const char kSweepColumns[] =
 constexpr const char kTrialColumns[] =
     "SELECT trial_id, sweep_id, trial_index, attempt, coalesce(run_id, 0), "
     "slurm_job_id, slurm_task_id, run_dir, state, exit_reason, params, config, task, detail, submitted, "
-    "ended, user_retry FROM trials ";
+    "ended, user_retry, started, gpus, cpus FROM trials ";
 
 Sweep readSweep(const Stmt &s)
 {
@@ -167,7 +167,10 @@ static void bindTrial(Stmt &s, const Trial &t)
         .bind(13, utf8(t.detail))
         .bind(14, t.submittedMs)
         .bind(15, t.endedMs)
-        .bind(16, t.userRetry ? 1 : 0);
+        .bind(16, t.userRetry ? 1 : 0)
+        .bind(17, t.startedMs)
+        .bind(18, t.gpus)
+        .bind(19, t.cpus);
 }
 
 qint64 TrackingStore::addTrial(const Trial &trial)
@@ -176,8 +179,9 @@ qint64 TrackingStore::addTrial(const Trial &trial)
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(
             "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
-            "run_dir, state, exit_reason, params, config, task, detail, submitted, ended, user_retry) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "run_dir, state, exit_reason, params, config, task, detail, submitted, ended, user_retry, "
+            "started, "
+            "gpus, cpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         bindTrial(s, trial);
         s.exec();
         const qint64 id = sqlite3_last_insert_rowid(d->db.get());
@@ -193,9 +197,10 @@ void TrackingStore::updateTrial(const Trial &trial)
         Stmt &s = d->stmt(
             "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
             "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-            "detail = ?, submitted = ?, ended = ?, user_retry = ? WHERE trial_id = ?");
+            "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
+            "WHERE trial_id = ?");
         bindTrial(s, trial);
-        s.bind(17, trial.id).exec();
+        s.bind(20, trial.id).exec();
         tx.commit();
     });
 }
@@ -207,9 +212,10 @@ bool TrackingStore::updateTrialIf(const QString &expectedState, const Trial &tri
         Stmt &s = d->stmt(
             "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
             "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-            "detail = ?, submitted = ?, ended = ?, user_retry = ? WHERE trial_id = ? AND state = ?");
+            "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
+            "WHERE trial_id = ? AND state = ?");
         bindTrial(s, trial);
-        s.bind(17, trial.id).bind(18, utf8(expectedState)).exec();
+        s.bind(20, trial.id).bind(21, utf8(expectedState)).exec();
         const bool written = sqlite3_changes(d->db.get()) > 0;
         tx.commit();
         return written;
@@ -237,6 +243,9 @@ Trial readTrial(Stmt &s)
     t.submittedMs = s.int64(14);
     t.endedMs = s.int64(15);
     t.userRetry = s.int64(16) != 0;
+    t.startedMs = s.int64(17);
+    t.gpus = int(s.int64(18));
+    t.cpus = int(s.int64(19));
     return t;
 }
 

@@ -120,6 +120,7 @@ Trial nextAttempt(const Trial &t)
     next.slurmJobId.clear();
     next.slurmTaskId.clear();
     next.submittedMs = 0;
+    next.startedMs = 0;
     next.endedMs = 0;
     next.userRetry = false;
     return next;
@@ -273,6 +274,8 @@ struct SweepRunner::Impl {
                 Trial &t = attempts[i];
                 t.sweepId = sweep.id;
                 t.submittedMs = now;
+                t.gpus = allocatedGpus(spec.resources);
+                t.cpus = allocatedCpus(spec.resources);
                 if (failure.isEmpty()) {
                     t.task = ids[i];
                     t.setState(TrialState::Queued);
@@ -704,11 +707,14 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
         if (!st.detail.isEmpty())
             t.detail = st.detail;
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
+            if (st.state == TaskStatus::State::Running && t.startedMs == 0)
+                t.startedMs = now;
             if (st.state == TaskStatus::State::Running && before == TrialState::Queued) {
                 t.setState(TrialState::Running);
                 report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
             }
-            if (t.trialState() != before || t.detail != beforeDetail)
+            if (t.trialState() != before || t.detail != beforeDetail ||
+                t.startedMs != active[i].trial.startedMs)
                 d->store.updateTrialIf(storedState, t);
             continue;
         }

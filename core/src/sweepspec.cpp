@@ -82,6 +82,16 @@ QString SpecError::toString() const
                     : QStringLiteral("%1: %2").arg(file, message);
 }
 
+int allocatedGpus(const SweepResources &r)
+{
+    return std::max(1, r.nodes) * std::max(0, r.gpusPerNode);
+}
+
+int allocatedCpus(const SweepResources &r)
+{
+    return std::max(1, r.nodes) * std::max(1, r.gpusPerNode) * std::max(1, r.cpusPerTask);
+}
+
 QString formatParamValue(const QVariant &value)
 {
     switch (value.typeId()) {

@@ -217,6 +217,10 @@ struct Trial {
     QString task;  // the executor's task id ("123_4", "0.3")
     QString detail;  // what the executor last said ("PENDING (Resources)", "OUT_OF_MEMORY")
     qint64 submittedMs = 0, endedMs = 0;
+    // When the executor first reported the attempt running (0: never seen running), and what it
+    // was allocated over all its nodes: GPU-hours = (ended - started) x gpus (docs/sweeps.md).
+    qint64 startedMs = 0;
+    int gpus = 0, cpus = 0;
     // A user launched this attempt (SweepRunner::retryTrial), not the runner: the runner's retry
     // budget counts from the trial's latest such attempt, and early stopping leaves the trial be.
     bool userRetry = false;

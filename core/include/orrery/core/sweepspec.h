@@ -115,6 +115,11 @@ struct SweepResources {
     QString account;
 };
 
+// What one trial is allocated over all its nodes: GPUs, and CPUs (one task per GPU, else one per
+// node, each with cpus_per_task).
+int allocatedGpus(const SweepResources &r);
+int allocatedCpus(const SweepResources &r);
+
 using TrialParams = QList<std::pair<QString, QVariant>>;  // in the spec's parameter order
 
 struct SweepSpec {
