@@ -32,7 +32,7 @@ const char *const kClusterUsage =
     "                          [--known-hosts FILE] [--proxy-jump [USER@]HOST[:PORT]]\n"
     "                          [--remote-root DIR] [--partition P] [--account A]\n"
     "                          [--setup LINE]... [--trainer-path PATH] [--build-on login|job]\n"
-    "                          [--force]\n"
+    "                          [--gpu-hour-price PRICE [--currency C]] [--force]\n"
     "       orrery cluster list [--json]\n"
     "       orrery cluster show NAME [--json]\n"
     "       orrery cluster test NAME [--json] [--accept-new-host-key]\n"
@@ -43,7 +43,9 @@ const char *const kClusterUsage =
     "and a passphrase or password is asked on a terminal when needed.\n"
     "Without --trainer-path, sweeps run the trainer `cluster deploy` builds on the cluster from\n"
     "Orrery's bundled source, against the PyTorch the setup lines activate (first submit deploys\n"
-    "it); --build-on job builds it in a Slurm job instead of on the login node.\n";
+    "it); --build-on job builds it in a Slurm job instead of on the login node.\n"
+    "--gpu-hour-price: what one GPU-hour costs on this cluster (in --currency, e.g. USD): sweeps\n"
+    "and runs then show their cost next to their GPU-hours (docs/sweeps.md).\n";
 
 namespace {
 
@@ -88,7 +90,8 @@ int add(QStringList args)
                                            {QStringLiteral("--remote-root"), &p.remoteRoot},
                                            {QStringLiteral("--partition"), &p.partition},
                                            {QStringLiteral("--account"), &p.account},
-                                           {QStringLiteral("--trainer-path"), &p.trainerPath}};
+                                           {QStringLiteral("--trainer-path"), &p.trainerPath},
+                                           {QStringLiteral("--currency"), &p.currency}};
     while (!args.isEmpty()) {
         const QString flag = args.takeFirst();
         if (flag == QLatin1String("--force")) {
@@ -107,6 +110,12 @@ int add(QStringList args)
                 return usage(QStringLiteral("--build-on must be 'login' or 'job'"));
             p.buildOn =
                 value == QLatin1String("job") ? ClusterProfile::BuildOn::Job : ClusterProfile::BuildOn::Login;
+        } else if (flag == QLatin1String("--gpu-hour-price")) {
+            bool ok = false;
+            const double price = value.toDouble(&ok);
+            if (!ok || !ClusterProfile::priceProblem(price).isEmpty())
+                return usage(QStringLiteral("--gpu-hour-price must be a number >= 0, not '%1'").arg(value));
+            p.gpuHourPrice = price;
         } else if (flag == QLatin1String("--port")) {
             bool ok = false;
             p.port = value.toInt(&ok);
@@ -118,6 +127,10 @@ int add(QStringList args)
     }
     if (p.host.isEmpty())
         return usage(QStringLiteral("--host is required"));
+    if (!p.currency.isEmpty() && !ClusterProfile::currencyProblem(p.currency).isEmpty())
+        return usage(QStringLiteral("--currency: ") + ClusterProfile::currencyProblem(p.currency));
+    if (!p.currency.isEmpty() && !p.gpuHourPrice)
+        return usage(QStringLiteral("--currency names the unit of --gpu-hour-price; give both"));
     // Local files are stored absolute: the GUI and the CLI may run from other directories.
     for (QString *file : {&p.identityFile, &p.knownHostsFile})
         if (!file->isEmpty() && !file->startsWith(QLatin1Char('~')))
@@ -229,7 +242,7 @@ int show(const QStringList &rawArgs)
             : QString::fromUtf8(
                   QJsonDocument::fromVariant(it.value().toVariant()).toJson(QJsonDocument::Compact));
         if (it.value().isDouble())
-            value = QString::number(it.value().toInt());
+            value = QString::number(it.value().toDouble());  // a port, a price (2.5)
         rows.append({it.key(), value});
     }
     out(formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows));

@@ -2,6 +2,7 @@
 #include "runs_commands.h"
 
 #include "commands.h"
+#include "goodput_command.h"
 #include "interrupt.h"
 #include "output.h"
 #include "statusblock.h"
@@ -9,7 +10,9 @@
 #include "orrery/core/format.h"
 #include "orrery/core/params.h"
 #include "orrery/core/store.h"
+#include "orrery/core/usage.h"
 #include "orrery/remote/mlflow.h"
+#include "orrery/remote/profile.h"
 
 #include <QCommandLineParser>
 #include <QDateTime>
@@ -76,6 +79,31 @@ QJsonObject runJson(const Run &r)
                        {QStringLiteral("start_time"), r.startTimeMs},
                        {QStringLiteral("end_time"), r.endTimeMs ? QJsonValue(r.endTimeMs) : QJsonValue()},
                        {QStringLiteral("run_dir"), r.runDir}};
+}
+
+// What a run's attempts held (a sweep's trial: its attempts; any other run: none, nullopt) and
+// the price of the cluster its sweep ran on. `clusters` caches sweep id → cluster.
+struct RunUsage {
+    Usage usage;
+    std::optional<Price> price;
+};
+std::optional<RunUsage> runUsage(const TrackingStore &store, RunId run, QHash<SweepId, QString> &clusters)
+{
+    const QList<Trial> attempts = store.attemptsOfRun(run);
+    if (attempts.isEmpty())
+        return std::nullopt;
+    const SweepId sweep = attempts.front().sweepId;
+    if (!clusters.contains(sweep)) {
+        const auto sw = store.sweep(sweep);
+        clusters.insert(sweep, sw ? sw->cluster : QString());
+    }
+    return RunUsage{usageOf(attempts, QDateTime::currentMSecsSinceEpoch()),
+                    remote::clusterPrice(clusters[sweep])};
+}
+
+QJsonValue runUsageJson(const std::optional<RunUsage> &u)
+{
+    return u ? QJsonValue(usageJson(u->usage, u->price)) : QJsonValue();
 }
 
 QJsonObject latestJson(const LatestMetric &m)
@@ -238,8 +266,10 @@ int runsList(const Context &ctx, const QStringList &args)
     const QList<RunRow> rows = store->queryRuns(q);
     if (p.isSet(json)) {
         QJsonArray a;
+        QHash<SweepId, QString> clusters;
         for (const RunRow &r : rows) {
             QJsonObject o = runJson(r.run);
+            o.insert(QStringLiteral("usage"), runUsageJson(runUsage(*store, r.run.id, clusters)));
             QJsonObject m;
             for (const LatestMetric &lm : r.latest)
                 m.insert(lm.key, jsonNumber(lm.last.value));
@@ -295,8 +325,11 @@ int runsShow(const Context &ctx, const QStringList &args)
     if (!r)
         return kFailed;
     const RunDetails d = store->details(r->id);
+    QHash<SweepId, QString> clusters;
+    const std::optional<RunUsage> held = runUsage(*store, r->id, clusters);
     if (p.isSet(json)) {
         QJsonObject o = runJson(d.run);
+        o.insert(QStringLiteral("usage"), runUsageJson(held));
         o.insert(QStringLiteral("params"), mapJson(d.params));
         o.insert(QStringLiteral("tags"), mapJson(d.tags));
         QJsonObject metrics;
@@ -321,6 +354,8 @@ int runsShow(const Context &ctx, const QStringList &args)
                             timeText(d.run.startTimeMs), durationText(d.run));
     if (!d.run.runDir.isEmpty())
         text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
+    if (held)
+        text += QStringLiteral("usage %1\n").arg(describeUsage(held->usage, held->price));
     QList<QStringList> rows;
     for (auto it = d.params.begin(); it != d.params.end(); ++it)
         rows.push_back({it.key(), it.value()});
@@ -909,7 +944,7 @@ QList<VerbInfo> runsVerbs()
         {QStringLiteral("list"), QStringLiteral("[FILTER] [--sort METRIC] [--json]"),
          QStringLiteral("runs with their latest metrics"), runsList},
         {QStringLiteral("show"), QStringLiteral("RUN [--json]"),
-         QStringLiteral("params, latest metrics, artifacts, tags"), runsShow},
+         QStringLiteral("params, metrics, GPU-hours and cost, artifacts, tags"), runsShow},
         {QStringLiteral("compare"), QStringLiteral("RUN RUN..."),
          QStringLiteral("the params that differ, metrics side by side"), runsCompare},
         {QStringLiteral("history"), QStringLiteral("RUN METRIC [--buckets N]"),
@@ -920,6 +955,8 @@ QList<VerbInfo> runsVerbs()
          QStringLiteral("import run directories (reruns add what is new)"), runsIngest},
         {QStringLiteral("push"), QStringLiteral("--mlflow URL [--quiet]"),
          QStringLiteral("mirror runs to an MLflow server"), runsPush},
+        {QStringLiteral("goodput"), QStringLiteral("RUN | --sweep SWEEP [--json]"),
+         QStringLiteral("where the wall time went: queue, start-up, training, lost"), runsGoodput},
     };
 }
 

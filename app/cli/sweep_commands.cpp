@@ -7,6 +7,7 @@
 
 #include "orrery/core/paths.h"
 #include "orrery/core/sweepplan.h"
+#include "orrery/core/usage.h"
 #include "orrery/remote/deploy.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/sbatch.h"
@@ -25,10 +26,12 @@ const char *const kSweepUsage =
     "         also the sbatch script the cluster would get. Nothing is submitted.\n"
     "  submit FILE [--cluster NAME] [--dry-run] [--watch] [--json]\n"
     "         submit the sweep (this machine by default, else one job array on the cluster) and\n"
-    "         return at once; --dry-run prints the trials and the sbatch script / command lines\n"
-    "         instead; --watch follows it to the end\n"
-    "  list [--json]                  every sweep: state, trials done, best value\n"
-    "  status SWEEP [--json]          each trial: params, state, step, latest and best metric\n"
+    "         return at once; --dry-run prints the worst-case GPU-hours (trials x time limit x\n"
+    "         GPUs, with the cost at the cluster's price), the trials and the sbatch script /\n"
+    "         command lines instead; --watch follows it to the end\n"
+    "  list [--json]                  every sweep: state, trials done, GPU-hours, best value\n"
+    "  status SWEEP [--json]          each trial: params, state, step, GPU-hours, latest and\n"
+    "                                 best metric; the sweep's GPU-/CPU-hours and cost\n"
     "  watch SWEEP [--pace FAST,SLOW] follow live: ingest metrics, retry, stop early, suggest;\n"
     "                                 Ctrl-C detaches (the trials go on); a tick every FAST s\n"
     "                                 while things change, slowing to SLOW s (default 1,15)\n"
@@ -142,8 +145,16 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         s.dryRun = dryRun;
         s.watch = watch;
         s.json = json;
-        if (dryRun && !json)
-            out(preview.summary + QLatin1Char('\n'));
+        if (dryRun && !json) {
+            // The worst case before anything is spent (or connected to): every trial to its
+            // time limit, and what the budget does.
+            const int planned =
+                plan.spec.method == SearchMethod::Grid ? int(load.trials.size()) : plan.spec.runCap;
+            out(preview.summary + QLatin1Char('\n') +
+                describeWorstCase(worstCase(plan.spec, planned, int(load.trials.size())),
+                                  remote::clusterPrice(cluster)) +
+                QLatin1Char('\n'));
+        }
         return runSweepSubmit(ctx, s);
     }
 
@@ -176,6 +187,12 @@ int runSweep(const Context &ctx, const QStringList &argsIn)
         return kOk;
     }
     out(preview.summary + QLatin1Char('\n') + formatTable(preview.columns, preview.rows));
+    if (!preview.commands.isEmpty()) {
+        out(QStringLiteral("\n# the command of each trial (<sweep dir> is named at submission; no shell "
+                           "reads it: each word is one argument)\n"));
+        for (qsizetype i = 0; i < preview.commands.size(); ++i)
+            out(QStringLiteral("%1: %2\n").arg(load.trials[i].index).arg(preview.commands[i]));
+    }
     if (!cluster.isEmpty())
         out(QStringLiteral("\n# sbatch script for cluster %1:\n").arg(cluster) + QString::fromUtf8(script));
     return kOk;

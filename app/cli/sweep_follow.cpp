@@ -19,6 +19,8 @@
 #include "orrery/core/paths.h"
 #include "orrery/core/sweepprogress.h"
 #include "orrery/core/sweeprunner.h"
+#include "orrery/core/usage.h"
+#include "orrery/remote/profile.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -60,7 +62,17 @@ QString stateCell(const TrialSummary &r)
     return s;
 }
 
-QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric)
+// Each trial's usage, all its attempts together, by trial index.
+QHash<int, Usage> usageByTrial(const QList<Trial> &attempts, qint64 nowMs)
+{
+    QHash<int, Usage> out;
+    for (const Trial &t : attempts)
+        out[t.index] += attemptUsage(t, nowMs);
+    return out;
+}
+
+QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric,
+                    const QHash<int, Usage> &usage)
 {
     const bool maximize = sw.metricGoal == QLatin1String("maximize");
     if (sortByMetric)
@@ -72,7 +84,7 @@ QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric
         });
     const QStringList keys = paramKeys(rows);
     QStringList header{QStringLiteral("trial")};
-    header << keys << QStringLiteral("state") << QStringLiteral("step");
+    header << keys << QStringLiteral("state") << QStringLiteral("step") << QStringLiteral("GPU-h");
     if (!sw.metricName.isEmpty())
         header << sw.metricName << QStringLiteral("best");
     header << QStringLiteral("note");
@@ -82,7 +94,9 @@ QString statusTable(const Sweep &sw, QList<TrialSummary> rows, bool sortByMetric
         QStringList row{QString::number(r.trial.index)};
         for (const QString &k : keys)
             row << paramCell(o.value(k));
-        row << stateCell(r) << (r.step >= 0 ? QString::number(r.step) : QStringLiteral("-"));
+        const Usage u = usage.value(r.trial.index);
+        row << stateCell(r) << (r.step >= 0 ? QString::number(r.step) : QStringLiteral("-"))
+            << (u.attempts > 0 ? formatHours(u.gpuHours) : QStringLiteral("-"));
         if (!sw.metricName.isEmpty())
             row << (r.latest ? formatNumber(*r.latest) : QStringLiteral("-"))
                 << (r.best ? formatNumber(*r.best) : QStringLiteral("-"));
@@ -197,11 +211,14 @@ std::optional<TrainerSchema> schemaOrSay()
 void printSummary(TrackingStore &store, const Sweep &sw)
 {
     const QList<TrialSummary> rows = store.trialSummaries(sw.id);
-    out(QStringLiteral("sweep %1 (%2) on %3: %4\n%5\n")
+    const QList<Trial> attempts = store.trials(sw.id);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    out(QStringLiteral("sweep %1 (%2) on %3: %4\n%5\nusage: %6\n")
             .arg(sw.id)
             .arg(sw.name, sw.cluster.isEmpty() ? QStringLiteral("this machine") : sw.cluster, sw.state,
-                 sw.message.isEmpty() ? counts(rows, sw.trialCount) : sw.message));
-    out(statusTable(sw, rows, true));
+                 sw.message.isEmpty() ? counts(rows, sw.trialCount) : sw.message,
+                 describeUsage(usageOf(attempts, now), remote::clusterPrice(sw.cluster))));
+    out(statusTable(sw, rows, true, usageByTrial(attempts, now)));
     if (auto best = store.bestRun(sw.id)) {
         const LatestMetric *m = best->metric(sw.metricName);
         out(QStringLiteral("\nbest: %1 (%2 %3 = %4)\n")
@@ -305,6 +322,10 @@ int watch(TrackingStore &store, Executor &executor, const Sweep &swIn, const Tra
 
 QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
 {
+    const QList<Trial> attempts = store.trials(sw.id);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const QHash<int, Usage> usage = usageByTrial(attempts, now);
+    const std::optional<Price> price = remote::clusterPrice(sw.cluster);
     QJsonArray trials;
     for (const TrialSummary &r : store.trialSummaries(sw.id)) {
         QJsonObject t{{QStringLiteral("index"), r.trial.index},
@@ -316,7 +337,8 @@ QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
                       {QStringLiteral("run_id"), r.trial.runId},
                       {QStringLiteral("run_dir"), r.trial.runDir},
                       {QStringLiteral("detail"), r.trial.detail},
-                      {QStringLiteral("reason"), r.trial.exitReason}};
+                      {QStringLiteral("reason"), r.trial.exitReason},
+                      {QStringLiteral("usage"), usageJson(usage.value(r.trial.index), price)}};
         if (r.latest)
             t.insert(QStringLiteral("latest"), jsonNumber(*r.latest));
         if (r.best)
@@ -333,6 +355,7 @@ QJsonObject sweepJson(TrackingStore &store, const Sweep &sw)
                   {QStringLiteral("goal"), sw.metricGoal},
                   {QStringLiteral("dir"), sw.rootDir},
                   {QStringLiteral("trial_count"), sw.trialCount},
+                  {QStringLiteral("usage"), usageJson(usageOf(attempts, now), price)},
                   {QStringLiteral("trials"), trials}};
     if (auto best = store.bestRun(sw.id)) {
         QJsonObject b{{QStringLiteral("run_id"), best->run.id},
@@ -355,7 +378,9 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
         return kFailed;
     QString problem;
     remote::Executors executors(terminalCallbacks(false));
-    if (!a.dryRun)  // a profile without a trainer path gets the bundled one built first
+    // A profile without a trainer path gets the bundled one built first (a sweep of its own
+    // command needs none).
+    if (!a.dryRun && !a.plan.spec.command)
         executors.deployIfMissing(deployProgressPrinter());
     Executor *executor = executors.get(a.cluster, &problem);
     if (!executor) {
@@ -456,8 +481,11 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                 return kOk;
             }
             QList<QStringList> rows;
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
             for (const Sweep &sw : sweeps) {
-                const int done = countPhases(store->trials(sw.id)).ended();
+                const QList<Trial> attempts = store->trials(sw.id);
+                const int done = countPhases(attempts).ended();
+                const Usage usage = usageOf(attempts, now);
                 QString best = QStringLiteral("-");
                 if (auto b = store->bestRun(sw.id))
                     if (const LatestMetric *m = b->metric(sw.metricName))
@@ -468,11 +496,12 @@ int runSweepFollow(const Context &ctx, const QString &verb, const QStringList &a
                                     sw.method,
                                     sw.state,
                                     QStringLiteral("%1/%2").arg(done).arg(sw.trialCount),
+                                    usage.attempts > 0 ? formatHours(usage.gpuHours) : QStringLiteral("-"),
                                     best};
             }
             out(formatTable({QStringLiteral("id"), QStringLiteral("name"), QStringLiteral("on"),
                              QStringLiteral("method"), QStringLiteral("state"), QStringLiteral("done"),
-                             QStringLiteral("best")},
+                             QStringLiteral("GPU-h"), QStringLiteral("best")},
                             rows));
             return kOk;
         }

@@ -489,13 +489,14 @@ void Launcher::submit()
                 return {0, tr("Cancelled: nothing was submitted.")};
             say(cluster.isEmpty() ? tr("Submitting on this machine…") : tr("Connecting to %1…").arg(cluster));
             remote::Executors executors(source);
-            executors.deployIfMissing(
-                [say](const QString &name, const remote::DeployProgress &p) {
-                    say(p.percent >= 0
-                            ? tr("%1: building the trainer — %2 %3%").arg(name, p.phase).arg(p.percent)
-                            : tr("%1: building the trainer — %2").arg(name, p.phase));
-                },
-                [cancel] { return cancel->load(); });
+            if (!plan.spec.command)  // a sweep of its own command needs no trainer
+                executors.deployIfMissing(
+                    [say](const QString &name, const remote::DeployProgress &p) {
+                        say(p.percent >= 0
+                                ? tr("%1: building the trainer — %2 %3%").arg(name, p.phase).arg(p.percent)
+                                : tr("%1: building the trainer — %2").arg(name, p.phase));
+                    },
+                    [cancel] { return cancel->load(); });
             QString problem;
             core::Executor *executor = executors.get(cluster, &problem);
             if (!executor)

@@ -113,13 +113,15 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         if (!s.active && snap.sweeps.size() >= maxSweeps)
             break;
         const std::optional<core::RunRow> best = store.bestRun(sw.id);
+        const QList<core::Trial> attempts = store.trials(sw.id);
+        s.usage = core::usageOf(attempts, snap.takenMs);
         if (s.active) {  // the trials' latest attempts with their steps: counts and progress in one read
             core::SweepProgressTracker once;
             core::SweepProgressTracker &tracker = progress ? (*progress)[sw.id] : once;
             s.progress = tracker.update(sw, store.trialSummaries(sw.id), best, snap.takenMs);
             s.counts = fromPhases(s.progress->counts);
         } else {
-            s.counts = countTrials(store.trials(sw.id));
+            s.counts = countTrials(attempts);
         }
         if (best) {
             if (const core::LatestMetric *m = best->metric(sw.metricName))
@@ -156,6 +158,9 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
     for (const core::TrialSummary &s : summaries)
         params.append(core::paramsFromJson(s.trial.params));
     const QStringList compact = compactParams(params);
+    QHash<int, core::Usage> usage;
+    for (const core::Trial &t : store.trials(trialsOf))
+        usage[t.index] += core::attemptUsage(t, snap.takenMs);
     for (qsizetype i = 0; i < summaries.size(); ++i) {
         const core::TrialSummary &s = summaries[i];
         TrialRow row;
@@ -165,6 +170,7 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
             row.step = s.step;
         row.latest = s.latest;
         row.best = s.best;
+        row.usage = usage.value(s.trial.index);
         snap.trials.append(row);
     }
     return snap;
@@ -346,10 +352,10 @@ Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
     Table t;
     t.header = {QStringLiteral("SWEEP"),  QStringLiteral("WHERE"),          QStringLiteral("STATE"),
                 QStringLiteral("METRIC"), QStringLiteral("TRIALS d/r/q/f"), QStringLiteral("STEPS"),
-                QStringLiteral("BEST"),   QStringLiteral("TREND")};
-    t.rightAligned = {6};
+                QStringLiteral("BEST"),   QStringLiteral("TREND"),          QStringLiteral("GPU-H")};
+    t.rightAligned = {6, 8};
     t.flexColumn = 0;
-    t.dropOrder = {3, 2, 7, 5};
+    t.dropOrder = {3, 8, 2, 7, 5};
     for (const SweepSummary &s : store.sweeps) {
         const TrialCounts &c = s.counts;
         QString metric = s.sweep.metricName;
@@ -365,7 +371,8 @@ Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
                            .arg(c.failed)
                            .arg(c.total),
                        progressCell(s.progress), s.best ? formatValue(*s.best) : QStringLiteral("-"),
-                       sparkline(s.bestHistory, sparkWidth, glyphs)});
+                       sparkline(s.bestHistory, sparkWidth, glyphs),
+                       s.usage.attempts > 0 ? core::formatHours(s.usage.gpuHours) : QStringLiteral("-")});
     }
     return t;
 }
@@ -375,15 +382,16 @@ Table trialTable(const StoreSnapshot &store)
     Table t;
     t.header = {QStringLiteral("#"),      QStringLiteral("STATE"), QStringLiteral("ATTEMPT"),
                 QStringLiteral("PARAMS"), QStringLiteral("STEP"),  QStringLiteral("LATEST"),
-                QStringLiteral("BEST")};
-    t.rightAligned = {0, 2, 4, 5, 6};
+                QStringLiteral("BEST"),   QStringLiteral("GPU-H")};
+    t.rightAligned = {0, 2, 4, 5, 6, 7};
     t.flexColumn = 3;
-    t.dropOrder = {2, 4};
+    t.dropOrder = {2, 7, 4};
     const QString none = QStringLiteral("-");
     for (const TrialRow &r : store.trials)
         t.rows.append({QString::number(r.trial.index), r.trial.state, QString::number(r.trial.attempt),
                        r.params, r.step ? QString::number(*r.step) : none,
-                       r.latest ? formatValue(*r.latest) : none, r.best ? formatValue(*r.best) : none});
+                       r.latest ? formatValue(*r.latest) : none, r.best ? formatValue(*r.best) : none,
+                       r.usage.attempts > 0 ? core::formatHours(r.usage.gpuHours) : none});
     return t;
 }
 

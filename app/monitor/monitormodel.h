@@ -14,6 +14,7 @@
 
 #include "orrery/core/store.h"
 #include "orrery/core/sweepprogress.h"
+#include "orrery/core/usage.h"
 #include "orrery/remote/slurmparse.h"
 
 #include <QHash>
@@ -54,6 +55,7 @@ struct SweepSummary {
     QString bestRun;  // its name
     std::vector<double> bestHistory;  // that run's metric, downsampled to the sparkline's width
     std::optional<core::SweepProgress> progress;  // an active sweep's steps and ETA
+    core::Usage usage;  // GPU-hours of all its attempts so far (core/usage.h)
 };
 
 // A trial as the trials table shows it (from core::TrialSummary).
@@ -63,6 +65,7 @@ struct TrialRow {
     std::optional<qint64> step;  // the run's latest step, any metric; nullopt: nothing logged yet
     std::optional<double> latest;  // the sweep's metric: its last value
     std::optional<double> best;  // min or max over the run, by the sweep's goal
+    core::Usage usage;  // its attempts'
 };
 
 struct StoreSnapshot {

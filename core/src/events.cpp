@@ -6,8 +6,11 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace orrery::core {
 
@@ -15,6 +18,7 @@ static_assert(EventParser::kPadding >= simdjson::SIMDJSON_PADDING);
 
 struct EventParser::Impl {
     simdjson::ondemand::parser parser;
+    std::string rewritten;  // a line with Python's bare NaN/Infinity quoted (pythonNonFinite)
 };
 
 EventParser::EventParser() : d(std::make_unique<Impl>())
@@ -40,6 +44,8 @@ EventKind kindOf(std::string_view k)
         return EventKind::Start;
     if (k == "warning")
         return EventKind::Warning;
+    if (k == "phases")
+        return EventKind::Phases;
     return EventKind::Unknown;
 }
 
@@ -118,9 +124,68 @@ void flatten(ondemand::object obj, const std::string &prefix,
     }
 }
 
+// Python's json.dumps writes float('nan') and float('inf') as the bare words NaN, Infinity and
+// -Infinity, which JSON has not. The line with each such word outside a string quoted (the
+// values parser reads "NaN", "Infinity", "-Infinity" as numbers), or nullopt when it has none.
+std::optional<std::string> pythonNonFinite(std::string_view line)
+{
+    std::string out;
+    bool inString = false, escaped = false, changed = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (inString) {
+            escaped = !escaped && c == '\\';
+            inString = escaped || c != '"';
+            out += c;
+            continue;
+        }
+        if (c == '"') {
+            inString = true;
+            out += c;
+            continue;
+        }
+        bool replaced = false;
+        for (std::string_view word : {"-Infinity", "Infinity", "NaN"}) {
+            const bool boundary =
+                i + word.size() >= line.size() || !std::isalnum((unsigned char)line[i + word.size()]);
+            if (line.substr(i, word.size()) == word && boundary) {
+                out += '"';
+                out += word;
+                out += '"';
+                i += word.size() - 1;
+                replaced = changed = true;
+                break;
+            }
+        }
+        if (!replaced)
+            out += c;
+    }
+    return changed ? std::optional(std::move(out)) : std::nullopt;
+}
+
+std::string parseLine(ondemand::parser &parser, std::string_view line, std::size_t readable, Event &out);
+
 }  // namespace
 
 std::string EventParser::parse(std::string_view line, std::size_t readable, Event &out)
+{
+    std::string error = parseLine(d->parser, line, readable, out);
+    if (error.empty())
+        return error;
+    auto rewritten = pythonNonFinite(line);
+    if (!rewritten)
+        return error;
+    d->rewritten = std::move(*rewritten);
+    const std::size_t size = d->rewritten.size();
+    d->rewritten.append(kPadding, ' ');
+    std::string again =
+        parseLine(d->parser, std::string_view(d->rewritten.data(), size), d->rewritten.size(), out);
+    return again.empty() ? again : error;
+}
+
+namespace {
+
+std::string parseLine(ondemand::parser &parser, std::string_view line, std::size_t readable, Event &out)
 {
     out.kind = EventKind::Unknown;
     out.kindName = {};
@@ -139,7 +204,7 @@ std::string EventParser::parse(std::string_view line, std::size_t readable, Even
         return "internal: line buffer without padding";
 
     ondemand::document doc;
-    if (auto e = d->parser.iterate(line.data(), line.size(), readable).get(doc))
+    if (auto e = parser.iterate(line.data(), line.size(), readable).get(doc))
         return error("not JSON", e);
     ondemand::object obj;
     if (auto e = doc.get_object().get(obj))
@@ -242,5 +307,7 @@ std::string EventParser::parse(std::string_view line, std::size_t readable, Even
         return "metrics event without \"step\"";
     return {};
 }
+
+}  // namespace
 
 }  // namespace orrery::core

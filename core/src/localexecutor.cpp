@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/localexecutor.h"
 
+#include "orrery/core/command.h"
+
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -63,19 +66,6 @@ QString supervisorPidFile(const QString &taskId)
     return info.dir().filePath(QStringLiteral("batch-%1.pid").arg(batch));
 }
 
-QString quoteForDisplay(const QString &s)
-{
-    static const QString plain = QStringLiteral("@%+=:,./-_");
-    bool safe = !s.isEmpty();
-    for (const QChar c : s)
-        safe = safe && (c.isLetterOrNumber() || plain.contains(c)) && c.unicode() < 128;
-    if (safe)
-        return s;
-    QString q = s;
-    q.replace(QLatin1Char('\''), QLatin1String("'\\''"));
-    return QLatin1Char('\'') + q + QLatin1Char('\'');
-}
-
 QStringList trainerArgs(const QString &runDir, int ranks)
 {
     QStringList args{QStringLiteral("--config"),  QDir(runDir).filePath(QStringLiteral("trial.yaml")),
@@ -130,10 +120,18 @@ QByteArray LocalExecutor::describe(const LaunchBatch &batch)
             .arg(ranks)
             .arg(threadsPerRank(std::min<int>(batch.maxConcurrent, int(batch.tasks.size())), ranks));
     for (const TaskLaunch &t : batch.tasks) {
-        QStringList words{quoteForDisplay(m_trainer)};
-        for (const QString &a : trainerArgs(t.runDir, ranks))
-            words << quoteForDisplay(a);
-        text += words.join(QLatin1Char(' ')) + QLatin1Char('\n');
+        if (t.command.argv.isEmpty()) {
+            text += displayCommand(QStringList{m_trainer} + trainerArgs(t.runDir, ranks)) + QLatin1Char('\n');
+            continue;
+        }
+        // A command shown as a shell would run it, though none does: cd, the parameters'
+        // variables (the ORRERY_* run variables are left out for brevity), then the words.
+        QString vars;
+        for (const auto &[name, value] : t.command.env)
+            if (name.startsWith(QLatin1String("ORRERY_PARAM_")))
+                vars += name + QLatin1Char('=') + displayCommand({value}) + QLatin1Char(' ');
+        text += QStringLiteral("(cd %1 && %2%3)\n")
+                    .arg(displayCommand({t.command.localWorkdir}), vars, displayCommand(t.command.argv));
     }
     return text.toUtf8();
 }
@@ -156,7 +154,16 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
         QFile::remove(id + QStringLiteral(".cancel"));
         writeJson(id + QStringLiteral(".json"), {{QStringLiteral("state"), QStringLiteral("queued")}});
-        tasks.append(QJsonObject{{QStringLiteral("id"), id}, {QStringLiteral("run_dir"), t.runDir}});
+        QJsonObject task{{QStringLiteral("id"), id}, {QStringLiteral("run_dir"), t.runDir}};
+        if (!t.command.argv.isEmpty()) {
+            QJsonArray env;
+            for (const auto &[name, value] : t.command.env)
+                env.append(QJsonArray{name, value});
+            task.insert(QStringLiteral("argv"), QJsonArray::fromStringList(t.command.argv));
+            task.insert(QStringLiteral("env"), env);
+            task.insert(QStringLiteral("workdir"), t.command.localWorkdir);
+        }
+        tasks.append(task);
         ids << id;
     }
     const int ranks = ranksPerTrial(batch.resources);
@@ -252,6 +259,8 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
             if (alive(pid) || supervisorAlive) {
                 st.state = TaskStatus::State::Running;
                 st.detail = QStringLiteral("pid %1").arg(pid);
+                if (const qint64 started = o.value(QLatin1String("started")).toInteger(); started > 0)
+                    st.elapsedMs = std::max<qint64>(0, QDateTime::currentMSecsSinceEpoch() - started);
             } else {
                 st.state = TaskStatus::State::Ended;
                 st.detail = QStringLiteral("the task and its supervisor are gone");
@@ -261,6 +270,8 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
             st.detail = o.value(QLatin1String("detail")).toString();
             if (o.contains(QLatin1String("exit_code")))
                 st.exitCode = o.value(QLatin1String("exit_code")).toInt();
+            if (o.contains(QLatin1String("elapsed_ms")))
+                st.elapsedMs = std::max<qint64>(0, o.value(QLatin1String("elapsed_ms")).toInteger());
         }
         out.insert(id, st);
     }
@@ -320,6 +331,11 @@ void onTerminate(int)
 
 struct SupervisedTask {
     QString id, runDir;
+    // A command sweep's: the program and its arguments, its ORRERY_* variables, where it runs.
+    QStringList argv;
+    QList<std::pair<QString, QString>> env;
+    QString workdir;
+    qint64 startedMs = 0;  // when it was started (unix ms): its elapsed time in the task file
 };
 
 void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int> exitCode)
@@ -327,17 +343,29 @@ void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int
     QJsonObject o{{QStringLiteral("state"), QStringLiteral("ended")}, {QStringLiteral("detail"), detail}};
     if (exitCode)
         o.insert(QStringLiteral("exit_code"), *exitCode);
+    if (t.startedMs > 0)
+        o.insert(QStringLiteral("elapsed_ms"), QDateTime::currentMSecsSinceEpoch() - t.startedMs);
     writeJson(t.id + QStringLiteral(".json"), o);
 }
 
 pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, int threads)
 {
-    std::vector<QByteArray> args{trainer};
-    for (const QString &a : trainerArgs(t.runDir, ranks))
-        args.push_back(QFile::encodeName(a));
+    std::vector<QByteArray> args;
+    if (t.argv.isEmpty()) {
+        args.push_back(trainer);
+        for (const QString &a : trainerArgs(t.runDir, ranks))
+            args.push_back(QFile::encodeName(a));
+    } else {
+        for (const QString &a : t.argv)
+            args.push_back(a.toUtf8());
+    }
+    std::vector<std::pair<QByteArray, QByteArray>> env;
+    for (const auto &[name, value] : t.env)
+        env.emplace_back(name.toUtf8(), value.toUtf8());
+    const QByteArray workdir = QFile::encodeName(t.workdir.isEmpty() ? t.runDir : t.workdir);
+    const bool command = !t.argv.isEmpty();
     const QByteArray out = QFile::encodeName(QDir(t.runDir).filePath(QStringLiteral("stdout.log")));
     const QByteArray err = QFile::encodeName(QDir(t.runDir).filePath(QStringLiteral("stderr.log")));
-    const QByteArray dir = QFile::encodeName(t.runDir);
     const QByteArray omp = QByteArray::number(threads);
     std::vector<char *> argv;
     for (QByteArray &a : args)
@@ -354,10 +382,17 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
         ::dup2(o, STDOUT_FILENO);
     if (e >= 0)
         ::dup2(e, STDERR_FILENO);
-    if (::chdir(dir.constData()) != 0)
+    if (::chdir(workdir.constData()) != 0) {
+        std::fprintf(stderr, "orrery: cannot enter %s: %s\n", workdir.constData(), std::strerror(errno));
         ::_exit(126);
+    }
     ::setenv("OMP_NUM_THREADS", omp.constData(), 0);  // the user's own setting wins
-    ::execv(argv[0], argv.data());
+    for (const auto &[name, value] : env)
+        ::setenv(name.constData(), value.constData(), 1);
+    if (command)
+        ::execvp(argv[0], argv.data());  // a command's program is looked up on PATH, as a shell would
+    else
+        ::execv(argv[0], argv.data());
     std::fprintf(stderr, "orrery: cannot run %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
 }
@@ -375,14 +410,21 @@ int runLocalSupervisor(const QString &batchFile)
     for (const QJsonValue v : batch.value(QLatin1String("tasks")).toArray()) {
         const QJsonObject t = v.toObject();
         SupervisedTask task{t.value(QLatin1String("id")).toString(),
-                            t.value(QLatin1String("run_dir")).toString()};
-        if (task.id.isEmpty() || task.runDir.isEmpty())
+                            t.value(QLatin1String("run_dir")).toString(),
+                            {},
+                            {},
+                            t.value(QLatin1String("workdir")).toString()};
+        for (const QJsonValue a : t.value(QLatin1String("argv")).toArray())
+            task.argv << a.toString();
+        for (const QJsonValue e : t.value(QLatin1String("env")).toArray())
+            task.env.append({e.toArray().at(0).toString(), e.toArray().at(1).toString()});
+        if (task.id.isEmpty() || task.runDir.isEmpty() || (task.argv.isEmpty() && trainer.isEmpty()))
             continue;
         if (readJson(task.id + QStringLiteral(".json")).value(QLatin1String("state")).toString() ==
             QLatin1String("queued"))
             pending.append(task);
     }
-    if (trainer.isEmpty() || pending.isEmpty()) {
+    if (pending.isEmpty()) {
         std::fprintf(stderr, "orrery sweep supervise: %s holds no trainer or no queued task\n",
                      QFile::encodeName(batchFile).constData());
         return 1;
@@ -419,10 +461,13 @@ int runLocalSupervisor(const QString &batchFile)
                 continue;
             }
             ::setpgid(pid, pid);
-            writeJson(
-                t.id + QStringLiteral(".json"),
-                {{QStringLiteral("state"), QStringLiteral("running")}, {QStringLiteral("pid"), qint64(pid)}});
+            const qint64 started = QDateTime::currentMSecsSinceEpoch();
+            writeJson(t.id + QStringLiteral(".json"),
+                      {{QStringLiteral("state"), QStringLiteral("running")},
+                       {QStringLiteral("pid"), qint64(pid)},
+                       {QStringLiteral("started"), started}});
             running.insert(pid, t);
+            running[pid].startedMs = started;
         }
         if (running.isEmpty())
             continue;

@@ -211,13 +211,35 @@ ALTER TABLE trials ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN cpus INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Where each trainer process of a run spent its time (docs/store.md, goodput.h): one row per
+// process, keyed by its start (unix ms, the trainer's clock; the attempts of a trial share a run),
+// holding its newest cumulative `phases` event: a killed process keeps what it last wrote.
+constexpr const char kV9[] = R"sql(
+CREATE TABLE run_phases (
+  run_id INTEGER NOT NULL REFERENCES runs ON DELETE CASCADE,
+  process_start INTEGER NOT NULL,
+  updated INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  resume_step INTEGER NOT NULL,
+  checkpoint_step INTEGER NOT NULL,
+  startup_s REAL NOT NULL,
+  train_s REAL NOT NULL,
+  checkpoint_s REAL NOT NULL,
+  eval_s REAL NOT NULL,
+  sample_s REAL NOT NULL,
+  other_s REAL NOT NULL,
+  PRIMARY KEY (run_id, process_start)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
 constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest},
-                                     {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8}};
+                                     {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8},
+                                     {9, kV9}};
 }  // namespace
 
 std::span<const Migration> migrations()

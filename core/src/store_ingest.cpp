@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 namespace orrery::core {
@@ -185,6 +186,10 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
                 // Something the run survived (a corrupt video skipped): the last one is kept.
                 d->setTag(run, "orrery.last_warning", ev.message);
                 break;
+            case EventKind::Phases:
+                // Where the trainer's time went (a line per log window, not per point).
+                d->recordPhases(run, ev, timeMs);
+                break;
             case EventKind::Unknown:
                 --r.events;
                 ++r.unknownKinds;
@@ -213,6 +218,55 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
             .bind(5, malformed + r.malformed)
             .bind(6, lastStep)
             .bind(7, QDateTime::currentMSecsSinceEpoch())
+            .exec();
+        tx.commit();
+        return r;
+    });
+}
+
+IngestResult TrackingStore::ingestTextMetrics(RunId run, const QString &file, qint64 fromOffset,
+                                              qint64 consumed, qint64 lines,
+                                              const QList<std::pair<QString, MetricPoint>> &points)
+{
+    return d->guarded("ingestTextMetrics", [&] {
+        IngestResult r;
+        Impl::Tx tx(*d);
+        Stmt &st = d->stmt("SELECT offset, lines FROM ingest_offsets WHERE run_id = ? AND file = ?");
+        st.bind(1, run).bind(2, utf8(file));
+        qint64 offset = 0, before = 0;
+        if (st.step()) {
+            offset = st.int64(0);
+            before = st.int64(1);
+        }
+        st.reset();
+        r.newOffset = offset;
+        if (offset != fromOffset) {
+            r.applied = false;
+            return r;
+        }
+        // One point per step and series: a step printed twice (every rank printing it) keeps the last.
+        std::map<qint64, std::map<qint64, MetricPoint>> series;
+        for (const auto &[name, p] : points)
+            series[d->ensureKey(utf8(name))][p.step] = p;
+        for (auto &[key, bySteps] : series) {
+            std::vector<MetricPoint> pts;
+            for (const auto &[step, p] : bySteps)
+                pts.push_back(p);
+            r.points += qint64(pts.size());
+            d->appendSeries(run, key, std::move(pts));
+        }
+        if (!series.empty())
+            d->refreshRunLatest(run);
+        r.lines = lines;
+        r.newOffset = offset + consumed;
+        d->stmt("INSERT INTO ingest_offsets (run_id, file, offset, lines, malformed, last_step, updated) "
+                "VALUES (?, ?, ?, ?, 0, 0, ?) ON CONFLICT (run_id, file) DO UPDATE SET offset = "
+                "excluded.offset, lines = excluded.lines, updated = excluded.updated")
+            .bind(1, run)
+            .bind(2, utf8(file))
+            .bind(3, r.newOffset)
+            .bind(4, before + lines)
+            .bind(5, QDateTime::currentMSecsSinceEpoch())
             .exec();
         tx.commit();
         return r;

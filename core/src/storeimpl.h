@@ -14,6 +14,8 @@
 
 namespace orrery::core {
 
+struct Event;
+
 struct TrackingStore::Impl {
     // Points per metric chunk. Small enough that rewriting a run's open tail chunks on every
     // monitor tick stays cheap (~3 KB per metric), large enough that a 1M-point history is
@@ -49,6 +51,9 @@ struct TrackingStore::Impl {
     void logParam(qint64 run, std::string_view key, std::string_view value);
     void setTag(qint64 run, std::string_view key, std::string_view value);
     void addArtifact(qint64 run, const Artifact &a);
+    // A `phases` event: the row of its process in run_phases, unless a newer one is there
+    // (store_goodput.cpp).
+    void recordPhases(qint64 run, const Event &ev, qint64 timeMs);
     QList<LatestMetric> latestOf(qint64 run) const;
     static Run readRun(const sql::Stmt &s);
 

@@ -128,7 +128,7 @@ QByteArray describeFirstBatch(Executor &executor, const SubmitPlan &plan, const 
 QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
                                  const QList<PlannedTrial> &trials)
 {
-    if (trainer.isEmpty())
+    if (trainer.isEmpty() || plan.spec.command)  // a command's params are not the trainer's
         return {};
     QList<QByteArray> configs;
     for (qsizetype i = 0; i < std::min(kTrainerChecked, trials.size()); ++i)
@@ -157,6 +157,15 @@ QString sweepDirectory(const QString &root, const QString &experiment, const QSt
     return QDir(QDir(root).filePath(pathComponent(experiment))).filePath(dirName);
 }
 
+TaskLaunch taskLaunch(const SweepSpec &spec, int index, int attempt, const QString &runDir,
+                      const TrialParams &params, const QByteArray &config)
+{
+    TaskLaunch t{runDir, config, {}};
+    if (spec.command)
+        t.command = renderCommand(spec, params, {runDir, spec.name, spec.experiment, index, attempt});
+    return t;
+}
+
 LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir)
 {
     LaunchBatch batch;
@@ -166,7 +175,8 @@ LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials
     batch.maxConcurrent = std::max(1, plan.spec.maxConcurrent);
     batch.resources = plan.spec.resources;
     for (const PlannedTrial &p : trials)
-        batch.tasks.append({QDir(sweepDir).filePath(QString::number(p.index)), p.config});
+        batch.tasks.append(taskLaunch(plan.spec, p.index, 0,
+                                      QDir(sweepDir).filePath(QString::number(p.index)), p.params, p.config));
     return batch;
 }
 
@@ -181,6 +191,25 @@ PlanPreview previewPlan(const SubmitPlan &plan, const QList<PlannedTrial> &trial
         if (p.distribution != Distribution::Constant)
             swept << p.key;
     preview.columns = QStringList{QStringLiteral("trial")} + swept;
+    if (const auto &c = plan.spec.command) {
+        preview.summary +=
+            QStringLiteral("command: %1\nruns in: %2\n")
+                .arg(displayCommand(c->argv),
+                     c->workdir.isEmpty()
+                         ? QStringLiteral("the spec's directory here, the home directory on a cluster")
+                         : c->workdir);
+        for (const MetricRule &m : c->metrics)
+            preview.summary +=
+                QStringLiteral("metric from the output: %1 = group 1 of /%2/%3\n")
+                    .arg(m.name, m.regex,
+                         m.stepRegex.isEmpty() ? QString() : QStringLiteral(", step /%1/").arg(m.stepRegex));
+        for (const PlannedTrial &t : trials)
+            preview.commands << displayCommand(
+                renderCommand(plan.spec, t.params,
+                              {QStringLiteral("<sweep dir>/%1").arg(t.index), plan.spec.name,
+                               plan.spec.experiment, t.index, 0})
+                    .argv);
+    }
     for (const PlannedTrial &t : trials) {
         QStringList row{QString::number(t.index)};
         for (const QString &k : swept)
@@ -217,9 +246,17 @@ QJsonObject planJson(const SubmitPlan &plan, const QList<PlannedTrial> &trials)
 {
     const SweepSpec &spec = plan.spec;
     QJsonArray rows;
-    for (const PlannedTrial &t : trials)
-        rows.append(QJsonObject{{QStringLiteral("index"), t.index},
-                                {QStringLiteral("params"), paramsJson(t.params)}});
+    for (const PlannedTrial &t : trials) {
+        QJsonObject row{{QStringLiteral("index"), t.index}, {QStringLiteral("params"), paramsJson(t.params)}};
+        if (spec.command)
+            row.insert(
+                QStringLiteral("command"),
+                QJsonArray::fromStringList(renderCommand(spec, t.params,
+                                                         {QStringLiteral("<sweep dir>/%1").arg(t.index),
+                                                          spec.name, spec.experiment, t.index, 0})
+                                               .argv));
+        rows.append(row);
+    }
     QJsonObject o{{QStringLiteral("name"), spec.name},
                   {QStringLiteral("experiment"), spec.experiment},
                   {QStringLiteral("method"), toString(spec.method)},

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/sweeprunner.h"
 
+#include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
 #include "orrery/core/sweepsearch.h"
+#include "orrery/core/usage.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace orrery::core {
@@ -25,6 +28,7 @@ namespace {
 
 const QString kEvents = QStringLiteral("events.jsonl");
 constexpr qint64 kExitBytes = 64 * 1024;
+constexpr int kExitPreempted = 75;  // EX_TEMPFAIL: "try again", what the trainer exits with on SIGTERM
 
 QString jsonParams(const TrialParams &params)
 {
@@ -157,20 +161,31 @@ struct SweepVerdict {
 };
 // The sweep-verdict rule: how a sweep in state `now` ends once none of its trials is active and
 // none is left to launch, with its one-line summary; nullopt while it goes on.
-std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now)
+// Trials still to launch: bayes suggests up to run_cap; grid and random under a budget launch the
+// `planned` trials their first batch held back. `budgetStop`: why the budget launches no more
+// (BudgetState::explain), empty while it allows the next.
+std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
+                                         int planned = 0, const QString &budgetStop = {})
 {
-    const bool moreToCome = spec.method == SearchMethod::Bayes && c.trials < spec.runCap &&
-        c.cancelled == 0 && now != SweepState::Cancelling;
+    const bool open = c.cancelled == 0 && now != SweepState::Cancelling;
+    const int toLaunch = spec.method == SearchMethod::Bayes ? spec.runCap : spec.budgetGpuHours ? planned : 0;
+    const bool unlaunched = open && c.trials < toLaunch;
+    const bool moreToCome = unlaunched && budgetStop.isEmpty();
     if (c.active > 0 || moreToCome)
         return std::nullopt;
     SweepVerdict v;
     v.state = now == SweepState::Cancelling ? SweepState::Cancelled
         : c.completed + c.stopped == 0      ? SweepState::Failed
                                             : SweepState::Finished;
-    v.message = QStringLiteral("%1 completed, %2 stopped early, %3 failed")
-                    .arg(c.completed)
-                    .arg(c.stopped)
-                    .arg(c.failed);
+    if (unlaunched)
+        v.message = QStringLiteral("stopped by its budget: %1; %2 of %3 trials not launched; ")
+                        .arg(budgetStop)
+                        .arg(toLaunch - c.trials)
+                        .arg(toLaunch);
+    v.message += QStringLiteral("%1 completed, %2 stopped early, %3 failed")
+                     .arg(c.completed)
+                     .arg(c.stopped)
+                     .arg(c.failed);
     if (c.cancelled)
         v.message += QStringLiteral(", %1 cancelled").arg(c.cancelled);
     return v;
@@ -256,7 +271,8 @@ struct SweepRunner::Impl {
         batch.maxConcurrent = std::max(1, spec.maxConcurrent);
         batch.resources = spec.resources;
         for (const Trial &t : attempts)
-            batch.tasks.append({t.runDir, t.config.toUtf8()});
+            batch.tasks.append(taskLaunch(spec, t.index, t.attempt, t.runDir,
+                                          typedParams(t.params, spec.parameters), t.config.toUtf8()));
         QStringList ids;
         QString failure;
         try {
@@ -299,7 +315,7 @@ struct SweepRunner::Impl {
     }
 
     // New trials: runs, and trial rows at attempt 0.
-    QList<Trial> newTrials(const Sweep &sweep, const QList<PlannedTrial> &planned)
+    QList<Trial> newTrials(const Sweep &sweep, const QList<PlannedTrial> &planned, bool commandSweep)
     {
         QList<Trial> out;
         store.writeTransaction([&] {
@@ -312,6 +328,14 @@ struct SweepRunner::Impl {
                 t.config = QString::fromUtf8(p.config);
                 t.runId = store.createRun(sweep.experimentId,
                                           QStringLiteral("%1-%2").arg(sweep.name).arg(p.index), 0, t.runDir);
+                // The trainer logs its whole config when it starts; a command's params are logged
+                // here, as the spec typed them (the program may never say them).
+                if (commandSweep) {
+                    QList<std::pair<QString, QString>> logged;
+                    for (const auto &[key, value] : p.params)
+                        logged.append({key, formatParamValue(value)});
+                    store.logParams(t.runId, logged);
+                }
                 store.setTags(t.runId,
                               {{QStringLiteral("orrery.sweep"), sweep.name},
                                {QStringLiteral("orrery.sweep_id"), QString::number(sweep.id)},
@@ -328,6 +352,97 @@ struct SweepRunner::Impl {
     {
         const std::vector<MetricPoint> points = store.allPoints(run, metric);
         return points.empty() ? std::nan("") : points.back().value;
+    }
+
+    // A command's metric whose regex matched no line of its output by the end of an attempt:
+    // said once per run (an event, and the run's tag orrery.warning.metrics), never silently empty.
+    void reportUnmatchedMetrics(const Sweep &sweep, const Trial &t, TickReport &report)
+    {
+        const SweepSpec *spec = nullptr;
+        try {
+            spec = &this->spec(sweep);
+        } catch (const std::exception &) {
+            return;
+        }
+        if (!spec->command || spec->command->metrics.isEmpty())
+            return;
+        const QString tag = QStringLiteral("orrery.warning.metrics");
+        QStringList unmatched;
+        for (const MetricRule &rule : spec->command->metrics)
+            if (!store.seriesVersion(t.runId, rule.name))
+                unmatched << QStringLiteral("%1 (regex %2)").arg(rule.name, rule.regex);
+        if (unmatched.isEmpty() || store.details(t.runId).tags.contains(tag))
+            return;
+        const QStringList logs = executor.logPaths(sweep.rootDir, t.task, t.runDir);
+        const qint64 lines = logs.isEmpty() ? 0 : store.ingestState(t.runId, logs.front()).lines;
+        const QString message = QStringLiteral("no line of the output matched %1 (%2 lines read)")
+                                    .arg(unmatched.join(QStringLiteral(", ")))
+                                    .arg(lines);
+        store.setTags(t.runId, {{tag, message}});
+        report.events << QStringLiteral("%1: trial %2: %3").arg(sweep.name).arg(t.index).arg(message);
+    }
+
+    // How many more attempts the sweep's budget lets the runner launch now (usage.h budgetState;
+    // INT_MAX without a budget); *why says what holds them back.
+    int budgetRoom(const Sweep &sweep, const SweepSpec &spec, QString *why)
+    {
+        const auto budget = budgetState(spec, store.trials(sweep.id), QDateTime::currentMSecsSinceEpoch());
+        if (!budget)
+            return std::numeric_limits<int>::max();
+        *why = budget->explain();
+        return budget->room();
+    }
+
+    // Grid and random under a budget: the planned trials the first batch held back, launched as
+    // the budget allows (what has ended used less than its time limit), at most max_concurrent
+    // running at once. While the budget holds them back, the sweep's message says so.
+    void launchHeldBack(const Sweep &sweep, const SweepSpec &spec, TickReport &report)
+    {
+        if (!spec.budgetGpuHours || spec.method == SearchMethod::Bayes ||
+            sweep.sweepState() == SweepState::Cancelling)
+            return;
+        const QMap<int, Trial> byIndex = latest(store.trials(sweep.id));
+        if (byIndex.size() >= sweep.trialCount)
+            return;
+        int active = 0;
+        for (const Trial &t : byIndex) {
+            if (t.trialState() == TrialState::Cancelled || t.trialState() == TrialState::Cancelling)
+                return;
+            active += t.isActive() ? 1 : 0;
+        }
+        QString held;
+        const int budget = budgetRoom(sweep, spec, &held);
+        const int room = std::min(std::max(1, spec.maxConcurrent) - active, budget);
+        if (budget <= 0) {
+            const QString message =
+                QStringLiteral("waiting on the budget: %1; %2 of %3 trials not launched yet")
+                    .arg(held)
+                    .arg(sweep.trialCount - byIndex.size())
+                    .arg(sweep.trialCount);
+            // Said once (the numbers move while trials run): an event, and the sweep's message.
+            if (active > 0 && !sweep.message.startsWith(QLatin1String("waiting on the budget"))) {
+                store.setSweepMessage(sweep.id, message);
+                report.events << QStringLiteral("%1: %2").arg(sweep.name, message);
+            }
+            return;
+        }
+        if (room <= 0)
+            return;
+        QList<PlannedTrial> planned;
+        for (const PlannedTrial &p : planTrials({spec, sweep.spec.toUtf8(), sweep.baseConfig.toUtf8()}))
+            if (!byIndex.contains(p.index) && planned.size() < room)
+                planned.append(p);
+        if (planned.isEmpty())
+            return;
+        if (sweep.message.startsWith(QLatin1String("waiting on the budget")))
+            store.setSweepMessage(sweep.id, QString());
+        launch(sweep, spec, newTrials(sweep, planned, bool(spec.command)));
+        QStringList indexes;
+        for (const PlannedTrial &p : planned)
+            indexes << QString::number(p.index);
+        report.events << QStringLiteral("%1: launched trial%2 %3 within the budget (%4)")
+                             .arg(sweep.name, planned.size() > 1 ? QStringLiteral("s") : QString(),
+                                  indexes.join(QStringLiteral(", ")), held);
     }
 
     // Bayes: suggest and launch trials while there is room.
@@ -351,7 +466,9 @@ struct SweepRunner::Impl {
                     {typedParams(t.params, spec.parameters), metricValue(t.runId, spec.metricName)});
         }
         const int next = latestByIndex.isEmpty() ? 0 : latestByIndex.lastKey() + 1;
-        const int room = std::min(std::max(1, spec.maxConcurrent) - active, spec.runCap - next);
+        QString held;
+        const int room = std::min(
+            {std::max(1, spec.maxConcurrent) - active, spec.runCap - next, budgetRoom(sweep, spec, &held)});
         if (room <= 0)
             return;
         QList<PlannedTrial> planned;
@@ -361,7 +478,7 @@ struct SweepRunner::Impl {
             planned.append(
                 {i, params, renderTrialConfig(sweep.baseConfig.toUtf8(), spec.trainerConfig, params)});
         }
-        launch(sweep, spec, newTrials(sweep, planned));
+        launch(sweep, spec, newTrials(sweep, planned, bool(spec.command)));
         report.events << QStringLiteral("%1: suggested trial%2 %3 (TPE over %4 finished)")
                              .arg(sweep.name, room > 1 ? QStringLiteral("s") : QString())
                              .arg(room > 1 ? QStringLiteral("%1-%2").arg(next).arg(next + room - 1)
@@ -391,7 +508,9 @@ void SweepRunner::releaseLeases()
 
 QByteArray SweepRunner::describe(const SubmitPlan &plan)
 {
-    return describeFirstBatch(d->executor, plan, planTrials(plan));
+    const QList<PlannedTrial> planned = planTrials(plan);
+    return describeFirstBatch(d->executor, plan,
+                              planned.mid(0, firstBatchSize(plan.spec, int(planned.size()))));
 }
 
 SweepId SweepRunner::submit(const SubmitPlan &plan)
@@ -415,7 +534,10 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     sw.id = d->store.createSweep(sw);
     d->specs.insert(sw.id, spec);
     try {
-        d->launch(sw, spec, d->newTrials(sw, planned));
+        // Under a budget, the trials that fit it; the rest as it allows (launchHeldBack).
+        d->launch(
+            sw, spec,
+            d->newTrials(sw, planned.mid(0, firstBatchSize(spec, int(planned.size()))), bool(spec.command)));
     } catch (const std::exception &e) {
         d->store.setSweepState(sw.id, toText(SweepState::Failed));
         d->store.setSweepMessage(sw.id,
@@ -541,6 +663,13 @@ void SweepRunner::retryTrial(SweepId sweepId, int index)
                                                     : QStringLiteral(" (retries: %1)").arg(spec.retries))
                 .toStdString());
 
+    QString held;
+    if (d->budgetRoom(sw, spec, &held) < 1)
+        throw std::runtime_error(
+            QStringLiteral("trial %1 not retried: the sweep's budget could be exceeded (%2)")
+                .arg(index)
+                .arg(held)
+                .toStdString());
     Trial next = nextAttempt(t);
     next.userRetry = true;
     d->launch(sw, spec, {next});  // a refusal is recorded as a failed attempt and thrown
@@ -645,6 +774,31 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             exitReadOf << -1;
         }
     }
+    // A command's metrics by regex: its standard output from the stored offset (command.h).
+    struct StdoutRead {
+        qsizetype active = 0, read = 0;
+        QString file;
+        qint64 offset = 0;
+        const SweepSpec *spec = nullptr;
+    };
+    QList<StdoutRead> stdoutReads;
+    for (qsizetype i = 0; i < active.size(); ++i) {
+        const Active &a = active[i];
+        const SweepSpec *spec = nullptr;
+        try {
+            spec = &d->spec(a.sweep);
+        } catch (const std::exception &) {
+            continue;  // reported where the sweep's decisions are made
+        }
+        if (!spec->command || spec->command->metrics.isEmpty() || a.trial.task.isEmpty())
+            continue;
+        const QStringList logs = d->executor.logPaths(a.sweep.rootDir, a.trial.task, a.trial.runDir);
+        if (logs.isEmpty())
+            continue;
+        const qint64 offset = d->store.ingestState(a.trial.runId, logs.front()).offset;
+        stdoutReads.append({i, reads.size(), logs.front(), offset, spec});
+        reads.append({logs.front(), offset});
+    }
     QList<FileChunk> chunks;
     if (!reads.isEmpty()) {
         try {
@@ -670,6 +824,25 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 d->store.ingestEvents(active[i].trial.runId, kEvents, eventOffsets[i], c.data);
             report.points += r.points;
             if (c.size > eventOffsets[i] + c.data.size())
+                report.moreToRead = true;
+        }
+        for (const StdoutRead &sr : stdoutReads) {
+            if (chunks.isEmpty() || !chunks[sr.read].exists || chunks[sr.read].data.isEmpty())
+                continue;
+            const FileChunk &c = chunks[sr.read];
+            const RunId run = active[sr.active].trial.runId;
+            QHash<QString, qint64> lastStep;
+            for (const MetricRule &rule : sr.spec->command->metrics)
+                if (const auto v = d->store.seriesVersion(run, rule.name))
+                    lastStep.insert(rule.name, v->second);
+            const StdoutMetrics m = parseMetricLines(c.data, compileMetricRules(sr.spec->command->metrics),
+                                                     lastStep, QDateTime::currentMSecsSinceEpoch());
+            if (m.consumed == 0)
+                continue;
+            report.bytes += m.consumed;
+            report.points +=
+                d->store.ingestTextMetrics(run, sr.file, sr.offset, m.consumed, m.lines, m.points).points;
+            if (c.size > sr.offset + c.data.size())
                 report.moreToRead = true;
         }
     });
@@ -708,7 +881,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             t.detail = st.detail;
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
             if (st.state == TaskStatus::State::Running && t.startedMs == 0)
-                t.startedMs = now;
+                t.startedMs = runningSinceMs(st.elapsedMs, now);
             if (st.state == TaskStatus::State::Running && before == TrialState::Queued) {
                 t.setState(TrialState::Running);
                 report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
@@ -739,18 +912,36 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 : QStringLiteral("unreadable exit.json: ") + problem;
             step = exitStep(exitChunk->data);
         } else if (st.state == TaskStatus::State::Ended) {
-            verdict =
-                st.detail.contains(QLatin1String("PREEMPTED")) ? TrialState::Preempted : TrialState::Failed;
-            reason = st.detail.isEmpty() ? QStringLiteral("ended without exit.json")
-                                         : st.detail + QStringLiteral(" (no exit.json)");
-            d->store.endRun(t.runId, verdict == TrialState::Preempted ? RunStatus::Killed : RunStatus::Failed,
+            // No exit.json (a command of the user's need not write one): the exit status decides,
+            // 0 completed, 75 (EX_TEMPFAIL) preempted, anything else failed.
+            verdict = st.exitCode == 0 ? TrialState::Completed
+                : st.exitCode == kExitPreempted || st.detail.contains(QLatin1String("PREEMPTED"))
+                ? TrialState::Preempted
+                : TrialState::Failed;
+            reason = verdict == TrialState::Completed ? QString()
+                : st.detail.isEmpty()                 ? QStringLiteral("ended without exit.json")
+                                                      : st.detail + QStringLiteral(" (no exit.json)");
+            d->store.endRun(t.runId,
+                            verdict == TrialState::Completed       ? RunStatus::Finished
+                                : verdict == TrialState::Preempted ? RunStatus::Killed
+                                                                   : RunStatus::Failed,
                             now);
         } else {
             verdict = TrialState::Lost;
             reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
             d->store.endRun(t.runId, RunStatus::Failed, now);
         }
-        t.endedMs = now;
+        {  // the attempt's real span, for its GPU-hours (usage.h)
+            const double exitT = exitChunk
+                ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("t")).toDouble()
+                : 0;
+            const AttemptSpan span =
+                endedAttemptSpan(t.startedMs, st.elapsedMs,
+                                 exitT > 0 ? std::optional<qint64>(qint64(exitT * 1000)) : std::nullopt, now);
+            t.startedMs = span.startedMs;
+            t.endedMs = span.endedMs;
+        }
+        d->reportUnmatchedMetrics(sw, t, report);
         if (before == TrialState::Stopping || before == TrialState::Cancelling) {
             // Our own doing: the trainer saw SIGTERM and reported itself preempted.
             t.setState(before == TrialState::Stopping ? TrialState::Stopped : TrialState::Cancelled);
@@ -788,6 +979,19 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                                  .arg(sw.name)
                                  .arg(t.index)
                                  .arg(toText(verdict), t.exitReason, giveUp);
+            continue;
+        }
+        // A resubmission is a launch like any other: within the budget, counting this tick's.
+        QString held;
+        if (d->budgetRoom(sw, *spec, &held) <= relaunch.value(sw.id).size()) {
+            if (preempted)
+                t.setState(TrialState::Failed);
+            t.exitReason += QStringLiteral("; not resubmitted: the budget could be exceeded");
+            d->store.updateTrial(t);
+            report.events << QStringLiteral("%1: trial %2 %3: %4 (%5)")
+                                 .arg(sw.name)
+                                 .arg(t.index)
+                                 .arg(toText(verdict), t.exitReason, held);
             continue;
         }
         const Trial next = nextAttempt(t);
@@ -879,12 +1083,21 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             report.errors
                 << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
         }
+        try {
+            d->launchHeldBack(sw, *spec, report);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: trials within the budget: %2")
+                                 .arg(sw.name, QString::fromUtf8(e.what()));
+        }
+        QString budgetStop;
+        if (d->budgetRoom(sw, *spec, &budgetStop) > 0)
+            budgetStop.clear();
 
         // The sweep as a whole.
         const SweepTally seen = tallyTrials(Impl::latest(d->store.trials(sw.id)));
         report.active += seen.active;
         report.running += seen.running;
-        if (sweepVerdict(seen, *spec, sw.sweepState())) {
+        if (sweepVerdict(seen, *spec, sw.sweepState(), sw.trialCount, budgetStop)) {
             // Decided again under the write lock on the sweep and its trials as they are now: a
             // user's retry (retryTrial) or cancel may have come in since they were read, and a
             // retry's attempt is in the store before it re-opens an ended sweep.
@@ -894,7 +1107,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
                 if (!current || !isActive(current->sweepState()))
                     return;
                 verdict = sweepVerdict(tallyTrials(Impl::latest(d->store.trials(sw.id))), *spec,
-                                       current->sweepState());
+                                       current->sweepState(), current->trialCount, budgetStop);
                 if (!verdict)
                     return;
                 d->store.setSweepState(sw.id, toText(verdict->state));

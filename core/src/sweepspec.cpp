@@ -4,6 +4,8 @@
 // leaves this file as a QVariant typed by the trainer's schema.
 #include "orrery/core/sweepspec.h"
 
+#include "orrery/core/usage.h"
+
 #include "textutil.h"
 
 #include <QDir>
@@ -110,16 +112,21 @@ namespace {
 
 using Type = ConfigKey::Type;
 
-// W&B keys that say where W&B runs the program; Orrery runs its own trainer and ignores them, so
-// W&B files load unchanged.
-const QStringList kIgnoredTopLevel{QStringLiteral("program"), QStringLiteral("command"),
-                                   QStringLiteral("project"), QStringLiteral("entity"),
-                                   QStringLiteral("description")};
+// W&B keys about W&B's own service, ignored so W&B files load unchanged. `program` is read only
+// for ${program} in a `command`; without one Orrery runs its trainer.
+const QStringList kIgnoredTopLevel{QStringLiteral("program"), QStringLiteral("project"),
+                                   QStringLiteral("entity"), QStringLiteral("description")};
 const QStringList kTopLevel{
     QStringLiteral("name"),           QStringLiteral("experiment"),      QStringLiteral("trainer"),
     QStringLiteral("method"),         QStringLiteral("metric"),          QStringLiteral("parameters"),
     QStringLiteral("run_cap"),        QStringLiteral("early_terminate"), QStringLiteral("resources"),
-    QStringLiteral("max_concurrent"), QStringLiteral("retries"),         QStringLiteral("seed")};
+    QStringLiteral("max_concurrent"), QStringLiteral("retries"),         QStringLiteral("seed"),
+    QStringLiteral("command"),        QStringLiteral("workdir"),         QStringLiteral("metrics"),
+    QStringLiteral("budget")};
+// W&B's command macros Orrery expands (each a whole element of `command`).
+const QStringList kWandbMacros{
+    QStringLiteral("${env}"),  QStringLiteral("${interpreter}"),     QStringLiteral("${program}"),
+    QStringLiteral("${args}"), QStringLiteral("${args_no_hyphens}"), QStringLiteral("${args_json}")};
 const QStringList kParamKeys{
     QStringLiteral("value"), QStringLiteral("values"), QStringLiteral("distribution"),
     QStringLiteral("min"),   QStringLiteral("max"),    QStringLiteral("mu"),
@@ -308,6 +315,54 @@ public:
         return v;
     }
 
+    // The type of a command's parameter from the values written: integers, numbers, true/false,
+    // else text; int_uniform gives integers, the other distributions numbers.
+    static ConfigKey inferredKey(const QString &name, const YAML::Node &body)
+    {
+        ConfigKey key;
+        key.key = name;
+        const auto typeOf = [](const YAML::Node &n) {
+            if (!n.IsScalar())
+                return Type::String;
+            const QString t = QString::fromStdString(n.Scalar());
+            if (parseInteger(t) && !t.contains(QLatin1Char('.')))
+                return Type::Int;
+            if (parseDouble(t))
+                return Type::Float;
+            const QString lower = t.toLower();
+            if (lower == QLatin1String("true") || lower == QLatin1String("false"))
+                return Type::Bool;
+            return Type::String;
+        };
+        if (!body.IsMap())
+            return key;
+        if (const YAML::Node d = body["distribution"]; d && d.IsScalar()) {
+            key.type = d.Scalar() == "int_uniform" ? Type::Int : Type::Float;
+            if (d.Scalar() == "categorical" || d.Scalar() == "constant")
+                key.type = Type::String;
+            else
+                return key;
+        } else if (body["min"] || body["max"]) {
+            key.type = typeOf(body["min"]) == Type::Int && typeOf(body["max"]) == Type::Int ? Type::Int
+                                                                                            : Type::Float;
+            return key;
+        }
+        QList<Type> types;
+        if (const YAML::Node v = body["value"])
+            types << typeOf(v);
+        if (const YAML::Node vs = body["values"]; vs && vs.IsSequence())
+            for (const auto &v : vs)
+                types << typeOf(v);
+        if (types.isEmpty())
+            return key;
+        const bool allInt = std::all_of(types.begin(), types.end(), [](Type t) { return t == Type::Int; });
+        const bool allNumber = std::all_of(types.begin(), types.end(),
+                                           [](Type t) { return t == Type::Int || t == Type::Float; });
+        const bool allBool = std::all_of(types.begin(), types.end(), [](Type t) { return t == Type::Bool; });
+        key.type = allInt ? Type::Int : allNumber ? Type::Float : allBool ? Type::Bool : Type::String;
+        return key;
+    }
+
     static QString rangeProblem(const ConfigKey &key, double v)
     {
         if ((key.min && v < *key.min) || (key.max && v > *key.max))
@@ -323,7 +378,16 @@ public:
         if (!keyText)
             return std::nullopt;
         const int line = lineOf(keyNode);
-        const ConfigKey *key = m_schema.find(*keyText);
+        // A command's parameters are its own: any key, typed by the values given.
+        const std::optional<ConfigKey> inferred =
+            m_command ? std::optional(inferredKey(*keyText, body)) : std::nullopt;
+        const ConfigKey *key = inferred ? &*inferred : m_schema.find(*keyText);
+        if (m_command && (keyText->isEmpty() || containsControl(*keyText))) {
+            error(line,
+                  QStringLiteral("parameter name %1: must not be empty or contain control characters")
+                      .arg(quoted(*keyText)));
+            return std::nullopt;
+        }
         if (!key) {
             const QString hint = m_schema.closest(*keyText);
             error(line,
@@ -544,6 +608,15 @@ public:
             if (auto s = name(n, QStringLiteral("experiment")))
                 spec.experiment = *s;
         }
+        m_command = bool(root["command"]);
+        if (const YAML::Node n = root["program"]; n && m_command) {
+            if (auto s = text(n, QStringLiteral("program")))
+                spec.program = *s;
+        }
+        if (root["trainer"] && m_command)
+            error(root["trainer"],
+                  QStringLiteral("a sweep runs either the bundled trainer (`trainer`) or its own `command`, "
+                                 "not both"));
         if (const YAML::Node n = root["trainer"]) {
             if (expectMap(n, QStringLiteral("trainer"), {QStringLiteral("config")}) && n["config"]) {
                 if (auto s = text(n["config"], QStringLiteral("trainer.config")))
@@ -607,6 +680,8 @@ public:
         }
         parseEarlyTerminate(root["early_terminate"], spec);
         parseResources(root["resources"], spec);
+        parseBudget(root["budget"], spec);
+        parseCommand(root, spec);
 
         // Cross-key rules.
         if (spec.method != SearchMethod::Grid && spec.runCap == 0 && root["method"])
@@ -653,6 +728,136 @@ public:
             seen.insert(p->key);
             spec.parameters.append(*p);
         }
+    }
+
+    // `command`, `workdir` and `metrics`: a program of the user's (command.h).
+    void parseCommand(const YAML::Node &root, SweepSpec &spec)
+    {
+        for (const char *key : {"workdir", "metrics"})
+            if (root[key] && !m_command)
+                error(root[key],
+                      QStringLiteral("`%1` goes with a `command`; the bundled trainer runs in its run "
+                                     "directory and writes its metrics to events.jsonl")
+                          .arg(QLatin1String(key)));
+        if (!m_command)
+            return;
+        const YAML::Node n = root["command"];
+        CommandSpec c;
+        c.line = lineOf(n);
+        if (!n.IsSequence() || n.size() == 0) {
+            error(n,
+                  QStringLiteral("command: expected a list of words, e.g. [python, train.py, --lr, "
+                                 "\"{{optim.lr}}\"] (each word is one argument; no shell reads them)"));
+            return;
+        }
+        QStringList known = commandBuiltins();
+        QHash<QString, QString> envOwner;  // ORRERY_PARAM_X → the key that has it
+        for (const ParamSpec &p : spec.parameters) {
+            known << p.key;
+            const QString env = paramEnvName(p.key);
+            if (envOwner.contains(env))
+                error(
+                    p.line,
+                    QStringLiteral("parameters %1 and %2 both become the environment variable %3; rename one")
+                        .arg(quoted(envOwner.value(env)), quoted(p.key), env));
+            envOwner.insert(env, p.key);
+        }
+        for (const auto &word : n) {
+            const auto t = text(word, QStringLiteral("command"));
+            if (!t)
+                continue;
+            if (t->startsWith(QLatin1String("${"))) {
+                if (!kWandbMacros.contains(*t))
+                    error(word,
+                          QStringLiteral("command: %1 is not a macro Orrery expands; known: %2 (each a word "
+                                         "of its own), or {{key}} placeholders")
+                              .arg(quoted(*t), kWandbMacros.join(QStringLiteral(", "))));
+                else if (*t == QLatin1String("${program}") && spec.program.isEmpty())
+                    error(word, QStringLiteral("command: ${program} needs `program: FILE` in the spec"));
+                c.argv << *t;
+                continue;
+            }
+            bool malformed = false;
+            for (const QString &name : placeholdersIn(*t, &malformed))
+                if (!known.contains(name))
+                    error(word,
+                          QStringLiteral("command: unknown placeholder {{%1}}%2; known: the parameters and "
+                                         "%3")
+                              .arg(name, didYouMean(name, known),
+                                   commandBuiltins().join(QStringLiteral(", "))));
+            if (malformed)
+                error(word,
+                      QStringLiteral("command: %1 opens a placeholder with {{ but does not close it")
+                          .arg(quoted(*t)));
+            c.argv << *t;
+        }
+        if (!c.argv.isEmpty() && c.argv.front().isEmpty())
+            error(n, QStringLiteral("command: the program (the first word) is empty"));
+        if (const YAML::Node w = root["workdir"]) {
+            if (auto t = text(w, QStringLiteral("workdir"))) {
+                if (t->isEmpty() || containsControl(*t))
+                    error(w, QStringLiteral("workdir %1: expected a directory").arg(quoted(*t)));
+                else
+                    c.workdir = *t;
+            }
+        }
+        if (const YAML::Node m = root["metrics"]) {
+            if (!m.IsSequence()) {
+                error(m,
+                      QStringLiteral("metrics: expected a list such as [{name: train/loss, regex: "
+                                     "'loss=([-+.0-9eE]+)'}]"));
+            } else {
+                QSet<QString> names;
+                for (const auto &item : m) {
+                    if (!expectMap(
+                            item, QStringLiteral("metrics entry"),
+                            {QStringLiteral("name"), QStringLiteral("regex"), QStringLiteral("step_regex")}))
+                        continue;
+                    MetricRule r;
+                    r.line = lineOf(item);
+                    if (!item["name"] || !item["regex"]) {
+                        error(item, QStringLiteral("metrics entry: needs `name` and `regex`"));
+                        continue;
+                    }
+                    const auto name = text(item["name"], QStringLiteral("metrics.name"));
+                    if (name && (name->isEmpty() || containsControl(*name)))
+                        error(item["name"],
+                              QStringLiteral("metrics.name %1: expected a metric name such as "
+                                             "train/loss")
+                                  .arg(quoted(*name)));
+                    else if (name && names.contains(*name))
+                        error(item["name"], QStringLiteral("metrics: %1 is given twice").arg(quoted(*name)));
+                    else if (name)
+                        r.name = *name;
+                    if (name)
+                        names.insert(*name);
+                    const auto pattern = [&](const char *key, QString &into) {
+                        const auto p = text(item[key], QStringLiteral("metrics.%1").arg(QLatin1String(key)));
+                        if (!p)
+                            return;
+                        const QRegularExpression re(*p);
+                        if (!re.isValid())
+                            error(item[key],
+                                  QStringLiteral("metrics.%1 %2: %3 at offset %4")
+                                      .arg(QLatin1String(key), quoted(*p), re.errorString())
+                                      .arg(re.patternErrorOffset()));
+                        else if (re.captureCount() < 1)
+                            error(item[key],
+                                  QStringLiteral("metrics.%1 %2: put the number in a capture group, e.g. "
+                                                 "'loss=([-+.0-9eE]+)'")
+                                      .arg(QLatin1String(key), quoted(*p)));
+                        else
+                            into = *p;
+                    };
+                    pattern("regex", r.regex);
+                    if (item["step_regex"])
+                        pattern("step_regex", r.stepRegex);
+                    if (!r.name.isEmpty() && !r.regex.isEmpty())
+                        c.metrics.append(r);
+                }
+            }
+        }
+        spec.command = c;
     }
 
     void parseEarlyTerminate(const YAML::Node &n, SweepSpec &spec)
@@ -734,8 +939,49 @@ public:
         };
         str("mem", r.mem);
         str("time", r.time);
+        if (const SlurmDuration t = parseSlurmDuration(r.time); !t.ok()) {
+            error(n["time"], what + QStringLiteral(".time: ") + t.error);
+            r.time.clear();
+        }
         str("partition", r.partition);
         str("account", r.account);
+    }
+
+    // Orrery's `budget: {gpu_hours: N}` (docs/sweeps.md "GPU-hours and cost"), after resources:
+    // a budget needs a time limit and GPUs, and room for at least one trial.
+    void parseBudget(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n || !expectMap(n, QStringLiteral("budget"), {QStringLiteral("gpu_hours")}))
+            return;
+        const YAML::Node h = n["gpu_hours"];
+        if (!h) {
+            error(n, QStringLiteral("budget: `gpu_hours` is missing (e.g. budget: {gpu_hours: 100})"));
+            return;
+        }
+        const auto v = number(h, QStringLiteral("budget.gpu_hours"));
+        if (!v)
+            return;
+        const SweepResources &r = spec.resources;
+        const auto worst = worstGpuHours(r);
+        if (*v <= 0)
+            error(h, QStringLiteral("budget.gpu_hours must be greater than 0, got %1").arg(formatHours(*v)));
+        else if (allocatedGpus(r) == 0)
+            error(h,
+                  QStringLiteral("budget.gpu_hours: the trials ask for no GPUs (resources.gpus_per_node "
+                                 "is 0), so nothing would count against the budget"));
+        else if (!worst)
+            error(h,
+                  QStringLiteral("budget.gpu_hours needs a time limit (resources.time, e.g. \"02:00:00\"): "
+                                 "without one a trial's GPU-hours are unbounded"));
+        else if (*worst > *v * (1 + 1e-12))
+            error(h,
+                  QStringLiteral("budget.gpu_hours %1 is less than one trial could use (%2 × %3 GPUs = %4 "
+                                 "GPU-hours): no trial would start")
+                      .arg(formatHours(*v), r.time)
+                      .arg(allocatedGpus(r))
+                      .arg(formatHours(*worst)));
+        else
+            spec.budgetGpuHours = *v;
     }
 
 private:
@@ -747,6 +993,7 @@ private:
 
     QString m_file;
     const TrainerSchema &m_schema;
+    bool m_command = false;  // the spec runs its own command: parameters are not the trainer's
 };
 
 }  // namespace
@@ -785,6 +1032,10 @@ SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema)
 SpecParse parseSweepSpecAt(const QByteArray &yaml, const QString &path, const TrainerSchema &schema)
 {
     SpecParse parsed = parseSweepSpec(yaml, path, schema);
+    // A command's working directory is relative to the spec file's (command.h): keep where it is,
+    // wherever the sweep is followed from.
+    if (parsed.spec && parsed.spec->command)
+        parsed.spec->file = QFileInfo(path).absoluteFilePath();
     // A relative base config is relative to the spec file, so a sweep runs from any directory.
     if (parsed.spec && !parsed.spec->trainerConfig.isEmpty()) {
         QString &config = parsed.spec->trainerConfig;

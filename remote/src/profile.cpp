@@ -16,6 +16,8 @@
 #include <QSaveFile>
 #include <QUuid>
 
+#include <cmath>
+
 namespace orrery::remote {
 
 namespace {
@@ -71,7 +73,32 @@ QJsonObject ClusterProfile::toJson() const
     if (buildOn == BuildOn::Job)
         trainer.insert(QStringLiteral("build_on"), QStringLiteral("job"));
     json.insert(QStringLiteral("trainer"), trainer);
+    if (gpuHourPrice)
+        json.insert(QStringLiteral("gpu_hour_price"), *gpuHourPrice);
+    put("currency", currency);
     return json;
+}
+
+std::optional<core::Price> ClusterProfile::price() const
+{
+    if (!gpuHourPrice)
+        return std::nullopt;
+    return core::Price{*gpuHourPrice, currency};
+}
+
+QString ClusterProfile::priceProblem(double price)
+{
+    return std::isfinite(price) && price >= 0
+        ? QString()
+        : QStringLiteral("gpu_hour_price must be a number >= 0 (a price per GPU-hour)");
+}
+
+QString ClusterProfile::currencyProblem(const QString &currency)
+{
+    static const QRegularExpression word(QStringLiteral("^[A-Za-z0-9_-]{1,16}$"));
+    return word.match(currency).hasMatch()
+        ? QString()
+        : QStringLiteral("currency must be 1 to 16 letters, digits, '_' or '-' (e.g. USD, EUR, credits)");
 }
 
 ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
@@ -128,7 +155,28 @@ ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
     else if (buildOn != QLatin1String("login"))
         throw ProfileError(
             QStringLiteral("trainer build_on must be 'login' or 'job', not '%1'").arg(buildOn));
+    const QJsonValue price = json.value(QStringLiteral("gpu_hour_price"));
+    if (!price.isUndefined() && !price.isNull()) {
+        if (!price.isDouble() || !priceProblem(price.toDouble()).isEmpty())
+            throw ProfileError(priceProblem(-1));
+        p.gpuHourPrice = price.toDouble();
+    }
+    p.currency = text(json, "currency");
+    if (!p.currency.isEmpty() && !currencyProblem(p.currency).isEmpty())
+        throw ProfileError(currencyProblem(p.currency));
     return p;
+}
+
+std::optional<core::Price> clusterPrice(const QString &cluster, const ProfileStore &store)
+{
+    if (cluster.isEmpty() || !ProfileStore::isValidName(cluster))
+        return std::nullopt;
+    try {
+        const auto profile = store.find(cluster);
+        return profile ? profile->price() : std::nullopt;
+    } catch (const ProfileError &) {
+        return std::nullopt;  // a broken profile: `orrery cluster list` says what is wrong
+    }
 }
 
 ProfileStore::ProfileStore(QString directory) : m_directory(std::move(directory))

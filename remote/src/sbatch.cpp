@@ -121,6 +121,12 @@ QByteArray renderSbatch(const QByteArray &templ, const SbatchJob &job)
     if (!templ.contains("{{trial_dirs}}") || !templ.contains("{{trainer}}"))
         throw SbatchError(QStringLiteral("the sbatch template must use {{trial_dirs}} and {{trainer}} (see "
                                          "resources/sbatch/array.sbatch)"));
+    if (job.commands && !templ.contains("command.argv"))
+        throw SbatchError(QStringLiteral(
+            "this sweep runs its own command, and the cluster's sbatch template does not say how (it "
+            "predates command sweeps): copy the lines that read command.argv from Orrery's own template "
+            "(/usr/share/orrery/sbatch/array.sbatch, or resources/sbatch/array.sbatch in the source) into "
+            "it"));
     const core::SweepResources &r = job.resources;
     std::map<QByteArray, Value> values;
     values["job_name"] = text(job.jobName.isEmpty() ? QStringLiteral("orrery-sweep") : job.jobName);

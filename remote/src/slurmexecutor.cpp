@@ -2,6 +2,7 @@
 #include "orrery/remote/slurmexecutor.h"
 
 #include "logging.h"
+#include "orrery/core/usage.h"
 #include "orrery/remote/batchread.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/tar.h"
@@ -120,13 +121,33 @@ QStringList expandArrayTasks(const QString &jobId)
     return ids;
 }
 
+// The sbatch script reads these with `mapfile -d ''` / `read -d ''`: no shell ever parses them,
+// so any byte but NUL arrives as it was.
+QList<std::pair<QByteArray, QByteArray>> runDirFiles(const core::TaskLaunch &task)
+{
+    QList<std::pair<QByteArray, QByteArray>> files{{"trial.yaml", task.config}};
+    if (task.command.argv.isEmpty())
+        return files;
+    QByteArray argv, env;
+    for (const QString &word : task.command.argv)
+        argv += word.toUtf8() + '\0';
+    for (const auto &[name, value] : task.command.env)
+        env += name.toUtf8() + '=' + value.toUtf8() + '\0';
+    files.append({"command.argv", argv});
+    files.append({"command.env", env});
+    files.append({"command.workdir", task.command.workdir.toUtf8() + '\0'});
+    return files;
+}
+
 SbatchJob sbatchJobFor(const ClusterProfile &profile, const core::LaunchBatch &batch)
 {
     SbatchJob job;
     job.jobName = batch.sweepName;
     job.sweepDir = batch.sweepDir;
-    for (const core::TaskLaunch &t : batch.tasks)
+    for (const core::TaskLaunch &t : batch.tasks) {
         job.trialDirs << t.runDir;
+        job.commands = job.commands || !t.command.argv.isEmpty();
+    }
     job.maxConcurrent = batch.maxConcurrent;
     job.resources = batch.resources;
     job.defaultPartition = profile.partition;
@@ -206,16 +227,21 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
             refuse(QStringLiteral("the run directory '%1' must be an absolute path").arg(task.runDir));
         const QByteArray relative =
             runDir.startsWith(prefix) ? runDir.mid(prefix.size()).toUtf8() : QByteArray();
+        const QList<std::pair<QByteArray, QByteArray>> taskFiles = runDirFiles(task);
         if (!relative.isEmpty() && isSafeRelativePath(relative)) {
-            files.append({relative + "/trial.yaml", task.config, 0600});
+            for (const auto &[name, data] : taskFiles)
+                files.append({relative + '/' + name, data, 0600});
             staleVerdicts << relative + "/exit.json";
         } else {
-            const QByteArray staged = ".orrery-staging/batch-" + QByteArray::number(batch.batch) + '/' +
-                QByteArray::number(i) + ".yaml";
-            files.append({staged, task.config, 0600});
             const QByteArray dir = runDir.toUtf8();
-            prepare << commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir}) + " && " +
-                    commandLine(QList<QByteArray>{"mv", "-f", "--", staged, dir + "/trial.yaml"});
+            QByteArray moves = commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir});
+            for (const auto &[name, data] : taskFiles) {
+                const QByteArray staged = ".orrery-staging/batch-" + QByteArray::number(batch.batch) + '/' +
+                    QByteArray::number(i) + '.' + name;
+                files.append({staged, data, 0600});
+                moves += " && " + commandLine(QList<QByteArray>{"mv", "-f", "--", staged, dir + '/' + name});
+            }
+            prepare << moves;
             staleVerdicts << dir + "/exit.json";
         }
     }
@@ -289,7 +315,9 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
         if (!arrays.contains(arrayJobOf(id)))
             arrays << arrayJobOf(id);
     for (const slurm::Job &job : m_slurm.jobs(arrays)) {
-        const TaskStatus status = taskStatusOf(job.state, job.reason);
+        TaskStatus status = taskStatusOf(job.state, job.reason);
+        if (status.state == TaskStatus::State::Running || status.state == TaskStatus::State::Ended)
+            status.elapsedMs = core::parseSlurmDuration(job.elapsed).ms;  // "0:00": none yet
         for (const QString &id : expandArrayTasks(job.jobId))
             if (wanted.contains(id))
                 statuses.insert(id, status);
@@ -318,7 +346,7 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
     for (const QString &id : std::as_const(missing))
         if (!statuses.contains(id))
             statuses.insert(
-                id, TaskStatus{TaskStatus::State::Unknown, QStringLiteral("not in Slurm's queue"), {}});
+                id, TaskStatus{TaskStatus::State::Unknown, QStringLiteral("not in Slurm's queue"), {}, {}});
     return statuses;
 }
 

@@ -5,7 +5,10 @@
 // out of the user's real files, and access to the local cluster fixture.
 
 #include <QByteArray>
+#include <QDir>
+#include <QDirIterator>
 #include <QFile>
+#include <QFileInfo>
 #include <QHash>
 #include <QList>
 #include <QProcess>
@@ -123,6 +126,29 @@ private:
 
 // Strings a user or a cluster might hand us that a shell must never interpret: each must reach
 // the program as exactly one argument, byte for byte. Shared by the local and the SSH tests.
+// The pids of this machine's processes whose command line (NUL-separated words) starts with the
+// word `program` and holds `needle` (e.g. "--run-dir\0<dir>\0"): how tests find the trainer or
+// script a sweep started, to signal it as a fault would.
+inline QList<qint64> pidsWithCommandLine(const QString &program, const QByteArray &needle)
+{
+    QList<qint64> pids;
+    QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot);
+    while (it.hasNext()) {
+        const QString dir = it.next();
+        bool ok = false;
+        const qint64 pid = QFileInfo(dir).fileName().toLongLong(&ok);
+        if (!ok)
+            continue;
+        QFile cmdline(dir + QStringLiteral("/cmdline"));
+        if (!cmdline.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = cmdline.readAll();
+        if (line.startsWith(QByteArray(program.toUtf8() + '\0')) && line.contains(needle))
+            pids << pid;
+    }
+    return pids;
+}
+
 inline QList<QByteArray> hostileArguments()
 {
     return {

@@ -6,7 +6,7 @@
 // gets Slurm's pre-timeout signal in its ranks (as `--signal=USR1@120` delivers it: it
 // checkpoints, exits 75 and is resubmitted), the watcher is interrupted (detach) and a second one picks the
 // sweep up, and median early stopping cancels the trials that learn nothing. Names are shell syntax
-// throughout.
+// throughout. Then the sweep's goodput: the lost work is the steps the killed trial redid.
 #include "remotesupport.h"
 
 #include "orrery/core/store.h"
@@ -26,6 +26,7 @@
 #include <QThread>
 #include <QUuid>
 
+#include <cmath>
 #include <csignal>
 
 using namespace orrery::core;
@@ -61,27 +62,11 @@ class TestSweepCluster : public QObject {
         return p;
     }
 
-    // The pids of the trainer processes whose command line holds `needle` (the fixture's nodes
-    // are this machine; srun's own command line holds it too, and is left alone).
+    // The trainer processes whose command line holds `needle` (the fixture's nodes are this
+    // machine; srun's own command line holds it too, and is left alone).
     static QList<qint64> pidsWith(const QByteArray &needle)
     {
-        QList<qint64> pids;
-        QDirIterator it(QStringLiteral("/proc"), QDir::Dirs | QDir::NoDotAndDotDot);
-        while (it.hasNext()) {
-            const QString dir = it.next();
-            bool ok = false;
-            const qint64 pid = QFileInfo(dir).fileName().toLongLong(&ok);
-            if (!ok)
-                continue;
-            QFile cmdline(dir + QStringLiteral("/cmdline"));
-            if (!cmdline.open(QIODevice::ReadOnly))
-                continue;
-            const QByteArray line = cmdline.readAll();
-            if (line.contains(needle) &&
-                line.startsWith(qEnvironmentVariable("ORRERY_TRAINER").toUtf8().append('\0')))
-                pids << pid;
-        }
-        return pids;
+        return orrery::test::pidsWithCommandLine(qEnvironmentVariable("ORRERY_TRAINER"), needle);
     }
 
     static QMap<int, QList<Trial>> attempts(TrackingStore &store, SweepId id)
@@ -98,6 +83,111 @@ class TestSweepCluster : public QObject {
         for (const LatestMetric &m : store.details(run).metrics)
             step = std::max<qint64>(step, m.last.step);
         return step;
+    }
+
+    // The steps a run's second trainer process redid, read from its events.jsonl alone: the step
+    // of the checkpoint it resumed from (its `start` event) against the last step the first
+    // process logged (ARCHITECTURE.md's events; docs/sweeps.md "Goodput").
+    static qint64 stepsRedone(const QString &runDir)
+    {
+        QFile f(runDir + QStringLiteral("/events.jsonl"));
+        if (!f.open(QIODevice::ReadOnly))
+            return -1;
+        int starts = 0;
+        qint64 reached = 0;
+        while (!f.atEnd()) {
+            const QJsonObject e = QJsonDocument::fromJson(f.readLine()).object();
+            const QString kind = e.value(QLatin1String("kind")).toString();
+            if (kind == QLatin1String("start") && ++starts == 2) {
+                const QString from =
+                    e.value(QLatin1String("run")).toObject().value(QLatin1String("resumed_from")).toString();
+                bool ok = false;
+                const qint64 resumed = from.mid(5, from.size() - 10).toLongLong(&ok);  // step-N.ckpt
+                return ok ? std::max<qint64>(0, reached - resumed) : -1;
+            }
+            if (kind == QLatin1String("metrics"))
+                reached = std::max<qint64>(reached, e.value(QLatin1String("step")).toInteger());
+        }
+        return -1;
+    }
+
+    // The check of goodput on this sweep: every run's parts add up to its wall time
+    // within 1%, that wall is its attempts' (submitted → ended, from the store), and the lost
+    // work is the steps redone after the kill (none after the preemption: the trainer
+    // checkpointed where it stopped), at the retry's own time per step.
+    void checkGoodput(TrackingStore &store, int sweep)
+    {
+        const Result r = orrery({QStringLiteral("runs"), QStringLiteral("goodput"), QStringLiteral("--sweep"),
+                                 QString::number(sweep), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QJsonObject total = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        const QJsonArray runs = total.value(QLatin1String("runs")).toArray();
+        QCOMPARE(runs.size(), 4);
+        auto partsAddUp = [](const QJsonObject &o) {
+            double sum = 0;
+            for (const char *k : {"queue_s", "startup_s", "training_s", "checkpoint_s", "eval_s", "sample_s",
+                                  "lost_s", "rest_s"})
+                sum += o.value(QLatin1String(k)).toDouble();
+            const double wall = o.value(QLatin1String("wall_s")).toDouble();
+            return wall > 0 && std::abs(sum - wall) <= 0.01 * wall &&
+                o.value(QLatin1String("overrun_s")).toDouble() == 0;
+        };
+        // What a failure prints: per trial and attempt, the parts in seconds.
+        QString brief;
+        for (const QJsonValue &v : runs)
+            for (const QJsonValue &at : v[QLatin1String("attempts")].toArray()) {
+                const QJsonObject o = at.toObject();
+                brief += QStringLiteral("trial %1 attempt %2 %3:")
+                             .arg(v[QLatin1String("trial")].toInt())
+                             .arg(o[QLatin1String("attempt")].toInt())
+                             .arg(o[QLatin1String("state")].toString());
+                for (const char *k : {"wall_s", "queue_s", "startup_s", "training_s", "checkpoint_s",
+                                      "eval_s", "sample_s", "lost_s", "lost_steps", "rest_s", "resume_step",
+                                      "last_step", "trained_steps", "processes"})
+                    brief +=
+                        QStringLiteral(" %1=%2").arg(QLatin1String(k)).arg(o[QLatin1String(k)].toDouble());
+                brief += QLatin1Char('\n');
+            }
+        QVERIFY2(partsAddUp(total), qPrintable(brief));
+        const auto a = attempts(store, sweep);
+        for (const QJsonValue &v : runs) {
+            const QJsonObject run = v.toObject();
+            const int index = run.value(QLatin1String("trial")).toInt();
+            QVERIFY2(partsAddUp(run), qPrintable(brief));
+            double wall = 0;
+            for (const Trial &t : a[index])
+                wall += double(t.endedMs - t.submittedMs) / 1000.0;
+            QVERIFY2(std::abs(run.value(QLatin1String("wall_s")).toDouble() - wall) <= 0.01 * wall,
+                     qPrintable(QString::number(wall) + QLatin1Char('\n') + brief));
+            QVERIFY2(run.value(QLatin1String("training_s")).toDouble() > 0, qPrintable(brief));
+            const QJsonArray attempts = run.value(QLatin1String("attempts")).toArray();
+            QCOMPARE(attempts.size(), a[index].size());
+            if (index > 1) {  // stopped early: checkpointed where they stopped, nothing lost
+                QCOMPARE(run.value(QLatin1String("lost_steps")).toInteger(), 0);
+                continue;
+            }
+            const qint64 redone = stepsRedone(a[index][0].runDir);
+            QVERIFY2(redone >= 0, qPrintable(a[index][0].runDir));
+            if (index == 1)
+                QCOMPARE(redone, 0);
+            QCOMPARE(attempts[0].toObject().value(QLatin1String("lost_steps")).toInteger(), 0);
+            const QJsonObject retry = attempts[1].toObject();
+            QVERIFY2(retry.value(QLatin1String("lost_steps")).toInteger() == redone,
+                     qPrintable(QStringLiteral("%1 steps redone\n").arg(redone) + brief));
+            QCOMPARE(run.value(QLatin1String("lost_steps")).toInteger(), redone);
+            const double perStep = (retry.value(QLatin1String("training_s")).toDouble() +
+                                    retry.value(QLatin1String("lost_s")).toDouble()) /
+                retry.value(QLatin1String("trained_steps")).toDouble();
+            QVERIFY2(std::abs(retry.value(QLatin1String("lost_s")).toDouble() - double(redone) * perStep) <
+                         1e-3,
+                     qPrintable(brief));
+            QVERIFY2(redone == 0 || retry.value(QLatin1String("lost_s")).toDouble() > 0, qPrintable(brief));
+        }
+        qInfo("%s", qPrintable(brief));
+        qInfo("goodput of the sweep: %.1f%% (%s s wall; trial 0 redid %lld steps after its kill)",
+              100.0 * total.value(QLatin1String("goodput")).toDouble(),
+              qPrintable(QString::number(total.value(QLatin1String("wall_s")).toDouble(), 'f', 1)),
+              qlonglong(stepsRedone(a[0][0].runDir)));
     }
 
 private Q_SLOTS:
@@ -235,6 +325,9 @@ private Q_SLOTS:
             QVERIFY(lastStep(*store, a[i][0].runId) < kSteps);
         }
         QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
+        checkGoodput(*store, id);
+        if (QTest::currentTestFailed())
+            return;
 
         const Result logs = orrery(
             {QStringLiteral("sweep"), QStringLiteral("logs"), QString::number(id), QStringLiteral("0")});

@@ -11,6 +11,7 @@
 #include "orrery/core/localexecutor.h"
 #include "orrery/core/store.h"
 #include "orrery/core/sweeprunner.h"
+#include "orrery/core/usage.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -678,6 +679,65 @@ private slots:
         }
         QCOMPARE(lrs.size(), 3);
         QCOMPARE(store->sweep(id)->state, QStringLiteral("finished"));
+    }
+
+    // budget: {gpu_hours: N} (docs/sweeps.md "GPU-hours and cost"). Each trial may use its time
+    // limit (60 s) × 1 GPU; a trial of 20 micro steps runs 1-3 s here (16 s under a loaded build
+    // machine), LibTorch's start alone 0.5 s.
+    // Room for two trials and half a second: the first batch is two, the third is launched once
+    // they have ended under their limit. Room for one and half a second: after the first trial
+    // ran (more than half a second), the next could exceed the budget: the sweep stops there,
+    // saying why, with what it used within the budget.
+    void aBudgetHoldsBackAndThenStopsLaunches()
+    {
+        const auto body = [](const QByteArray &name, double budgetSeconds) -> QByteArray {
+            return "name: " + name +
+                "\nmethod: grid\n"
+                "parameters:\n"
+                "  optim.lr: {values: [1e-3, 2e-3, 3e-3]}\n"
+                "  train.steps: {value: 20}\n"
+                "resources: {gpus_per_node: 1, time: \"1:00\"}\n"
+                "max_concurrent: 3\n"
+                "budget: {gpu_hours: " +
+                QByteArray::number(budgetSeconds / 3600.0, 'g', 8) + "}\n";
+        };
+        auto store = TrackingStore::open(db());
+        LocalExecutor executor(trainer(), cli(), root());
+        SweepRunner runner(*store, executor, *m_schema);
+
+        const SweepId held =
+            runner.submit(plan(writeSpec(QStringLiteral("budget-held"), body("budget-held", 120.5))));
+        QCOMPARE(store->trials(held).size(), 2);  // the first batch: what fits
+        QStringList events;
+        QVERIFY(tickUntil(
+            runner, held, [&] { return runner.isDone(held); }, 120'000, &events));
+        QVERIFY2(events.join(QLatin1Char('\n')).contains(QLatin1String("launched trial 2 within the budget")),
+                 qPrintable(events.join(QLatin1Char('\n'))));
+        QCOMPARE(latest(*store, held).size(), 3);
+        QCOMPARE(store->sweep(held)->state, QStringLiteral("finished"));
+        QVERIFY2(!store->sweep(held)->message.contains(QLatin1String("budget")),
+                 qPrintable(store->sweep(held)->message));
+
+        const SweepId stop =
+            runner.submit(plan(writeSpec(QStringLiteral("budget-stop"), body("budget-stop", 60.5))));
+        QCOMPARE(store->trials(stop).size(), 1);
+        events.clear();
+        QVERIFY(tickUntil(
+            runner, stop, [&] { return runner.isDone(stop); }, 120'000, &events));
+        const QList<Trial> ran = store->trials(stop);
+        QCOMPARE(ran.size(), 1);  // never launched: trials 1 and 2
+        QCOMPARE(ran[0].state, QStringLiteral("completed"));
+        QCOMPARE(ran[0].gpus, 1);
+        const Usage used = usageOf(ran, QDateTime::currentMSecsSinceEpoch());
+        QVERIFY2(used.gpuHours > 0.5 / 3600 && used.gpuHours < 60.0 / 3600,
+                 qPrintable(QString::number(used.gpuHours * 3600)));
+        const Sweep sw = *store->sweep(stop);
+        QCOMPARE(sw.state, QStringLiteral("finished"));
+        QVERIFY2(sw.message.startsWith(QLatin1String("stopped by its budget: ")) &&
+                     sw.message.contains(QLatin1String("of the budget's 0.0168 GPU-hours used")) &&
+                     sw.message.contains(QLatin1String("2 of 3 trials not launched; 1 completed")),
+                 qPrintable(sw.message));
+        QVERIFY(events.join(QLatin1Char('\n')).contains(QLatin1String("stopped by its budget")));
     }
 
     // Cancel: every trial ends, no trainer process is left, the sweep says cancelled.

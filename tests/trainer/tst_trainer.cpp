@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include <QCoreApplication>
+#include <QDeadlineTimer>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -377,6 +378,98 @@ private Q_SLOTS:
             startedFromCheckpoint |= e[QLatin1String("run")][QLatin1String("resumed_from")].toString() ==
                 QLatin1String("step-6.ckpt");
         QVERIFY(startedFromCheckpoint);
+    }
+
+    // Phase timings (docs/trainer.md): each process writes cumulative `phases` events — at its
+    // first step, with each log window, after each checkpoint and at exit — so a process killed
+    // outright still leaves where its time went; a resumed one says the step it resumed from.
+    // Then the store's goodput counts the steps the second process redid as lost.
+    void phaseTimingsSurviveAKillAndCountTheRedo()
+    {
+        const QString run = dir(QStringLiteral("phases"));
+        const QStringList micro{QStringLiteral("--config"),  orrery::test::microConfigPath(),
+                                QStringLiteral("--run-dir"), run,
+                                QStringLiteral("--set"),     QStringLiteral("train.steps=12"),
+                                QStringLiteral("--set"),     QStringLiteral("train.ckpt_every=5")};
+        auto phases = [&] {
+            QList<QJsonObject> out;
+            for (const QJsonObject &e : events(run))
+                if (e[QLatin1String("kind")].toString() == QLatin1String("phases"))
+                    out.push_back(e);
+            return out;
+        };
+        auto value = [](const QJsonObject &e, const char *key) {
+            return e[QLatin1String("values")][QLatin1String(key)].toDouble();
+        };
+        // SIGKILL the first process past its checkpoint at step 5, before the one at 10.
+        QProcess first;
+        first.start(trainer(), micro);
+        QVERIFY(first.waitForStarted());
+        QDeadlineTimer deadline(60'000);
+        while (!deadline.hasExpired() &&
+               (phases().isEmpty() || phases().constLast()[QLatin1String("step")].toInteger() < 6))
+            QThread::msleep(5);
+        QVERIFY2(!deadline.hasExpired(), first.readAllStandardError().constData());
+        ::kill(pid_t(first.processId()), SIGKILL);
+        QVERIFY(first.waitForFinished(10'000));
+        const qint64 killedAt = phases().constLast()[QLatin1String("step")].toInteger();
+        QVERIFY2(killedAt >= 6 && killedAt < 10, qPrintable(QString::number(killedAt)));
+        const Result second = train(micro + QStringList{QStringLiteral("--resume"), QStringLiteral("auto")});
+        QCOMPARE(second.code, 0);
+
+        QMap<double, QList<QJsonObject>> byProcess;
+        for (const QJsonObject &e : phases())
+            byProcess[value(e, "process_start")].push_back(e);
+        QCOMPARE(byProcess.size(), 2);
+        const QList<QJsonObject> a = byProcess.first(), b = byProcess.last();
+        for (const QList<QJsonObject> &p : {a, b}) {
+            // Start-up is over at the first event; every second since the process started is in
+            // one phase; the values only grow.
+            QCOMPARE(value(p.front(), "train_s"), 0.0);
+            QVERIFY(value(p.front(), "startup_s") > 0);
+            double before = 0;
+            for (const QJsonObject &e : p) {
+                double sum = 0;
+                for (const char *k :
+                     {"startup_s", "train_s", "checkpoint_s", "eval_s", "sample_s", "other_s"})
+                    sum += value(e, k);
+                const double span = e[QLatin1String("t")].toDouble() - value(e, "process_start");
+                QVERIFY2(std::abs(sum - span) < 0.02,
+                         qPrintable(QStringLiteral("%1 vs %2").arg(sum).arg(span)));
+                QVERIFY(sum >= before);
+                before = sum;
+            }
+        }
+        QCOMPARE(value(a.front(), "resume_step"), 0.0);
+        QCOMPARE(value(a.constLast(), "checkpoint_step"), 5.0);
+        QVERIFY(value(a.constLast(), "checkpoint_s") > 0);
+        QCOMPARE(value(b.front(), "resume_step"), 5.0);
+        QCOMPARE(b.front()[QLatin1String("step")].toInteger(), 5);
+        const QJsonObject end = b.constLast();
+        QCOMPARE(end[QLatin1String("step")].toInteger(), 12);
+        QCOMPARE(value(end, "checkpoint_step"), 12.0);
+        QVERIFY(value(end, "eval_s") > 0 && value(end, "sample_s") > 0);  // the end-of-run evaluation
+        QVERIFY(value(b.front(), "process_start") > value(a.constLast(), "process_start"));
+
+        if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
+            return;
+        const QString db = dir(QStringLiteral("phases.sqlite"));
+        QProcess ingest;
+        ingest.start(qEnvironmentVariable("ORRERY_CLI"),
+                     {QStringLiteral("--db"), db, QStringLiteral("runs"), QStringLiteral("ingest"), run,
+                      QStringLiteral("--quiet")});
+        QVERIFY(ingest.waitForFinished(60'000));
+        QCOMPARE(ingest.exitCode(), 0);
+        QProcess goodput;
+        goodput.start(qEnvironmentVariable("ORRERY_CLI"),
+                      {QStringLiteral("--db"), db, QStringLiteral("runs"), QStringLiteral("goodput"),
+                       QStringLiteral("phases"), QStringLiteral("--json")});
+        QVERIFY(goodput.waitForFinished(60'000));
+        QCOMPARE(goodput.exitCode(), 0);
+        const QJsonObject g = QJsonDocument::fromJson(goodput.readAllStandardOutput()).object();
+        QCOMPARE(g[QLatin1String("lost_steps")].toInteger(), killedAt - 5);
+        QVERIFY(g[QLatin1String("lost_s")].toDouble() > 0);
+        QVERIFY(g[QLatin1String("goodput")].toDouble() > 0 && g[QLatin1String("goodput")].toDouble() < 1);
     }
 
     void imageToVideoConditioningTrains()

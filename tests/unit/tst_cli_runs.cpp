@@ -178,6 +178,67 @@ private Q_SLOTS:
         QCOMPARE(points.out.trimmed().split('\n').size(), 1 + 240);
     }
 
+    // `runs goodput` on a run of two trainer processes (the second resumed from step 10 after the
+    // first reached 14, at 0.75 s a step: 4 steps, 3 s lost): the breakdown, and its errors.
+    void goodputOfARun()
+    {
+        const QString dir = m_dir.filePath(QStringLiteral("goodput/gp-run"));
+        QVERIFY(QDir().mkpath(dir));
+        QFile f(dir + QStringLiteral("/events.jsonl"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        const char *line =
+            R"({"v":1,"t":%1,"kind":"phases","step":%2,"values":{"process_start":%3,)"
+            R"("resume_step":%4,"checkpoint_step":%5,"startup_s":2,"train_s":%6,"checkpoint_s":1,)"
+            R"("eval_s":0,"sample_s":1,"other_s":0}})"
+            "\n";
+        f.write(QString::fromLatin1(line)
+                    .arg(1700000020)
+                    .arg(14)
+                    .arg(1700000000)
+                    .arg(0)
+                    .arg(10)
+                    .arg(14)
+                    .toUtf8());
+        f.write(QString::fromLatin1(line)
+                    .arg(1700000051)
+                    .arg(30)
+                    .arg(1700000030)
+                    .arg(10)
+                    .arg(30)
+                    .arg(15)
+                    .toUtf8());
+        f.close();
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("ingest"), dir, QStringLiteral("--quiet")}).code,
+                 0);
+
+        Result r = run({QStringLiteral("runs"), QStringLiteral("goodput"), QStringLiteral("gp-run")});
+        QCOMPARE(r.code, 0);
+        // training 14 + 15 - 3 lost of a 41 s wall (20 + 21).
+        QVERIFY2(r.out.contains("goodput 63.4% (26.0 s of training in 41.0 s of wall time)"),
+                 r.out.constData());
+        const QString table = QString::fromUtf8(r.out).simplified();  // columns as single spaces
+        QVERIFY2(table.contains(QLatin1String("lost (4 steps redone) 3.0 0.001 7.3%")), r.out.constData());
+        QVERIFY2(table.contains(QLatin1String("samples 2.0 0.001 4.9%")), r.out.constData());
+        QVERIFY2(table.contains(QLatin1String("wall 41.0 0.011 100.0%")), r.out.constData());
+        QVERIFY2(r.out.contains("10-30"), r.out.constData());  // the second process's steps
+        const QJsonObject o = json({QStringLiteral("runs"), QStringLiteral("goodput"),
+                                    QStringLiteral("gp-run"), QStringLiteral("--json")})
+                                  .object();
+        QCOMPARE(o[QLatin1String("lost_steps")].toInteger(), 4);
+        QCOMPARE(o[QLatin1String("wall_s")].toDouble(), 41.0);
+        QCOMPARE(o[QLatin1String("attempts")].toArray().size(), 2);
+
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("goodput")}).code, 2);
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("goodput"), QStringLiteral("gp-run"),
+                      QStringLiteral("--sweep"), QStringLiteral("1")})
+                     .code,
+                 2);
+        r = run({QStringLiteral("runs"), QStringLiteral("goodput"), QStringLiteral("--sweep"),
+                 QStringLiteral("no-such-sweep")});
+        QCOMPARE(r.code, 1);
+        QVERIFY(r.err.contains("no sweep 'no-such-sweep'"));
+    }
+
     void errorsAreClearWithTheRightExitCode()
     {
         Result r = run({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("no-such-run")});

@@ -4,6 +4,8 @@
 // sbatch script of a real cluster profile, checked by bash -n.
 #include "testsupport.h"
 
+#include "orrery/core/store.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -221,6 +223,134 @@ private Q_SLOTS:
                               QStringLiteral("--cluster"), QStringLiteral("hpc")});
         QVERIFY2(o.code == 0, o.err.constData());
         QVERIFY(o.out.contains("#SBATCH --qos=big\n"));
+    }
+
+    // GPU-hours and cost (docs/sweeps.md): the worst case `submit --dry-run` prints before it
+    // connects to anything, and the usage `sweep list|status` and `runs show|list --json` show for
+    // attempts with known spans, priced by the cluster profile.
+    void gpuHoursAndCost()
+    {
+        const Result add =
+            run({QStringLiteral("cluster"), QStringLiteral("add"), QStringLiteral("priced"),
+                 QStringLiteral("--host"), QStringLiteral("login.invalid"), QStringLiteral("--remote-root"),
+                 QStringLiteral("/scratch/x"), QStringLiteral("--gpu-hour-price"), QStringLiteral("2.5"),
+                 QStringLiteral("--currency"), QStringLiteral("EUR")});
+        QVERIFY2(add.code == 0, add.err.constData());
+        for (const QStringList &bad : {QStringList{QStringLiteral("--gpu-hour-price"), QStringLiteral("-1")},
+                                       QStringList{QStringLiteral("--gpu-hour-price"), QStringLiteral("nan")},
+                                       QStringList{QStringLiteral("--gpu-hour-price"), QStringLiteral("1"),
+                                                   QStringLiteral("--currency"), QStringLiteral("E U R")},
+                                       QStringList{QStringLiteral("--currency"), QStringLiteral("EUR")}}) {
+            const Result r =
+                run(QStringList{QStringLiteral("cluster"), QStringLiteral("add"), QStringLiteral("x"),
+                                QStringLiteral("--host"), QStringLiteral("h")} +
+                    bad);
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains("--gpu-hour-price") || r.err.contains("--currency"), r.err.constData());
+        }
+
+        const QString spec =
+            write("budget.yaml",
+                  "name: budget\nmethod: grid\nparameters:\n  optim.lr: {values: [1e-4, 1e-3, 1e-2]}\n"
+                  "resources: {nodes: 2, gpus_per_node: 4, time: \"02:00:00\"}\n"
+                  "budget: {gpu_hours: 40}\n");
+        const QString db = m_home.filePath(QStringLiteral("usage.sqlite"));
+        Result r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("submit"), spec,
+                        QStringLiteral("--cluster"), QStringLiteral("priced"), QStringLiteral("--dry-run")});
+        QCOMPARE(r.code, 1);  // login.invalid does not resolve: printed before that
+        QVERIFY2(r.out.contains("worst case: 3 trials × 2h00m × 8 GPUs = 48 GPU-hours (120.00 EUR at 2.50 "
+                                "EUR/GPU-hour)\n"),
+                 r.out.constData());
+        QVERIFY2(r.out.contains("budget: 40 GPU-hours (100.00 EUR)"), r.out.constData());
+        QVERIFY2(r.out.contains("first batch: 2 of 3 trials"), r.out.constData());
+        const QString unbounded = write("unbounded.yaml",
+                                        "name: u\nmethod: grid\nparameters:\n  optim.lr: {values: [1e-4]}\n"
+                                        "resources: {gpus_per_node: 4}\n");
+        r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("submit"), unbounded,
+                 QStringLiteral("--cluster"), QStringLiteral("priced"), QStringLiteral("--dry-run")});
+        QVERIFY2(r.out.contains("worst case: 1 trial × 4 GPUs: no time limit (resources.time): unbounded"),
+                 r.out.constData());
+
+        // A sweep on that cluster with known attempts: trial 0 was preempted after an hour on 8
+        // GPUs and 64 CPUs and completed in 30 minutes more; trial 1 never started.
+        {
+            auto store = orrery::core::TrackingStore::open(db);
+            orrery::core::Sweep sw;
+            sw.name = QStringLiteral("priced-sweep");
+            sw.experimentId = store->ensureExperiment(QStringLiteral("Default"));
+            sw.method = QStringLiteral("grid");
+            sw.cluster = QStringLiteral("priced");
+            sw.state = QStringLiteral("finished");
+            sw.trialCount = 2;
+            sw.id = store->createSweep(sw);
+            const qint64 t0 = 1'700'000'000'000;
+            const auto attempt = [&](int index, int n, qint64 started, qint64 ended, const char *state,
+                                     orrery::core::RunId run) {
+                orrery::core::Trial t;
+                t.sweepId = sw.id;
+                t.index = index;
+                t.attempt = n;
+                t.runId = run;
+                t.state = QString::fromLatin1(state);
+                t.params = QStringLiteral("{\"optim.lr\": %1}").arg(index + 1);
+                t.startedMs = started;
+                t.endedMs = ended;
+                t.gpus = 8;
+                t.cpus = 64;
+                store->addTrial(t);
+            };
+            const orrery::core::RunId run0 =
+                store->createRun(sw.experimentId, QStringLiteral("priced-sweep-0"));
+            const orrery::core::RunId run1 =
+                store->createRun(sw.experimentId, QStringLiteral("priced-sweep-1"));
+            attempt(0, 0, t0, t0 + 3600'000, "preempted", run0);
+            attempt(0, 1, t0 + 4000'000, t0 + 4000'000 + 1800'000, "completed", run0);
+            attempt(1, 0, 0, t0, "failed", run1);
+        }
+        r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("list")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(QString::fromUtf8(r.out).simplified().contains(QLatin1String("GPU-h best")),
+                 r.out.constData());
+        QVERIFY2(QString::fromUtf8(r.out).simplified().contains(QLatin1String("finished 2/2 12 -")),
+                 r.out.constData());
+        r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("status"),
+                 QStringLiteral("priced-sweep")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("usage: 12 GPU-hours, 96 CPU-hours over 2 attempts: 30.00 EUR\n"),
+                 r.out.constData());
+        const QString table = QString::fromUtf8(r.out).simplified();
+        QVERIFY2(table.contains(QLatin1String("0 1 completed (attempt 2) - 12")), r.out.constData());
+        QVERIFY2(table.contains(QLatin1String("1 2 failed - -")), r.out.constData());
+        const QJsonObject o =
+            QJsonDocument::fromJson(
+                run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("status"),
+                     QStringLiteral("priced-sweep"), QStringLiteral("--json")})
+                    .out)
+                .object();
+        QCOMPARE(o[QLatin1String("usage")][QLatin1String("gpu_hours")].toDouble(), 12.0);
+        QCOMPARE(o[QLatin1String("usage")][QLatin1String("cost")].toDouble(), 30.0);
+        QCOMPARE(o[QLatin1String("usage")][QLatin1String("currency")].toString(), QStringLiteral("EUR"));
+        QCOMPARE(o[QLatin1String("trials")][0][QLatin1String("usage")][QLatin1String("cpu_hours")].toDouble(),
+                 96.0);
+        QCOMPARE(o[QLatin1String("trials")][1][QLatin1String("usage")][QLatin1String("attempts")].toInt(), 0);
+
+        r = run({QStringLiteral("--db"), db, QStringLiteral("runs"), QStringLiteral("show"),
+                 QStringLiteral("priced-sweep-0")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains("usage 12 GPU-hours, 96 CPU-hours over 2 attempts: 30.00 EUR\n"),
+                 r.out.constData());
+        const QJsonArray runs =
+            QJsonDocument::fromJson(run({QStringLiteral("--db"), db, QStringLiteral("runs"),
+                                         QStringLiteral("list"), QStringLiteral("--json")})
+                                        .out)
+                .array();
+        QCOMPARE(runs.size(), 2);
+        for (const QJsonValue v : runs) {
+            const QJsonObject u = v[QLatin1String("usage")].toObject();
+            const bool first = v[QLatin1String("name")].toString() == QLatin1String("priced-sweep-0");
+            QCOMPARE(u[QLatin1String("gpu_hours")].toDouble(), first ? 12.0 : 0.0);
+            QCOMPARE(u[QLatin1String("elapsed_s")].toDouble(), first ? 5400.0 : 0.0);
+        }
     }
 };
 

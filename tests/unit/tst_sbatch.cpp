@@ -6,6 +6,7 @@
 #include "testsupport.h"
 
 #include "orrery/remote/sbatch.h"
+#include "orrery/remote/slurmexecutor.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -231,6 +232,102 @@ private Q_SLOTS:
         }
         QVERIFY(!QFile::exists(canary));
         QVERIFY(!QFile::exists(QStringLiteral("/tmp/orrery-pwned")));
+    }
+
+    // A sweep of the user's own command: the script reads each task's words, ORRERY_* variables and
+    // working directory from its run dir (as the executor writes them), hands them to srun as they
+    // are, and turns the exit status into exit.json when the program wrote none.
+    void commandTasksRunTheirWordsAndLeaveAVerdict_data()
+    {
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("state");
+        QTest::newRow("exit-0-completed") << 0 << QByteArray("completed");
+        QTest::newRow("exit-75-preempted") << 75 << QByteArray("preempted");
+        QTest::newRow("exit-3-failed") << 3 << QByteArray("failed");
+    }
+    void commandTasksRunTheirWordsAndLeaveAVerdict()
+    {
+        QFETCH(int, status);
+        QFETCH(QByteArray, state);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString canary = tmp.filePath(QStringLiteral("pwned"));
+        const QString hostile = QStringLiteral("x'; $(touch %1) `touch %1` \"q\" \\n *").arg(canary);
+        const QString runDir = tmp.filePath(QStringLiteral("run $(touch %1)")).arg(canary);
+        const QString workdir = tmp.filePath(QStringLiteral("work 'dir'"));
+        QVERIFY(QDir().mkpath(runDir));
+        QVERIFY(QDir().mkpath(workdir));
+        orrery::core::TaskLaunch task;
+        task.runDir = runDir;
+        task.config = "lr: 0.1\n";
+        task.command.argv = QStringList{QStringLiteral("my-train"), QStringLiteral("--tag"), hostile,
+                                        QStringLiteral("line\nbreak"), QString()};
+        task.command.env = {{QStringLiteral("ORRERY_PARAM_TAG"), hostile},
+                            {QStringLiteral("ORRERY_RUN_DIR"), runDir}};
+        task.command.workdir = workdir;
+        for (const auto &[name, data] : orrery::remote::runDirFiles(task)) {
+            QFile f(runDir + QLatin1Char('/') + QString::fromUtf8(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(data);
+        }
+        SbatchJob j = job();
+        j.sweepDir = tmp.path();
+        j.trialDirs = QStringList{runDir};
+        j.setup.clear();
+        j.commands = true;
+        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
+        QFile script(scriptPath);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(render(j));
+        script.close();
+
+        // A stand-in srun: records its words, the variable and where it ran, then exits `status`.
+        const QString bin = tmp.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        QFile srun(bin + QStringLiteral("/srun"));
+        QVERIFY(srun.open(QIODevice::WriteOnly));
+        srun.write("#!/bin/bash\nprintf '%s\\0' \"$PWD\" \"$ORRERY_PARAM_TAG\" \"$@\" > \"$ARGS_OUT\"\nexit "
+                   "\"$STATUS\"\n");
+        srun.close();
+        QVERIFY(srun.setPermissions(srun.permissions() | QFileDevice::ExeOwner));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+        env.insert(QStringLiteral("HOME"), tmp.path());
+        env.insert(QStringLiteral("STATUS"), QString::number(status));
+        const QString argsOut = tmp.filePath(QStringLiteral("args"));
+        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
+        QByteArray err;
+        QCOMPARE(bash({scriptPath}, env, &err), status);
+        QFile a(argsOut);
+        QVERIFY2(a.open(QIODevice::ReadOnly), err.constData());
+        QList<QByteArray> expected{workdir.toUtf8(), hostile.toUtf8()};
+        for (const QString &w : task.command.argv)
+            expected << w.toUtf8();
+        expected << QByteArray();
+        QCOMPARE(a.readAll().split('\0'), expected);
+        QFile verdict(runDir + QStringLiteral("/exit.json"));
+        QVERIFY(verdict.open(QIODevice::ReadOnly));
+        const QByteArray v = verdict.readAll();
+        QVERIFY2(v.contains(QByteArray("\"state\":\"" + state + '"')), v.constData());
+        QVERIFY(v.contains(QByteArray("\"reason\":\"exit " + QByteArray::number(status) + '"')));
+        QVERIFY(!QFile::exists(canary));
+    }
+
+    // A cluster's own template from before command sweeps is refused for one, with what to copy.
+    void anOldTemplateRefusesACommandSweep()
+    {
+        QByteArray old = orrery::remote::defaultSbatchTemplate();
+        old.replace("command.argv", "trial.yaml");
+        SbatchJob j = job();
+        QVERIFY(!renderSbatch(old, j).isEmpty());
+        j.commands = true;
+        try {
+            renderSbatch(old, j);
+            QFAIL("rendered a command sweep with a template that cannot run it");
+        } catch (const SbatchError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("array.sbatch")), qPrintable(e.message()));
+        }
     }
 };
 

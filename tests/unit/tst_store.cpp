@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include "orrery/core/events.h"
+#include "orrery/core/goodput.h"
 #include "orrery/core/historycache.h"
 #include "orrery/core/metricseries.h"
 #include "orrery/core/store.h"
@@ -147,6 +148,10 @@ private Q_SLOTS:
         QTest::newRow("fields in any order")
             << QByteArray(R"({"values":{"a":1},"step":3,"kind":"metrics","t":1.5,"v":1,"extra":[1,{"x":2}]})")
             << int(EventKind::Metrics) << QString();
+        QTest::newRow("phases")
+            << QByteArray(
+                   R"({"v":1,"t":9.5,"kind":"phases","step":4,"values":{"process_start":1.25,"train_s":3}})")
+            << int(EventKind::Phases) << QString();
         QTest::newRow("unknown kind kept apart") << QByteArray(R"({"v":1,"t":1,"kind":"gradients","x":1})")
                                                  << int(EventKind::Unknown) << QString();
         QTest::newRow("metrics without step")
@@ -946,6 +951,66 @@ private Q_SLOTS:
         const IngestState st = store->ingestState(run, QStringLiteral("events.jsonl"));
         QCOMPARE(st.lines, 13);
         QCOMPARE(st.malformed, 3);
+    }
+
+    // `phases` events (docs/trainer.md) are kept per trainer process, the newest of each; they
+    // are not metric points. Two processes of one run: the first killed at step 25 after its
+    // checkpoint at 20, the second resumed from 20 and completed at 50.
+    void ingestKeepsEachProcesssNewestPhases()
+    {
+        auto store = TrackingStore::open(freshPath());
+        const RunId run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
+        auto phases = [](double t, qint64 step, double start, qint64 resume, qint64 ckpt, double startup,
+                         double train) -> QByteArray {
+            return "{\"v\":1,\"t\":" + QByteArray::number(1700000000.0 + t, 'f', 3) +
+                ",\"kind\":\"phases\",\"step\":" + QByteArray::number(step) +
+                ",\"values\":{\"process_start\":" + QByteArray::number(1700000000.0 + start, 'f', 3) +
+                ",\"resume_step\":" + QByteArray::number(resume) +
+                ",\"checkpoint_step\":" + QByteArray::number(ckpt) +
+                ",\"startup_s\":" + QByteArray::number(startup) +
+                ",\"train_s\":" + QByteArray::number(train) +
+                ",\"checkpoint_s\":0.5,\"eval_s\":0,\"sample_s\":0,\"other_s\":0}}\n";
+        };
+        QByteArray data = phases(3, 0, 0, 0, 0, 3, 0);
+        data += metricsLine(10, {{"train/loss", "1"}});
+        data += phases(13, 10, 0, 0, 0, 3, 10);
+        data += phases(25, 20, 0, 0, 20, 3, 21.5);
+        data += phases(28, 25, 0, 0, 20, 3, 24.5);
+        data += phases(14, 10, 0, 0, 0, 3, 10);  // an older event of the same process: ignored
+        data += R"({"v":1,"t":1700000029,"kind":"phases","step":25,"values":{"train_s":99}})"
+                "\n";  // no process_start: nobody's record
+        const IngestResult r = store->ingestEvents(run, QStringLiteral("events.jsonl"), 0, data);
+        QVERIFY(r.applied);
+        QCOMPARE(r.malformed, 0);
+        QCOMPARE(r.unknownKinds, 0);
+        QCOMPARE(r.points, 1);
+        QCOMPARE(store->metricKeys(run), QStringList{QStringLiteral("train/loss")});
+        // The second process, in a later transaction.
+        const QByteArray more = phases(34, 20, 30, 20, 20, 4, 0) + phases(95, 50, 30, 20, 50, 4, 60);
+        QVERIFY(store->ingestEvents(run, QStringLiteral("events.jsonl"), data.size(), more).applied);
+
+        const QList<ProcessPhases> p = store->runPhases(run);
+        QCOMPARE(p.size(), 2);
+        QCOMPARE(p[0].processStartMs, 1700000000000);
+        QCOMPARE(p[0].updatedMs, 1700000028000);
+        QCOMPARE(p[0].step, 25);
+        QCOMPARE(p[0].checkpointStep, 20);
+        QCOMPARE(p[0].trainS, 24.5);
+        QCOMPARE(p[0].checkpointS, 0.5);
+        QCOMPARE(p[1].processStartMs, 1700000030000);
+        QCOMPARE(p[1].resumeStep, 20);
+        QCOMPARE(p[1].step, 50);
+        QCOMPARE(p[1].trainS, 60.0);
+        QVERIFY(store->runPhases(run + 1).isEmpty());
+
+        // Read back through the store: 5 steps redone by the second process at 2 s a step.
+        const RunGoodput g = runGoodput(*store, run, 1700000100000);
+        QCOMPARE(g.attempts.size(), 2);
+        QCOMPARE(g.total.lostSteps, 5);
+        QCOMPARE(g.total.lostS, 10.0);
+        QCOMPARE(g.total.trainingS, 24.5 + 50.0);
+        QCOMPARE(g.total.overrunS, 0.0);
+        QCOMPARE(g.total.sumOfParts(), g.total.wallS);
     }
 
     void ingestFromAStaleOffsetAppliesNothing()

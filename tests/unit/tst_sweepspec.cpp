@@ -254,9 +254,112 @@ retries: 2
         row("dollar-paren-key-is-just-unknown",
             "method: grid\nparameters:\n  \"$(touch /tmp/x)\": {value: 1}\n", 3,
             "unknown trainer key '$(touch /tmp/x)'");
+        // A sweep of the user's own command (docs/sweeps.md "Any training command").
+        row("command-unknown-placeholder",
+            "command: [python, t.py, --lr, \"{{lrr}}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "unknown placeholder {{lrr}} (did you mean 'lr'?)");
+        row("command-unclosed-placeholder",
+            "command: [python, \"{{lr\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "opens a placeholder with {{ but does not close it");
+        row("command-not-a-list",
+            "command: python train.py\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "command: expected a list of words");
+        row("command-and-trainer",
+            "trainer: {config: x.yaml}\ncommand: [a]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "either the bundled trainer");
+        row("command-unknown-wandb-macro",
+            "command: [python, \"${args_json_file}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "${args_json_file}' is not a macro Orrery expands");
+        row("command-program-macro-needs-program",
+            "command: [python, \"${program}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "${program} needs `program: FILE`");
+        row("command-params-sharing-an-environment-variable",
+            "command: [a]\nmethod: grid\nparameters:\n  a.b: {values: [1]}\n  a_b: {values: [2]}\n", 5,
+            "both become the environment variable ORRERY_PARAM_A_B");
+        row("metrics-without-command",
+            "method: grid\nmetrics: [{name: l, regex: 'l=(.*)'}]\nparameters:\n  seed: {values: [1]}\n", 2,
+            "`metrics` goes with a `command`");
+        row("metrics-regex-invalid",
+            "command: [a]\nmethod: grid\nmetrics:\n  - {name: l, regex: 'loss=([0-9'}\nparameters:\n  x: "
+            "{value: 1}\n",
+            4, "metrics.regex 'loss=([0-9'");
+        row("metrics-regex-without-group",
+            "command: [a]\nmethod: grid\nmetrics:\n  - {name: l, regex: 'loss=[0-9]+'}\nparameters:\n  x: "
+            "{value: 1}\n",
+            4, "put the number in a capture group");
+        row("metrics-entry-needs-a-regex",
+            "command: [a]\nmethod: grid\nmetrics:\n  - {name: l}\nparameters:\n  x: {value: 1}\n", 4,
+            "needs `name` and `regex`");
+        row("metrics-name-twice",
+            "command: [a]\nmethod: grid\nmetrics:\n  - {name: l, regex: 'a=(1)'}\n  - {name: l, regex: "
+            "'b=(1)'}\nparameters:\n  x: {value: 1}\n",
+            5, "'l' is given twice");
+        row("workdir-without-command", "method: grid\nworkdir: /tmp\nparameters:\n  seed: {values: [1]}\n", 2,
+            "`workdir` goes with a `command`");
         row("leading-dash-value-is-checked-as-data",
             "method: grid\nparameters:\n  train.device: {value: --help}\n", 3,
             "'--help': must be one of auto, cpu, cuda");
+        // Time limits (Slurm syntax) and the GPU-hour budget (docs/sweeps.md "GPU-hours and cost").
+        row("time-malformed",
+            "method: grid\nresources: {gpus_per_node: 1,\n  time: 2h}\nparameters:\n  seed: {value: 1}\n", 3,
+            "resources.time: '2h' is not a Slurm time");
+        row("budget-not-a-mapping",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nbudget: 100\nparameters:\n  "
+            "seed: {value: 1}\n",
+            3, "budget: expected a mapping");
+        row("budget-unknown-key",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nbudget: {gpu_hour: "
+            "5}\nparameters:\n  seed: "
+            "{value: 1}\n",
+            3, "did you mean 'gpu_hours'?");
+        row("budget-negative",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nparameters:\n  seed: {value: "
+            "1}\nbudget:\n  "
+            "gpu_hours: -5\n",
+            6, "budget.gpu_hours must be greater than 0, got -5");
+        row("budget-zero",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nbudget: {gpu_hours: "
+            "0}\nparameters:\n  seed: "
+            "{value: 1}\n",
+            3, "must be greater than 0");
+        row("budget-not-a-number",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nbudget: {gpu_hours: "
+            "lots}\nparameters:\n  "
+            "seed: {value: 1}\n",
+            3, "budget.gpu_hours: expected a finite number, got 'lots'");
+        row("budget-infinite",
+            "method: grid\nresources: {gpus_per_node: 1, time: \"1:00:00\"}\nbudget: {gpu_hours: "
+            ".inf}\nparameters:\n  "
+            "seed: {value: 1}\n",
+            3, "expected a finite number");
+        row("budget-without-time-limit",
+            "method: grid\nresources: {gpus_per_node: 4}\nbudget: {gpu_hours: 100}\nparameters:\n  seed: "
+            "{value: 1}\n",
+            3, "budget.gpu_hours needs a time limit (resources.time");
+        row("budget-without-gpus",
+            "method: grid\nresources: {time: \"1:00:00\"}\nbudget: {gpu_hours: 100}\nparameters:\n  seed: "
+            "{value: 1}\n",
+            3, "the trials ask for no GPUs");
+        row("budget-smaller-than-one-trial",
+            "method: grid\nresources: {nodes: 2, gpus_per_node: 4, time: \"02:00:00\"}\nbudget: {gpu_hours: "
+            "10}\n"
+            "parameters:\n  seed: {value: 1}\n",
+            3, "budget.gpu_hours 10 is less than one trial could use (02:00:00 × 8 GPUs = 16 GPU-hours)");
+    }
+
+    void budgetAndTimeLimitParse()
+    {
+        const SpecParse p =
+            parse("method: grid\nresources: {nodes: 2, gpus_per_node: 4, time: \"1-00:00:00\"}\n"
+                  "budget: {gpu_hours: 500}\nparameters:\n  seed: {value: 1}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->budgetGpuHours.value_or(-1), 500.0);
+        QCOMPARE(p.spec->resources.time, QStringLiteral("1-00:00:00"));
+        // No budget, and Slurm's own words for no limit.
+        const SpecParse q =
+            parse("method: grid\nresources: {time: UNLIMITED}\nparameters:\n  seed: {value: 1}\n");
+        QVERIFY2(q.spec, qPrintable(allErrors(q)));
+        QVERIFY(!q.spec->budgetGpuHours);
     }
     void errors()
     {
@@ -309,10 +412,46 @@ retries: 2
 
     void wandbOnlyKeysAreIgnored()
     {
-        const SpecParse p =
-            parse("program: train.py\nproject: x\nentity: y\ndescription: d\ncommand: [a]\nmethod: "
-                  "grid\nparameters:\n  seed: {values: [1, 2]}\n");
+        // Without a command, W&B's `program` is ignored too: the bundled trainer runs.
+        const SpecParse p = parse("program: train.py\nproject: x\nentity: y\ndescription: d\nmethod: "
+                                  "grid\nparameters:\n  seed: {values: [1, 2]}\n");
         QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QVERIFY(!p.spec->command);
+    }
+
+    // A command's parameters are any keys (no trainer schema), typed by the values written; its
+    // words, working directory and output metrics are kept as written.
+    void commandParamsAreTypedByTheirValues()
+    {
+        const SpecParse p =
+            parse("program: train.py\n"
+                  "command: [\"${env}\", python, \"${program}\", --lr, \"{{ lr }}\", \"--out={{run_dir}}\", "
+                  "\"${args}\"]\n"
+                  "workdir: ~/project\n"
+                  "method: random\nrun_cap: 3\n"
+                  "metrics:\n  - {name: train/loss, regex: 'loss=([-+.0-9eE]+)', step_regex: 'step=(\\d+)'}\n"
+                  "parameters:\n"
+                  "  lr: {distribution: log_uniform_values, min: 1e-5, max: 1e-1}\n"
+                  "  layers: {values: [2, 4]}\n"
+                  "  width: {distribution: int_uniform, min: 8, max: 64}\n"
+                  "  dropout: {values: [0, 0.1]}\n"
+                  "  amp: {values: [true, false]}\n"
+                  "  optimiser: {values: [adam, \"sgd; rm -rf ~\"]}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QVERIFY(p.spec->command);
+        QCOMPARE(p.spec->program, QStringLiteral("train.py"));
+        QCOMPARE(p.spec->command->argv.size(), 7);
+        QCOMPARE(p.spec->command->argv[4], QStringLiteral("{{ lr }}"));
+        QCOMPARE(p.spec->command->workdir, QStringLiteral("~/project"));
+        QCOMPARE(p.spec->command->metrics.size(), 1);
+        QCOMPARE(p.spec->command->metrics[0].stepRegex, QStringLiteral("step=(\\d+)"));
+        const QList<ConfigKey::Type> types{ConfigKey::Type::Float, ConfigKey::Type::Int,
+                                           ConfigKey::Type::Int,   ConfigKey::Type::Float,
+                                           ConfigKey::Type::Bool,  ConfigKey::Type::String};
+        QCOMPARE(p.spec->parameters.size(), types.size());
+        for (qsizetype i = 0; i < types.size(); ++i)
+            QVERIFY2(p.spec->parameters[i].type == types[i], qPrintable(p.spec->parameters[i].key));
+        QCOMPARE(p.spec->parameters[5].values.value(1).toString(), QStringLiteral("sgd; rm -rf ~"));
     }
 
     void integersWrittenAsExponents()

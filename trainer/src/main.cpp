@@ -3,6 +3,7 @@
 // orrery-train: the bundled distributed video diffusion trainer (docs/trainer.md).
 #include "build_info.h"
 #include "config.h"
+#include "phases.h"
 #include "train.h"
 #include "videodata.h"
 
@@ -108,6 +109,9 @@ int launch(int nproc, const std::vector<std::string> &args)
             env.push_back(
                 "OMP_NUM_THREADS=" +
                 std::to_string(std::max(1u, std::thread::hardware_concurrency() / unsigned(nproc))));
+        // The ranks' start-up counts from the launcher's start (docs/trainer.md "Phase timings").
+        if (!std::getenv("ORRERY_PROCESS_START"))
+            env.push_back("ORRERY_PROCESS_START=" + std::to_string(orrery::train::processStartUnix()));
         env.push_back("RANK=" + std::to_string(rank));
         env.push_back("LOCAL_RANK=" + std::to_string(rank));
         env.push_back("WORLD_SIZE=" + std::to_string(nproc));

@@ -129,6 +129,11 @@ void RunLog::warning(const std::string &message)
     write({{"kind", "warning"}, {"message", message}});
 }
 
+void RunLog::phases(std::int64_t step, const nlohmann::json &values)
+{
+    write({{"kind", "phases"}, {"step", step}, {"values", values}});
+}
+
 void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step)
 {
     if (!m_file)

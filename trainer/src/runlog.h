@@ -30,6 +30,8 @@ public:
     void status(const std::string &state, const std::string &message = {});
     // Something the user should know that did not stop the run (a corrupt video skipped).
     void warning(const std::string &message);
+    // Where this process's time went so far (PhaseClock::values), at `step` (docs/trainer.md).
+    void phases(std::int64_t step, const nlohmann::json &values);
     // exit.json, written atomically (temp file, fsync, rename).
     void exit(const std::string &state, const std::string &reason, std::int64_t step);
 

@@ -6,6 +6,7 @@
 #include "evaluate.h"
 #include "flow.h"
 #include "model.h"
+#include "phases.h"
 #include "runlog.h"
 #include "sysmetrics.h"
 #include "video.h"
@@ -227,6 +228,7 @@ std::string inspectCheckpoint(const std::string &path)
 
 int runTraining(const RunOptions &opt)
 {
+    PhaseClock clock;  // first: start-up counts from the process's start
     const Config &c = opt.config;
     const Rendezvous r = rendezvousFromEnvironment();
     const bool lead = r.rank == 0;
@@ -257,6 +259,21 @@ int runTraining(const RunOptions &opt)
     }
     RunLog log(runDir.string(), lead);
     std::int64_t step = 0;
+    // The step this process resumed from and the step of its newest checkpoint: what a reader of
+    // the `phases` events needs to count the steps a later attempt redoes (docs/trainer.md).
+    std::int64_t resumeStep = 0, checkpointStep = 0;
+    auto writePhases = [&] { log.phases(step, clock.values(resumeStep, checkpointStep)); };
+    // Device work is queued, so a phase's own kernels may still run when the next phase begins:
+    // sync where the phase changes (a checkpoint or an evaluation waits for the device anyway),
+    // never between training steps (STYLE.md 10). Within training, the cumulative train_s of a
+    // `phases` event is exact because it is written after the log window's loss read, a sync.
+    auto enter = [&](PhaseClock::Phase p) {
+#if ORRERY_TORCH_CUDA
+        if (cuda)
+            torch::cuda::synchronize();
+#endif
+        clock.enter(p);
+    };
     try {
         ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")), c.s("dist.process_group") == "always");
         pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
@@ -292,6 +309,7 @@ int runTraining(const RunOptions &opt)
             if (const auto file = ckpt.latest()) {
                 step = ckpt.load(*file, model, ema, expAvg, expAvgSq, steps);
                 resumedFrom = file->filename().string();
+                resumeStep = checkpointStep = step;
             }
         }
 
@@ -316,6 +334,8 @@ int runTraining(const RunOptions &opt)
         log.status("running", resumedFrom.empty() ? "" : "resumed from " + resumedFrom);
         if (step >= total) {
             log.status("completed", "nothing to do: the checkpoint is at the last step");
+            clock.enter(PhaseClock::Other);
+            writePhases();
             log.exit("completed", "", step);
             return 0;
         }
@@ -355,23 +375,33 @@ int runTraining(const RunOptions &opt)
         auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
             if (!lead)
                 return;
+            const auto back = clock.current();
             if (samples) {
+                enter(PhaseClock::Sample);
                 const auto generated = evaluator.samples(ema, c.i("sample.count"));
                 const std::string name =
                     writeSamples((runDir / "samples").string(), at, generated, int(c.i("sample.fps")), 4);
                 log.artifact(at, "samples/" + name, "video");
                 log.artifact(at, "samples/step-" + std::to_string(at) + ".png", "image");
             }
-            if (eval)
+            if (eval) {
+                enter(PhaseClock::Eval);
                 log.metrics(at, evaluator.evaluate(ema));
+            }
+            enter(back);
         };
         auto checkpoint = [&](std::int64_t at) {
+            const auto back = clock.current();
+            enter(PhaseClock::Checkpoint);
             if (lead) {
                 ckpt.save(at, model, ema, expAvg, expAvgSq, steps, seed, r.worldSize);
                 log.artifact(at, "checkpoints/" + Checkpointer::name(at), "checkpoint");
                 log.status("checkpointed", "step " + std::to_string(at));
             }
             pg.barrier();
+            checkpointStep = at;
+            enter(back);
+            writePhases();
         };
 
         // System metrics: every rank samples itself, rank 0 gathers and writes (sysmetrics.h).
@@ -397,6 +427,8 @@ int runTraining(const RunOptions &opt)
         };
 
         model->train();
+        enter(PhaseClock::Train);
+        writePhases();  // start-up is over
         while (step < total) {
             ++step;
             const double lr = learningRate(c, step);
@@ -472,6 +504,7 @@ int runTraining(const RunOptions &opt)
                 }
 #endif
                 log.metrics(step, m);
+                writePhases();
                 if (videos)
                     for (const std::string &w : videos->takeWarnings())
                         log.warning(w);
@@ -522,19 +555,25 @@ int runTraining(const RunOptions &opt)
                         : step == opt.stopAtStep              ? "--stop-at-step " + std::to_string(step)
                                                               : "another rank was signalled";
                     checkpoint(step);
+                    enter(PhaseClock::Other);
+                    writePhases();
                     log.status("preempted", reason);
                     log.exit("preempted", reason, step);
                     return kExitPreempted;
                 }
             }
         }
+        enter(PhaseClock::Other);
         checkpoint(step);
         samplesAndEval(step, true, true);
         pg.barrier();
+        writePhases();
         log.status("completed");
         log.exit("completed", "", step);
         return 0;
     } catch (const std::exception &e) {
+        clock.enter(PhaseClock::Other);  // no sync: the device may be what failed
+        writePhases();
         log.status("failed", e.what());
         log.exit("failed", e.what(), step);
         throw;

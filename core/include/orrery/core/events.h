@@ -13,7 +13,9 @@
 
 namespace orrery::core {
 
-enum class EventKind { Start, Metrics, System, Artifact, Status, Warning, Unknown };
+// Phases: where a trainer process's time went so far (docs/trainer.md "Phase timings"); its
+// numbers are in `values`, like a metrics event's, but they are not metrics.
+enum class EventKind { Start, Metrics, System, Artifact, Status, Warning, Phases, Unknown };
 
 // One parsed line. String views point into the parser and stay valid until its next parse().
 struct Event {

@@ -26,7 +26,10 @@ namespace orrery::core {
 // One attempt of one trial.
 struct TaskLaunch {
     QString runDir;  // absolute, on the executor's machine; created by the executor
-    QByteArray config;  // the resolved trainer config, written as <runDir>/trial.yaml
+    QByteArray config;  // the resolved trainer config (a command's params), written as <runDir>/trial.yaml
+    // A sweep of the user's own command (command.h): what runs instead of the bundled trainer,
+    // with these ORRERY_* variables, in this directory. argv empty: the trainer.
+    RenderedCommand command;
 };
 
 // Trials launched together: one job array on Slurm (`%maxConcurrent`), one local supervisor.
@@ -52,6 +55,11 @@ struct TaskStatus {
     // "OUT_OF_MEMORY", "NODE_FAIL", "PENDING (Resources)", "signal 9". Empty when nothing to say.
     QString detail;
     std::optional<int> exitCode;  // when known
+    // How long the task has run, or ran, on its allocation, where the executor knows it (Slurm:
+    // squeue's elapsed time; here: since the supervisor started it). The runner dates an attempt's
+    // start by it (now - elapsed), in this machine's clock, so GPU-hours count from the real start
+    // whenever the first poll that sees the task running comes (docs/sweeps.md "GPU-hours and cost").
+    std::optional<qint64> elapsedMs;
 };
 
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.

@@ -251,6 +251,18 @@ struct TrialSummary {
     std::optional<double> latest, best;  // the sweep's metric: last value; min or max by its goal
 };
 
+// Where one trainer process of a run spent its time: its newest `phases` event (schema v9;
+// docs/trainer.md "Phase timings"). Cumulative, so a killed process's last event still counts.
+// goodput.h turns these into a run's goodput.
+struct ProcessPhases {
+    qint64 processStartMs = 0;  // when the process started, unix ms (the trainer's clock): its key
+    qint64 updatedMs = 0;  // the event's time: the seconds below cover processStart..updated
+    qint64 step = 0;  // the step reached
+    qint64 resumeStep = 0;  // the step it resumed from (0: a fresh start)
+    qint64 checkpointStep = 0;  // its newest checkpoint (resumeStep until it writes one)
+    double startupS = 0, trainS = 0, checkpointS = 0, evalS = 0, sampleS = 0, otherS = 0;
+};
+
 class TrackingStore {
 public:
     enum class Mode { ReadWrite, ReadOnly };
@@ -321,6 +333,11 @@ public:
     // crash at any instant neither loses nor duplicates a point. If the stored offset is not
     // `fromOffset` (another writer ingested meanwhile) nothing is applied: applied == false.
     IngestResult ingestEvents(RunId run, const QString &file, qint64 fromOffset, QByteArrayView data);
+    // Metric points the caller read from a text file of the run (a command's standard output,
+    // command.h: parseMetricLines), stored with the file's new offset and line count in one
+    // transaction. As ingestEvents: nothing is applied when the stored offset is not `fromOffset`.
+    IngestResult ingestTextMetrics(RunId run, const QString &file, qint64 fromOffset, qint64 consumed,
+                                   qint64 lines, const QList<std::pair<QString, MetricPoint>> &points);
     // Ingests a run directory (events.jsonl from its stored offset, then exit.json), creating the
     // run in `experiment` on first sight. `cancel` is polled between transactions.
     struct DirectoryIngest {
@@ -338,6 +355,9 @@ public:
     DirectoryIngest ingestRunDirectory(const QString &runDir, const QString &experiment,
                                        const std::function<bool()> &cancel = {},
                                        const std::function<void(qint64 offset, qint64 size)> &progress = {});
+    // The phase records of a run's trainer processes, by process start (ingest keeps them from
+    // `phases` events; goodput.h reads them).
+    QList<ProcessPhases> runPhases(RunId run) const;
 
     // --- sweeps and trials -------------------------------------------------------------------
     SweepId createSweep(const Sweep &sweep);

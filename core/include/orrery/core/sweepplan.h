@@ -71,6 +71,10 @@ QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
 // A sweep's directory under an executor's root: <root>/<experiment>/<dirName>, the experiment
 // made a path component as the name is above.
 QString sweepDirectory(const QString &root, const QString &experiment, const QString &dirName);
+// One attempt of a trial as an executor takes it: its run dir and trial.yaml, and for a sweep of
+// its own command the command rendered for this trial and attempt (renderCommand).
+TaskLaunch taskLaunch(const SweepSpec &spec, int index, int attempt, const QString &runDir,
+                      const TrialParams &params, const QByteArray &config);
 // The batch a submission launches first: every planned trial, trial i in <sweepDir>/<i>.
 LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir);
 
@@ -86,6 +90,9 @@ struct PlanPreview {
     QString summary;
     QStringList columns;  // "trial", then the swept keys (the parameters that are not constant)
     QList<QStringList> rows;  // per trial: its index, then its swept values (6 significant digits)
+    // A command sweep's: per trial, its command as a shell would show it (displayCommand), the run
+    // dir under "<sweep dir>" (named at submission).
+    QStringList commands;
 };
 PlanPreview previewPlan(const SubmitPlan &plan, const QList<PlannedTrial> &trials);
 

@@ -5,6 +5,8 @@
 // Pure functions over text; yaml-cpp stays inside core (no YAML type in this header).
 #pragma once
 
+#include "orrery/core/command.h"
+
 #include <QByteArray>
 #include <QList>
 #include <QString>
@@ -127,6 +129,10 @@ struct SweepSpec {
     QString name;
     QString experiment;
     QString trainerConfig;  // base config, resolved against the spec file's directory; may be empty
+    // A program of the user's instead of the bundled trainer (docs/sweeps.md "Any training
+    // command"): its parameters are then any keys, typed by their values, not the trainer's.
+    std::optional<CommandSpec> command;
+    QString program;  // W&B's `program`, for ${program} in the command
     SearchMethod method = SearchMethod::Grid;
     QString metricName;
     Goal goal = Goal::Minimize;
@@ -137,6 +143,9 @@ struct SweepSpec {
     int maxConcurrent = 1;
     int retries = 0;
     quint64 seed = 0;  // Orrery's addition: seeds random and bayes suggestions
+    // Orrery's: `budget: {gpu_hours: N}`: no trial is launched that could take the sweep past N
+    // GPU-hours (usage.h budgetState; needs resources.time). nullopt: no budget.
+    std::optional<double> budgetGpuHours;
 };
 
 // One problem found in a spec: file:line: message (line 0: the file as a whole).

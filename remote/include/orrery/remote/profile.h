@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "orrery/core/usage.h"
 #include "orrery/remote/session.h"
 #include "orrery/remote/slurmparse.h"
 
@@ -35,11 +36,20 @@ struct ClusterProfile {
     // Where that build runs: many sites forbid builds on their login nodes.
     enum class BuildOn { Login, Job };
     BuildOn buildOn = BuildOn::Login;
+    // What a GPU-hour costs here (docs/sweeps.md "GPU-hours and cost"): cost = GPU-hours × price.
+    // nullopt: no price, no cost shown. `currency` names the unit ("USD", "EUR", "credits").
+    std::optional<double> gpuHourPrice;
+    QString currency;
+    std::optional<core::Price> price() const;
 
     Endpoint endpoint() const;
     QJsonObject toJson() const;
     // Throws ProfileError naming what is wrong.
     static ClusterProfile fromJson(const QJsonObject &json);
+    // Why a price or currency cannot be a profile's (empty: it can): a price is a finite number
+    // >= 0; a currency is 1 to 16 letters, digits, '_' or '-'.
+    static QString priceProblem(double price);
+    static QString currencyProblem(const QString &currency);
 };
 
 class ProfileError : public std::runtime_error {
@@ -70,6 +80,10 @@ public:
 private:
     QString m_directory;
 };
+
+// The price per GPU-hour of the cluster named `cluster` (its profile's gpu_hour_price): nullopt
+// for this machine (""), a cluster with no price, and one without a readable profile.
+std::optional<core::Price> clusterPrice(const QString &cluster, const ProfileStore &store = ProfileStore());
 
 // What `orrery cluster test` (and the GUI's "Test connection") reports about a cluster.
 struct ClusterReport {

@@ -30,6 +30,9 @@ struct SbatchJob {
     QString defaultPartition, defaultAccount;  // the profile's
     QStringList setup;  // the profile's setup lines (shell code, by design)
     QString trainer;  // orrery-train on the cluster; empty: orrery-train from PATH
+    // Tasks run the sweep's own command (command.argv in their run dirs): the template must know
+    // how (a cluster's own copy made before command sweeps does not).
+    bool commands = false;
 };
 
 // The template shipped with Orrery (compiled in from resources/sbatch/array.sbatch).

@@ -67,6 +67,11 @@ private:
 
 // The script and its preview (tests/unit/tst_sweepplan.cpp: the preview is what describe gives).
 
+// The files a task's run dir gets before its array task starts: trial.yaml, and for a command
+// sweep command.argv, command.env and command.workdir (each word, NAME=value or path ended by a
+// NUL byte, read as data by the sbatch script: resources/sbatch/array.sbatch).
+QList<std::pair<QByteArray, QByteArray>> runDirFiles(const core::TaskLaunch &task);
+
 // What the sbatch template is rendered with for `batch` on the cluster of `profile`: the batch's
 // name, directories, throttle and resources, the profile's partition/account defaults, setup
 // lines and trainer.

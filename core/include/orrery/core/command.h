@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// Sweeping any training command (docs/sweeps.md "Any training command"): a spec's `command`
+// rendered into one trial's argv and environment, and metrics read from a program's standard
+// output by regular expressions (as SageMaker's metric_definitions). Pure functions over text;
+// the executors carry the result out (core/localexecutor.h, remote/slurmexecutor.h) and the
+// runner feeds the output through parseMetricLines.
+//
+// A rendered value is always one argv element or one environment value: nothing is ever handed to
+// a shell, so a parameter value such as `$(rm -rf ~)` reaches the program as those bytes.
+#pragma once
+
+#include "orrery/core/metricseries.h"
+
+#include <QByteArrayView>
+#include <QHash>
+#include <QList>
+#include <QRegularExpression>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+#include <utility>
+
+namespace orrery::core {
+
+struct SweepSpec;
+using TrialParams = QList<std::pair<QString, QVariant>>;
+
+// One metric read from standard output: each line the regex matches gives a point, the value from
+// its first capture group (a number, or nan/inf as Python prints them). The step comes from the
+// step regex's first group on the same line; where there is none, or it does not match, the
+// point takes the step after the metric's previous one.
+struct MetricRule {
+    QString name;  // train/loss
+    QString regex;
+    QString stepRegex;  // may be empty
+    int line = 0;  // in the spec file
+};
+
+// A spec's own training command.
+struct CommandSpec {
+    // Each element a template: {{parameter key}}, {{run_dir}}, {{trial}}, {{attempt}},
+    // {{sweep}}, {{experiment}}, {{params_file}}, {{resume}}; and W&B's macros ${env},
+    // ${interpreter}, ${program}, ${args}, ${args_no_hyphens}, ${args_json} (as whole elements).
+    QStringList argv;
+    // The directory it runs in, as written. Here: relative to the spec file's directory, which is
+    // the default. On a cluster: relative to the home directory, which is the default.
+    QString workdir;
+    QList<MetricRule> metrics;
+    int line = 0;
+};
+
+// What a command trial runs: its argv and environment, and where. Built by renderCommand.
+struct RenderedCommand {
+    QStringList argv;
+    QList<std::pair<QString, QString>> env;  // ORRERY_* variables, in a fixed order
+    QString workdir;  // as written in the spec (a cluster resolves it against the home directory)
+    QString localWorkdir;  // absolute: where it runs on this machine
+};
+
+// Who the trial is: what the builtin placeholders and ORRERY_* variables say.
+struct CommandContext {
+    QString runDir;
+    QString sweep, experiment;
+    int trial = 0, attempt = 0;
+};
+
+// The builtin placeholders, in the order docs list them.
+QStringList commandBuiltins();
+// The environment variable of a parameter: ORRERY_PARAM_ and the key in capitals, every character
+// other than a letter or digit made '_' (optim.lr → ORRERY_PARAM_OPTIM_LR).
+QString paramEnvName(const QString &key);
+// The placeholders ({{name}}) an argv element uses, trimmed; `malformed` is set for a '{{' without
+// its '}}'.
+QStringList placeholdersIn(const QString &element, bool *malformed = nullptr);
+
+// Words as a POSIX shell would need them to read them back (for showing a command; Orrery never
+// hands one to a shell): plain words as they are, others in single quotes.
+QString displayCommand(const QStringList &words);
+
+// The command of one trial. The spec must have been validated (parseSweepSpec): every placeholder
+// is known. ORRERY_RESUME is 1 on a trial's second attempt on (its checkpoint in the run dir).
+RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, const CommandContext &ctx);
+
+// The points a chunk of standard output gives. Only whole lines are read: `consumed` is the bytes
+// up to and including the last '\n' (the rest is read again with what follows). `lastStep` holds
+// each metric's last step (from the store; updated here), for points whose line gives none.
+struct StdoutMetrics {
+    QList<std::pair<QString, MetricPoint>> points;
+    qint64 consumed = 0;
+    qint64 lines = 0;
+};
+struct CompiledMetricRule {
+    QString name;
+    QRegularExpression regex, step;  // step: invalid pattern when there is none
+};
+QList<CompiledMetricRule> compileMetricRules(const QList<MetricRule> &rules);
+StdoutMetrics parseMetricLines(QByteArrayView data, const QList<CompiledMetricRule> &rules,
+                               QHash<QString, qint64> &lastStep, qint64 timestampMs);
+
+}  // namespace orrery::core

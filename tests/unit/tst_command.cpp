@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Sweeping any training command (core/command.h): a trial's rendered argv and ORRERY_* variables,
+// metrics read from standard output by regex, how a command is shown (checked against a real
+// bash), and the events parser taking Python's bare NaN/Infinity.
+#include "sweepsupport.h"
+#include "testsupport.h"
+
+#include "orrery/core/command.h"
+#include "orrery/core/events.h"
+#include "orrery/core/sweepspec.h"
+
+#include <QCoreApplication>
+#include <QProcess>
+
+#include <cmath>
+#include <string>
+
+using namespace orrery::core;
+
+namespace {
+
+SweepSpec spec(const QByteArray &yaml)
+{
+    static const TrainerSchema schema = orrery::test::trainerSchema();
+    const SpecParse p = parseSweepSpec(yaml, QStringLiteral("/home/u/proj/sweep.yaml"), schema);
+    if (!p.spec) {
+        QStringList lines;
+        for (const SpecError &e : p.errors)
+            lines << e.toString();
+        qFatal("%s", qPrintable(lines.join(QLatin1Char('\n'))));
+    }
+    return *p.spec;
+}
+
+QString env(const RenderedCommand &c, const QString &name)
+{
+    for (const auto &[n, v] : c.env)
+        if (n == name)
+            return v;
+    return QStringLiteral("<unset>");
+}
+
+const QString kHostile = QStringLiteral("a b'; $(touch /tmp/orrery-pwned) `id` \"q\" \\ *");
+
+}  // namespace
+
+class TestCommand : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void placeholdersBecomeWholeOrPartWordsAndValuesStayOneArgument()
+    {
+        const SweepSpec s =
+            spec("command: [python, train.py, --lr, \"{{optim.lr}}\", \"--out={{run_dir}}/x\", "
+                 "--tag, \"{{tag}}\", \"{{trial}}-{{attempt}}-{{resume}}\"]\n"
+                 "method: grid\nparameters:\n  optim.lr: {values: [0.001]}\n  tag: {value: x}\n");
+        const TrialParams params{{QStringLiteral("optim.lr"), QVariant(0.001)},
+                                 {QStringLiteral("tag"), kHostile}};
+        const RenderedCommand c = renderCommand(
+            s, params, {QStringLiteral("/r/s w/3"), QStringLiteral("sw"), QStringLiteral("ex"), 3, 2});
+        const QStringList expected{QStringLiteral("python"),
+                                   QStringLiteral("train.py"),
+                                   QStringLiteral("--lr"),
+                                   QStringLiteral("0.001"),
+                                   QStringLiteral("--out=/r/s w/3/x"),
+                                   QStringLiteral("--tag"),
+                                   kHostile,
+                                   QStringLiteral("3-2-1")};
+        QCOMPARE(c.argv, expected);
+        QCOMPARE(env(c, QStringLiteral("ORRERY_PARAM_OPTIM_LR")), QStringLiteral("0.001"));
+        QCOMPARE(env(c, QStringLiteral("ORRERY_PARAM_TAG")), kHostile);
+        QCOMPARE(env(c, QStringLiteral("ORRERY_RUN_DIR")), QStringLiteral("/r/s w/3"));
+        QCOMPARE(env(c, QStringLiteral("ORRERY_RESUME")), QStringLiteral("1"));
+        QCOMPARE(env(c, QStringLiteral("ORRERY_PARAMS_FILE")), QStringLiteral("/r/s w/3/trial.yaml"));
+        // No workdir: the spec's directory here; a relative one is taken from there.
+        QCOMPARE(c.localWorkdir, QStringLiteral("/home/u/proj"));
+        QVERIFY(c.workdir.isEmpty());
+        // The first attempt does not resume.
+        QCOMPARE(env(renderCommand(s, params, {QStringLiteral("/r"), {}, {}, 0, 0}),
+                     QStringLiteral("ORRERY_RESUME")),
+                 QStringLiteral("0"));
+    }
+
+    void wandbMacrosExpandAsWandbDoes()
+    {
+        const SweepSpec s =
+            spec("program: train.py\ncommand: [\"${env}\", \"${interpreter}\", \"${program}\", "
+                 "\"${args}\", \"${args_no_hyphens}\", \"${args_json}\"]\nworkdir: src\n"
+                 "method: grid\nparameters:\n  lr: {values: [0.5]}\n  n: {values: [3]}\n");
+        const TrialParams params{{QStringLiteral("lr"), QVariant(0.5)},
+                                 {QStringLiteral("n"), QVariant(qint64(3))}};
+        const RenderedCommand c = renderCommand(s, params, {QStringLiteral("/r"), {}, {}, 0, 0});
+        const QStringList expected{QStringLiteral("/usr/bin/env"), QStringLiteral("python"),
+                                   QStringLiteral("train.py"),     QStringLiteral("--lr=0.5"),
+                                   QStringLiteral("--n=3"),        QStringLiteral("lr=0.5"),
+                                   QStringLiteral("n=3"),          QStringLiteral("{\"lr\":0.5,\"n\":3}")};
+        QCOMPARE(c.argv, expected);
+        QCOMPARE(c.localWorkdir, QStringLiteral("/home/u/proj/src"));
+        QCOMPARE(c.workdir, QStringLiteral("src"));
+    }
+
+    void environmentNames()
+    {
+        QCOMPARE(paramEnvName(QStringLiteral("optim.lr")), QStringLiteral("ORRERY_PARAM_OPTIM_LR"));
+        QCOMPARE(paramEnvName(QStringLiteral("model/d-ff")), QStringLiteral("ORRERY_PARAM_MODEL_D_FF"));
+        QCOMPARE(paramEnvName(QStringLiteral("é$x")), QStringLiteral("ORRERY_PARAM___X"));
+    }
+
+    // What `sweep plan` shows reads back in a real bash as the same words.
+    void displayedCommandsReadBackInBash()
+    {
+        const QStringList words{QStringLiteral("python"), QStringLiteral("--x=1"), kHostile,
+                                QStringLiteral(""),       QStringLiteral("it's"),  QStringLiteral("naïve")};
+        QProcess bash;
+        bash.start(QStringLiteral("bash"),
+                   {QStringLiteral("-c"), QStringLiteral("printf '%s\\0' ") + displayCommand(words)});
+        QVERIFY(bash.waitForFinished(10'000));
+        QList<QByteArray> got = bash.readAllStandardOutput().split('\0');
+        got.removeLast();
+        QList<QByteArray> expected;
+        for (const QString &w : words)
+            expected << w.toUtf8();
+        QCOMPARE(got, expected);
+    }
+
+    void metricLinesByRegex()
+    {
+        const QList<CompiledMetricRule> rules =
+            compileMetricRules({{QStringLiteral("train/loss"), QStringLiteral("loss=([-+.0-9eE]+|nan|inf)"),
+                                 QStringLiteral("step=(\\d+)"), 0},
+                                {QStringLiteral("val/acc"), QStringLiteral("acc ([0-9.]+)"), {}, 0}});
+        QHash<QString, qint64> last{{QStringLiteral("val/acc"), 6}};
+        const QByteArray out = "starting\n"
+                               "step=10 loss=0.5\n"
+                               "progress 10%\rprogress 90%\rstep=11 loss=nan\n"
+                               "acc 0.75\n"
+                               "loss=0.25 (no step on this line)\n"
+                               "acc 0.8\n"
+                               "step=12 loss=0.1";  // not a whole line yet
+        const StdoutMetrics m = parseMetricLines(out, rules, last, 1000);
+        QCOMPARE(m.consumed, qint64(out.lastIndexOf('\n') + 1));
+        QCOMPARE(m.lines, qint64(6));
+        QCOMPARE(m.points.size(), 5);
+        QCOMPARE(m.points[0].first, QStringLiteral("train/loss"));
+        QCOMPARE(m.points[0].second.step, qint64(10));
+        QCOMPARE(m.points[0].second.value, 0.5);
+        QCOMPARE(m.points[1].second.step, qint64(11));  // after the '\r's: what the terminal showed
+        QVERIFY(std::isnan(m.points[1].second.value));
+        QCOMPARE(m.points[2].first, QStringLiteral("val/acc"));
+        QCOMPARE(m.points[2].second.step, qint64(7));  // the step after the stored last one
+        QCOMPARE(m.points[3].second.step, qint64(12));  // no step on its line: after the previous
+        QCOMPARE(m.points[3].second.value, 0.25);
+        QCOMPARE(m.points[4].second.step, qint64(8));
+        QCOMPARE(m.points[4].second.timeMs, qint64(1000));
+        QCOMPARE(last.value(QStringLiteral("train/loss")), qint64(12));
+        // Nothing whole: nothing consumed, read again with what follows.
+        QCOMPARE(parseMetricLines("step=13 loss=", rules, last, 0).consumed, qint64(0));
+    }
+
+    void eventsTakePythonsBareNonFiniteNumbers()
+    {
+        EventParser parser;
+        Event ev;
+        const auto parse = [&](const std::string &line) {
+            std::string buffer = line + std::string(EventParser::kPadding, ' ');
+            return parser.parse(std::string_view(buffer.data(), line.size()), buffer.size(), ev);
+        };
+        QCOMPARE(
+            parse(R"({"v": 1, "t": 1.5, "kind": "metrics", "step": 3, "values": {"a": NaN, "b": Infinity, )"
+                  R"("c": -Infinity, "d": 2}})"),
+            std::string());
+        QCOMPARE(ev.values.size(), std::size_t(4));
+        QVERIFY(std::isnan(ev.values[0].second));
+        QCOMPARE(ev.values[1].second, std::numeric_limits<double>::infinity());
+        QCOMPARE(ev.values[2].second, -std::numeric_limits<double>::infinity());
+        QCOMPARE(ev.values[3].second, 2.0);
+        // The words inside a string are text, not numbers.
+        QCOMPARE(parse(R"({"v":1,"t":1,"kind":"warning","message":"loss is NaN, Infinity"})"), std::string());
+        QCOMPARE(std::string(ev.message), std::string("loss is NaN, Infinity"));
+        // Still not JSON: a word that only starts like one.
+        QVERIFY(!parse(R"({"v":1,"t":1,"kind":"metrics","step":1,"values":{"a":NaNa}})").empty());
+    }
+};
+
+ORRERY_TEST_MAIN(TestCommand, QCoreApplication)
+#include "tst_command.moc"
