@@ -133,7 +133,7 @@ private Q_SLOTS:
         QVERIFY2(s.contains(QLatin1String("Trials of lr-sweep (eval/loss, minimize)")), qPrintable(s));
         const QString retried = lineWith(s, QStringLiteral("lr=0.0001"));
         QVERIFY2(QRegularExpression(
-                     QStringLiteral("^\\s*2\\s+running\\s+1\\s+lr=0\\.0001\\s+10\\s+0\\.5\\s+0\\.5$"))
+                     QStringLiteral("^\\s*2\\s+running\\s+1\\s+lr=0\\.0001\\s+10\\s+0\\.5\\s+0\\.5\\s+-$"))
                      .match(retried)
                      .hasMatch(),
                  qPrintable(s));
@@ -325,7 +325,8 @@ private Q_SLOTS:
         QString s;
         QVERIFY2(tmux.waitForText(QStringLiteral("lr-sweep"), 10'000, &s), qPrintable(s));
         const QString lr = lineWith(s, QStringLiteral("lr-sweep"));
-        QVERIFY2(QRegularExpression(QStringLiteral("[_.\\-~=+*#]{5,}$")).match(lr).hasMatch(),
+        // The ASCII sparkline, then the GPU-H column.
+        QVERIFY2(QRegularExpression(QStringLiteral("[_.\\-~=+*#]{5,}\\s+(-|[0-9.]+)$")).match(lr).hasMatch(),
                  qPrintable(lr));
         for (const QChar c : s)
             QVERIFY2(c.unicode() < 0x80, qPrintable(s));
