@@ -4,7 +4,8 @@
 
 It fits y = 3x + 1 by SGD and prints `step=N loss=X` each step (the spec's regexes read them),
 checkpoints every 10 steps into its run dir and resumes from there when ORRERY_RESUME is 1, and
-on SIGTERM checkpoints and exits 75 (preempted). With --events it also logs through Orrery's
+on SIGTERM checkpoints and exits 75 (preempted). Under srun each rank runs it, printing the same
+lines (the spec's step regex keeps one point per step); only rank 0 writes files. With --events it also logs through Orrery's
 Python logger (resources/python/orrery_events.py on PYTHONPATH) and writes one line with a bare
 NaN, as json.dumps does. What it was given (argv and the ORRERY_* variables) goes to
 given-<attempt>.json so a test can check that each value arrived as one argument.
@@ -28,11 +29,14 @@ parser.add_argument("--step-seconds", type=float, default=0.05)
 parser.add_argument("--events", action="store_true")
 args = parser.parse_args()
 
+# Under srun every rank runs this (a task per GPU); as in a DDP script, only rank 0 writes files.
+rank = int(os.environ.get("SLURM_PROCID", os.environ.get("RANK", "0")))
 os.makedirs(args.out, exist_ok=True)
 attempt = os.environ.get("ORRERY_ATTEMPT", "0")
-with open(os.path.join(args.out, f"given-{attempt}.json"), "w", encoding="utf-8") as f:
-    json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(),
-               "env": {k: v for k, v in os.environ.items() if k.startswith("ORRERY_")}}, f)
+if rank == 0:
+    with open(os.path.join(args.out, f"given-{attempt}.json"), "w", encoding="utf-8") as f:
+        json.dump({"argv": sys.argv[1:], "cwd": os.getcwd(),
+                   "env": {k: v for k, v in os.environ.items() if k.startswith("ORRERY_")}}, f)
 
 stop = False
 
@@ -62,7 +66,7 @@ if os.environ.get("ORRERY_RESUME") == "1" and os.path.exists(checkpoint):
     print(f"resumed at step {start}", flush=True)
 
 run = None
-if args.events:
+if args.events and rank == 0:
     from orrery_events import Run
 
     run = Run()
@@ -73,6 +77,8 @@ if args.events:
 
 
 def save(step):
+    if rank != 0:
+        return
     torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, checkpoint + ".tmp")
     os.replace(checkpoint + ".tmp", checkpoint)
 
