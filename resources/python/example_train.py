@@ -31,6 +31,7 @@ state = {"step": 0, "x": 5.0, "v": 0.0}
 if run.resumed and os.path.exists(checkpoint):
     with open(checkpoint, encoding="utf-8") as f:
         state = json.load(f)
+    run.resumed_from(state["step"])
 run.start({"lr": args.lr, "momentum": args.momentum, "steps": args.steps})
 
 stopping = False
@@ -45,9 +46,11 @@ signal.signal(signal.SIGTERM, on_term)
 
 
 def save():
-    with open(checkpoint + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(state, f)
-    os.replace(checkpoint + ".tmp", checkpoint)
+    with run.phase("checkpoint"):  # goodput: checkpointing, not training
+        with open(checkpoint + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(state, f)
+        os.replace(checkpoint + ".tmp", checkpoint)
+    run.checkpointed(state["step"])
 
 
 rng = random.Random(state["step"])

@@ -15,6 +15,14 @@ directory's events.jsonl, the format its own trainer writes (docs/sweeps.md "eve
     run.artifact("samples/step-100.mp4", step=100, kind="video")
     run.finish()                      # or run.finish("failed", "diverged")
 
+Goodput (`orrery runs goodput`): the time from the process's start to the first log() is start-up,
+then training, except what you mark:
+
+    with run.phase("checkpoint"):     # or "eval", "sample", "other"
+        save(...)
+    run.checkpointed(step)            # the step a resume would restart from
+    run.resumed_from(step)            # after loading a checkpoint: the steps redone count as lost
+
 Only rank 0 writes (RANK, SLURM_PROCID or LOCAL_RANK say which); on the others every call does
 nothing, so the same script runs under srun or torchrun unchanged. Each line is written and
 flushed whole, so a reader never sees half a line. NaN and infinities are written as "nan",
@@ -23,6 +31,7 @@ flushed whole, so a reader never sees half a line. NaN and infinities are writte
 Copy this file next to your script, or put Orrery's share/orrery/python on PYTHONPATH.
 """
 
+import contextlib
 import json
 import math
 import os
@@ -51,6 +60,24 @@ def _number(value):
     return value
 
 
+def _process_start():
+    """This process's start in unix seconds (/proc: before the interpreter loaded anything)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime = float(f.read().split()[0])
+        start = time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+        if 0 < start <= time.time():
+            return start
+    except (OSError, ValueError, IndexError):
+        pass
+    return time.time()
+
+
+_PHASES = ("startup", "train", "checkpoint", "eval", "sample", "other")
+
+
 class Run:
     """Appends events to <run dir>/events.jsonl; the run dir is ORRERY_RUN_DIR, else `run_dir`."""
 
@@ -58,6 +85,13 @@ class Run:
         self.run_dir = os.environ.get("ORRERY_RUN_DIR") or run_dir or "run"
         self.resumed = os.environ.get("ORRERY_RESUME") == "1"
         self._file = None
+        # Phase timings (the trainer's `phases` events): cumulative seconds per phase since the
+        # process started, on the monotonic clock; every second is in exactly one phase.
+        self._process_start = _process_start()
+        self._done = dict.fromkeys(_PHASES, 0.0)
+        self._done["startup"] = max(0.0, time.time() - self._process_start)
+        self._current, self._since = "startup", time.monotonic()
+        self._last_step, self._resume_step, self._checkpoint_step = 0, 0, 0
         if _rank() == 0:
             os.makedirs(self.run_dir, exist_ok=True)
             self._file = open(os.path.join(self.run_dir, "events.jsonl"), "a", encoding="utf-8")
@@ -78,8 +112,46 @@ class Run:
         self._write("start", run=run)
 
     def log(self, step, values):
-        """Metric values at a training step: {"train/loss": 0.12}."""
+        """Metric values at a training step: {"train/loss": 0.12}. The first call ends start-up."""
+        if self._current == "startup":
+            self._enter("train")
+        self._last_step = int(step)
         self._write("metrics", step=int(step), values={k: _number(v) for k, v in values.items()})
+        self._write_phases()
+
+    def _enter(self, phase):
+        now = time.monotonic()
+        self._done[self._current] += now - self._since
+        self._current, self._since = phase, now
+
+    def _write_phases(self):
+        seconds = dict(self._done)
+        seconds[self._current] += time.monotonic() - self._since
+        values = {"process_start": self._process_start, "resume_step": self._resume_step,
+                  "checkpoint_step": self._checkpoint_step}
+        values.update({name + "_s": seconds[name] for name in _PHASES})
+        self._write("phases", step=self._last_step, values=values)
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Time spent in the block counts as `name` (checkpoint, eval, sample or other)."""
+        if name not in _PHASES:
+            raise ValueError(f"phase {name!r}: one of {', '.join(_PHASES)}")
+        before = self._current
+        self._enter(name)
+        try:
+            yield
+        finally:
+            self._enter(before if before != "startup" else "train")
+
+    def checkpointed(self, step):
+        """A checkpoint at `step` was written: a resume restarts there."""
+        self._checkpoint_step = int(step)
+        self._write_phases()
+
+    def resumed_from(self, step):
+        """This process loaded a checkpoint of `step`: steps an earlier one ran past it are redone."""
+        self._resume_step = self._checkpoint_step = self._last_step = int(step)
 
     def system(self, values):
         """System samples (GPU utilisation, memory): they take the last step logged."""
@@ -102,6 +174,12 @@ class Run:
     def finish(self, state="completed", reason="", step=None):
         """Writes exit.json, Orrery's verdict on this attempt (else the exit status decides:
         0 completed, 75 preempted, anything else failed)."""
+        if self._current == "startup":
+            self._enter("train")
+        if step is not None:
+            self._last_step = int(step)
+        self._enter("other")
+        self._write_phases()
         self.status(state, reason)
         if self._file is None:
             return

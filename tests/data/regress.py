@@ -12,6 +12,7 @@ given-<attempt>.json so a test can check that each value arrived as one argument
 """
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -70,6 +71,8 @@ if args.events and rank == 0:
     from orrery_events import Run
 
     run = Run()
+    if start:
+        run.resumed_from(start)
     run.start({"lr": args.lr, "tag": args.tag})
     with open(os.path.join(args.out, "events.jsonl"), "a", encoding="utf-8") as f:
         f.write(json.dumps({"v": 1, "t": time.time(), "kind": "metrics", "step": start,
@@ -79,8 +82,11 @@ if args.events and rank == 0:
 def save(step):
     if rank != 0:
         return
-    torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, checkpoint + ".tmp")
-    os.replace(checkpoint + ".tmp", checkpoint)
+    with run.phase("checkpoint") if run else contextlib.nullcontext():
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step}, checkpoint + ".tmp")
+        os.replace(checkpoint + ".tmp", checkpoint)
+    if run:
+        run.checkpointed(step)
 
 
 for step in range(start, args.steps):
@@ -99,3 +105,5 @@ for step in range(start, args.steps):
         sys.exit(75)
     time.sleep(args.step_seconds)
 print("done", flush=True)
+if run:
+    run.finish(step=args.steps)

@@ -339,6 +339,20 @@ private Q_SLOTS:
             verifyGiven(t.runDir, QDir::tempPath());
             if (QTest::currentTestFailed())
                 return;
+            // Goodput from the logger's phase timings: training and the checkpoints it marked, the
+            // parts adding up to the wall time.
+            const Result goodput = orrery({QStringLiteral("runs"), QStringLiteral("goodput"),
+                                           QString::number(t.runId), QStringLiteral("--json")});
+            QVERIFY2(goodput.code == 0, qPrintable(goodput.err));
+            const QJsonObject g = QJsonDocument::fromJson(goodput.out.toUtf8()).object();
+            QVERIFY2(g.value(QStringLiteral("training_s")).toDouble() > 0, qPrintable(goodput.out));
+            QVERIFY2(g.value(QStringLiteral("checkpoint_s")).toDouble() > 0, qPrintable(goodput.out));
+            double parts = 0;
+            for (const char *key : {"queue_s", "startup_s", "training_s", "checkpoint_s", "eval_s",
+                                    "sample_s", "lost_s", "rest_s"})
+                parts += g.value(QLatin1String(key)).toDouble();
+            const double wall = g.value(QStringLiteral("wall_s")).toDouble();
+            QVERIFY2(wall > 0 && std::abs(parts - wall) <= 0.01 * wall, qPrintable(goodput.out));
         }
         QVERIFY(!QFile::exists(QDir::temp().filePath(QStringLiteral("pwned"))));
 
