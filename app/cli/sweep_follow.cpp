@@ -390,6 +390,20 @@ int runSweepSubmit(const Context &ctx, const SubmitArgs &a)
     try {
         auto store = openStore(ctx);
         SweepRunner runner(*store, *executor, *schema);
+        if (a.dryRun && a.json) {
+            // The plan, the worst case and what would be launched, for scripts.
+            const QList<PlannedTrial> trials = planTrials(a.plan);
+            const int planned =
+                a.plan.spec.method == SearchMethod::Grid ? int(trials.size()) : a.plan.spec.runCap;
+            QJsonObject o = planJson(a.plan, trials);
+            o.insert(QStringLiteral("dry_run"), true);
+            o.insert(QStringLiteral("worst_case"),
+                     worstCaseJson(worstCase(a.plan.spec, planned, int(trials.size())),
+                                   remote::clusterPrice(a.cluster)));
+            o.insert(QStringLiteral("launch"), QString::fromUtf8(runner.describe(a.plan)));
+            out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
+            return kOk;
+        }
         if (a.dryRun) {
             out(QStringLiteral("# dry run: nothing is submitted\n") +
                 QString::fromUtf8(runner.describe(a.plan)));

@@ -223,6 +223,33 @@ QString describeWorstCase(const WorstCase &w, const std::optional<Price> &price)
     return text;
 }
 
+QJsonObject worstCaseJson(const WorstCase &w, const std::optional<Price> &price)
+{
+    const auto orNull = [](const std::optional<double> &v) { return v ? QJsonValue(*v) : QJsonValue(); };
+    const std::optional<double> withRetries =
+        w.gpuHours ? std::optional(*w.gpuHours * (1 + w.retries)) : std::nullopt;
+    QJsonObject o{
+        {QStringLiteral("trials"), w.trials},
+        {QStringLiteral("gpus_per_trial"), w.gpusPerTrial},
+        {QStringLiteral("time_limit_s"),
+         w.timeLimitMs ? QJsonValue(double(*w.timeLimitMs) / 1000.0) : QJsonValue()},
+        {QStringLiteral("gpu_hours"), orNull(w.gpusPerTrial == 0 ? std::optional(0.0) : w.gpuHours)},
+        {QStringLiteral("gpu_hours_with_retries"),
+         orNull(w.gpusPerTrial == 0 ? std::optional(0.0) : withRetries)},
+        {QStringLiteral("retries"), w.retries},
+        {QStringLiteral("budget_gpu_hours"), orNull(w.budget)},
+        {QStringLiteral("first_planned"), w.firstPlanned},
+        {QStringLiteral("first_batch"), w.firstBatch}};
+    if (price) {
+        o.insert(QStringLiteral("cost"),
+                 w.gpuHours ? QJsonValue(*w.gpuHours * price->perGpuHour) : QJsonValue());
+        o.insert(QStringLiteral("cost_with_retries"),
+                 withRetries ? QJsonValue(*withRetries * price->perGpuHour) : QJsonValue());
+        o.insert(QStringLiteral("currency"), price->currency);
+    }
+    return o;
+}
+
 int BudgetState::room() const
 {
     if (perAttempt <= 0)

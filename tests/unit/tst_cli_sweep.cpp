@@ -263,6 +263,22 @@ private Q_SLOTS:
                  r.out.constData());
         QVERIFY2(r.out.contains("budget: 40 GPU-hours (100.00 EUR)"), r.out.constData());
         QVERIFY2(r.out.contains("first batch: 2 of 3 trials"), r.out.constData());
+        // The same for scripts, here (no price): one JSON document, nothing else on stdout.
+        r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("submit"), spec,
+                 QStringLiteral("--dry-run"), QStringLiteral("--json")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject dry = QJsonDocument::fromJson(r.out).object();
+        QVERIFY2(dry.value(QStringLiteral("dry_run")).toBool(), r.out.constData());
+        const QJsonObject worst = dry.value(QStringLiteral("worst_case")).toObject();
+        QCOMPARE(worst.value(QStringLiteral("gpu_hours")).toDouble(), 48.0);
+        QCOMPARE(worst.value(QStringLiteral("time_limit_s")).toDouble(), 7200.0);
+        QCOMPARE(worst.value(QStringLiteral("budget_gpu_hours")).toDouble(), 40.0);
+        QCOMPARE(worst.value(QStringLiteral("first_batch")).toInt(), 2);
+        QVERIFY(!worst.contains(QStringLiteral("cost")));
+        QCOMPARE(dry.value(QStringLiteral("trials")).toArray().size(), 3);
+        QVERIFY(dry.value(QStringLiteral("launch")).toString().contains(QStringLiteral("on this machine")));
+        QVERIFY(!orrery::core::TrackingStore::open(db)->findSweep(
+            QStringLiteral("budget")));  // nothing submitted
         const QString unbounded = write("unbounded.yaml",
                                         "name: u\nmethod: grid\nparameters:\n  optim.lr: {values: [1e-4]}\n"
                                         "resources: {gpus_per_node: 4}\n");

@@ -95,6 +95,10 @@ WorstCase worstCase(const SweepSpec &spec, int trials, int firstPlanned);
 //   worst case: 24 trials × 2h00m × 4 GPUs = 192 GPU-hours (480.00 USD at 2.50 USD/GPU-hour)
 // then, as they apply, the retries' bound and what the budget does.
 QString describeWorstCase(const WorstCase &worst, const std::optional<Price> &price);
+// The same for scripts (`sweep submit --dry-run --json`): {trials, gpus_per_trial, time_limit_s,
+// gpu_hours, gpu_hours_with_retries, retries, budget_gpu_hours, first_planned, first_batch}, null
+// where unbounded or unset, plus cost (and cost_with_retries) and currency with a price.
+QJsonObject worstCaseJson(const WorstCase &worst, const std::optional<Price> &price);
 
 // The budget rule (spec `budget: {gpu_hours: N}`): a new attempt is launched only while what the
 // sweep has used, plus what its active attempts may still use (each up to its time limit), plus
