@@ -180,8 +180,7 @@ qint64 TrackingStore::addTrial(const Trial &trial)
         Stmt &s = d->stmt(
             "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
             "run_dir, state, exit_reason, params, config, task, detail, submitted, ended, user_retry, "
-            "started, "
-            "gpus, cpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "started, gpus, cpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         bindTrial(s, trial);
         s.exec();
         const qint64 id = sqlite3_last_insert_rowid(d->db.get());
@@ -190,15 +189,22 @@ qint64 TrackingStore::addTrial(const Trial &trial)
     });
 }
 
+namespace {
+// Both updates write every column in bindTrial's order (the trial id is parameter 20); the
+// conditional one only over the state its caller read (parameter 21).
+const std::string kUpdateTrial =
+    "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
+    "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
+    "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
+    "WHERE trial_id = ?";
+const std::string kUpdateTrialIf = kUpdateTrial + " AND state = ?";
+}  // namespace
+
 void TrackingStore::updateTrial(const Trial &trial)
 {
     d->guarded("updateTrial", [&] {
         Impl::Tx tx(*d);
-        Stmt &s = d->stmt(
-            "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
-            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-            "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
-            "WHERE trial_id = ?");
+        Stmt &s = d->stmt(kUpdateTrial);
         bindTrial(s, trial);
         s.bind(20, trial.id).exec();
         tx.commit();
@@ -209,11 +215,7 @@ bool TrackingStore::updateTrialIf(const QString &expectedState, const Trial &tri
 {
     return d->guarded("updateTrialIf", [&] {
         Impl::Tx tx(*d);
-        Stmt &s = d->stmt(
-            "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
-            "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-            "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
-            "WHERE trial_id = ? AND state = ?");
+        Stmt &s = d->stmt(kUpdateTrialIf);
         bindTrial(s, trial);
         s.bind(20, trial.id).bind(21, utf8(expectedState)).exec();
         const bool written = sqlite3_changes(d->db.get()) > 0;

@@ -211,6 +211,7 @@ struct SweepRunner::Impl {
     Follower follower;
     int quietTicks = 0;
     QHash<SweepId, SweepSpec> specs;
+    QHash<SweepId, QList<CompiledMetricRule>> metricRules;  // a command sweep's, compiled once
 
     // The latest attempt of each trial index, keyed by it.
     static QMap<int, Trial> latest(const QList<Trial> &all)
@@ -488,7 +489,7 @@ struct SweepRunner::Impl {
 };
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
-    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), std::move(follower), 0, {}}))
+    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}}))
 {
     if (d->follower.id.isEmpty())
         d->follower.id = processFollowerId();
@@ -835,8 +836,12 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             for (const MetricRule &rule : sr.spec->command->metrics)
                 if (const auto v = d->store.seriesVersion(run, rule.name))
                     lastStep.insert(rule.name, v->second);
-            const StdoutMetrics m = parseMetricLines(c.data, compileMetricRules(sr.spec->command->metrics),
-                                                     lastStep, QDateTime::currentMSecsSinceEpoch());
+            auto rules = d->metricRules.find(active[sr.active].sweep.id);
+            if (rules == d->metricRules.end())
+                rules = d->metricRules.insert(active[sr.active].sweep.id,
+                                              compileMetricRules(sr.spec->command->metrics));
+            const StdoutMetrics m =
+                parseMetricLines(c.data, *rules, lastStep, QDateTime::currentMSecsSinceEpoch());
             if (m.consumed == 0)
                 continue;
             report.bytes += m.consumed;
