@@ -170,7 +170,10 @@ RunGoodput computeRunGoodput(const QList<Trial> &attemptsIn, const QList<Process
         const double rest =
             g.wallS - (g.queueS + g.startupS + g.trainingS + g.checkpointS + g.evalS + g.sampleS + g.lostS);
         g.restS = std::max(0.0, rest);
-        g.overrunS = std::max(0.0, -rest);
+        // Within the clocks' resolution (a process start from /proc is in 10 ms ticks, events
+        // in whole ms) an excess is rounding, not a disagreement worth a note.
+        constexpr double kResolutionS = 0.01;
+        g.overrunS = -rest > kResolutionS ? -rest : 0.0;
         out.total += g;
         out.attempts.push_back(a);
     }

@@ -354,7 +354,15 @@ std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
     q.orderByMetric = sw->metricName;
     q.descending = sw->metricGoal == QLatin1String("maximize");
     q.limit = 1;
-    const QList<RunRow> rows = queryRuns(q);
+    q.conditions = {{RunCondition::Scope::Attribute, QStringLiteral("status"), RunCondition::Op::Ne,
+                     toString(RunStatus::Killed)},
+                    {RunCondition::Scope::Attribute, QStringLiteral("status"), RunCondition::Op::Ne,
+                     toString(RunStatus::Failed)}};
+    QList<RunRow> rows = queryRuns(q);
+    if (rows.isEmpty() || !rows.front().metric(sw->metricName)) {
+        q.conditions.clear();
+        rows = queryRuns(q);
+    }
     if (rows.isEmpty() || !rows.front().metric(sw->metricName))
         return std::nullopt;
     return rows.front();

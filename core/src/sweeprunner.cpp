@@ -886,7 +886,7 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             t.detail = st.detail;
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
             if (st.state == TaskStatus::State::Running && t.startedMs == 0)
-                t.startedMs = runningSinceMs(st.elapsedMs, now);
+                t.startedMs = std::max(runningSinceMs(st.elapsedMs, now), std::min(t.submittedMs, now));
             if (st.state == TaskStatus::State::Running && before == TrialState::Queued) {
                 t.setState(TrialState::Running);
                 report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
@@ -940,9 +940,14 @@ TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
             const double exitT = exitChunk
                 ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("t")).toDouble()
                 : 0;
+            qint64 lastEvent = 0;  // this attempt's trainer's (its processes started after the submission)
+            for (const ProcessPhases &p : d->store.runPhases(t.runId))
+                if (p.processStartMs >= t.submittedMs)
+                    lastEvent = std::max(lastEvent, p.updatedMs);
             const AttemptSpan span =
                 endedAttemptSpan(t.startedMs, st.elapsedMs,
-                                 exitT > 0 ? std::optional<qint64>(qint64(exitT * 1000)) : std::nullopt, now);
+                                 exitT > 0 ? std::optional<qint64>(qint64(exitT * 1000)) : std::nullopt, now,
+                                 t.submittedMs, lastEvent);
             t.startedMs = span.startedMs;
             t.endedMs = span.endedMs;
         }

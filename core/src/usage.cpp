@@ -62,7 +62,7 @@ qint64 runningSinceMs(std::optional<qint64> elapsedMs, qint64 nowMs)
 }
 
 AttemptSpan endedAttemptSpan(qint64 startedMs, std::optional<qint64> elapsedMs, std::optional<qint64> exitMs,
-                             qint64 nowMs)
+                             qint64 nowMs, qint64 submittedMs, qint64 lastEventMs)
 {
     AttemptSpan span{startedMs, nowMs};
     const qint64 elapsed = std::max<qint64>(0, elapsedMs.value_or(0));
@@ -72,6 +72,11 @@ AttemptSpan endedAttemptSpan(qint64 startedMs, std::optional<qint64> elapsedMs, 
         span.endedMs = *exitMs;
     if (startedMs <= 0 && elapsedMs)
         span.startedMs = span.endedMs - elapsed;
+    if (span.startedMs > 0 && submittedMs > 0)
+        span.startedMs = std::min(std::max(span.startedMs, submittedMs), nowMs);
+    if (lastEventMs > span.endedMs && lastEventMs <= nowMs)
+        span.endedMs = lastEventMs;
+    span.endedMs = std::max(span.endedMs, span.startedMs);
     return span;
 }
 

@@ -563,10 +563,32 @@ private Q_SLOTS:
         }
         const RunId outside = store->createRun(e, QStringLiteral("outside"));
         store->logMetrics(outside, {{QStringLiteral("eval/acc"), {1, 0, 0.99}}});
-        const auto best = store->bestRun(id);
+        // Stopped early and failed trials are out of contention, however good their last value.
+        QList<RunId> out;
+        for (const RunStatus status : {RunStatus::Killed, RunStatus::Failed}) {
+            const RunId r = store->createRun(e, QStringLiteral("out-%1").arg(toString(status)));
+            store->logMetrics(
+                r, {{QStringLiteral("eval/acc"), {1, 0, status == RunStatus::Killed ? 0.95 : 0.94}}});
+            store->endRun(r, status);
+            Trial t;
+            t.sweepId = id;
+            t.index = 3 + int(out.size());
+            t.runId = r;
+            t.state = status == RunStatus::Killed ? QStringLiteral("stopped") : QStringLiteral("failed");
+            store->addTrial(t);
+            out << r;
+        }
+        auto best = store->bestRun(id);
         QVERIFY(best);
         QCOMPARE(best->run.name, QStringLiteral("t1"));
-        QCOMPARE(store->trials(id).size(), 3);
+        QCOMPARE(store->trials(id).size(), 5);
+        // Where no run in contention has the metric, the best of all.
+        for (const Trial &t : store->trials(id))
+            if (!out.contains(t.runId))
+                store->endRun(t.runId, RunStatus::Killed);
+        best = store->bestRun(id);
+        QVERIFY(best);
+        QCOMPARE(best->run.name, QStringLiteral("out-KILLED"));
         QCOMPARE(store->findSweep(QStringLiteral("s"))->id, id);
     }
 

@@ -159,6 +159,19 @@ private Q_SLOTS:
         // Nothing known: it counts nothing.
         s = endedAttemptSpan(0, std::nullopt, qint64(99 * kHour), now);
         QCOMPARE(s.startedMs, 0);
+        // Slurm's whole seconds, or the last poll's elapsed: the attempt ends no earlier than its
+        // trainer's last event, and starts no earlier than it was submitted.
+        s = endedAttemptSpan(97 * kHour, qint64(3000), std::nullopt, now, 0, 97 * kHour + 3800);
+        QCOMPARE(s.endedMs, 97 * kHour + 3800);
+        s = endedAttemptSpan(97 * kHour, qint64(3000), std::nullopt, now, 0, 97 * kHour + 2000);
+        QCOMPARE(s.endedMs, 97 * kHour + 3000);  // an earlier event changes nothing
+        s = endedAttemptSpan(97 * kHour, qint64(3000), std::nullopt, now, 0, now + 1000);
+        QCOMPARE(s.endedMs, 97 * kHour + 3000);  // nor one from a clock ahead of ours
+        s = endedAttemptSpan(97 * kHour - 400, qint64(3000), std::nullopt, now, 97 * kHour);
+        QCOMPARE(s.startedMs, 97 * kHour);
+        s = endedAttemptSpan(0, qint64(kHour), std::nullopt, now, 99 * kHour + 1000);
+        QCOMPARE(s.startedMs, 99 * kHour + 1000);
+        QCOMPARE(s.endedMs, now);
     }
 
     void worstCaseIsTrialsTimesLimitTimesGpus()

@@ -16,7 +16,8 @@
 //   rest        wall − all of the above: the trainer's end, time after its last event (a killed
 //               process; the executor noticing the end), gaps the trainer cannot see. Never
 //               negative: where the parts exceed the wall (a process whose clock says it started
-//               before its submission), `overrunS` says by how much and rest is 0.
+//               before its submission), `overrunS` says by how much and rest is 0. An excess
+//               within the clocks' resolution (10 ms) is rounding: rest is 0, no overrun.
 // An ended attempt's wall runs to its end as recorded, or to its trainer's last event if that is
 // later (an end seen at a follower's tick or in Slurm's whole seconds can fall just before it).
 // Parts add up to the wall time. A run is the sum of its attempts, a sweep the sum of its runs;

@@ -377,7 +377,10 @@ public:
     // Every trial of the sweep, by index: one read of the attempts and one of the runs' latest
     // metrics (queryRuns), whatever the number of trials.
     QList<TrialSummary> trialSummaries(SweepId sweep) const;
-    // The run with the best latest value of the sweep's metric, by its goal.
+    // The run with the best latest value of the sweep's metric, by its goal, among the runs
+    // still in contention (running, queued or finished); only where none has the metric, among
+    // all. A run stopped early, cancelled or failed is out: its latest value is from an earlier,
+    // noisier step, and it has no final sample or checkpoint to offer.
     std::optional<RunRow> bestRun(SweepId sweep) const;
 
     // --- sweep leases: one follower acts on a sweep at a time ----------------------------------

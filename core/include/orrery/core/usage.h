@@ -40,12 +40,15 @@ qint64 runningSinceMs(std::optional<qint64> elapsedMs, qint64 nowMs);
 // An attempt that ended: it ended at its start plus its elapsed time where both are known, else
 // at the trainer's exit.json time ("t") where that falls within the attempt, else now (when it
 // was seen ended); an attempt no poll saw running started `elapsed` before its end (else 0:
-// it counts nothing).
+// it counts nothing). Slurm's elapsed is in whole seconds, and for a job that ended it may be
+// the last poll's, so the span is then held to what is certain: it starts no earlier than its
+// submission (`submittedMs`) and ends no earlier than its trainer's last event (`lastEventMs`,
+// 0: none), and never after now.
 struct AttemptSpan {
     qint64 startedMs = 0, endedMs = 0;
 };
 AttemptSpan endedAttemptSpan(qint64 startedMs, std::optional<qint64> elapsedMs, std::optional<qint64> exitMs,
-                             qint64 nowMs);
+                             qint64 nowMs, qint64 submittedMs = 0, qint64 lastEventMs = 0);
 
 // A Slurm duration, as `--time` takes it and squeue prints elapsed times: "MM", "MM:SS",
 // "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS". "UNLIMITED", "INFINITE" and "0" (Slurm: no
