@@ -241,6 +241,65 @@ private Q_SLOTS:
         QVERIFY(eval);
     }
 
+    // `--evaluate` re-runs the trainer's own final evaluation on the run's checkpoint (the same
+    // numbers, from the run's own settings), takes other sampler settings, and changes nothing
+    // in the run dir.
+    void evaluateReproducesTheRunsEvaluationAndTakesOtherSamplerSettings()
+    {
+        const QString run = learnedRun();
+        QJsonObject final;
+        for (const QJsonObject &e : events(run))
+            if (e[QLatin1String("values")].toObject().contains(QLatin1String("eval/sample_score")))
+                final = e;
+        QCOMPARE(final[QLatin1String("step")].toInt(), 60);
+        const QFileInfo eventsBefore(run + QStringLiteral("/events.jsonl"));
+        const qint64 sizeBefore = eventsBefore.size();
+
+        const Result same = train({QStringLiteral("--evaluate"), run});
+        QVERIFY2(same.code == 0, same.err.constData());
+        const QJsonObject doc = QJsonDocument::fromJson(same.out).object();
+        QCOMPARE(doc[QLatin1String("step")].toInt(), 60);
+        QVERIFY(doc[QLatin1String("checkpoint")].toString().endsWith(QLatin1String("step-60.ckpt")));
+        const QJsonObject got = doc[QLatin1String("metrics")].toObject(),
+                          want = final[QLatin1String("values")].toObject();
+        for (const char *key : {"eval/loss", "eval/sample_presence", "eval/sample_colour_error",
+                                "eval/sample_score", "eval/data_score"}) {
+            const double a = got[QLatin1String(key)].toDouble(), b = want[QLatin1String(key)].toDouble();
+            QVERIFY2(
+                got.contains(QLatin1String(key)) && std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)),
+                qPrintable(
+                    QStringLiteral("%1: %2 against the run's %3").arg(QLatin1String(key)).arg(a).arg(b)));
+        }
+
+        // Other sampler settings change the samples (and so their scores), not the denoising loss.
+        const QString out = dir(QStringLiteral("evaluated"));
+        const Result other =
+            train({QStringLiteral("--evaluate"), run + QStringLiteral("/checkpoints/step-60.ckpt"),
+                   QStringLiteral("--set"), QStringLiteral("sample.steps=3"), QStringLiteral("--set"),
+                   QStringLiteral("sample.guidance=1"), QStringLiteral("--samples-out"), out});
+        QVERIFY2(other.code == 0, other.err.constData());
+        const QJsonObject m =
+            QJsonDocument::fromJson(other.out).object()[QLatin1String("metrics")].toObject();
+        QCOMPARE(m[QLatin1String("eval/loss")].toDouble(), got[QLatin1String("eval/loss")].toDouble());
+        QVERIFY2(m[QLatin1String("eval/sample_colour_error")].toDouble() !=
+                     got[QLatin1String("eval/sample_colour_error")].toDouble(),
+                 "sample.* settings did not reach the sampler");
+        QVERIFY(QFileInfo(out + QStringLiteral("/step-60.png")).size() > 0);
+        QVERIFY(QFileInfo(out + QStringLiteral("/step-60.mp4")).size() > 0);
+        QCOMPARE(QFileInfo(run + QStringLiteral("/events.jsonl")).size(), sizeBefore);
+
+        // No checkpoint, or another model's: one clear line, exit 1.
+        const QString empty = dir(QStringLiteral("no-checkpoint"));
+        QVERIFY(QDir().mkpath(empty));
+        const Result none = train({QStringLiteral("--evaluate"), empty});
+        QCOMPARE(none.code, 1);
+        QVERIFY2(none.err.contains("no checkpoint"), none.err.constData());
+        const Result wrong = train({QStringLiteral("--evaluate"), run, QStringLiteral("--set"),
+                                    QStringLiteral("model.channels=32")});
+        QCOMPARE(wrong.code, 1);
+        QVERIFY2(wrong.err.contains("another shape"), wrong.err.constData());
+    }
+
     void sampleVideoDecodesWithTheRightFramesAndSize()
     {
         const QString run = learnedRun();

@@ -31,6 +31,8 @@ constexpr const char *kUsage =
     "       orrery-train --print-schema [--json]\n"
     "       orrery-train --check-config [--config FILE] [--set KEY=VALUE]...\n"
     "       orrery-train --inspect CHECKPOINT\n"
+    "       orrery-train --evaluate CHECKPOINT|RUN_DIR [--config FILE] [--set KEY=VALUE]... [--samples-out "
+    "DIR]\n"
     "       orrery-train --version [--json]\n"
     "\n"
     "  --config FILE      a YAML file of settings (see --print-schema); defaults: the tiny model\n"
@@ -42,6 +44,10 @@ constexpr const char *kUsage =
     "  --print-schema     every setting with its type, default and meaning (--json for tools)\n"
     "  --check-config     validate the settings and print them resolved, then exit\n"
     "  --inspect FILE     a checkpoint's step and every tensor's shape, sum and norm (JSON)\n"
+    "  --evaluate PATH    the trainer's evaluation of a checkpoint's EMA weights (a file, or a run\n"
+    "                     dir's latest) with these settings, e.g. other sample.* (JSON); the\n"
+    "                     settings default to the run dir's config.resolved.yaml\n"
+    "  --samples-out DIR  with --evaluate: also write its sample video and contact sheet there\n"
     "  --inspect-clip FILE  what the data loader reads from a video file with these settings:\n"
     "                     decoder, clip shape, mean colour and range (JSON)\n"
     "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
@@ -162,7 +168,7 @@ int main(int argc, char **argv)
 {
     using namespace orrery::train;
     bool version = false, json = false, printSchema = false, checkConfig = false;
-    std::string configPath, runDir, inspect, inspectClip;
+    std::string configPath, runDir, inspect, inspectClip, evaluate, samplesOut;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
     RunOptions opt;
@@ -199,6 +205,12 @@ int main(int argc, char **argv)
         } else if (arg == "--inspect") {
             if (!value(inspect))
                 return usageError("--inspect needs a checkpoint file");
+        } else if (arg == "--evaluate") {
+            if (!value(evaluate))
+                return usageError("--evaluate needs a checkpoint file or a run dir");
+        } else if (arg == "--samples-out") {
+            if (!value(samplesOut))
+                return usageError("--samples-out needs a directory");
         } else if (arg == "--inspect-clip") {
             if (!value(inspectClip))
                 return usageError("--inspect-clip needs a video file");
@@ -249,11 +261,32 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (!samplesOut.empty() && evaluate.empty())
+        return usageError("--samples-out goes with --evaluate");
+    if (!evaluate.empty() && configPath.empty()) {
+        // The run's own settings: its model is what the checkpoint holds.
+        namespace fs = std::filesystem;
+        const fs::path p = evaluate;
+        for (const fs::path &dir : {p, p.parent_path(), p.parent_path().parent_path()})
+            if (!dir.empty() && fs::exists(dir / "config.resolved.yaml")) {
+                configPath = (dir / "config.resolved.yaml").string();
+                break;
+            }
+    }
     try {
         opt.config = loadConfig(configPath, sets);
     } catch (const ConfigError &e) {
         std::fprintf(stderr, "orrery-train: %s\n", e.what());
         return 2;
+    }
+    if (!evaluate.empty()) {
+        try {
+            std::fputs(evaluateCheckpoint(opt.config, evaluate, samplesOut).c_str(), stdout);
+            return 0;
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "orrery-train: %s\n", e.what());
+            return 1;
+        }
     }
     if (!inspectClip.empty()) {
         try {

@@ -141,16 +141,7 @@ struct Checkpointer {
         torch::serialize::InputArchive a;
         a.load_from(file.string());
         torch::NoGradGuard ng;
-        auto read = [&](const std::string &key, torch::Tensor &into) {
-            torch::Tensor t;
-            if (!a.try_read(key, t))
-                throw std::runtime_error(file.string() + ": no '" + key +
-                                         "' (a checkpoint of another model?)");
-            if (t.sizes() != into.sizes())
-                throw std::runtime_error(file.string() + ": '" + key +
-                                         "' has another shape (a different config?)");
-            into.copy_(t);
-        };
+        auto read = [&](const std::string &key, torch::Tensor &into) { readTensor(a, file, key, into); };
         for (auto &p : model->named_parameters())
             read("model/" + p.key(), p.value());
         for (auto &p : model->named_buffers())
@@ -165,6 +156,33 @@ struct Checkpointer {
         torch::Tensor step;
         a.read("meta/step", step);
         return step.item<std::int64_t>();
+    }
+
+    // Only the EMA weights (what evaluation and sampling use): no optimizer state in memory.
+    static std::int64_t loadEma(const fs::path &file, VideoUNet &ema)
+    {
+        torch::serialize::InputArchive a;
+        a.load_from(file.string());
+        torch::NoGradGuard ng;
+        for (auto &p : ema->named_parameters())
+            readTensor(a, file, "ema/" + p.key(), p.value());
+        for (auto &p : ema->named_buffers())
+            readTensor(a, file, "model_buf/" + p.key(), p.value());
+        torch::Tensor step;
+        a.read("meta/step", step);
+        return step.item<std::int64_t>();
+    }
+
+    static void readTensor(torch::serialize::InputArchive &a, const fs::path &file, const std::string &key,
+                           torch::Tensor &into)
+    {
+        torch::Tensor t;
+        if (!a.try_read(key, t))
+            throw std::runtime_error(file.string() + ": no '" + key + "' (a checkpoint of another model?)");
+        if (t.sizes() != into.sizes())
+            throw std::runtime_error(file.string() + ": '" + key +
+                                     "' has another shape (a different config?)");
+        into.copy_(t);
     }
 };
 
@@ -201,6 +219,54 @@ std::int64_t modelParameterCount(const Config &config)
 {
     torch::NoGradGuard ng;
     return parameterCount(*VideoUNet(modelOptions(config)));
+}
+
+std::string evaluateCheckpoint(const Config &c, const std::string &path, const std::string &samplesDir)
+{
+    fs::path file = path;
+    if (fs::is_directory(file)) {
+        const Checkpointer dir{fs::exists(file / "checkpoints") ? file / "checkpoints" : file, 0};
+        const auto latest = dir.latest();
+        if (!latest)
+            throw std::runtime_error(path + ": no checkpoint (no checkpoints/latest)");
+        file = *latest;
+    } else if (!fs::exists(file)) {
+        throw std::runtime_error(path + ": no such file");
+    }
+    const std::string want = c.s("train.device");
+    const bool cuda = want == "cuda" || (want == "auto" && torch::cuda::is_available());
+    if (cuda && !torch::cuda::is_available())
+        throw std::runtime_error("train.device is cuda but no CUDA device is available");
+    const torch::Device device = cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    VideoUNet ema(modelOptions(c));
+    const std::int64_t step = Checkpointer::loadEma(file, ema);
+    ema->to(device);
+    ema->eval();
+
+    const auto seed = std::uint64_t(c.i("seed"));
+    ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed,
+                    c.s("train.time_sampling") == "logit_normal"};
+    ClipSource clips;
+    if (c.s("data.kind") != "moving_shapes") {
+        auto videos =
+            std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
+                                           c.i("data.size"), c.i("data.stride"), c.i("data.classes"), 0, 1);
+        clips = [videos](std::uint64_t index) { return videos->clip(index); };
+    }
+    Evaluator evaluator(c, spec, device, clips);
+    nlohmann::json out{{"checkpoint", file.string()}, {"step", step}};
+    nlohmann::json metrics = nlohmann::json::object();
+    for (const auto &[k, v] : evaluator.evaluate(ema))
+        metrics[k] = v;
+    out["metrics"] = metrics;
+    if (!samplesDir.empty()) {
+        fs::create_directories(samplesDir);
+        const auto generated = evaluator.samples(ema, c.i("sample.count"));
+        const std::string video = writeSamples(samplesDir, step, generated, int(c.i("sample.fps")), 4);
+        out["samples"] = {(fs::path(samplesDir) / video).string(),
+                          (fs::path(samplesDir) / ("step-" + std::to_string(step) + ".png")).string()};
+    }
+    return out.dump(1) + "\n";
 }
 
 std::string inspectCheckpoint(const std::string &path)

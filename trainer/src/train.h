@@ -31,6 +31,13 @@ int runTraining(const RunOptions &options);
 // (what tests compare, and a quick look at a checkpoint from a shell).
 std::string inspectCheckpoint(const std::string &path);
 
+// `--evaluate`: the trainer's evaluation (docs/trainer.md, "Evaluation") of a checkpoint's EMA
+// weights with `config`'s model, data, eval and sample settings, as JSON: so sampler settings
+// (sample.steps, guidance, time_power, clip_x0) can be compared on one trained model. `path` is a
+// checkpoint file or a run dir (its latest). With `samplesDir`, the sample video and contact
+// sheet are written there too. Nothing in the run dir changes.
+std::string evaluateCheckpoint(const Config &config, const std::string &path, const std::string &samplesDir);
+
 // Parameters of the model `config` describes (`--check-config` prints it).
 std::int64_t modelParameterCount(const Config &config);
 
