@@ -10,7 +10,8 @@
 # Usage: bench/first_sample.sh OUT_DIR [VARIANTS_FILE]
 #   VARIANTS_FILE: lines of "name | --set k=v --set k=v ..." (default: bench/first_sample.variants)
 #   Env: TRAINER (build/dev/bin/orrery-train) CONFIG (resources/configs/tiny.yaml) JOBS (2)
-#        BASE ("--set optim.lr=3e-3 ...": the quickstart trial's settings)
+#        THREADS (1: per variant) BASE ("--set optim.lr=3e-3 ...": the quickstart trial's settings)
+# The ten-minute runs use it too: JOBS=1 THREADS=2 BASE="..." (bench/ten_minutes.variants says how).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:?usage: bench/first_sample.sh OUT_DIR [VARIANTS_FILE]}
@@ -18,6 +19,7 @@ variants=${2:-$root/bench/first_sample.variants}
 train=${TRAINER:-$root/build/dev/bin/orrery-train}
 config=${CONFIG:-$root/resources/configs/tiny.yaml}
 jobs=${JOBS:-2}
+threads=${THREADS:-1}
 base=${BASE:---set optim.warmup_steps=10 --set train.steps=80 --set train.log_every=10 --set train.ckpt_every=40}
 mkdir -p "$out"
 
@@ -26,7 +28,7 @@ run_one() {
   rm -rf "$dir"
   local start=$SECONDS
   # shellcheck disable=SC2086  # the variant's overrides are words by design
-  OMP_NUM_THREADS=1 "$train" --config "$config" $base $sets --run-dir "$dir" >"$out/$name.log" 2>&1 ||
+  OMP_NUM_THREADS=$threads "$train" --config "$config" $base $sets --run-dir "$dir" >"$out/$name.log" 2>&1 ||
     echo "$name: exit $?" >&2
   echo $((SECONDS - start)) >"$dir/wall_s"
 }
