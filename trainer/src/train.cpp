@@ -80,6 +80,39 @@ ModelOptions modelOptions(const Config &c)
     return o;
 }
 
+// train.device: CUDA where asked for, or where "auto" finds it; an error where asked but absent.
+bool useCuda(const Config &c)
+{
+    const std::string want = c.s("train.device");
+    const bool cuda = want == "cuda" || (want == "auto" && torch::cuda::is_available());
+    if (cuda && !torch::cuda::is_available())
+        throw std::runtime_error("train.device is cuda but no CUDA device is available");
+    return cuda;
+}
+
+ShapesSpec shapesSpec(const Config &c)
+{
+    return {c.i("data.frames"), c.i("data.size"), c.i("data.classes"), std::uint64_t(c.i("seed")),
+            c.s("train.time_sampling") == "logit_normal"};
+}
+
+// Real video (data.kind folder or shards): this rank's files; nullptr for the moving shapes.
+std::shared_ptr<VideoDataset> videoDataset(const Config &c, int rank, int world)
+{
+    if (c.s("data.kind") == "moving_shapes")
+        return nullptr;
+    return std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
+                                          c.i("data.size"), c.i("data.stride"), c.i("data.classes"), rank,
+                                          world);
+}
+
+ClipSource clipSource(const std::shared_ptr<VideoDataset> &videos)
+{
+    if (!videos)
+        return {};
+    return [videos](std::uint64_t index) { return videos->clip(index); };
+}
+
 struct Checkpointer {
     fs::path dir;
     int keep;
@@ -233,27 +266,13 @@ std::string evaluateCheckpoint(const Config &c, const std::string &path, const s
     } else if (!fs::exists(file)) {
         throw std::runtime_error(path + ": no such file");
     }
-    const std::string want = c.s("train.device");
-    const bool cuda = want == "cuda" || (want == "auto" && torch::cuda::is_available());
-    if (cuda && !torch::cuda::is_available())
-        throw std::runtime_error("train.device is cuda but no CUDA device is available");
-    const torch::Device device = cuda ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    const torch::Device device = useCuda(c) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
     VideoUNet ema(modelOptions(c));
     const std::int64_t step = Checkpointer::loadEma(file, ema);
     ema->to(device);
     ema->eval();
 
-    const auto seed = std::uint64_t(c.i("seed"));
-    ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed,
-                    c.s("train.time_sampling") == "logit_normal"};
-    ClipSource clips;
-    if (c.s("data.kind") != "moving_shapes") {
-        auto videos =
-            std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
-                                           c.i("data.size"), c.i("data.stride"), c.i("data.classes"), 0, 1);
-        clips = [videos](std::uint64_t index) { return videos->clip(index); };
-    }
-    Evaluator evaluator(c, spec, device, clips);
+    Evaluator evaluator(c, shapesSpec(c), device, clipSource(videoDataset(c, 0, 1)));
     nlohmann::json out{{"checkpoint", file.string()}, {"step", step}};
     nlohmann::json metrics = nlohmann::json::object();
     for (const auto &[k, v] : evaluator.evaluate(ema))
@@ -299,10 +318,7 @@ int runTraining(const RunOptions &opt)
     const Rendezvous r = rendezvousFromEnvironment();
     const bool lead = r.rank == 0;
 
-    const std::string want = c.s("train.device");
-    const bool cuda = want == "cuda" || (want == "auto" && torch::cuda::is_available());
-    if (cuda && !torch::cuda::is_available())
-        throw std::runtime_error("train.device is cuda but no CUDA device is available");
+    const bool cuda = useCuda(c);
     torch::Device device(torch::kCPU);
     if (cuda) {
         const auto index = c10::DeviceIndex(r.localRank % int(torch::cuda::device_count()));
@@ -406,20 +422,13 @@ int runTraining(const RunOptions &opt)
             return 0;
         }
 
-        ShapesSpec spec{c.i("data.frames"), c.i("data.size"), c.i("data.classes"), seed,
-                        c.s("train.time_sampling") == "logit_normal"};
+        const ShapesSpec spec = shapesSpec(c);
         const auto world = std::uint64_t(r.worldSize), rank = std::uint64_t(r.rank);
         // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
         // Real video: each rank reads its own files; the sample index still fixes the clip offset,
         // the noise and the time.
-        std::shared_ptr<VideoDataset> videos;
-        ClipSource clips;
-        if (c.s("data.kind") != "moving_shapes") {
-            videos = std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
-                                                    c.i("data.size"), c.i("data.stride"), c.i("data.classes"),
-                                                    r.rank, r.worldSize);
-            clips = [videos](std::uint64_t index) { return videos->clip(index); };
-        }
+        const std::shared_ptr<VideoDataset> videos = videoDataset(c, r.rank, r.worldSize);
+        const ClipSource clips = clipSource(videos);
         Loader loader(
             spec, B, c.f("train.cfg_dropout"),
             [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
