@@ -18,6 +18,11 @@ setup_and_build() {  # setup_and_build PRESET [SETUP OPTIONS...]
   step "setup (scripts/setup $*)"
   "$root/scripts/setup" "$@"
   step_done
+  configure_and_build "$preset"
+}
+
+configure_and_build() {  # configure_and_build PRESET
+  local preset=$1
   # ccache makes a rebuild on the same machine (a second CI run, a new clone) take seconds:
   # paths relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so
   # another clone hits the same entries; the sloppiness lets the trainer's precompiled LibTorch

@@ -49,27 +49,117 @@ QList<std::pair<QString, QString>> commandRows(const CommandInfo &c)
     return items;
 }
 
+// Parses a declared verb's arguments and runs it; a usage error names the verb and shows its help.
+int runParsedVerb(const Context &ctx, const QString &command, const VerbInfo &v, const QStringList &args)
+{
+    QCommandLineParser p;
+    p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    p.addOptions(v.options);
+    const QString who = command.isEmpty() ? QStringLiteral("orrery %1").arg(v.name)
+                                          : QStringLiteral("orrery %1 %2").arg(command, v.name);
+    if (!p.parse(QStringList{QStringLiteral("orrery")} + args)) {
+        err(QStringLiteral("%1: %2\n").arg(who, p.errorText()) + verbHelp(command, v));
+        return kUsage;
+    }
+    const QStringList given = p.positionalArguments();
+    const qsizetype required = std::count_if(v.arguments.begin(), v.arguments.end(), [](const QString &a) {
+        return !a.startsWith(QLatin1Char('['));
+    });
+    const bool variadic = !v.arguments.isEmpty() && v.arguments.back().endsWith(QLatin1String("..."));
+    if (given.size() < required) {
+        err(QStringLiteral("%1: %2 is missing\n").arg(who, v.arguments.value(given.size())) +
+            verbHelp(command, v));
+        return kUsage;
+    }
+    if (!variadic && given.size() > v.arguments.size()) {
+        err(QStringLiteral("%1: unexpected argument '%2'\n").arg(who, given.value(v.arguments.size())) +
+            verbHelp(command, v));
+        return kUsage;
+    }
+    return v.parsed(ctx, p);
+}
+
 }  // namespace
+
+VerbInfo parsedVerb(const QString &name, const QStringList &arguments,
+                    const QList<QCommandLineOption> &options, const QString &summary, ParsedHandler run)
+{
+    QStringList words = arguments;
+    for (const QCommandLineOption &o : options) {
+        const QString first = o.names().front();
+        QString word = (first.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + first;
+        if (!o.valueName().isEmpty())
+            word += QLatin1Char(' ') + o.valueName();
+        words << QLatin1Char('[') + word + QLatin1Char(']');
+    }
+    VerbInfo v{name, words.join(QLatin1Char(' ')), summary};
+    v.arguments = arguments;
+    v.options = options;
+    v.parsed = std::move(run);
+    return v;
+}
+
+// A declared command as the verb the dispatcher parses.
+static VerbInfo asVerb(const CommandInfo &c)
+{
+    VerbInfo v{c.name, c.synopsis, c.summary};
+    v.arguments = c.arguments;
+    v.options = c.options;
+    v.parsed = c.parsed;
+    return v;
+}
+
+CommandInfo parsedCommand(const QString &name, const QStringList &arguments,
+                          const QList<QCommandLineOption> &options, const QString &summary, ParsedHandler run,
+                          const QString &helpNotes)
+{
+    const VerbInfo v = parsedVerb(name, arguments, options, summary, std::move(run));
+    CommandInfo c{name, v.synopsis, summary, {}, {}, false, helpNotes};
+    c.arguments = v.arguments;
+    c.options = v.options;
+    c.parsed = v.parsed;
+    return c;
+}
+
+QString verbHelp(const QString &command, const VerbInfo &verb)
+{
+    QStringList words{QStringLiteral("usage: orrery")};
+    if (!command.isEmpty())
+        words << command;
+    words << verb.name;
+    if (!verb.synopsis.isEmpty())
+        words << verb.synopsis;
+    QString text = words.join(QLatin1Char(' ')) + QStringLiteral("\n  %1\n").arg(verb.summary);
+    for (const QCommandLineOption &o : verb.options) {
+        QStringList names;
+        for (const QString &n : o.names())
+            names << (n.size() == 1 ? QStringLiteral("-") : QStringLiteral("--")) + n;
+        QString left = names.join(QStringLiteral(", "));
+        if (!o.valueName().isEmpty())
+            left += QLatin1Char(' ') + o.valueName();
+        text += QStringLiteral("  %1  %2\n").arg(left, -24).arg(o.description());
+    }
+    return text;
+}
 
 const QList<CommandInfo> &commandTable()
 {
     static const QList<CommandInfo> table = [] {
-        auto V = [](const char *name, const char *synopsis, const char *summary) {
-            return VerbInfo{QString::fromUtf8(name), QString::fromUtf8(synopsis), QString::fromUtf8(summary)};
-        };
         QList<CommandInfo> t;
-        t.append({QStringLiteral("doctor"),
-                  QStringLiteral("[--cluster NAME] [--json]"),
-                  QStringLiteral("check this machine (Qt, SQLite, the trainer, libssh) or a cluster"),
-                  {},
-                  [](const Context &, const QStringList &a) { return runDoctor(a); },
-                  false,
-                  {}});
+        t.append(parsedCommand(
+            QStringLiteral("doctor"), {},
+            {QCommandLineOption(QStringLiteral("cluster"),
+                                QStringLiteral("check this cluster profile instead"), QStringLiteral("NAME")),
+             QCommandLineOption(QStringLiteral("accept-new-host-key"),
+                                QStringLiteral("record the cluster's host key the first time")),
+             QCommandLineOption(QStringLiteral("json"), QStringLiteral("one JSON document for scripts"))},
+            QStringLiteral("check this machine (Qt, SQLite, the trainer, libssh) or a cluster"),
+            [](const Context &, const QCommandLineParser &p) { return runDoctor(p); }));
         t.append({QStringLiteral("experiments"),
                   {},
                   QStringLiteral("experiments"),
-                  {V("list", "[--json]", "experiments and how many runs each has")},
-                  runExperiments,
+                  experimentsVerbs(),
+                  {},  // every verb has its handler
                   false,
                   {}});
         t.append({QStringLiteral("runs"),
@@ -78,7 +168,9 @@ const QList<CommandInfo> &commandTable()
                   runsVerbs(),
                   {},  // every verb has its handler
                   false,
-                  QStringLiteral("RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name.\n")});
+                  QStringLiteral("RUN is an id, a uuid (or a prefix of 6+ hex digits) or a run name;\n"
+                                 "DIR a run directory or a folder of them.\n"
+                                 "`orrery runs VERB --help` shows a verb's options.\n")});
         t.append({QStringLiteral("cluster"),
                   {},
                   QStringLiteral("cluster profiles"),
@@ -86,32 +178,14 @@ const QList<CommandInfo> &commandTable()
                   [](const Context &, const QStringList &a) { return runCluster(a); },
                   true,
                   {}});
-        t.append(
-            {QStringLiteral("sweep"),
-             {},
-             QStringLiteral("hyperparameter sweeps of orrery-train"),
-             {V("plan", "FILE [--cluster NAME] [--json]", "validate a spec, print its trials (and sbatch)"),
-              V("submit", "FILE [--cluster NAME] [--dry-run] [--watch]",
-                "submit a sweep (--dry-run: its worst-case GPU-hours)"),
-              V("list", "[--json]", "every sweep: state, trials done, GPU-hours, best value"),
-              V("status", "SWEEP [--json]", "each trial: params, state, step, GPU-hours, metric"),
-              V("watch", "SWEEP [--pace FAST,SLOW]", "follow live (Ctrl-C detaches)"),
-              V("cancel", "SWEEP", "cancel every trial still queued or running"),
-              V("stop", "SWEEP TRIAL [--reason TEXT]", "stop one queued or running trial now"),
-              V("retry", "SWEEP TRIAL", "run an ended trial again, from its checkpoint"),
-              V("best", "SWEEP [--json]", "the best trial: value, params, run dir, video"),
-              V("logs", "SWEEP TRIAL [-f]", "a trial's output and errors"),
-              V("supervise", "SWEEP", "(internal) the detached follower submit starts")},
-             runSweep,
-             true,
-             {}});
-        t.append({QStringLiteral("monitor"),
-                  QStringLiteral("[--cluster NAME] [--refresh S]"),
-                  QStringLiteral("full-screen terminal monitor: cluster, queue, sweeps"),
+        t.append({QStringLiteral("sweep"),
                   {},
-                  runMonitor,
-                  true,
-                  {}});
+                  QStringLiteral("hyperparameter sweeps of orrery-train"),
+                  sweepVerbs(),
+                  {},  // every verb has its handler
+                  false,
+                  QString::fromUtf8(kSweepNotes)});
+        t.append(monitorCommand());
         return t;
     }();
     return table;
@@ -150,6 +224,18 @@ int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
         return kUsage;
     }
     const QStringList rest = args.mid(1);
+    if (it->verbs.isEmpty() && it->parsed) {
+        if (!rest.isEmpty() && isHelp(rest.front())) {
+            out(verbHelp({}, asVerb(*it)) + it->helpNotes);
+            return kOk;
+        }
+        try {
+            return runParsedVerb(ctx, {}, asVerb(*it), rest);
+        } catch (const std::exception &e) {
+            err(QStringLiteral("orrery %1: %2\n").arg(name, QString::fromUtf8(e.what())));
+            return kFailed;
+        }
+    }
     if (!rest.isEmpty() && isHelp(rest.front())) {
         if (it->ownHelp)
             return it->run(ctx, {QStringLiteral("--help")});
@@ -160,6 +246,18 @@ int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
         const QString verb = rest.value(0);
         const auto v = std::find_if(it->verbs.begin(), it->verbs.end(),
                                     [&](const VerbInfo &info) { return info.name == verb; });
+        if (v != it->verbs.end() && v->parsed) {
+            if (rest.size() > 1 && isHelp(rest[1]) && rest[1] != QLatin1String("help")) {
+                out(verbHelp(name, *v));
+                return kOk;
+            }
+            try {
+                return runParsedVerb(ctx, name, *v, rest.mid(1));
+            } catch (const std::exception &e) {
+                err(QStringLiteral("orrery %1 %2: %3\n").arg(name, verb, QString::fromUtf8(e.what())));
+                return kFailed;
+            }
+        }
         if (v != it->verbs.end() && v->run) {
             try {
                 return v->run(ctx, rest.mid(1));

@@ -7,6 +7,8 @@
 
 #include "commands.h"
 
+#include <QCommandLineOption>
+#include <QCommandLineParser>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -16,6 +18,8 @@
 namespace orrery::cli {
 
 using CommandHandler = std::function<int(const Context &, const QStringList &)>;
+// A verb whose arguments the dispatcher has parsed from its declaration (parsedVerb).
+using ParsedHandler = std::function<int(const Context &, const QCommandLineParser &)>;
 
 struct VerbInfo {
     QString name;
@@ -24,7 +28,20 @@ struct VerbInfo {
     // Runs the verb with the arguments after it; an exception is reported as the verb's failure
     // (exit 1). Empty: the command's `run` gets the verb and dispatches it itself.
     CommandHandler run = {};
+    // A declared verb (parsedVerb): its positional arguments ("FILE", "TRIAL", "[RUN]", "DIR...")
+    // and options, which the dispatcher parses before calling `parsed`; the synopsis and the
+    // verb's --help are made from them, so the help says exactly what the verb accepts.
+    QStringList arguments = {};
+    QList<QCommandLineOption> options = {};
+    ParsedHandler parsed = {};
 };
+
+// A declared verb: its synopsis is generated ("SWEEP TRIAL [--reason TEXT]").
+VerbInfo parsedVerb(const QString &name, const QStringList &arguments,
+                    const QList<QCommandLineOption> &options, const QString &summary, ParsedHandler run);
+// `orrery COMMAND VERB --help` of a declared verb (`orrery COMMAND --help` of a declared command,
+// `command` then empty): its synopsis and each option's description.
+QString verbHelp(const QString &command, const VerbInfo &verb);
 
 struct CommandInfo {
     QString name;
@@ -36,7 +53,17 @@ struct CommandInfo {
     // The command prints its own detailed help for `--help` (else it is generated from here).
     bool ownHelp = false;
     QString helpNotes;  // appended to the generated help
+    // A declared command without verbs (parsedCommand): as a declared verb, the dispatcher parses
+    // its options and the synopsis and help come from them.
+    QStringList arguments = {};
+    QList<QCommandLineOption> options = {};
+    ParsedHandler parsed = {};
 };
+
+// A declared command without verbs (doctor, monitor).
+CommandInfo parsedCommand(const QString &name, const QStringList &arguments,
+                          const QList<QCommandLineOption> &options, const QString &summary, ParsedHandler run,
+                          const QString &helpNotes = {});
 
 const QList<CommandInfo> &commandTable();
 // `orrery --help`: every command and verb, from the table.

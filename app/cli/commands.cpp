@@ -16,25 +16,11 @@
 
 namespace orrery::cli {
 
-int runDoctor(const QStringList &args)
+int runDoctor(const QCommandLineParser &p)
 {
-    const QString usage =
-        QStringLiteral("usage: orrery doctor [--cluster NAME [--accept-new-host-key]] [--json]\n");
-    bool json = false, acceptHostKey = false;
-    QString cluster;
-    for (qsizetype i = 0; i < args.size(); ++i) {
-        const QString &arg = args[i];
-        if (arg == QLatin1String("--json")) {
-            json = true;
-        } else if (arg == QLatin1String("--accept-new-host-key")) {
-            acceptHostKey = true;
-        } else if (arg == QLatin1String("--cluster") && i + 1 < args.size()) {
-            cluster = args[++i];
-        } else {
-            err(QStringLiteral("orrery doctor: unknown option '%1'\n").arg(arg) + usage);
-            return kUsage;
-        }
-    }
+    const bool json = p.isSet(QStringLiteral("json")),
+               acceptHostKey = p.isSet(QStringLiteral("accept-new-host-key"));
+    const QString cluster = p.value(QStringLiteral("cluster"));
     QList<core::Check> checks;
     QString title = QStringLiteral("orrery %1").arg(core::version());
     if (cluster.isEmpty()) {

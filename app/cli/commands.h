@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QCommandLineParser>
 #include <QStringList>
 
 namespace orrery::cli {
@@ -14,6 +15,6 @@ struct Context {
 };
 
 // `orrery doctor [--json]`: every environment check, as a table or one JSON object.
-int runDoctor(const QStringList &args);
+int runDoctor(const QCommandLineParser &args);
 
 }  // namespace orrery::cli

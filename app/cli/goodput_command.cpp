@@ -19,8 +19,6 @@ using namespace orrery::core;
 
 namespace {
 
-constexpr const char *kUsageText = "orrery runs goodput RUN | --sweep SWEEP [--json]";
-
 QString secondsText(double s)
 {
     return QString::number(s, 'f', 1);
@@ -70,20 +68,12 @@ QJsonObject runJson(const RunGoodput &r)
 // The breakdown of one total: a row per part, its seconds, hours and share of the wall.
 QString partsTable(const GoodputParts &g)
 {
-    const QList<std::pair<QString, double>> parts = {
-        {QStringLiteral("queue"), g.queueS},
-        {QStringLiteral("start-up"), g.startupS},
-        {QStringLiteral("training"), g.trainingS},
-        {QStringLiteral("checkpoints"), g.checkpointS},
-        {QStringLiteral("evaluation"), g.evalS},
-        {QStringLiteral("samples"), g.sampleS},
-        {g.lostSteps > 0 ? QStringLiteral("lost (%1 steps redone)").arg(g.lostSteps) : QStringLiteral("lost"),
-         g.lostS},
-        {QStringLiteral("rest"), g.restS},
-        {QStringLiteral("wall"), g.wallS}};
+    QList<GoodputPart> parts = labelledParts(g);
+    parts.append({QStringLiteral("wall"), g.wallS});
     QList<QStringList> rows;
-    for (const auto &[name, s] : parts)
-        rows.push_back({name, secondsText(s), QString::number(s / 3600.0, 'f', 3), percentText(s, g.wallS)});
+    for (const GoodputPart &part : parts)
+        rows.push_back({part.label, secondsText(part.seconds), QString::number(part.seconds / 3600.0, 'f', 3),
+                        percentText(part.seconds, g.wallS)});
     return formatTable(
         {QStringLiteral("PART"), QStringLiteral("SECONDS"), QStringLiteral("HOURS"), QStringLiteral("SHARE")},
         rows);
@@ -125,26 +115,25 @@ void printJson(const QJsonObject &o)
     out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
 }
 
-}  // namespace
+struct GoodputOptions {
+    QCommandLineOption sweep{QStringLiteral("sweep"),
+                             QStringLiteral("every run of this sweep (instead of a RUN)"),
+                             QStringLiteral("SWEEP")};
+    QCommandLineOption json{QStringLiteral("json"), QStringLiteral("one JSON document for scripts")};
 
-int runsGoodput(const Context &ctx, const QStringList &args)
+    QList<QCommandLineOption> options() const { return {sweep, json}; }
+};
+
+// `orrery runs goodput RUN | --sweep SWEEP [--json]`.
+int runsGoodput(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    const QCommandLineOption json(QStringLiteral("json"));
-    const QCommandLineOption sweepOption(QStringLiteral("sweep"), QStringLiteral("every run of this sweep"),
-                                         QStringLiteral("SWEEP"));
-    p.addOptions({json, sweepOption});
-    const QString usage = QString::fromUtf8(kUsageText);
-    if (!p.parse(QStringList{QStringLiteral("orrery")} + args)) {
-        err(QStringLiteral("orrery: %1\nusage: %2\n").arg(p.errorText(), usage));
-        return kUsage;
-    }
+    const GoodputOptions opt;
+    const QCommandLineOption &json = opt.json, &sweepOption = opt.sweep;
     const bool bySweep = p.isSet(sweepOption);
-    if (p.positionalArguments().size() != (bySweep ? 0 : 1)) {
-        err(QStringLiteral("usage: %1\n").arg(usage));
-        return kUsage;
-    }
+    if (p.positionalArguments().size() != (bySweep ? 0 : 1))
+        return runsUsageError(QStringLiteral("goodput"),
+                              bySweep ? QStringLiteral("a RUN or --sweep SWEEP, not both")
+                                      : QStringLiteral("a RUN or --sweep SWEEP is needed"));
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
 
     if (!bySweep) {
@@ -206,6 +195,15 @@ int runsGoodput(const Context &ctx, const QStringList &args)
                      QStringLiteral("LOST STEPS"), QStringLiteral("GOODPUT")},
                     rows));
     return kOk;
+}
+
+}  // namespace
+
+VerbInfo goodputVerb()
+{
+    return parsedVerb(QStringLiteral("goodput"), {QStringLiteral("[RUN]")}, GoodputOptions().options(),
+                      QStringLiteral("where the wall time went: queue, start-up, training, lost"),
+                      runsGoodput);
 }
 
 }  // namespace orrery::cli

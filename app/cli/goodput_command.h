@@ -4,12 +4,11 @@
 // as core::runGoodput / core::sweepGoodput compute it (goodput.h); this only formats.
 #pragma once
 
-#include "commands.h"
-
-#include <QStringList>
+#include "command_table.h"
 
 namespace orrery::cli {
 
-int runsGoodput(const Context &ctx, const QStringList &args);
+// `runs goodput`, declared for the command table (which parses its options and makes its help).
+VerbInfo goodputVerb();
 
 }  // namespace orrery::cli

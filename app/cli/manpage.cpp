@@ -127,6 +127,8 @@ QString manPage(const QList<CommandInfo> &table, const QString &version, const H
     m += QStringLiteral(
              ".\\\" Generated from orrery's command table by `orrery help --man`; do not edit.\n"
              ".TH ORRERY 1 \"\" \"orrery %1\" \"User Commands\"\n"
+             // Ragged right: a justified line spreads a synopsis's words apart.
+             ".ad l\n"
              ".SH NAME\n"
              "orrery \\- the command line of Orrery, an experiment workbench for video diffusion "
              "training on Slurm clusters\n"

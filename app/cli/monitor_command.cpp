@@ -5,7 +5,6 @@
 #include "monitor_command.h"
 
 #include "commands.h"
-#include "orrery/remote/executors.h"
 #include "output.h"
 
 #include "logtailer.h"
@@ -15,6 +14,7 @@
 #include "orrery/core/paths.h"
 #include "orrery/core/sweeprunner.h"
 #include "orrery/remote/profile.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
 
@@ -38,8 +38,7 @@
 
 namespace orrery::cli {
 
-const char *const kMonitorUsage =
-    "usage: orrery monitor [--cluster NAME] [--refresh SECONDS] [--no-follow]\n"
+const char *const kMonitorNotes =
     "A full-screen view of a cluster (partitions, nodes, your queue) and of the sweeps in the\n"
     "tracking database (trials, best value, a sparkline of the best run). Without --cluster, the\n"
     "one cluster profile there is. Each refresh also follows the active sweeps as `sweep watch`\n"
@@ -48,6 +47,23 @@ const char *const kMonitorUsage =
     "Keys: Tab/left/right panel, up/down/j/k move, Enter details, Esc/Backspace back,\n"
     "l the selected trial's logs (a live tail), c cancel the selected sweep (asks y/n),\n"
     "r refresh, q quit, ? help. Refresh: every 5 s unless --refresh.\n";
+
+int runMonitor(const Context &ctx, const QCommandLineParser &p);
+
+CommandInfo monitorCommand()
+{
+    return parsedCommand(
+        QStringLiteral("monitor"), {},
+        {QCommandLineOption(QStringLiteral("cluster"), QStringLiteral("the cluster profile to show"),
+                            QStringLiteral("NAME")),
+         QCommandLineOption(QStringLiteral("refresh"),
+                            QStringLiteral("seconds between refreshes (0.5 to 3600)"),
+                            QStringLiteral("SECONDS")),
+         QCommandLineOption(QStringLiteral("no-follow"),
+                            QStringLiteral("only show; do not follow the sweeps"))},
+        QStringLiteral("full-screen terminal monitor: cluster, queue, sweeps"), runMonitor,
+        QString::fromUtf8(kMonitorNotes));
+}
 
 namespace {
 
@@ -64,7 +80,8 @@ extern "C" void onStopSignal(int)
 
 int usage(const QString &problem)
 {
-    err(QStringLiteral("orrery monitor: %1\n").arg(problem) + QString::fromUtf8(kMonitorUsage));
+    err(QStringLiteral("orrery monitor: %1\nusage: orrery monitor %2\n")
+            .arg(problem, monitorCommand().synopsis));
     return kUsage;
 }
 
@@ -218,111 +235,58 @@ Key keyOf(int ch)
     }
 }
 
-// What the store worker's thread owns to act on the sweeps: its own store connection, the
-// trainer's schema, the executors (one SSH connection per cluster, kept) and the log tail. Made
-// on the UI thread, then used only on the store worker's: by the follow hook, the log reads and
-// the user's actions (a cancel).
+// What the store worker's thread owns to act on the sweeps: its own store connection and the
+// sweep operations over it (the executors, one SSH connection per cluster, kept; the trainer's
+// schema), and the log tail. Made on the UI thread, then used only on the store worker's: by the
+// follow hook, the log reads and the user's actions (a cancel) — the same operations as
+// `orrery sweep watch|cancel|logs`.
 class WorkerContext {
 public:
-    // The sweep leases this monitor takes last four refreshes (at least core::kSweepLeaseTtlMs).
-    WorkerContext(QString dbPath, double refreshSeconds)
-        : m_dbPath(std::move(dbPath)), m_follower{core::processFollowerId(),
-                                                  std::max<qint64>(core::kSweepLeaseTtlMs,
-                                                                   qint64(refreshSeconds * 4000))}
-    { }
-    // Gives back the sweeps this monitor acted on, so a `sweep watch` takes over at once.
-    ~WorkerContext()
+    // The sweep leases this monitor takes last four refreshes (core::followerForPace). A cancel
+    // returns at once: the refreshes show the trials ending (remote::Settle).
+    WorkerContext(QString dbPath, double refreshSeconds) : m_dbPath(std::move(dbPath))
     {
-        try {
-            if (m_store)
-                m_store->releaseSweepLeases(m_follower.id);
-        } catch (const std::exception &) {
-            // The leases expire on their own.
-        }
+        m_options.follower = core::followerForPace(qint64(refreshSeconds * 1000));
+        m_options.settle = remote::Settle::Return;
+        // No prompts: the screen is curses'.
     }
     WorkerContext(const WorkerContext &) = delete;
     WorkerContext &operator=(const WorkerContext &) = delete;
 
-    core::TrackingStore &store()
+    remote::SweepOperations &ops()
     {
-        if (!m_store)
+        if (!m_ops) {
             m_store = core::TrackingStore::open(m_dbPath);
-        return *m_store;
-    }
-    const core::TrainerSchema &schema()
-    {
-        if (!m_schema) {
-            QString problem;
-            m_schema = core::TrainerSchema::load(&problem);
-            if (!m_schema)
-                throw std::runtime_error(problem.toStdString());
+            m_ops = std::make_unique<remote::SweepOperations>(*m_store, m_options);
         }
-        return *m_schema;
-    }
-    core::Executor &executor(const QString &cluster)
-    {
-        QString problem;
-        core::Executor *e = m_executors.get(cluster, &problem);
-        if (!e)
-            throw std::runtime_error(problem.toStdString());
-        return *e;
-    }
-    core::Sweep sweep(core::SweepId id)
-    {
-        const std::optional<core::Sweep> sw = store().sweep(id);
-        if (!sw)
-            throw std::runtime_error(QStringLiteral("no sweep %1 in the store").arg(id).toStdString());
-        return *sw;
+        return *m_ops;
     }
 
-    // core::followActiveSweeps: the refresh hook.
+    // The refresh hook: one follow step of every active sweep.
     void follow()
     {
-        const core::TickReport r = core::followActiveSweeps(
-            store(), schema(),
-            [&](const QString &cluster, QString *problem) { return m_executors.get(cluster, problem); },
-            m_follower);
+        const core::TickReport r = ops().followActive();
         if (!r.errors.isEmpty())
             throw std::runtime_error(r.errors.join(QStringLiteral("; ")).toStdString());
     }
 
-    // The user's `c`, confirmed: core::SweepRunner::cancel (the next refresh shows the trials
-    // cancelling; following, later ones record them cancelled).
+    // The user's `c`, confirmed (the next refreshes show the trials cancelling, then cancelled).
     QString cancel(core::SweepId id)
     {
-        const core::Sweep sw = sweep(id);
-        // A cancel types no params: without a trainer to ask (a login node, a laptop that only
-        // watches) an empty schema does.
-        core::TrainerSchema types;
-        try {
-            types = schema();
-        } catch (const std::exception &) { }
-        core::SweepRunner runner(store(), executor(sw.cluster), types);
-        runner.cancel(id);
-        return QStringLiteral("cancelling sweep %1 (%2)").arg(sw.name).arg(id);
+        return ops().cancel(id).message;  // a refusal throws: the feed shows it as failed
     }
 
     appcommon::LogTail logs(const appcommon::LogRequest &request)
     {
-        const core::Sweep sw = sweep(request.sweep);
-        const QList<core::Trial> latest = core::latestAttempts(store().trials(request.sweep));
-        const auto trial = std::find_if(latest.begin(), latest.end(),
-                                        [&](const core::Trial &t) { return t.index == request.trial; });
-        if (trial == latest.end())
-            throw std::runtime_error(
-                QStringLiteral("sweep %1 has no trial %2").arg(sw.name).arg(request.trial).toStdString());
-        if (trial->task.isEmpty() && trial->runDir.isEmpty())
-            throw std::runtime_error(
-                QStringLiteral("trial %1 has not been launched yet").arg(request.trial).toStdString());
-        return m_tailer.read(executor(sw.cluster), sw, *trial);
+        const remote::TrialLogs where = ops().logs(request.sweep, request.trial);
+        return m_tailer.read(ops().executor(where.sweep.cluster), where.sweep, where.attempt);
     }
 
 private:
     QString m_dbPath;
-    core::Follower m_follower;
+    remote::SweepOperations::Options m_options;
     std::unique_ptr<core::TrackingStore> m_store;
-    std::optional<core::TrainerSchema> m_schema;
-    remote::Executors m_executors;  // no prompts: the screen is curses'
+    std::unique_ptr<remote::SweepOperations> m_ops;  // releases its leases when it goes
     appcommon::LogTailer m_tailer;
 };
 
@@ -353,36 +317,18 @@ void stopFeeds(std::unique_ptr<monitor::MonitorFeeds> feeds, std::chrono::millis
 
 }  // namespace
 
-int runMonitor(const Context &ctx, const QStringList &argsIn)
+int runMonitor(const Context &ctx, const QCommandLineParser &p)
 {
-    QStringList args = argsIn;
-    QString clusterName;
+    const QString clusterName = p.value(QStringLiteral("cluster"));
+    const bool follow = !p.isSet(QStringLiteral("no-follow"));
     double refreshSeconds = 5;
-    bool follow = true;
-    while (!args.isEmpty()) {
-        const QString flag = args.takeFirst();
-        if (flag == QLatin1String("--help") || flag == QLatin1String("-h")) {
-            out(QString::fromUtf8(kMonitorUsage));
-            return kOk;
-        }
-        if (flag == QLatin1String("--no-follow")) {
-            follow = false;
-            continue;
-        }
-        if (flag != QLatin1String("--cluster") && flag != QLatin1String("--refresh"))
-            return usage(QStringLiteral("unknown option '%1'").arg(flag));
-        if (args.isEmpty())
-            return usage(QStringLiteral("%1 needs a value").arg(flag));
-        const QString value = args.takeFirst();
-        if (flag == QLatin1String("--cluster")) {
-            clusterName = value;
-        } else {
-            bool ok = false;
-            refreshSeconds = value.toDouble(&ok);
-            // Below half a second the polls would be the load on the cluster's controller.
-            if (!ok || refreshSeconds < 0.5 || refreshSeconds > 3600)
-                return usage(QStringLiteral("--refresh takes seconds from 0.5 to 3600, not '%1'").arg(value));
-        }
+    if (p.isSet(QStringLiteral("refresh"))) {
+        const QString value = p.value(QStringLiteral("refresh"));
+        bool ok = false;
+        refreshSeconds = value.toDouble(&ok);
+        // Below half a second the polls would be the load on the cluster's controller.
+        if (!ok || refreshSeconds < 0.5 || refreshSeconds > 3600)
+            return usage(QStringLiteral("--refresh takes seconds from 0.5 to 3600, not '%1'").arg(value));
     }
 
     monitor::FeedOptions feedOptions;
@@ -409,8 +355,8 @@ int runMonitor(const Context &ctx, const QStringList &argsIn)
                                    "and check it with `orrery cluster test NAME`.");
             } else {
                 QStringList names;
-                for (const remote::ClusterProfile &p : all)
-                    names.append(p.name);
+                for (const remote::ClusterProfile &profile : all)
+                    names.append(profile.name);
                 feedOptions.clusterNotice = QStringLiteral("%1 clusters are configured (%2):\n"
                                                            "choose one with `orrery monitor --cluster NAME`.")
                                                 .arg(all.size())

@@ -10,9 +10,8 @@
 
 namespace orrery::cli {
 
-// `orrery monitor [--cluster NAME] [--refresh SECONDS]` (args after "monitor"). Returns an exit code.
-int runMonitor(const Context &ctx, const QStringList &args);
-
-extern const char *const kMonitorUsage;
+// `orrery monitor [--cluster NAME] [--refresh SECONDS] [--no-follow]`, declared for the command
+// table (which parses its options and makes its help).
+CommandInfo monitorCommand();
 
 }  // namespace orrery::cli

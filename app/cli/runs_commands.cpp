@@ -57,16 +57,14 @@ void printJson(const QJsonValue &v)
     out(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
 }
 
-// Parses `args` (without the verb) with Qt's parser; on error prints usage and returns false.
-bool parse(QCommandLineParser &p, const QString &usage, const QStringList &args, int *code)
+QCommandLineOption jsonOption()
 {
-    p.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    if (!p.parse(QStringList{QStringLiteral("orrery")} + args)) {
-        err(QStringLiteral("orrery: %1\nusage: %2\n").arg(p.errorText(), usage));
-        *code = kUsage;
-        return false;
-    }
-    return true;
+    return QCommandLineOption(QStringLiteral("json"), QStringLiteral("one JSON document for scripts"));
+}
+
+QCommandLineOption quietOption()
+{
+    return QCommandLineOption(QStringLiteral("quiet"), QStringLiteral("no progress bar, no line per run"));
 }
 
 QJsonObject runJson(const Run &r)
@@ -122,24 +120,29 @@ QJsonObject mapJson(const QMap<QString, QString> &m)
     return o;
 }
 
-// The runs a listing or export selects: --experiment, --sweep, --filter (repeatable),
+// The runs a listing, an export or a push selects: --experiment, --sweep, --filter (repeatable),
 // --status; sorted by --sort METRIC [--desc]; --limit N.
 struct Selection {
     QCommandLineOption experiment{QStringLiteral("experiment"),
                                   QStringLiteral("only runs of this experiment"), QStringLiteral("NAME")};
     QCommandLineOption sweep{QStringLiteral("sweep"), QStringLiteral("only runs of this sweep (id or name)"),
                              QStringLiteral("SWEEP")};
-    QCommandLineOption filter{QStringLiteral("filter"),
-                              QStringLiteral("e.g. \"params.optim.lr = 0.001\", \"metrics.eval/loss < 0.2\""),
-                              QStringLiteral("EXPR")};
-    QCommandLineOption status{QStringLiteral("status"), QStringLiteral("RUNNING, FINISHED, FAILED, KILLED"),
+    QCommandLineOption filter{
+        QStringLiteral("filter"),
+        QStringLiteral("SCOPE.KEY OP VALUE, e.g. \"metrics.eval/loss < 0.2\" (repeatable: all must hold)"),
+        QStringLiteral("EXPR")};
+    QCommandLineOption status{QStringLiteral("status"),
+                              QStringLiteral("only runs in this state: RUNNING, FINISHED, FAILED, KILLED"),
                               QStringLiteral("STATUS")};
     QCommandLineOption sort{QStringLiteral("sort"), QStringLiteral("order by a metric's latest value"),
                             QStringLiteral("METRIC")};
-    QCommandLineOption desc{QStringLiteral("desc"), QStringLiteral("descending order")};
+    QCommandLineOption desc{QStringLiteral("desc"), QStringLiteral("descending order (with --sort)")};
     QCommandLineOption limit{QStringLiteral("limit"), QStringLiteral("at most N runs"), QStringLiteral("N")};
 
-    void add(QCommandLineParser &p) { p.addOptions({experiment, sweep, filter, status, sort, desc, limit}); }
+    QList<QCommandLineOption> options() const
+    {
+        return {experiment, sweep, filter, status, sort, desc, limit};
+    }
 
     // Returns false (after printing why) on a bad option value.
     bool query(const QCommandLineParser &p, const TrackingStore &store, RunQuery &q) const
@@ -208,17 +211,19 @@ QStringList metricColumns(const QList<RunRow> &rows, const QString &requested, c
     return out;
 }
 
-int experimentsList(const Context &ctx, const QStringList &args)
+// The options of a verb whose only option is --json (experiments list, runs show).
+struct JsonOptions {
+    QCommandLineOption json = jsonOption();
+
+    QList<QCommandLineOption> options() const { return {json}; }
+};
+
+int experimentsList(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    QCommandLineOption json(QStringLiteral("json"));
-    p.addOption(json);
-    int code = kOk;
-    if (!parse(p, QStringLiteral("orrery experiments list [--json]"), args, &code))
-        return code;
+    const JsonOptions opt;
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     const QList<Experiment> list = store->experiments();
-    if (p.isSet(json)) {
+    if (p.isSet(opt.json)) {
         QJsonArray a;
         for (const Experiment &e : list)
             a.append(QJsonObject{{QStringLiteral("id"), e.id},
@@ -239,32 +244,26 @@ int experimentsList(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-int runsList(const Context &ctx, const QStringList &args)
+struct ListOptions {
+    Selection selection;
+    QCommandLineOption metrics{
+        QStringLiteral("metrics"),
+        QStringLiteral("these metric columns (default: the sort metric and the commonest)"),
+        QStringLiteral("K1,K2")};
+    QCommandLineOption json = jsonOption();
+
+    QList<QCommandLineOption> options() const { return selection.options() + QList{metrics, json}; }
+};
+
+int runsList(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    Selection sel;
-    sel.add(p);
-    QCommandLineOption metrics(QStringLiteral("metrics"), QStringLiteral("metric columns"),
-                               QStringLiteral("K1,K2"));
-    QCommandLineOption json(QStringLiteral("json"));
-    p.addOptions({metrics, json});
-    int code = kOk;
-    const QString usage = QStringLiteral("orrery runs list [--experiment NAME] [--sweep S] [--filter "
-                                         "EXPR]... [--status S] [--sort METRIC [--desc]] "
-                                         "[--limit N] [--metrics K1,K2] [--json]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (!p.positionalArguments().isEmpty()) {
-        err(QStringLiteral("orrery: unexpected '%1'\nusage: %2\n")
-                .arg(p.positionalArguments().first(), usage));
-        return kUsage;
-    }
+    const ListOptions opt;
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     RunQuery q;
-    if (!sel.query(p, *store, q))
+    if (!opt.selection.query(p, *store, q))
         return kUsage;
     const QList<RunRow> rows = store->queryRuns(q);
-    if (p.isSet(json)) {
+    if (p.isSet(opt.json)) {
         QJsonArray a;
         QHash<SweepId, QString> clusters;
         for (const RunRow &r : rows) {
@@ -279,7 +278,7 @@ int runsList(const Context &ctx, const QStringList &args)
         printJson(a);
         return kOk;
     }
-    const QStringList keys = metricColumns(rows, p.value(metrics), q.orderByMetric);
+    const QStringList keys = metricColumns(rows, p.value(opt.metrics), q.orderByMetric);
     QStringList header{QStringLiteral("ID"),      QStringLiteral("RUN"),    QStringLiteral("EXPERIMENT"),
                        QStringLiteral("NAME"),    QStringLiteral("STATUS"), QStringLiteral("STARTED"),
                        QStringLiteral("DURATION")};
@@ -307,19 +306,9 @@ std::optional<Run> resolveRun(const TrackingStore &store, const QString &ref)
     return r;
 }
 
-int runsShow(const Context &ctx, const QStringList &args)
+int runsShow(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    QCommandLineOption json(QStringLiteral("json"));
-    p.addOption(json);
-    int code = kOk;
-    const QString usage = QStringLiteral("orrery runs show RUN [--json]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (p.positionalArguments().size() != 1) {
-        err(QStringLiteral("usage: %1\n").arg(usage));
-        return kUsage;
-    }
+    const JsonOptions opt;
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     const auto r = resolveRun(*store, p.positionalArguments().first());
     if (!r)
@@ -327,7 +316,7 @@ int runsShow(const Context &ctx, const QStringList &args)
     const RunDetails d = store->details(r->id);
     QHash<SweepId, QString> clusters;
     const std::optional<RunUsage> held = runUsage(*store, r->id, clusters);
-    if (p.isSet(json)) {
+    if (p.isSet(opt.json)) {
         QJsonObject o = runJson(d.run);
         o.insert(QStringLiteral("usage"), runUsageJson(held));
         o.insert(QStringLiteral("params"), mapJson(d.params));
@@ -387,20 +376,16 @@ int runsShow(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-int runsCompare(const Context &ctx, const QStringList &args)
+struct CompareOptions {
+    QCommandLineOption all{QStringLiteral("all"), QStringLiteral("show params that are equal too")};
+    QCommandLineOption json = jsonOption();
+
+    QList<QCommandLineOption> options() const { return {all, json}; }
+};
+
+int runsCompare(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    QCommandLineOption json(QStringLiteral("json"));
-    QCommandLineOption all(QStringLiteral("all"), QStringLiteral("show params that are equal too"));
-    p.addOptions({json, all});
-    int code = kOk;
-    const QString usage = QStringLiteral("orrery runs compare RUN RUN... [--all] [--json]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (p.positionalArguments().size() < 2) {
-        err(QStringLiteral("usage: %1\n").arg(usage));
-        return kUsage;
-    }
+    const CompareOptions opt;
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     QList<RunDetails> runs;
     for (const QString &ref : p.positionalArguments()) {
@@ -431,7 +416,7 @@ int runsCompare(const Context &ctx, const QStringList &args)
                 return &m;
         return nullptr;
     };
-    if (p.isSet(json)) {
+    if (p.isSet(opt.json)) {
         QJsonArray a;
         for (const RunDetails &d : runs) {
             QJsonObject o = runJson(d.run);
@@ -452,7 +437,7 @@ int runsCompare(const Context &ctx, const QStringList &args)
     QList<QStringList> rows;
     int same = 0;
     for (const QString &k : paramKeys) {
-        if (!p.isSet(all) && !differs(k)) {
+        if (!p.isSet(opt.all) && !differs(k)) {
             ++same;
             continue;
         }
@@ -464,7 +449,7 @@ int runsCompare(const Context &ctx, const QStringList &args)
     QString text = QStringLiteral("params that differ (%1; %2 equal%3)\n")
                        .arg(rows.size())
                        .arg(same)
-                       .arg(p.isSet(all) ? QString() : QStringLiteral(", --all shows them"));
+                       .arg(p.isSet(opt.all) ? QString() : QStringLiteral(", --all shows them"));
     text += formatTable(header, rows);
     rows.clear();
     for (const QString &k : metricKeys) {
@@ -484,36 +469,31 @@ int runsCompare(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-int runsHistory(const Context &ctx, const QStringList &args)
+struct HistoryOptions {
+    QCommandLineOption csv{QStringLiteral("csv"), QStringLiteral("step,time,value lines")};
+    QCommandLineOption json = jsonOption();
+    QCommandLineOption buckets{QStringLiteral("buckets"),
+                               QStringLiteral("min/max downsampling into N buckets"), QStringLiteral("N")};
+    QCommandLineOption from{QStringLiteral("from"), QStringLiteral("first step"), QStringLiteral("STEP")};
+    QCommandLineOption to{QStringLiteral("to"), QStringLiteral("last step"), QStringLiteral("STEP")};
+
+    QList<QCommandLineOption> options() const { return {csv, json, buckets, from, to}; }
+};
+
+int runsHistory(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    QCommandLineOption csv(QStringLiteral("csv")), json(QStringLiteral("json"));
-    QCommandLineOption buckets(QStringLiteral("buckets"),
-                               QStringLiteral("min/max downsampling into N buckets"), QStringLiteral("N"));
-    QCommandLineOption from(QStringLiteral("from"), QStringLiteral("first step"), QStringLiteral("STEP"));
-    QCommandLineOption to(QStringLiteral("to"), QStringLiteral("last step"), QStringLiteral("STEP"));
-    p.addOptions({csv, json, buckets, from, to});
-    int code = kOk;
-    const QString usage = QStringLiteral(
-        "orrery runs history RUN METRIC [--csv|--json] [--buckets N] [--from STEP] [--to STEP]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (p.positionalArguments().size() != 2) {
-        err(QStringLiteral("usage: %1\n").arg(usage));
-        return kUsage;
-    }
+    const HistoryOptions opt;
     HistoryQuery q;
     bool ok = true;
-    if (p.isSet(buckets))
-        q.buckets = p.value(buckets).toInt(&ok);
-    if (ok && p.isSet(from))
-        q.from = p.value(from).toLongLong(&ok);
-    if (ok && p.isSet(to))
-        q.to = p.value(to).toLongLong(&ok);
-    if (!ok || q.buckets < 0) {
-        err(QStringLiteral("orrery: --buckets, --from and --to take numbers\nusage: %1\n").arg(usage));
-        return kUsage;
-    }
+    if (p.isSet(opt.buckets))
+        q.buckets = p.value(opt.buckets).toInt(&ok);
+    if (ok && p.isSet(opt.from))
+        q.from = p.value(opt.from).toLongLong(&ok);
+    if (ok && p.isSet(opt.to))
+        q.to = p.value(opt.to).toLongLong(&ok);
+    if (!ok || q.buckets < 0)
+        return runsUsageError(QStringLiteral("history"),
+                              QStringLiteral("--buckets, --from and --to take numbers"));
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     const auto r = resolveRun(*store, p.positionalArguments()[0]);
     if (!r)
@@ -526,7 +506,7 @@ int runsHistory(const Context &ctx, const QStringList &args)
         return kFailed;
     }
     const MetricHistory h = store->history(r->id, key, q);
-    if (p.isSet(json)) {
+    if (p.isSet(opt.json)) {
         QJsonArray points;
         for (const MetricPoint &pt : h.points)
             points.append(QJsonArray{qint64(pt.step), qint64(pt.timeMs), jsonNumber(pt.value)});
@@ -550,7 +530,7 @@ int runsHistory(const Context &ctx, const QStringList &args)
         printJson(o);
         return kOk;
     }
-    if (p.isSet(csv)) {
+    if (p.isSet(opt.csv)) {
         QString text = QStringLiteral("step,time,value\n");
         for (const MetricPoint &pt : h.points)
             text += QStringLiteral("%1,%2,%3\n")
@@ -582,31 +562,28 @@ QString csvField(const QString &s)
     return QLatin1Char('"') + quoted + QLatin1Char('"');
 }
 
-int runsExport(const Context &ctx, const QStringList &args)
+struct ExportOptions {
+    QCommandLineOption format{QStringLiteral("format"), QStringLiteral("csv (the default) or json"),
+                              QStringLiteral("csv|json"), QStringLiteral("csv")};
+    QCommandLineOption points{QStringLiteral("points"),
+                              QStringLiteral("every metric point, not one row per run")};
+    QCommandLineOption output{QStringList{QStringLiteral("o"), QStringLiteral("output")},
+                              QStringLiteral("write to FILE (default: stdout)"), QStringLiteral("FILE")};
+    Selection selection;
+
+    QList<QCommandLineOption> options() const { return QList{format, points, output} + selection.options(); }
+};
+
+int runsExport(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    Selection sel;
-    sel.add(p);
-    QCommandLineOption format(QStringLiteral("format"), QStringLiteral("csv or json"),
-                              QStringLiteral("FORMAT"), QStringLiteral("csv"));
-    QCommandLineOption points(QStringLiteral("points"),
-                              QStringLiteral("every metric point, not one row per run"));
-    QCommandLineOption output(QStringList{QStringLiteral("o"), QStringLiteral("output")},
-                              QStringLiteral("write to FILE (default: stdout)"), QStringLiteral("FILE"));
-    p.addOptions({format, points, output});
-    int code = kOk;
-    const QString usage = QStringLiteral("orrery runs export [--format csv|json] [--points] [-o FILE] "
-                                         "[--experiment NAME] [--sweep S] [--filter EXPR]...");
-    if (!parse(p, usage, args, &code))
-        return code;
-    const QString fmt = p.value(format).toLower();
-    if (fmt != QLatin1String("csv") && fmt != QLatin1String("json")) {
-        err(QStringLiteral("orrery: --format is csv or json\nusage: %1\n").arg(usage));
-        return kUsage;
-    }
+    const ExportOptions opt;
+    const QCommandLineOption &output = opt.output;
+    const QString fmt = p.value(opt.format).toLower();
+    if (fmt != QLatin1String("csv") && fmt != QLatin1String("json"))
+        return runsUsageError(QStringLiteral("export"), QStringLiteral("--format is csv or json"));
     auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
     RunQuery q;
-    if (!sel.query(p, *store, q))
+    if (!opt.selection.query(p, *store, q))
         return kUsage;
     const QList<RunRow> rows = store->queryRuns(q);
 
@@ -627,7 +604,7 @@ int runsExport(const Context &ctx, const QStringList &args)
             throw StoreError("cannot write " + file.fileName().toStdString() + ": " +
                              file.errorString().toStdString());
     };
-    if (p.isSet(points)) {
+    if (p.isSet(opt.points)) {
         if (fmt == QLatin1String("csv"))
             write(QStringLiteral("run_uuid,run_name,experiment,key,step,time,value\n"));
         else
@@ -735,26 +712,21 @@ int runsExport(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-int runsIngest(const Context &ctx, const QStringList &args)
-{
-    QCommandLineParser p;
-    QCommandLineOption experiment(
+struct IngestOptions {
+    QCommandLineOption experiment{
         QStringLiteral("experiment"),
         QStringLiteral("experiment of runs seen for the first time (default: Default)"),
-        QStringLiteral("NAME"), QStringLiteral("Default"));
-    QCommandLineOption json(QStringLiteral("json"));
-    QCommandLineOption quiet(QStringLiteral("quiet"), QStringLiteral("no progress bar, no line per run"));
-    p.addOptions({experiment, json, quiet});
-    int code = kOk;
-    const QString usage = QStringLiteral("orrery runs ingest DIR... [--experiment NAME] [--json] [--quiet]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (p.positionalArguments().isEmpty()) {
-        err(QStringLiteral("usage: %1\n(DIR is a run directory or a folder of them; rerunning ingests only "
-                           "what is new)\n")
-                .arg(usage));
-        return kUsage;
-    }
+        QStringLiteral("NAME"), QStringLiteral("Default")};
+    QCommandLineOption json = jsonOption();
+    QCommandLineOption quiet = quietOption();
+
+    QList<QCommandLineOption> options() const { return {experiment, json, quiet}; }
+};
+
+int runsIngest(const Context &ctx, const QCommandLineParser &p)
+{
+    const IngestOptions opt;
+    const QCommandLineOption &json = opt.json, &quiet = opt.quiet;
     QStringList runDirs;
     for (const QString &root : p.positionalArguments()) {
         if (!QFileInfo(root).isDir()) {
@@ -784,7 +756,7 @@ int runsIngest(const Context &ctx, const QStringList &args)
     for (const QString &dir : runDirs) {
         ++index;
         const auto r = store->ingestRunDirectory(
-            dir, p.value(experiment), [] { return InterruptScope::requested(); },
+            dir, p.value(opt.experiment), [] { return InterruptScope::requested(); },
             [&](qint64 offset, qint64) {
                 bar.update(progressText(doneBytes + offset, totalBytes, double(clock.elapsed()) / 1000.0,
                                         formatBytes));
@@ -837,25 +809,22 @@ int runsIngest(const Context &ctx, const QStringList &args)
     return kOk;
 }
 
-int runsPush(const Context &ctx, const QStringList &args)
+struct PushOptions {
+    QCommandLineOption url{QStringLiteral("mlflow"),
+                           QStringLiteral("the MLflow tracking server's URL (required)"),
+                           QStringLiteral("URL")};
+    Selection selection;  // without RUN: the runs it selects
+    QCommandLineOption quiet = quietOption();
+
+    QList<QCommandLineOption> options() const { return QList{url} + selection.options() + QList{quiet}; }
+};
+
+int runsPush(const Context &ctx, const QCommandLineParser &p)
 {
-    QCommandLineParser p;
-    QCommandLineOption url(QStringLiteral("mlflow"), QStringLiteral("MLflow tracking server URL"),
-                           QStringLiteral("URL"));
-    QCommandLineOption quiet(QStringLiteral("quiet"), QStringLiteral("no progress bar, no line per run"));
-    Selection sel;
-    sel.add(p);
-    p.addOptions({url, quiet});
-    int code = kOk;
-    const QString usage =
-        QStringLiteral("orrery runs push --mlflow URL [RUN...] [--sweep S] [--experiment NAME] "
-                       "[--filter EXPR]... [--quiet]");
-    if (!parse(p, usage, args, &code))
-        return code;
-    if (!p.isSet(url)) {
-        err(QStringLiteral("orrery: --mlflow URL is required\nusage: %1\n").arg(usage));
-        return kUsage;
-    }
+    const PushOptions opt;
+    const QCommandLineOption &url = opt.url, &quiet = opt.quiet;
+    if (!p.isSet(url))
+        return runsUsageError(QStringLiteral("push"), QStringLiteral("--mlflow URL is required"));
     auto store = openStore(ctx);
     QList<RunId> runs;
     for (const QString &ref : p.positionalArguments()) {
@@ -866,7 +835,7 @@ int runsPush(const Context &ctx, const QStringList &args)
     }
     if (runs.isEmpty()) {
         RunQuery q;
-        if (!sel.query(p, *store, q))
+        if (!opt.selection.query(p, *store, q))
             return kUsage;
         for (const RunRow &r : store->queryRuns(q))
             runs.push_back(r.run.id);
@@ -882,7 +851,7 @@ int runsPush(const Context &ctx, const QStringList &args)
         options.progress = [&bar](const QString &line) { bar.printAbove(line + QLatin1Char('\n')); };
     options.pointProgress = [&](qint64 done, qint64 total) {
         bar.update(progressText(done, total, double(clock.elapsed()) / 1000.0,
-                                [](double n) { return formatCount(n) + QStringLiteral(" pts"); }));
+                                [](double n) -> QString { return formatCount(n) + QStringLiteral(" pts"); }));
     };
     options.cancel = [] { return InterruptScope::requested(); };
     const remote::MlflowPushReport report = remote::pushToMlflow(*store, p.value(url), runs, options);
@@ -924,40 +893,42 @@ std::unique_ptr<TrackingStore> openStore(const Context &ctx, TrackingStore::Mode
     return store;
 }
 
-int runExperiments(const Context &ctx, const QStringList &args)
+QList<VerbInfo> experimentsVerbs()
 {
-    const QString verb = args.value(0);
-    try {
-        if (verb == QLatin1String("list"))
-            return experimentsList(ctx, args.mid(1));
-    } catch (const std::exception &e) {
-        err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
-        return kFailed;
-    }
-    err(QStringLiteral("usage: orrery experiments list [--json]\n"));
-    return kUsage;
+    return {parsedVerb(QStringLiteral("list"), {}, JsonOptions().options(),
+                       QStringLiteral("experiments and how many runs each has"), experimentsList)};
 }
 
 QList<VerbInfo> runsVerbs()
 {
+    const QString run = QStringLiteral("RUN");
     return {
-        {QStringLiteral("list"), QStringLiteral("[FILTER] [--sort METRIC] [--json]"),
-         QStringLiteral("runs with their latest metrics"), runsList},
-        {QStringLiteral("show"), QStringLiteral("RUN [--json]"),
-         QStringLiteral("params, metrics, GPU-hours and cost, artifacts, tags"), runsShow},
-        {QStringLiteral("compare"), QStringLiteral("RUN RUN..."),
-         QStringLiteral("the params that differ, metrics side by side"), runsCompare},
-        {QStringLiteral("history"), QStringLiteral("RUN METRIC [--buckets N]"),
-         QStringLiteral("every point of a metric (--csv, --json)"), runsHistory},
-        {QStringLiteral("export"), QStringLiteral("[--points] [--csv|--json]"),
-         QStringLiteral("runs or points as CSV or JSON"), runsExport},
-        {QStringLiteral("ingest"), QStringLiteral("DIR... [--quiet]"),
-         QStringLiteral("import run directories (reruns add what is new)"), runsIngest},
-        {QStringLiteral("push"), QStringLiteral("--mlflow URL [--quiet]"),
-         QStringLiteral("mirror runs to an MLflow server"), runsPush},
-        {QStringLiteral("goodput"), QStringLiteral("RUN | --sweep SWEEP [--json]"),
-         QStringLiteral("where the wall time went: queue, start-up, training, lost"), runsGoodput},
+        parsedVerb(QStringLiteral("list"), {}, ListOptions().options(),
+                   QStringLiteral("runs with their latest metrics"), runsList),
+        parsedVerb(QStringLiteral("show"), {run}, JsonOptions().options(),
+                   QStringLiteral("params, metrics, GPU-hours and cost, artifacts, tags"), runsShow),
+        parsedVerb(QStringLiteral("compare"), {run, QStringLiteral("RUN...")}, CompareOptions().options(),
+                   QStringLiteral("the params that differ, metrics side by side"), runsCompare),
+        parsedVerb(QStringLiteral("history"), {run, QStringLiteral("METRIC")}, HistoryOptions().options(),
+                   QStringLiteral("every point of a metric (--csv, --json)"), runsHistory),
+        parsedVerb(QStringLiteral("export"), {}, ExportOptions().options(),
+                   QStringLiteral("runs or points as CSV or JSON"), runsExport),
+        parsedVerb(QStringLiteral("ingest"), {QStringLiteral("DIR...")}, IngestOptions().options(),
+                   QStringLiteral("import run directories (reruns add what is new)"), runsIngest),
+        parsedVerb(QStringLiteral("push"), {QStringLiteral("[RUN...]")}, PushOptions().options(),
+                   QStringLiteral("mirror runs to an MLflow server"), runsPush),
+        goodputVerb(),
     };
+}
+
+int runsUsageError(const QString &verb, const QString &message)
+{
+    QString text = QStringLiteral("orrery runs %1: %2\n").arg(verb, message);
+    for (const VerbInfo &v : runsVerbs())
+        if (v.name == verb)
+            text += verbHelp(QStringLiteral("runs"), v);
+    err(text);
+    return kUsage;
 }
 
 }  // namespace orrery::cli

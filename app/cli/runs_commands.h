@@ -20,8 +20,12 @@ namespace orrery::cli {
 std::unique_ptr<core::TrackingStore>
 openStore(const Context &ctx, core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
 
-int runExperiments(const Context &ctx, const QStringList &args);
-// `orrery runs VERB`: the verbs with their handlers (the command table dispatches them).
+// `orrery experiments VERB` and `orrery runs VERB`: the declared verbs with their handlers (the
+// command table parses their arguments, makes their help and dispatches them).
+QList<VerbInfo> experimentsVerbs();
 QList<VerbInfo> runsVerbs();
+// A usage error of `orrery runs VERB` found after parsing (a bad option value): the message and the
+// verb's help on stderr; returns the usage exit status.
+int runsUsageError(const QString &verb, const QString &message);
 
 }  // namespace orrery::cli

@@ -1,201 +1,212 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sweep_commands.h"
 
-#include "commands.h"
+#include "cluster_commands.h"
 #include "output.h"
-#include "sweep_follow.h"
 
-#include "orrery/core/paths.h"
-#include "orrery/core/sweepplan.h"
-#include "orrery/core/usage.h"
-#include "orrery/remote/deploy.h"
-#include "orrery/remote/profile.h"
-#include "orrery/remote/sbatch.h"
-#include "orrery/remote/slurmexecutor.h"
+#include "orrery/core/format.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 
 namespace orrery::cli {
 
-const char *const kSweepUsage =
-    "usage: orrery sweep <verb> ...\n"
-    "  plan FILE [--cluster NAME] [--json]\n"
-    "         parse FILE, validate every parameter against `orrery-train --print-schema`, and\n"
-    "         print the trials (bayes: the first max_concurrent suggestions); with --cluster,\n"
-    "         also the sbatch script the cluster would get. Nothing is submitted.\n"
-    "  submit FILE [--cluster NAME] [--dry-run] [--watch] [--json]\n"
-    "         submit the sweep (this machine by default, else one job array on the cluster) and\n"
-    "         return at once; --dry-run prints the worst-case GPU-hours (trials x time limit x\n"
-    "         GPUs, with the cost at the cluster's price), the trials and the sbatch script /\n"
-    "         command lines instead; --watch follows it to the end\n"
-    "  list [--json]                  every sweep: state, trials done, GPU-hours, best value\n"
-    "  status SWEEP [--json]          each trial: params, state, step, GPU-hours, latest and\n"
-    "                                 best metric; the sweep's GPU-/CPU-hours and cost\n"
-    "  watch SWEEP [--pace FAST,SLOW] follow live: ingest metrics, retry, stop early, suggest;\n"
-    "                                 Ctrl-C detaches (the trials go on); a tick every FAST s\n"
-    "                                 while things change, slowing to SLOW s (default 1,15)\n"
-    "  cancel SWEEP                   cancel every trial still queued or running\n"
-    "  stop SWEEP TRIAL [--reason TEXT]\n"
-    "                                 end one queued or running trial now, as early stopping\n"
-    "                                 would: it checkpoints and ends stopped; the sweep goes on\n"
-    "  retry SWEEP TRIAL              run a failed, stopped or cancelled trial again: a new\n"
-    "                                 attempt resuming from its checkpoint (an ended sweep runs\n"
-    "                                 again; `retries` counts afresh from it)\n"
-    "  best SWEEP [--json]            the best trial: value, params, run dir, sample video\n"
-    "  logs SWEEP TRIAL [-f]          the trial's standard output and error (-f: follow)\n"
-    "SWEEP is an id or a name (the newest of that name). Spec errors are printed as\n"
-    "FILE:LINE: message (exit status 2). See docs/sweeps.md.\n";
+const char *const kSweepNotes =
+    "\nSWEEP is an id or a name (the newest of that name); TRIAL a trial's index. `plan` checks\n"
+    "every parameter against `orrery-train --print-schema` and submits nothing; `submit` returns\n"
+    "at once (--watch follows to the end; --dry-run prints the worst-case GPU-hours, the trials\n"
+    "and the sbatch script or command lines instead). Spec errors are printed as FILE:LINE:\n"
+    "message (exit status 2). See docs/sweeps.md.\n";
+
+using namespace orrery::core;
+using remote::OperationError;
+using remote::SweepOperations;
+
+remote::SweepOperations::Options cliOperations(qint64 slowestTickMs)
+{
+    SweepOperations::Options o;
+    o.prompts = terminalCallbacks(false);
+    o.follower = followerForPace(slowestTickMs);
+    o.settle = remote::Settle::Wait;
+    return o;
+}
+
+int reportFailure(const QString &verb, const OperationError &e)
+{
+    // A spec's problems are FILE:LINE: lines of their own; anything else names the verb.
+    const bool specLines = verb == QLatin1String("plan") || verb == QLatin1String("submit");
+    if (specLines && e.kind() == OperationError::Kind::Invalid)
+        err(e.message() + QLatin1Char('\n'));
+    else
+        err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, e.message()));
+    return e.kind() == OperationError::Kind::Invalid && specLines ? kUsage : kFailed;
+}
+
+int trialArgument(const QString &verb, const QString &text)
+{
+    bool ok = false;
+    const int trial = text.toInt(&ok);
+    if (!ok || trial < 0) {
+        err(QStringLiteral("orrery sweep %1: '%2' is not a trial number\n").arg(verb, text));
+        return -1;
+    }
+    return trial;
+}
 
 namespace {
 
-using namespace orrery::core;
-
-int usage(const QString &problem)
+// The spec's problems, each on its own line; the exit status they mean.
+int printProblems(const remote::CheckedSpec &spec)
 {
-    err(QStringLiteral("orrery sweep: %1\n").arg(problem) + QString::fromUtf8(kSweepUsage));
-    return kUsage;
+    for (const QString &line : spec.problemLines())
+        err(line + QLatin1Char('\n'));
+    return spec.problemIsUsage() ? kUsage : kFailed;
 }
 
-// The placeholder for the sweep's directory name in `plan --cluster`: submission names it
-// (sweepDirectoryName: the sweep's name and the time), and a plan's output should not change
-// from one second to the next.
-const QString kSweepDirPlaceholder = QStringLiteral("<sweep-id>");
+int sweepPlan(const Context &, const QCommandLineParser &p)
+{
+    const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
+    try {
+        const remote::CheckedSpec spec =
+            SweepOperations::checkSpecFile(file, remote::loadTrainerSchema(), true);
+        if (!spec.ok())
+            return printProblems(spec);
+        const remote::SweepPreview preview = SweepOperations::preview(spec, cluster);
+        if (!cluster.isEmpty() && !preview.launchProblem.isEmpty()) {
+            err(QStringLiteral("%1: %2\n").arg(file, preview.launchProblem));
+            return kFailed;
+        }
+        if (p.isSet(QStringLiteral("json"))) {
+            QJsonObject o = planJson(spec.plan(), spec.trials());
+            if (!cluster.isEmpty())
+                o.insert(QStringLiteral("sbatch"), QString::fromUtf8(preview.launch));
+            out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
+            return kOk;
+        }
+        out(preview.plan.summary + QLatin1Char('\n') + formatTable(preview.plan.columns, preview.plan.rows));
+        if (!preview.plan.commands.isEmpty()) {
+            out(QStringLiteral("\n# the command of each trial (<sweep dir> is named at submission; no shell "
+                               "reads it: each word is one argument)\n"));
+            for (qsizetype i = 0; i < preview.plan.commands.size(); ++i)
+                out(QStringLiteral("%1: %2\n").arg(spec.trials()[i].index).arg(preview.plan.commands[i]));
+        }
+        if (!cluster.isEmpty())
+            out(QStringLiteral("\n# sbatch script for cluster %1:\n").arg(cluster) +
+                QString::fromUtf8(preview.launch));
+        return kOk;
+    } catch (const OperationError &e) {
+        return reportFailure(QStringLiteral("plan"), e);
+    }
+}
+
+int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
+    const bool json = p.isSet(QStringLiteral("json")), watch = p.isSet(QStringLiteral("watch"));
+    try {
+        auto store = openStore(ctx);
+        SweepOperations ops(*store, cliOperations());
+        const remote::CheckedSpec spec = ops.checkSpecFile(file, true);
+        if (!spec.ok())
+            return printProblems(spec);
+        if (p.isSet(QStringLiteral("dry-run"))) {
+            // Before anything is spent or connected to: the worst case, the trials, the launch.
+            const remote::SweepPreview preview = SweepOperations::preview(spec, cluster);
+            if (json) {
+                QJsonObject o = preview.toJson(spec);
+                o.insert(QStringLiteral("dry_run"), true);
+                out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
+            } else {
+                out(preview.plan.summary + QLatin1Char('\n') + preview.worstCaseText() + QLatin1Char('\n'));
+                out(QStringLiteral("# dry run: nothing is submitted\n") + QString::fromUtf8(preview.launch));
+            }
+            if (!preview.launchProblem.isEmpty()) {
+                err(QStringLiteral("orrery sweep submit: %1\n").arg(preview.launchProblem));
+                return kFailed;
+            }
+            return kOk;
+        }
+        remote::OperationProgress progress;
+        progress.deploy = deployProgressPrinter();
+        const SweepId id = ops.submit(spec, cluster, progress);
+        const Sweep sw = ops.sweep(id);
+        if (json && !watch) {
+            out(QString::fromUtf8(
+                QJsonDocument(overviewJson(ops.overview(sw))).toJson(QJsonDocument::Indented)));
+            return kOk;
+        }
+        out(QStringLiteral("sweep %1 (%2): %3 trial(s) submitted to %4\ndirectory: %5\n")
+                .arg(id)
+                .arg(sw.name)
+                .arg(store->trials(id).size())
+                .arg(ops.executor(cluster).name(), sw.rootDir));
+        if (!watch) {
+            out(QStringLiteral("follow it with `orrery sweep watch %1` (it runs without you)\n").arg(id));
+            return kOk;
+        }
+        return watchSweep(ops, sw, json, TickPace{1000, 15000});
+    } catch (const OperationError &e) {
+        return reportFailure(QStringLiteral("submit"), e);
+    }
+}
+
+QCommandLineOption flag(const QString &name, const QString &description)
+{
+    return QCommandLineOption(name, description);
+}
+
+QCommandLineOption valued(const QString &name, const QString &description, const QString &value)
+{
+    return QCommandLineOption(name, description, value);
+}
 
 }  // namespace
 
-int runSweep(const Context &ctx, const QStringList &argsIn)
+QList<VerbInfo> sweepVerbs()
 {
-    QStringList args = argsIn;
-    if (args.isEmpty())
-        return usage(QStringLiteral("a verb is needed"));
-    const QString verb = args.takeFirst();
-    if (verb == QLatin1String("help") || verb == QLatin1String("--help")) {
-        out(QString::fromUtf8(kSweepUsage));
-        return kOk;
-    }
-    static const QStringList kFollowVerbs{
-        QStringLiteral("list"),   QStringLiteral("status"), QStringLiteral("watch"),
-        QStringLiteral("cancel"), QStringLiteral("best"),   QStringLiteral("logs"),
-        QStringLiteral("stop"),   QStringLiteral("retry"),  QStringLiteral("supervise")};
-    if (kFollowVerbs.contains(verb))
-        return runSweepFollow(ctx, verb, args);
-    if (verb != QLatin1String("plan") && verb != QLatin1String("submit"))
-        return usage(QStringLiteral("unknown verb '%1'").arg(verb));
-    const bool submit = verb == QLatin1String("submit");
-
-    QString file, cluster;
-    bool json = false, dryRun = false, watch = false;
-    for (qsizetype i = 0; i < args.size(); ++i) {
-        const QString &a = args[i];
-        if (submit && a == QLatin1String("--dry-run")) {
-            dryRun = true;
-        } else if (submit && a == QLatin1String("--watch")) {
-            watch = true;
-        } else if (a == QLatin1String("--json")) {
-            json = true;
-        } else if (a == QLatin1String("--cluster")) {
-            if (i + 1 >= args.size())
-                return usage(QStringLiteral("--cluster needs a name"));
-            cluster = args[++i];
-        } else if (a.startsWith(QLatin1String("--cluster="))) {
-            cluster = a.mid(10);
-        } else if (a.startsWith(QLatin1Char('-')) && a != QLatin1String("-")) {
-            return usage(QStringLiteral("unknown option '%1'").arg(a));
-        } else if (file.isEmpty()) {
-            file = a;
-        } else {
-            return usage(QStringLiteral("one spec file at a time"));
-        }
-    }
-    if (file.isEmpty())
-        return usage(QStringLiteral("%1 needs a FILE").arg(verb));
-
-    QString problem;
-    const auto schema = TrainerSchema::load(&problem);
-    if (!schema) {
-        err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, problem));
-        return kFailed;
-    }
-    const PlanLoad load = loadSubmitPlan(file, *schema);
-    for (const SpecError &e : load.specErrors)
-        err(e.toString() + QLatin1Char('\n'));
-    if (!load.specErrors.isEmpty())
-        return kUsage;
-    if (!load.configError.isEmpty()) {
-        err(load.configError + QLatin1Char('\n'));
-        return kUsage;
-    }
-    if (!load.readError.isEmpty()) {
-        err(load.readError + QLatin1Char('\n'));
-        return kFailed;
-    }
-    const SubmitPlan &plan = *load.plan;
-    if (const QStringList refusals = checkPlanWithTrainer(trainerExecutable(), plan, load.trials);
-        !refusals.isEmpty()) {
-        for (const QString &r : refusals)
-            err(r + QLatin1Char('\n'));
-        return kUsage;
-    }
-    const PlanPreview preview = previewPlan(plan, load.trials);
-    if (submit) {
-        SubmitArgs s;
-        s.plan = plan;
-        s.cluster = cluster;
-        s.dryRun = dryRun;
-        s.watch = watch;
-        s.json = json;
-        if (dryRun && !json) {
-            // The worst case before anything is spent (or connected to): every trial to its
-            // time limit, and what the budget does.
-            const int planned =
-                plan.spec.method == SearchMethod::Grid ? int(load.trials.size()) : plan.spec.runCap;
-            out(preview.summary + QLatin1Char('\n') +
-                describeWorstCase(worstCase(plan.spec, planned, int(load.trials.size())),
-                                  remote::clusterPrice(cluster)) +
-                QLatin1Char('\n'));
-        }
-        return runSweepSubmit(ctx, s);
-    }
-
-    QByteArray script;
-    if (!cluster.isEmpty()) {
-        try {
-            auto profile = remote::ProfileStore().find(cluster);
-            if (!profile) {
-                err(QStringLiteral("orrery sweep plan: no cluster profile '%1' (`orrery cluster list`)\n")
-                        .arg(cluster));
-                return kFailed;
-            }
-            profile->trainerPath = remote::sweepTrainerPath(*profile);  // the deployed one, if none named
-            script =
-                remote::previewSbatch(*profile, configDirectory(), plan, load.trials, kSweepDirPlaceholder);
-        } catch (const remote::SbatchError &e) {
-            err(QStringLiteral("%1: %2\n").arg(file, e.message()));
-            return kUsage;
-        } catch (const remote::ProfileError &e) {
-            err(QStringLiteral("orrery sweep plan: %1\n").arg(e.message()));
-            return kFailed;
-        }
-    }
-
-    if (json) {
-        QJsonObject o = planJson(plan, load.trials);
-        if (!cluster.isEmpty())
-            o.insert(QStringLiteral("sbatch"), QString::fromUtf8(script));
-        out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
-        return kOk;
-    }
-    out(preview.summary + QLatin1Char('\n') + formatTable(preview.columns, preview.rows));
-    if (!preview.commands.isEmpty()) {
-        out(QStringLiteral("\n# the command of each trial (<sweep dir> is named at submission; no shell "
-                           "reads it: each word is one argument)\n"));
-        for (qsizetype i = 0; i < preview.commands.size(); ++i)
-            out(QStringLiteral("%1: %2\n").arg(load.trials[i].index).arg(preview.commands[i]));
-    }
-    if (!cluster.isEmpty())
-        out(QStringLiteral("\n# sbatch script for cluster %1:\n").arg(cluster) + QString::fromUtf8(script));
-    return kOk;
+    const QCommandLineOption json =
+        flag(QStringLiteral("json"), QStringLiteral("one JSON document for scripts"));
+    const QCommandLineOption cluster =
+        valued(QStringLiteral("cluster"), QStringLiteral("a cluster profile (default: this machine)"),
+               QStringLiteral("NAME"));
+    const QString sweep = QStringLiteral("SWEEP"), trial = QStringLiteral("TRIAL");
+    return {
+        parsedVerb(QStringLiteral("plan"), {QStringLiteral("FILE")}, {cluster, json},
+                   QStringLiteral("validate a spec, print its trials (and sbatch)"), sweepPlan),
+        parsedVerb(QStringLiteral("submit"), {QStringLiteral("FILE")},
+                   {cluster,
+                    flag(QStringLiteral("dry-run"),
+                         QStringLiteral("print the worst-case GPU-hours, the "
+                                        "trials and the launch; submit nothing")),
+                    flag(QStringLiteral("watch"), QStringLiteral("follow the sweep to its end")), json},
+                   QStringLiteral("submit a sweep (--dry-run: its worst-case GPU-hours)"), sweepSubmit),
+        parsedVerb(QStringLiteral("list"), {}, {json},
+                   QStringLiteral("every sweep: state, trials done, GPU-hours, best value"), sweepList),
+        parsedVerb(QStringLiteral("status"), {sweep}, {json},
+                   QStringLiteral("each trial: params, state, step, GPU-hours, metric"), sweepStatus),
+        parsedVerb(QStringLiteral("watch"), {sweep},
+                   {valued(QStringLiteral("pace"),
+                           QStringLiteral(
+                               "a tick every FAST s while things change, slowing to SLOW s (default 1,15)"),
+                           QStringLiteral("FAST,SLOW"))},
+                   QStringLiteral("follow live (Ctrl-C detaches)"), sweepWatch),
+        parsedVerb(QStringLiteral("cancel"), {sweep}, {},
+                   QStringLiteral("cancel every trial still queued or running"), sweepCancel),
+        parsedVerb(QStringLiteral("stop"), {sweep, trial},
+                   {valued(QStringLiteral("reason"), QStringLiteral("why, recorded with the trial"),
+                           QStringLiteral("TEXT"))},
+                   QStringLiteral("stop one queued or running trial now"), sweepStop),
+        parsedVerb(QStringLiteral("retry"), {sweep, trial}, {},
+                   QStringLiteral("run an ended trial again, from its checkpoint"), sweepRetry),
+        parsedVerb(QStringLiteral("best"), {sweep}, {json},
+                   QStringLiteral("the best trial: value, params, run dir, video"), sweepBest),
+        parsedVerb(QStringLiteral("logs"), {sweep, trial},
+                   {QCommandLineOption({QStringLiteral("f"), QStringLiteral("follow")},
+                                       QStringLiteral("keep printing while the trial runs"))},
+                   QStringLiteral("a trial's output and errors"), sweepLogs),
+        parsedVerb(QStringLiteral("supervise"), {QStringLiteral("BATCH")}, {},
+                   QStringLiteral("(internal) the local executor's detached runner"), sweepSupervise),
+    };
 }
 
 }  // namespace orrery::cli

@@ -1,19 +1,56 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// `orrery sweep ...`: sweep specs and their trials. The work is in core (sweepplan: the plan and
-// its preview; sweeprunner) and remote (slurmexecutor: the sbatch preview); this file parses
-// flags and prints.
+// `orrery sweep ...`: one handler per verb, each declared with its own arguments and options in
+// sweepVerbs() (the command table dispatches them and makes the help from them). Every verb calls
+// remote::SweepOperations, the same operations the window and the monitor call; these files only
+// read flags and print:
+//   sweep_commands.cpp  the table, plan and submit (specs)
+//   sweep_report.cpp    list, status, best (the sweep overview, rendered)
+//   sweep_watch.cpp     watch (following live: the status block)
+//   sweep_actions.cpp   cancel, stop, retry, logs, supervise
 #pragma once
 
+#include "command_table.h"
+#include "commands.h"
 #include "runs_commands.h"
+
+#include "orrery/core/sweeprunner.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QStringList>
 
+#include <memory>
+
 namespace orrery::cli {
 
-// `orrery sweep <verb> ...` (args after "sweep"). Returns an exit code.
-int runSweep(const Context &ctx, const QStringList &args);
+QList<VerbInfo> sweepVerbs();
+extern const char *const kSweepNotes;  // appended to `orrery sweep --help`
 
-extern const char *const kSweepUsage;
+// --- shared by the sweep_*.cpp files ---------------------------------------------------------
+
+// The operations of one CLI command: prompts on the terminal (never when stdin is not one),
+// leases for a follower that ticks at most every `slowestTickMs`, settling by waiting.
+remote::SweepOperations::Options cliOperations(qint64 slowestTickMs = 15'000);
+// Prints an operation's failure as "orrery sweep VERB: message" and returns its exit status
+// (2: the request is wrong, 1: the operation failed).
+int reportFailure(const QString &verb, const remote::OperationError &e);
+// Parses a trial number argument; -1 (after printing a usage error) when it is not one.
+int trialArgument(const QString &verb, const QString &text);
+
+int sweepList(const Context &ctx, const QCommandLineParser &p);
+int sweepStatus(const Context &ctx, const QCommandLineParser &p);
+int sweepBest(const Context &ctx, const QCommandLineParser &p);
+// Prints the summary `status` and the end of `watch` show.
+void printSweepSummary(const core::SweepOverview &o);
+
+int sweepWatch(const Context &ctx, const QCommandLineParser &p);
+// Follows the sweep until it ends or Ctrl-C; exit status as `watch`.
+int watchSweep(remote::SweepOperations &ops, const core::Sweep &sweep, bool json, const core::TickPace &pace);
+
+int sweepCancel(const Context &ctx, const QCommandLineParser &p);
+int sweepStop(const Context &ctx, const QCommandLineParser &p);
+int sweepRetry(const Context &ctx, const QCommandLineParser &p);
+int sweepLogs(const Context &ctx, const QCommandLineParser &p);
+int sweepSupervise(const Context &ctx, const QCommandLineParser &p);
 
 }  // namespace orrery::cli

@@ -5,9 +5,13 @@
 #include "storereader.h"
 
 #include "orrery/core/format.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
 #include <QHeaderView>
+#include <QPainter>
+
+#include <algorithm>
 
 namespace orrery::gui {
 
@@ -15,11 +19,16 @@ DetailsView::DetailsView(StoreReader *reader, QWidget *parent) : QTreeWidget(par
 {
     setColumnCount(2);
     setHeaderLabels({tr("Field"), tr("Value")});
-    header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // The field column at a fixed share (long artifact paths would push the values out of view);
+    // the value takes the rest, its full text in the tooltip.
+    header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    header()->resizeSection(0, 170);
+    header()->setStretchLastSection(true);
     setRootIsDecorated(true);
     setUniformRowHeights(true);
     setAlternatingRowColors(true);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
+    setIconSize(QSize(60, 10));  // the goodput parts' bars
 }
 
 void DetailsView::showRun(core::RunId run)
@@ -32,7 +41,14 @@ void DetailsView::showRun(core::RunId run)
     m_reader->read<Read>(
         this,
         [run](const core::TrackingStore &store) {
-            return Read{store.details(run), store.attemptsOfRun(run)};
+            Read r{store.details(run), store.attemptsOfRun(run), {}, {}, {}};
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            r.usage = core::usageOf(r.attempts, now);
+            if (!r.attempts.isEmpty())
+                if (const auto sw = store.sweep(r.attempts.front().sweepId))
+                    r.price = remote::executorPrice(sw->cluster);
+            r.goodput = core::runGoodput(store, run, now);
+            return r;
         },
         [this, run](Read read) {
             if (run == m_run)
@@ -41,6 +57,20 @@ void DetailsView::showRun(core::RunId run)
 }
 
 namespace {
+// A part's share of the wall time as a bar: training in green, the rest grey.
+QIcon shareBar(double share, bool training)
+{
+    constexpr int kWidth = 60, kHeight = 10;
+    QPixmap pm(kWidth, kHeight);
+    pm.fill(Qt::transparent);
+    QPainter p(&pm);
+    p.setPen(QColor(0x9e, 0x9e, 0x9e));
+    p.drawRect(0, 0, kWidth - 1, kHeight - 1);
+    p.fillRect(1, 1, int(std::clamp(share, 0.0, 1.0) * (kWidth - 2)), kHeight - 2,
+               training ? QColor(0x2e, 0x7d, 0x32) : QColor(0x90, 0x90, 0x90));
+    return QIcon(pm);
+}
+
 QString when(qint64 ms)
 {
     return ms ? QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd hh:mm:ss"))
@@ -78,7 +108,27 @@ void DetailsView::fill(const Read &read)
     field(run, tr("ended"), when(d.run.endTimeMs));
     field(run, tr("run dir"), d.run.runDir);
 
-    QTreeWidgetItem *params = section(tr("Params (%1)").arg(d.params.size()));
+    // What it used and where the time went: `orrery runs show` and `runs goodput`'s figures.
+    const core::GoodputParts &g = read.goodput.total;
+    QTreeWidgetItem *usage = section(tr("Usage"));
+    field(usage, tr("GPU-hours"),
+          read.usage.attempts > 0 ? core::usageCell(read.usage, read.price) : tr("none yet"))
+        ->setToolTip(1, core::describeUsage(read.usage, read.price));
+    if (g.wallS > 0)
+        field(usage, tr("goodput"), tr("%1% of the wall time trained").arg(100.0 * g.goodput(), 0, 'f', 1));
+    if (g.wallS > 0) {
+        for (const core::GoodputPart &part : core::labelledParts(g)) {
+            QTreeWidgetItem *item = field(
+                usage, part.label,
+                tr("%1 s · %2%").arg(part.seconds, 0, 'f', 1).arg(100.0 * part.seconds / g.wallS, 0, 'f', 1));
+            item->setIcon(1, shareBar(part.seconds / g.wallS, part.label == QLatin1String("training")));
+        }
+        field(usage, tr("wall"),
+              tr("%1 s over %n attempt(s)", nullptr, int(read.goodput.attempts.size()))
+                  .arg(g.wallS, 0, 'f', 1));
+    }
+
+    QTreeWidgetItem *params = section(tr("Params (%1)").arg(d.params.size()), d.params.size() <= 20);
     for (auto it = d.params.cbegin(); it != d.params.cend(); ++it)
         field(params, it.key(), it.value());
 

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The right dock: the current run's details — where it ran, its params, latest metrics (last,
-// min, max, points), artifacts, and its trial attempts with their exit reasons and Slurm ids.
+// min, max, points), its GPU-hours and cost and where its wall time went (goodput: the same
+// figures as `orrery runs show` and `runs goodput`, each part with a bar of its share), artifacts,
+// and its trial attempts with their exit reasons and Slurm ids.
 // Read on the store reader; shown when the read comes back.
 #pragma once
 
+#include "orrery/core/goodput.h"
 #include "orrery/core/store.h"
+#include "orrery/core/usage.h"
 
 #include <QTreeWidget>
 
@@ -28,6 +32,9 @@ private:
     struct Read {
         core::RunDetails details;
         QList<core::Trial> attempts;
+        core::Usage usage;
+        std::optional<core::Price> price;  // its sweep's cluster's
+        core::RunGoodput goodput;
     };
     void fill(const Read &read);
 

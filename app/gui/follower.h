@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // Follows the active sweeps while the window is open, as `orrery sweep watch` and the monitor do:
-// core::followActiveSweeps on a thread of its own (its own store connection, its own SSH
-// connections through remote::Executors), at the runner's pace — brisk while something runs,
-// backing off when nothing does. The UI thread only receives one summary per tick.
+// remote::SweepOperations::followActive as jobs on the window's store writer (its one read-write
+// connection; SSH connections from the window's ClusterHub), at the runner's pace — brisk while
+// something runs, backing off when nothing does. The UI thread only times the ticks and receives
+// one summary per tick.
 #pragma once
 
 #include "orrery/remote/executors.h"
@@ -11,9 +12,13 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
-#include <QThread>
+#include <QTimer>
+
+#include <memory>
 
 namespace orrery::gui {
+
+class StoreWriter;
 
 struct FollowSummary {
     int active = 0, running = 0;
@@ -27,14 +32,14 @@ struct FollowSummary {
 class Follower : public QObject {
     Q_OBJECT
 public:
-    explicit Follower(QObject *parent = nullptr);
+    explicit Follower(StoreWriter *writer, QObject *parent = nullptr);
     ~Follower() override;
 
     // Where cluster connections come from (the window's ClusterHub, with its dialogs); unset:
     // the follower makes its own, which ask nothing. Takes effect at the next start().
     void setConnectionSource(remote::Executors::ConnectionSource source);
-    // Starts following the sweeps of `databasePath` (stops following the previous one).
-    void start(const QString &databasePath);
+    // Starts following the sweeps of the writer's database (afresh: a new file, a new start).
+    void start();
     void stop();
     // Ticks now instead of at the next interval (a sweep was just submitted).
     void wake();
@@ -45,11 +50,16 @@ Q_SIGNALS:
     void unavailable(const QString &why);  // no trainer schema, a read-only file, ...
 
 private:
-    class Worker;
-    QThread m_thread;
-    Worker *m_worker = nullptr;
+    struct State;
+    void tick();
+
+    StoreWriter *m_writer;
     remote::Executors::ConnectionSource m_source;
+    std::shared_ptr<State> m_state;  // touched only by jobs on the writer's thread
+    QTimer m_timer;
     bool m_following = false;
+    bool m_inFlight = false;  // a tick is queued or running on the writer
+    int m_generation = 0;  // a start or stop makes the ticks in flight stale
 };
 
 }  // namespace orrery::gui

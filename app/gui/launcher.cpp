@@ -3,15 +3,12 @@
 
 #include "blockingpool.h"
 #include "clusterhub.h"
+#include "storewriter.h"
 
-#include "orrery/core/paths.h"
 #include "orrery/core/store.h"
-#include "orrery/core/sweeprunner.h"
-#include "orrery/remote/deploy.h"
-#include "orrery/remote/executors.h"
 #include "orrery/remote/profile.h"
-#include "orrery/remote/slurmexecutor.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
@@ -112,8 +109,8 @@ max_concurrent: 2
 
 }  // namespace
 
-Launcher::Launcher(ClusterHub *hub, QString database, QWidget *parent)
-    : QDialog(parent), m_hub(hub), m_database(std::move(database))
+Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
+    : QDialog(parent), m_hub(hub), m_writer(writer)
 {
     setObjectName(QStringLiteral("launcher"));
     setWindowTitle(tr("Launch a sweep"));
@@ -258,18 +255,11 @@ Launcher::Launcher(ClusterHub *hub, QString database, QWidget *parent)
     });
 
     connect(&m_submitWatcher, &QFutureWatcher<SubmitResult>::finished, this, [this] {
-        m_submitting = false;
-        setBusy(false);
         const SubmitResult r = m_submitWatcher.result();
-        if (!r.error.isEmpty()) {
-            m_status->setText(r.error);
-            Q_EMIT submitFailed(r.error);
-            return;
-        }
-        const QString name = m_plan ? m_plan->spec.name : QString();
-        m_status->setText(tr("Submitted sweep %1 (%2).").arg(r.sweep).arg(name));
-        Q_EMIT submitted(r.sweep, name);
-        accept();
+        if (r.prepared && r.error.isEmpty())
+            submitPrepared(*r.prepared);
+        else
+            finishSubmit(r);
     });
 
     // The schema comes from the trainer (`--print-schema`, about a second): off the UI thread.
@@ -331,14 +321,14 @@ void Launcher::validateNow()
     m_debounce.stop();
     if (!m_schema)
         return;
-    const core::PlanLoad load = core::loadSubmitPlanText(m_editor->toPlainText().toUtf8(), m_path, *m_schema);
-    m_problems = load.specErrors;
-    if (!load.configError.isEmpty())
-        m_problems.append({m_path, 0, load.configError});
-    if (!load.readError.isEmpty())
-        m_problems.append({m_path, 0, load.readError});
-    m_plan = m_problems.isEmpty() ? load.plan : std::nullopt;
-    m_planned = m_plan ? load.trials : QList<core::PlannedTrial>{};
+    m_checked =
+        remote::SweepOperations::checkSpecText(m_editor->toPlainText().toUtf8(), m_path, *m_schema, false);
+    m_problems = m_checked.problems();
+    for (core::SpecError &e : m_problems)
+        if (e.file.isEmpty())
+            e.file = m_path;
+    m_plan = m_problems.isEmpty() ? m_checked.load.plan : std::nullopt;
+    m_planned = m_plan ? m_checked.trials() : QList<core::PlannedTrial>{};
     showProblems();
     Q_EMIT validated();
 }
@@ -399,7 +389,8 @@ void Launcher::preview()
     validateNow();
     if (!m_plan)
         return;
-    const core::PlanPreview p = core::previewPlan(*m_plan, m_planned);
+    const remote::SweepPreview preview = remote::SweepOperations::preview(m_checked, target());
+    const core::PlanPreview &p = preview.plan;
     m_trials->clear();
     m_trials->setColumnCount(int(p.columns.size()));
     m_trials->setHorizontalHeaderLabels(p.columns);
@@ -408,26 +399,10 @@ void Launcher::preview()
         for (int c = 0; c < p.rows[r].size(); ++c)
             m_trials->setItem(r, c, new QTableWidgetItem(p.rows[r][c]));
     m_trials->resizeColumnsToContents();
-    QString script = p.summary + QLatin1Char('\n');
-    try {
-        if (target().isEmpty()) {
-            remote::Executors executors(m_hub->connectionSource());
-            QString problem;
-            core::Executor *local = executors.get({}, &problem);
-            script +=
-                local ? QString::fromUtf8(core::describeFirstBatch(*local, *m_plan, m_planned)) : problem;
-        } else {
-            auto profile = remote::ProfileStore().find(target());
-            if (!profile)
-                throw remote::ProfileError(tr("no cluster profile '%1'").arg(target()));
-            profile->trainerPath = remote::sweepTrainerPath(*profile);
-            script += tr("# sbatch script for cluster %1:\n").arg(target()) +
-                QString::fromUtf8(remote::previewSbatch(*profile, core::configDirectory(), *m_plan, m_planned,
-                                                        QStringLiteral("<sweep-id>")));
-        }
-    } catch (const std::exception &e) {
-        script += QString::fromUtf8(e.what());
-    }
+    QString script = p.summary + preview.worstCaseText() + QLatin1Char('\n');
+    if (!target().isEmpty())
+        script += tr("# sbatch script for cluster %1:\n").arg(target());
+    script += preview.launchProblem.isEmpty() ? QString::fromUtf8(preview.launch) : preview.launchProblem;
     m_script->setPlainText(script);
     Q_EMIT previewed();
 }
@@ -464,53 +439,83 @@ void Launcher::submit()
     m_submitting = true;
     m_cancel->store(false);
     setBusy(true, tr("Checking the trial configs with the trainer…"));
-    const core::SubmitPlan plan = *m_plan;
-    const QList<core::PlannedTrial> planned = m_planned;
-    const core::TrainerSchema schema = *m_schema;
-    const QString cluster = target(), database = m_database;
-    const auto source = m_hub->connectionSource();
-    const auto cancel = m_cancel;
-    // The worker never outlives this dialog (the destructor waits for it); a message it posts
-    // after the dialog went is dropped with its context.
-    auto say = [this](const QString &text) {
-        QMetaObject::invokeMethod(this, [this, text] {
-            if (m_submitting)
-                setBusy(true, text);
+    const QByteArray yaml = m_editor->toPlainText().toUtf8();
+    const QString path = m_path;
+    const QString cluster = target();
+    remote::SweepOperations::Options options;
+    options.connections = m_hub->connectionSource();
+    options.schema = *m_schema;
+    options.settle = remote::Settle::Return;  // the window follows every sweep
+    remote::OperationProgress progress;
+    // Progress lines reach this dialog on the UI thread, if it is still there then.
+    progress.say = [self = QPointer<Launcher>(this)](const QString &text) {
+        QMetaObject::invokeMethod(qApp, [self, text] {
+            if (Launcher *launcher = self.data(); launcher && launcher->isSubmitting())
+                launcher->setBusy(true, text);
         });
     };
+    progress.cancelled = [cancel = m_cancel] { return cancel->load(); };
+    // `sweep submit`'s operation in two steps: on a pool thread the trainer's own checks of the
+    // configs and what needs no store (deploying the trainer where a cluster lacks it, connecting:
+    // minutes the first time), then the submission itself on the window's store writer.
     m_submitWatcher.setFuture(QtConcurrent::run(blockingPool(), [=]() -> SubmitResult {
         try {
-            // The trainer's cross-key checks, as `sweep submit` runs them.
-            if (const QStringList refusals =
-                    core::checkPlanWithTrainer(core::trainerExecutable(), plan, planned);
-                !refusals.isEmpty())
-                return {0, refusals.join(QLatin1Char('\n'))};
-            if (cancel->load())
-                return {0, tr("Cancelled: nothing was submitted.")};
-            say(cluster.isEmpty() ? tr("Submitting on this machine…") : tr("Connecting to %1…").arg(cluster));
-            remote::Executors executors(source);
-            if (!plan.spec.command)  // a sweep of its own command needs no trainer
-                executors.deployIfMissing(
-                    [say](const QString &name, const remote::DeployProgress &p) {
-                        say(p.percent >= 0
-                                ? tr("%1: building the trainer — %2 %3%").arg(name, p.phase).arg(p.percent)
-                                : tr("%1: building the trainer — %2").arg(name, p.phase));
-                    },
-                    [cancel] { return cancel->load(); });
-            QString problem;
-            core::Executor *executor = executors.get(cluster, &problem);
-            if (!executor)
-                return {0, problem};
-            if (cancel->load())
-                return {0, tr("Cancelled: nothing was submitted.")};
-            say(tr("Submitting to %1…").arg(executor->name()));
-            auto store = core::TrackingStore::open(database);
-            core::SweepRunner runner(*store, *executor, schema);
-            return {runner.submit(plan), {}};
-        } catch (const std::exception &e) {
-            return {0, tr("Not submitted: %1").arg(QString::fromUtf8(e.what()))};
+            const remote::CheckedSpec spec =
+                remote::SweepOperations::checkSpecText(yaml, path, *options.schema, true);
+            if (!spec.ok())
+                return {0, spec.problemLines().join(QLatin1Char('\n')), {}};
+            remote::SweepOperations(options).prepare(cluster, !spec.plan().spec.command, progress);
+            return {0, {}, spec};
+        } catch (const remote::OperationError &e) {
+            return {0, failureText(e), {}};
         }
     }));
+    m_submitOptions = options;
+    m_submitProgress = progress;
+}
+
+QString Launcher::failureText(const remote::OperationError &e)
+{
+    switch (e.kind()) {
+    case remote::OperationError::Kind::Cancelled:
+        return tr("Cancelled: nothing was submitted.");
+    case remote::OperationError::Kind::Invalid:
+        return e.message();
+    case remote::OperationError::Kind::Failed:
+        break;
+    }
+    return tr("Not submitted: %1").arg(e.message());
+}
+
+void Launcher::submitPrepared(const remote::CheckedSpec &spec)
+{
+    const QString cluster = target();
+    m_writer->write<SubmitResult>(
+        this,
+        [spec, cluster, options = m_submitOptions, progress = m_submitProgress](core::TrackingStore &store) {
+            try {
+                remote::SweepOperations ops(store, options);
+                return SubmitResult{ops.submit(spec, cluster, progress), {}, {}};
+            } catch (const remote::OperationError &e) {
+                return SubmitResult{0, failureText(e), {}};
+            }
+        },
+        [this](const SubmitResult &r) { finishSubmit(r); });
+}
+
+void Launcher::finishSubmit(const SubmitResult &r)
+{
+    m_submitting = false;
+    setBusy(false);
+    if (!r.error.isEmpty()) {
+        m_status->setText(r.error);
+        Q_EMIT submitFailed(r.error);
+        return;
+    }
+    const QString name = m_plan ? m_plan->spec.name : QString();
+    m_status->setText(tr("Submitted sweep %1 (%2).").arg(r.sweep).arg(name));
+    Q_EMIT submitted(r.sweep, name);
+    accept();
 }
 
 }  // namespace orrery::gui

@@ -2,17 +2,19 @@
 //
 // The sweep launcher (Ctrl+L, UX.md): a YAML editor for a sweep spec, checked as it is typed
 // against the trainer's schema by the same core code as `orrery sweep plan`
-// (core::loadSubmitPlanText): each problem is underlined at its line and listed beside the editor.
-// Where it runs: this machine or a cluster profile. Preview shows the trial table and what would
-// be launched — the sbatch script (remote::previewSbatch) or the local command lines
-// (core::describeFirstBatch) — and Submit submits as `orrery sweep submit` does (the trainer's
-// own config checks, then core::SweepRunner::submit through remote::Executors over the window's
-// connections; a cluster without a trainer gets it deployed first), on a pool thread, with
-// progress and Cancel. The new sweep then shows in the tree and the window's follower follows it.
+// (remote::SweepOperations::checkSpecText): each problem is underlined at its line and listed
+// beside the editor. Where it runs: this machine or a cluster profile. Preview shows what
+// `sweep submit --dry-run` prints (SweepOperations::preview): the trial table, the worst-case
+// GPU-hours and cost, and what would be launched — the sbatch script or the local command lines.
+// Submit is `orrery sweep submit`'s operation (SweepOperations::submit: the trainer's own config
+// checks, deploying the trainer where a cluster lacks it, then the submission) over the window's
+// connections, on a pool thread, with progress and Cancel. The new sweep then shows in the tree
+// and the window's follower follows it.
 #pragma once
 
 #include "orrery/core/sweepplan.h"
 #include "orrery/core/sweepspec.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QDialog>
 #include <QFutureWatcher>
@@ -35,6 +37,7 @@ class QTableWidget;
 namespace orrery::gui {
 
 class ClusterHub;
+class StoreWriter;
 
 // Keys, comments, strings, numbers and booleans of YAML, line by line.
 class YamlHighlighter : public QSyntaxHighlighter {
@@ -48,8 +51,8 @@ protected:
 class Launcher : public QDialog {
     Q_OBJECT
 public:
-    // `database`: the window's store, where the sweep is recorded.
-    Launcher(ClusterHub *hub, QString database, QWidget *parent = nullptr);
+    // `writer`: the window's store writer, where the sweep is recorded.
+    Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent = nullptr);
     ~Launcher() override;
 
     QPlainTextEdit *editor() const { return m_editor; }
@@ -88,7 +91,7 @@ private:
     void setBusy(bool busy, const QString &text = {});
 
     ClusterHub *m_hub;
-    QString m_database;
+    StoreWriter *m_writer;
     QString m_path;
     QPlainTextEdit *m_editor;
     QComboBox *m_target;
@@ -103,13 +106,20 @@ private:
     std::optional<core::TrainerSchema> m_schema;
     QString m_schemaProblem;
     QFutureWatcher<std::optional<core::TrainerSchema>> m_schemaWatcher;
-    std::optional<core::SubmitPlan> m_plan;
+    std::optional<core::SubmitPlan> m_plan;  // set while the spec has no problem
     QList<core::PlannedTrial> m_planned;
+    remote::CheckedSpec m_checked;  // the last check, problems and all
     QList<core::SpecError> m_problems;
     struct SubmitResult {
         qint64 sweep = 0;
         QString error;
+        std::optional<remote::CheckedSpec> prepared;  // checked and prepared: submit it next
     };
+    static QString failureText(const remote::OperationError &e);
+    void submitPrepared(const remote::CheckedSpec &spec);
+    void finishSubmit(const SubmitResult &r);
+    remote::SweepOperations::Options m_submitOptions;
+    remote::OperationProgress m_submitProgress;
     QFutureWatcher<SubmitResult> m_submitWatcher;
     std::shared_ptr<std::atomic<bool>> m_cancel = std::make_shared<std::atomic<bool>>(false);
     bool m_submitting = false;

@@ -15,6 +15,7 @@
 #include "samplefetcher.h"
 #include "sshprompts.h"
 #include "storereader.h"
+#include "storewriter.h"
 #include "sweepactions.h"
 #include "sweeptreemodel.h"
 #include "videoview.h"
@@ -24,8 +25,8 @@
 #include "orrery/core/version.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/diagnostics.h"
-#include "orrery/remote/executors.h"
 #include "orrery/remote/slurm.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QAction>
 #include <QClipboard>
@@ -62,10 +63,11 @@
 namespace orrery::gui {
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
-    : QMainWindow(parent), m_reader(new StoreReader(this)), m_follower(new Follower(this)),
-      m_selection(new RunSelection(this)), m_tabs(new QTabWidget(this)),
-      m_environment(new EnvironmentModel(this)), m_environmentView(new QTableView(this)),
-      m_runsModel(new RunsTableModel(this)), m_treeModel(new SweepTreeModel(this))
+    : QMainWindow(parent), m_reader(new StoreReader(this)), m_writer(new StoreWriter(this)),
+      m_follower(new Follower(m_writer, this)), m_selection(new RunSelection(this)),
+      m_tabs(new QTabWidget(this)), m_environment(new EnvironmentModel(this)),
+      m_environmentView(new QTableView(this)), m_runsModel(new RunsTableModel(this)),
+      m_treeModel(new SweepTreeModel(this))
 {
     setWindowTitle(tr("Orrery %1").arg(core::version()));
     setObjectName(QStringLiteral("mainWindow"));
@@ -87,13 +89,14 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_prompter = new SshPrompter(this, this);
     m_hub = new ClusterHub(m_prompter, this);
     m_follower->setConnectionSource(m_hub->connectionSource());
-    m_actions = new SweepActions(m_hub, this);
+    m_actions = new SweepActions(m_hub, m_writer, this);
 
     buildRunsTab();
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     m_tabs->addTab(m_compare, tr("Compare"));
     m_video = new VideoView(m_reader, m_selection, this);
     m_video->fetcher()->setConnectionSource(m_hub->namedConnectionSource());
+    m_video->fetcher()->setWriter(m_writer);
     m_tabs->addTab(m_video, tr("Video"));
     m_clusterView = new ClusterView(m_hub, this);
     m_tabs->addTab(m_clusterView, tr("Cluster"));
@@ -174,7 +177,26 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     });
     poll->start();
 
-    connect(m_reader, &StoreReader::opened, this, [this](const QString &path, const QString &readOnly) {
+    // The writer opens (creating or migrating the file) first, then the reader, read-only: one
+    // writer connection per process (ARCHITECTURE.md).
+    connect(m_writer, &StoreWriter::opened, this, [this](const QString &path, const QString &readOnly) {
+        m_opening = false;
+        m_writerProblem = readOnly;
+        m_reader->open(path, core::TrackingStore::Mode::ReadOnly);
+    });
+    connect(m_writer, &StoreWriter::failed, this, [this](const QString &message) {
+        if (!m_opening) {  // a job failed: said, and the next one may succeed
+            statusBar()->showMessage(message, 10'000);
+            return;
+        }
+        m_opening = false;  // the file cannot be written: read what can be read
+        m_writerProblem = message;
+        m_reader->open(m_writer->path(), core::TrackingStore::Mode::ReadOnly);
+    });
+    // Whether the file can be written is the writer's to say (a newer Orrery's file, a read-only
+    // directory); the reader is read-only by choice.
+    connect(m_reader, &StoreReader::opened, this, [this](const QString &path, const QString &) {
+        const QString readOnly = m_writerProblem;
         setWindowTitle(tr("Orrery %1 — %2").arg(core::version(), QFileInfo(path).fileName()));
         if (readOnly.isEmpty()) {
             m_banner->hide();
@@ -186,7 +208,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_actions->setDatabase(path);
         refresh();
         if (m_wantFollow && readOnly.isEmpty())
-            m_follower->start(path);
+            m_follower->start();
         else
             m_follower->stop();
         m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
@@ -230,6 +252,12 @@ MainWindow::~MainWindow()
     // The checks may still be running (orrery-train loading): wait rather than leave a pool
     // thread writing into a destroyed watcher.
     m_checksWatcher.waitForFinished();
+    // The follower gives its leases back through the writer, which then runs every job still
+    // queued (nothing asked for is lost) before the connections it may use go.
+    delete m_follower;
+    m_follower = nullptr;
+    delete m_writer;
+    m_writer = nullptr;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)
@@ -334,6 +362,10 @@ void MainWindow::buildDocks()
     m_tree->header()->setSectionResizeMode(SweepTreeModel::NameColumn, QHeaderView::ResizeToContents);
     // A running sweep's state grows an ETA after the first snapshots: the column follows it.
     m_tree->header()->setSectionResizeMode(SweepTreeModel::StateColumn, QHeaderView::ResizeToContents);
+    m_tree->header()->setSectionResizeMode(SweepTreeModel::UsageColumn, QHeaderView::ResizeToContents);
+    // Wide enough for a sweep's state, best value and GPU-hours side by side (a QTreeView's own
+    // size hint, 256 px, cut the GPU-hours off).
+    m_tree->setMinimumWidth(380);
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
     connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
@@ -355,9 +387,9 @@ void MainWindow::buildDocks()
     detailsDock->setObjectName(QStringLiteral("detailsDock"));
     m_details = new DetailsView(m_reader, detailsDock);
     m_details->setObjectName(QStringLiteral("detailsView"));
+    m_details->setMinimumWidth(340);  // field and value both readable
     detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
-    resizeDocks({treeDock, detailsDock}, {330, 320}, Qt::Horizontal);
 }
 
 void MainWindow::buildMenus()
@@ -507,7 +539,9 @@ QString MainWindow::filterError() const
 void MainWindow::openDatabase(const QString &path)
 {
     m_selection->select({}, this);
-    m_reader->open(path);
+    m_writerProblem.clear();
+    m_opening = true;
+    m_writer->open(path);
 }
 
 void MainWindow::setFilter(const QString &text)
@@ -532,7 +566,7 @@ void MainWindow::setFollowing(bool on)
 {
     m_wantFollow = on;
     if (on && !m_reader->path().isEmpty() && !m_banner->isVisible())
-        m_follower->start(m_reader->path());
+        m_follower->start();
     else if (!on)
         m_follower->stop();
     m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
@@ -649,25 +683,17 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
     progress->setMinimumDuration(300);
     auto cancel = std::make_shared<std::atomic<bool>>(false);
     connect(progress, &QProgressDialog::canceled, this, [cancel] { cancel->store(true); });
-    const QString path = m_reader->path();
-    auto *watcher = new QFutureWatcher<std::pair<int, qint64>>(this);
-    connect(watcher, &QFutureWatcher<std::pair<int, qint64>>::finished, this, [this, watcher, progress] {
-        const auto [runs, points] = watcher->result();
-        progress->deleteLater();
-        watcher->deleteLater();
-        statusBar()->showMessage(tr("Imported %n run(s), %1 points", nullptr, runs).arg(points), 10'000);
-        refresh();
-        Q_EMIT importFinished(runs, int(points));
-    });
     QPointer<QProgressDialog> dialog(progress);
-    watcher->setFuture(QtConcurrent::run(
-        blockingPool(), [path, root, experiment, cancel, dialog]() -> std::pair<int, qint64> {
+    // On the window's store writer, one run directory per transaction; the follower's ticks wait
+    // their turn.
+    m_writer->write<std::pair<int, qint64>>(
+        this,
+        [root, experiment, cancel, dialog](core::TrackingStore &store) -> std::pair<int, qint64> {
             int runs = 0;
             qint64 points = 0;
             try {
-                auto store = core::TrackingStore::open(path);
                 const QStringList dirs = core::findRunDirectories(root);
-                QMetaObject::invokeMethod(dialog, [dialog, n = dirs.size()] {
+                QMetaObject::invokeMethod(qApp, [dialog, n = dirs.size()] {
                     if (dialog)
                         dialog->setMaximum(int(n));
                 });
@@ -675,10 +701,10 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
                     if (cancel->load())
                         break;
                     const auto r =
-                        store->ingestRunDirectory(dir, experiment, [cancel] { return cancel->load(); });
+                        store.ingestRunDirectory(dir, experiment, [cancel] { return cancel->load(); });
                     ++runs;
                     points += r.events.points;
-                    QMetaObject::invokeMethod(dialog, [dialog, runs, dir] {
+                    QMetaObject::invokeMethod(qApp, [dialog, runs, dir] {
                         if (dialog) {
                             dialog->setValue(runs);
                             dialog->setLabelText(QFileInfo(dir).fileName());
@@ -689,7 +715,15 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
                 qWarning("import: %s", e.what());
             }
             return {runs, points};
-        }));
+        },
+        [this, dialog](const std::pair<int, qint64> &result) {
+            const auto [runs, points] = result;
+            if (dialog)
+                dialog->deleteLater();
+            statusBar()->showMessage(tr("Imported %n run(s), %1 points", nullptr, runs).arg(points), 10'000);
+            refresh();
+            Q_EMIT importFinished(runs, int(points));
+        });
 }
 
 void MainWindow::refreshEnvironment()
@@ -707,7 +741,7 @@ Launcher *MainWindow::openLauncher()
         open->activateWindow();
         return open;
     }
-    auto *launcher = new Launcher(m_hub, m_reader->path(), this);
+    auto *launcher = new Launcher(m_hub, m_writer, this);
     launcher->setAttribute(Qt::WA_DeleteOnClose);
     if (!m_clusterView->cluster().isEmpty() && m_tabs->currentWidget() == m_clusterView)
         launcher->setTarget(m_clusterView->cluster());
@@ -896,25 +930,11 @@ void MainWindow::openTrialLogs(core::SweepId sweep, int trial)
     QtConcurrent::run(blockingPool(), [=]() -> Found {
         try {
             auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
-            const auto sw = store->sweep(sweep);
-            if (!sw)
-                return {{}, {}, tr("no sweep %1").arg(sweep), {}};
-            const QList<core::Trial> latest = core::latestAttempts(store->trials(sweep));
-            const auto t = std::find_if(latest.begin(), latest.end(),
-                                        [&](const core::Trial &x) { return x.index == trial; });
-            if (t == latest.end())
-                return {{}, {}, tr("sweep %1 has no trial %2").arg(sweep).arg(trial), {}};
-            if (t->task.isEmpty())
-                return {{}, {}, tr("trial %1 has not started yet: no logs").arg(trial), {}};
-            remote::Executors executors(connections);
-            QString problem;
-            core::Executor *executor = executors.get(sw->cluster, &problem);
-            if (!executor)
-                return {{}, {}, problem, {}};
-            return {tr("%1 · trial %2 · attempt %3").arg(sw->name).arg(trial).arg(t->attempt),
-                    sw->cluster,
-                    {},
-                    executor->logPaths(sw->rootDir, t->task, t->runDir)};
+            remote::SweepOperations::Options options;
+            options.connections = connections;
+            remote::SweepOperations ops(*store, options);
+            const remote::TrialLogs logs = ops.logs(sweep, trial);
+            return {logs.title, logs.sweep.cluster, {}, logs.paths};
         } catch (const std::exception &e) {
             return {{}, {}, QString::fromUtf8(e.what()), {}};
         }

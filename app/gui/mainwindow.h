@@ -41,6 +41,7 @@ class EnvironmentModel;
 class RunSelection;
 class RunsTableModel;
 class StoreReader;
+class StoreWriter;
 class SweepTreeModel;
 class VideoView;
 
@@ -116,6 +117,9 @@ private:
     void showLogs(const QString &title, const QString &cluster, const QStringList &paths);
 
     StoreReader *m_reader;
+    StoreWriter *m_writer;  // the window's one read-write connection
+    QString m_writerProblem;  // why the writer cannot write the open file ("": it can)
+    bool m_opening = false;  // the writer is opening a file (its failure is the file's)
     Follower *m_follower;
     RunSelection *m_selection;
     QTabWidget *m_tabs;

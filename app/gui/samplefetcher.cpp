@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "samplefetcher.h"
 
-#include "blockingpool.h"
+#include "storewriter.h"
 
 #include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
 
 #include <QFileInfo>
 #include <QPointer>
-#include <QtConcurrent>
 
 namespace orrery::gui {
 
@@ -78,27 +77,24 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
             },
             Qt::QueuedConnection);
     };
-    const QString database = m_database;
     c->run([cache, cluster, artifact, cancel, progress](remote::Session &session) {
          return cache.fetch(session, cluster, artifact, remote::Transfer{progress, cancel.get()});
      })
         .then(this,
-              [this, k, run, artifact, database](const QString &local) {
+              [this, k, run, artifact](const QString &local) {
                   m_inFlight.remove(k);
                   report();
-                  // The store learns of the copy off the UI thread (a write may wait on another
-                  // writer's lock); the view does not need to wait for it.
-                  if (!database.isEmpty()) {
+                  // The store learns of the copy on the window's store writer; the view does not
+                  // need to wait for it.
+                  if (m_writer) {
                       const qint64 size = QFileInfo(local).size();
-                      (void)QtConcurrent::run(
-                          blockingPool(), [database, run, path = artifact.path, local, size] {
-                              try {
-                                  core::TrackingStore::open(database)->setArtifactLocalCopy(run, path, local,
-                                                                                            size);
-                              } catch (const core::StoreError &) {
-                                  // Read-only or busy: the cache still holds the file, found again by path.
-                              }
-                          });
+                      m_writer->post([run, path = artifact.path, local, size](core::TrackingStore &store) {
+                          try {
+                              store.setArtifactLocalCopy(run, path, local, size);
+                          } catch (const core::StoreError &) {
+                              // Read-only or busy: the cache still holds the file, found again by path.
+                          }
+                      });
                   }
                   Q_EMIT fetched(run, artifact.remotePath, local);
               })

@@ -9,9 +9,11 @@
 
 #include "orrery/core/store.h"
 #include "orrery/remote/artifactcache.h"
+#include "storewriter.h"
 
 #include <QHash>
 #include <QObject>
+#include <QPointer>
 #include <QSet>
 #include <QString>
 
@@ -36,8 +38,9 @@ public:
     using ConnectionSource =
         std::function<std::shared_ptr<remote::Connection>(const QString &cluster, QString *error)>;
     void setConnectionSource(ConnectionSource source) { m_source = std::move(source); }
-    // The store the local copies are recorded in (the window's database).
-    void setDatabase(const QString &path) { m_database = path; }
+    // Where the local copies are recorded (the window's store writer); unset: nowhere (the cache
+    // still finds them by path).
+    void setWriter(StoreWriter *writer) { m_writer = writer; }
     const remote::ArtifactCache &cache() const { return m_cache; }
 
     // Starts fetching `artifact` of `run` from `cluster` unless it is already being fetched.
@@ -60,7 +63,7 @@ private:
     void report();
 
     remote::ArtifactCache m_cache;
-    QString m_database;
+    QPointer<StoreWriter> m_writer;
     ConnectionSource m_source;
     struct Transfer {
         qint64 done = 0, total = 0;

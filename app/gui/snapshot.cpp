@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "snapshot.h"
 
+#include "orrery/remote/sweepoperations.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QSet>
@@ -17,26 +19,21 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     QHash<core::ExperimentId, QString> names;
     for (const core::Experiment &e : std::as_const(s.experiments))
         names.insert(e.id, e.name);
+    // Each cluster's price read once a snapshot (a profile file each).
+    QHash<QString, std::optional<core::Price>> prices;
     for (const core::Sweep &sweep : store.sweeps()) {
-        SweepNode node;
-        node.sweep = sweep;
-        node.experiment = names.value(sweep.experimentId);
-        node.trials = store.trialSummaries(sweep.id);
-        QList<core::Trial> latest;
-        latest.reserve(node.trials.size());
-        for (const core::TrialSummary &t : std::as_const(node.trials))
-            latest.push_back(t.trial);
-        node.counts = core::countPhases(latest);
-        // The same best as `orrery sweep list` and `sweep best`: the run whose latest value of
-        // the sweep's metric is best by its goal.
-        const std::optional<core::RunRow> best = store.bestRun(sweep.id);
-        if (best)
-            if (const core::LatestMetric *m = best->metric(sweep.metricName))
-                node.best = m->last.value;
+        if (!prices.contains(sweep.cluster))
+            prices.insert(sweep.cluster, remote::executorPrice(sweep.cluster));
+        core::OverviewOptions options;
+        options.nowMs = now;
+        options.price = prices.value(sweep.cluster);
         if (trackers && core::isActive(sweep.sweepState())) {
-            node.progress = (*trackers)[sweep.id].update(sweep, node.trials, best, now);
+            options.tracker = &(*trackers)[sweep.id];  // a rate needs two looks: kept between snapshots
             active.insert(sweep.id);
         }
+        SweepNode node;
+        static_cast<core::SweepOverview &>(node) = core::readSweepOverview(store, sweep, options);
+        node.experiment = names.value(sweep.experimentId);
         s.sweeps.push_back(std::move(node));
     }
     if (trackers)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // What the window shows at one instant, read in one go on the reader thread: the experiments →
-// sweeps → trials tree and the runs the filter selects, with their params and latest metrics.
+// sweeps → trials tree (each sweep's overview, as the CLI prints it) and the runs the filter
+// selects, with their params and latest metrics.
 #pragma once
 
 #include "orrery/core/store.h"
-#include "orrery/core/sweepprogress.h"
+#include "orrery/core/sweepoverview.h"
 
 #include <QHash>
 
@@ -16,15 +17,10 @@
 
 namespace orrery::gui {
 
-struct SweepNode {
-    core::Sweep sweep;
+// A sweep as `orrery sweep status` sees it (core::SweepOverview: counts, best, GPU-hours and
+// cost at its cluster's price, progress, goodput), and its experiment's name.
+struct SweepNode : core::SweepOverview {
     QString experiment;
-    QList<core::TrialSummary> trials;
-    core::PhaseCounts counts;
-    std::optional<double> best;  // the best run's latest value of the sweep's metric (store.bestRun)
-    // Steps done and to go, rates and ETAs, as `sweep watch` shows them: active sweeps, when the
-    // reader keeps trackers between snapshots (a rate needs two of them).
-    std::optional<core::SweepProgress> progress;
 };
 
 struct Snapshot {

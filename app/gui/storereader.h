@@ -11,6 +11,8 @@
 // throwing read reports its message through failed() instead of the callback.
 #pragma once
 
+#include "storethread.h"
+
 #include "orrery/core/store.h"
 
 #include <QObject>
@@ -29,26 +31,17 @@ public:
     explicit StoreReader(QObject *parent = nullptr);
     ~StoreReader() override;
 
-    // Opens `path` on the reader thread (read-only when a newer Orrery wrote it). Emits opened()
-    // or failed(); reads submitted meanwhile run against the new file.
-    void open(const QString &path);
+    // Opens `path` on the reader thread (read-only when a newer Orrery wrote it; the window opens
+    // it ReadOnly, its StoreWriter having created and migrated it). Emits opened() or failed();
+    // reads submitted meanwhile run against the new file.
+    void open(const QString &path, core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
     QString path() const { return m_path; }
 
     template<class T>
     void read(QObject *receiver, std::function<T(const core::TrackingStore &)> work,
               std::function<void(T)> done)
     {
-        QPointer<QObject> guard(receiver);
-        post([this, guard, work = std::move(work), done = std::move(done)](const core::TrackingStore &store) {
-            auto result = std::make_shared<T>(work(store));
-            QMetaObject::invokeMethod(
-                guard.data() ? guard.data() : static_cast<QObject *>(this),
-                [guard, done, result] {
-                    if (guard)
-                        done(std::move(*result));
-                },
-                Qt::QueuedConnection);
-        });
+        post(resultJob<T, const core::TrackingStore>(this, receiver, std::move(work), std::move(done)));
     }
 
 Q_SIGNALS:
@@ -57,12 +50,10 @@ Q_SIGNALS:
     void failed(const QString &message);
 
 private:
-    void post(std::function<void(const core::TrackingStore &)> job);
+    void post(std::function<void(core::TrackingStore &)> job);
 
-    class Worker;
-    QThread m_thread;
-    Worker *m_worker = nullptr;  // lives on m_thread
     QString m_path;
+    StoreThread m_thread;  // last: it finishes its jobs before the rest goes
 };
 
 }  // namespace orrery::gui

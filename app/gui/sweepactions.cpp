@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sweepactions.h"
 
-#include "blockingpool.h"
 #include "clusterhub.h"
+#include "storewriter.h"
 
-#include "orrery/core/sweeprunner.h"
-#include "orrery/remote/executors.h"
 #include "orrery/remote/shell.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QRegularExpression>
-#include <QtConcurrent>
 
 namespace orrery::gui {
 
@@ -30,7 +28,8 @@ QString verb(SweepActions::Action action)
 
 }  // namespace
 
-SweepActions::SweepActions(ClusterHub *hub, QObject *parent) : QObject(parent), m_hub(hub)
+SweepActions::SweepActions(ClusterHub *hub, StoreWriter *writer, QObject *parent)
+    : QObject(parent), m_hub(hub), m_writer(writer)
 { }
 
 QString SweepActions::commandLine(Action action, core::SweepId sweep, int trial) const
@@ -57,42 +56,33 @@ void SweepActions::run(Action action, core::SweepId sweep, int trial)
     Q_EMIT started(what);
     ++m_inFlight;
     const auto source = m_hub->connectionSource();
-    const QString database = m_database;
-    QtConcurrent::run(blockingPool(), [=]() -> std::pair<QString, bool> {
-        try {
-            QString problem;
-            const auto schema = core::TrainerSchema::load(&problem);
-            if (!schema)
-                return {problem, false};
-            auto store = core::TrackingStore::open(database);
-            const auto sw = store->sweep(sweep);
-            if (!sw)
-                return {tr("no sweep %1").arg(sweep), false};
-            remote::Executors executors(source);
-            core::Executor *executor = executors.get(sw->cluster, &problem);
-            if (!executor)
-                return {problem, false};
-            core::SweepRunner runner(*store, *executor, *schema);
-            switch (action) {
-            case Action::CancelSweep:
-                runner.cancel(sweep);
-                return {tr("Sweep %1 (%2) is being cancelled.").arg(sweep).arg(sw->name), true};
-            case Action::StopTrial:
-                runner.stopTrial(sweep, trial, tr("from the desktop window"));
-                return {tr("Trial %1 of %2 is being stopped.").arg(trial).arg(sw->name), true};
-            case Action::RetryTrial:
-                runner.retryTrial(sweep, trial);
-                return {tr("Trial %1 of %2 is running again (a new attempt).").arg(trial).arg(sw->name),
-                        true};
+    // On the window's store writer: a cancel or a stop is a scancel or a kill and a few writes
+    // (the window's follower settles what they end), a retry one launch.
+    m_writer->write<std::pair<QString, bool>>(
+        this,
+        [source, action, sweep, trial](core::TrackingStore &store) -> std::pair<QString, bool> {
+            try {
+                remote::SweepOperations::Options options;
+                options.connections = source;
+                options.settle = remote::Settle::Return;
+                remote::SweepOperations ops(store, options);
+                switch (action) {
+                case Action::CancelSweep:
+                    return {ops.cancel(sweep).message, true};
+                case Action::StopTrial:
+                    return {ops.stopTrial(sweep, trial, tr("from the desktop window")).message, true};
+                case Action::RetryTrial:
+                    return {ops.retryTrial(sweep, trial).message, true};
+                }
+                return {{}, false};
+            } catch (const std::exception &e) {
+                return {QString::fromUtf8(e.what()), false};
             }
-            return {{}, false};
-        } catch (const std::exception &e) {
-            return {QString::fromUtf8(e.what()), false};
-        }
-    }).then(this, [this](const std::pair<QString, bool> &r) {  // dropped if this object went
-        --m_inFlight;
-        Q_EMIT done(r.first, r.second);
-    });
+        },
+        [this](const std::pair<QString, bool> &r) {  // dropped if this object went
+            --m_inFlight;
+            Q_EMIT done(r.first, r.second);
+        });
 }
 
 }  // namespace orrery::gui

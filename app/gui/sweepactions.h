@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // What the sweep tree's context menu does to a sweep or a trial: cancel a sweep, stop a trial
-// early, retry a trial — core::SweepRunner's cancel / stopTrial / retryTrial, as `orrery sweep
-// cancel|stop|retry` call them — on a pool thread, through remote::Executors over the window's
-// shared connections (ClusterHub), each with its own store connection. Each action's CLI command
+// early, retry a trial — remote::SweepOperations' cancel / stopTrial / retryTrial, the calls of
+// `orrery sweep cancel|stop|retry` — on a pool thread, over the window's shared connections
+// (ClusterHub), as jobs on the window's store writer. The window's follower settles what they end
+// (Settle::Return). Each action's CLI command
 // line (quoted for a POSIX shell) is what "Copy as CLI command" puts on the clipboard.
 #pragma once
 
@@ -16,13 +17,14 @@
 namespace orrery::gui {
 
 class ClusterHub;
+class StoreWriter;
 
 class SweepActions : public QObject {
     Q_OBJECT
 public:
     enum class Action { CancelSweep, StopTrial, RetryTrial };
 
-    SweepActions(ClusterHub *hub, QObject *parent = nullptr);
+    SweepActions(ClusterHub *hub, StoreWriter *writer, QObject *parent = nullptr);
     void setDatabase(const QString &path) { m_database = path; }
 
     // Starts the action; `done` comes back on the UI thread. `trial` is ignored for CancelSweep.
@@ -38,6 +40,7 @@ Q_SIGNALS:
 
 private:
     ClusterHub *m_hub;
+    StoreWriter *m_writer;
     QString m_database;
     int m_inFlight = 0;
 };

@@ -12,7 +12,7 @@ using core::Phase;
 
 SweepTreeModel::SweepTreeModel(QObject *parent) : QStandardItemModel(parent)
 {
-    setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("Step")});
+    setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("GPU-h"), tr("Step")});
 }
 
 QIcon SweepTreeModel::phaseIcon(Phase phase)
@@ -104,7 +104,6 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         if (!experiment)
             continue;
         QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.name);
-        const core::SweepState state = node.sweep.sweepState();
         QList<core::RunId> runs;
         for (const core::TrialSummary &t : node.trials)
             runs.push_back(t.trial.runId);
@@ -122,8 +121,10 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
                               .arg(node.counts.failed)
                               .arg(node.counts.stopped)
                               .arg(node.sweep.message));
+        // The sweep's word, with its failed trials where it finished with some ("finished (1
+        // failed) · 2/2"), as `orrery sweep list` shows it.
         QString stateText =
-            tr("%1 · %2/%3").arg(core::toText(state)).arg(node.counts.ended()).arg(node.counts.total);
+            tr("%1 · %2/%3").arg(node.stateText()).arg(node.counts.ended()).arg(node.counts.total);
         if (node.progress && node.progress->etaMs)
             stateText += tr(" · ETA %1").arg(core::formatDuration(*node.progress->etaMs));
         if (node.progress && node.progress->stepsTotal > 0)
@@ -136,14 +137,17 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
                                            ? tr(", about %1 to go at the running trials' rate")
                                                  .arg(core::formatDuration(*node.progress->etaMs))
                                            : QString()));
+        const core::SweepOverview::Verdict verdict = node.verdict();
         setCell(sweep, StateColumn, stateText,
-                phaseIcon(core::isActive(state)                         ? Phase::Running
-                              : node.counts.failed && !node.counts.done ? Phase::Failed
-                                                                        : Phase::Done));
+                phaseIcon(verdict == core::SweepOverview::Verdict::Active     ? Phase::Running
+                              : verdict == core::SweepOverview::Verdict::Good ? Phase::Done
+                                                                              : Phase::Failed));
         setCell(sweep, BestColumn,
-                node.best
-                    ? QStringLiteral("%1 %2").arg(node.sweep.metricName, core::formatNumber(*node.best, 4))
-                    : QString());
+                node.best ? QStringLiteral("%1 %2").arg(node.sweep.metricName,
+                                                        core::formatNumber(node.best->value, 4))
+                          : QString());
+        setCell(sweep, UsageColumn, core::usageCell(node.usage, node.price));
+        sweep->setToolTip(sweep->toolTip() + QLatin1Char('\n') + core::describeUsage(node.usage, node.price));
         for (const core::TrialSummary &t : node.trials) {
             QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
             trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
@@ -159,6 +163,7 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
             setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
             setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
             setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
+            setCell(trial, UsageColumn, core::usageCell(node.trialUsage.value(t.trial.index), node.price));
             trial->setToolTip(t.trial.exitReason.isEmpty() ? t.trial.detail : t.trial.exitReason);
         }
     }

@@ -15,7 +15,7 @@ namespace orrery::gui {
 class SweepTreeModel : public QStandardItemModel {
     Q_OBJECT
 public:
-    enum Column { NameColumn, StateColumn, BestColumn, StepColumn, Columns };
+    enum Column { NameColumn, StateColumn, BestColumn, UsageColumn, StepColumn, Columns };
     enum Kind { ExperimentItem = 1, SweepItem, TrialItem };
     // IdRole: an experiment's, a sweep's id, a trial's run id. Sweeps and trials also carry
     // what their actions need: the sweep's id and cluster, the trial's index and state, the

@@ -58,10 +58,6 @@ VideoView::VideoView(StoreReader *reader, RunSelection *selection, QWidget *pare
 {
     setObjectName(QStringLiteral("videoView"));
     buildUi();
-    m_fetcher->setDatabase(m_reader->path());
-    connect(m_reader, &StoreReader::opened, this, [this](const QString &path, const QString &readOnly) {
-        m_fetcher->setDatabase(readOnly.isEmpty() ? path : QString());
-    });
     connect(m_selection, &RunSelection::changed, this, &VideoView::selectionChanged);
     connect(m_clock, &PlaybackClock::indexChanged, this, [this](int index) {
         m_grid->addSkipped(m_clock->skipped());

@@ -3,6 +3,7 @@
 
 #include "orrery/core/format.h"
 #include "orrery/core/params.h"
+#include "orrery/core/sweepoverview.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -112,24 +113,22 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         s.active = core::isActive(sw.sweepState());
         if (!s.active && snap.sweeps.size() >= maxSweeps)
             break;
-        const std::optional<core::RunRow> best = store.bestRun(sw.id);
-        const QList<core::Trial> attempts = store.trials(sw.id);
-        s.usage = core::usageOf(attempts, snap.takenMs);
-        if (s.active) {  // the trials' latest attempts with their steps: counts and progress in one read
-            core::SweepProgressTracker once;
-            core::SweepProgressTracker &tracker = progress ? (*progress)[sw.id] : once;
-            s.progress = tracker.update(sw, store.trialSummaries(sw.id), best, snap.takenMs);
-            s.counts = fromPhases(s.progress->counts);
-        } else {
-            s.counts = countTrials(attempts);
-        }
-        if (best) {
-            if (const core::LatestMetric *m = best->metric(sw.metricName))
-                s.best = m->last.value;
-            s.bestRun = best->run.name;
+        // The sweep at a glance, as `orrery sweep status` and the window show it.
+        core::OverviewOptions options;
+        options.nowMs = snap.takenMs;
+        core::SweepProgressTracker once;
+        if (s.active)  // an active sweep's rates need the tracker kept between reads
+            options.tracker = progress ? &(*progress)[sw.id] : &once;
+        const core::SweepOverview o = core::readSweepOverview(store, sw, options);
+        s.usage = o.usage;
+        s.progress = o.progress;
+        s.counts = fromPhases(o.counts);
+        if (o.best) {
+            s.best = o.best->value;
+            s.bestRun = o.best->name;
             core::HistoryQuery q;
             q.buckets = std::max(1, sparkWidth);
-            const core::MetricHistory h = store.history(best->run.id, sw.metricName, q);
+            const core::MetricHistory h = store.history(o.best->run, sw.metricName, q);
             if (h.downsampled) {
                 for (const core::HistoryBucket &b : h.buckets)
                     s.bestHistory.push_back(b.last.value);
@@ -360,8 +359,7 @@ Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
         const TrialCounts &c = s.counts;
         QString metric = s.sweep.metricName;
         if (!metric.isEmpty())
-            metric += s.sweep.metricGoal == QLatin1String("maximize") ? QStringLiteral(" max")
-                                                                      : QStringLiteral(" min");
+            metric += QLatin1Char(' ') + core::bestWord(s.sweep.metricGoal);
         t.rows.append({s.sweep.name, s.sweep.cluster.isEmpty() ? QStringLiteral("local") : s.sweep.cluster,
                        s.sweep.state, metric,
                        QStringLiteral("%1/%2/%3/%4 of %5")
@@ -840,7 +838,8 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
             if (s.sweep.id == shown) {
                 sweepsTitle = QStringLiteral("Trials of %1").arg(s.sweep.name);
                 if (!s.sweep.metricName.isEmpty())
-                    sweepsTitle += QStringLiteral(" (%1, %2)").arg(s.sweep.metricName, s.sweep.metricGoal);
+                    sweepsTitle += QStringLiteral(" (%1, %2)")
+                                       .arg(s.sweep.metricName, core::toString(s.sweep.metricGoal));
             }
         sweepsTitle += QStringLiteral("  Esc back");
     }

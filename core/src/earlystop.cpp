@@ -11,16 +11,6 @@ namespace orrery::core {
 
 namespace {
 
-// Is a strictly better than b by the goal? NaN loses to everything.
-bool better(double a, double b, Goal goal)
-{
-    if (std::isnan(a))
-        return false;
-    if (std::isnan(b))
-        return true;
-    return goal == Goal::Minimize ? a < b : a > b;
-}
-
 double worst(Goal goal)
 {
     return goal == Goal::Minimize ? std::numeric_limits<double>::infinity()
@@ -32,7 +22,7 @@ double bestOfFirst(const TrialHistory &t, qsizetype count, Goal goal)
 {
     double best = std::numeric_limits<double>::quiet_NaN();
     for (qsizetype i = 0; i < std::min(count, t.points.size()); ++i)
-        if (better(t.points[i].second, best, goal))
+        if (isBetter(t.points[i].second, best, goal))
             best = t.points[i].second;
     return best;
 }
@@ -44,7 +34,7 @@ std::optional<double> bestUpToStep(const TrialHistory &t, qint64 step, Goal goal
         return std::nullopt;
     double best = std::numeric_limits<double>::quiet_NaN();
     for (const auto &[s, v] : t.points)
-        if (s <= step && better(v, best, goal))
+        if (s <= step && isBetter(v, best, goal))
             best = v;
     return best;
 }
@@ -82,11 +72,11 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
             }
         if (qsizetype(values.size()) < quorum)
             continue;
-        std::sort(values.begin(), values.end(), [goal](double a, double b) { return better(a, b, goal); });
+        std::sort(values.begin(), values.end(), [goal](double a, double b) { return isBetter(a, b, goal); });
         const qsizetype keep = std::max<qsizetype>(1, qsizetype(std::ceil(double(values.size()) / rule.eta)));
         const double cutoff = values[std::size_t(keep - 1)];
         const double mine = bestOfFirst(t, rung, goal);
-        if (better(cutoff, std::isnan(mine) ? worst(goal) : mine, goal))
+        if (isBetter(cutoff, std::isnan(mine) ? worst(goal) : mine, goal))
             stops.append({t.trial,
                           QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is not in "
                                          "the top %5 of the %6 trials there (cut-off %7)")
@@ -123,7 +113,7 @@ QList<StopDecision> median(const EarlyTerminate &rule, Goal goal, const QString 
         const std::size_t n = others.size();
         const double med = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
         const double mine = bestUpToStep(t, step, goal).value_or(std::numeric_limits<double>::quiet_NaN());
-        if (better(med, mine, goal))
+        if (isBetter(med, mine, goal))
             stops.append({t.trial,
                           QStringLiteral("median: best %1 %2 by step %3 is worse than the median %4 of "
                                          "%5 other trials at that step")

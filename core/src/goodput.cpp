@@ -212,4 +212,18 @@ SweepGoodput sweepGoodput(const TrackingStore &store, SweepId sweep, qint64 nowM
     return out;
 }
 
+QList<GoodputPart> labelledParts(const GoodputParts &g)
+{
+    return {
+        {QStringLiteral("queue"), g.queueS},
+        {QStringLiteral("start-up"), g.startupS},
+        {QStringLiteral("training"), g.trainingS},
+        {QStringLiteral("checkpoints"), g.checkpointS},
+        {QStringLiteral("evaluation"), g.evalS},
+        {QStringLiteral("samples"), g.sampleS},
+        {g.lostSteps > 0 ? QStringLiteral("lost (%1 steps redone)").arg(g.lostSteps) : QStringLiteral("lost"),
+         g.lostS},
+        {QStringLiteral("rest"), g.restS}};
+}
+
 }  // namespace orrery::core

@@ -30,7 +30,7 @@ Sweep readSweep(const Stmt &s)
     w.spec = qstr(s.text(3));
     w.method = qstr(s.text(4));
     w.metricName = qstr(s.text(5));
-    w.metricGoal = qstr(s.text(6));
+    w.metricGoal = goalFromText(qstr(s.text(6))).value_or(Goal::Minimize);
     w.cluster = qstr(s.text(7));
     w.arrayJobId = qstr(s.text(8));
     w.state = qstr(s.text(9));
@@ -58,7 +58,7 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
             .bind(3, utf8(sw.spec))
             .bind(4, utf8(sw.method))
             .bind(5, utf8(sw.metricName))
-            .bind(6, utf8(sw.metricGoal.isEmpty() ? QStringLiteral("minimize") : sw.metricGoal))
+            .bind(6, utf8(toString(sw.metricGoal)))
             .bind(7, utf8(sw.cluster))
             .bind(8, utf8(sw.arrayJobId))
             .bind(9, utf8(sw.state.isEmpty() ? toText(SweepState::Pending) : sw.state))
@@ -287,6 +287,15 @@ QList<Trial> latestAttempts(const QList<Trial> &attempts)
     return latest.values();
 }
 
+std::optional<Trial> latestAttempt(const QList<Trial> &attempts, int index)
+{
+    std::optional<Trial> latest;
+    for (const Trial &t : attempts)
+        if (t.index == index && (!latest || t.attempt >= latest->attempt))
+            latest = t;
+    return latest;
+}
+
 PhaseCounts countPhases(const QList<Trial> &attempts)
 {
     PhaseCounts c;
@@ -327,7 +336,7 @@ QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
     QHash<RunId, RunRow> runs;
     for (RunRow &row : queryRuns(q))
         runs.insert(row.run.id, std::move(row));
-    const bool maximize = sw->metricGoal == QLatin1String("maximize");
+    const bool maximize = sw->metricGoal == Goal::Maximize;
     QList<TrialSummary> out;
     for (const Trial &t : latestAttempts(attempts)) {
         TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
@@ -352,7 +361,7 @@ std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
     RunQuery q;
     q.sweep = sweepId;
     q.orderByMetric = sw->metricName;
-    q.descending = sw->metricGoal == QLatin1String("maximize");
+    q.descending = sw->metricGoal == Goal::Maximize;
     q.limit = 1;
     q.conditions = {{RunCondition::Scope::Attribute, QStringLiteral("status"), RunCondition::Op::Ne,
                      toString(RunStatus::Killed)},

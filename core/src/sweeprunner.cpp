@@ -3,6 +3,7 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
+#include "orrery/core/sweeprules.h"
 #include "orrery/core/sweepsearch.h"
 #include "orrery/core/usage.h"
 
@@ -28,7 +29,6 @@ namespace {
 
 const QString kEvents = QStringLiteral("events.jsonl");
 constexpr qint64 kExitBytes = 64 * 1024;
-constexpr int kExitPreempted = 75;  // EX_TEMPFAIL: "try again", what the trainer exits with on SIGTERM
 
 QString jsonParams(const TrialParams &params)
 {
@@ -60,136 +60,36 @@ TrialParams typedParams(const QString &json, const QList<ParamSpec> &space)
     return out;
 }
 
-QString exitStep(const QByteArray &exitJson)
-{
-    const QJsonValue step = QJsonDocument::fromJson(exitJson).object().value(QLatin1String("step"));
-    return step.isUndefined() ? QString() : QString::number(step.toInteger());
-}
-
-// The trial's earlier attempts that the retry rule counts: from its latest attempt a user
-// launched (retryTrial) on, so a user's retry starts the budget afresh and is never counted
-// against it. `attempts` may hold other trials' attempts too.
-struct AttemptCounts {
-    int failures = 0, preemptions = 0;
-    QString previousReason;  // the last counted failure's
+// A command's metrics by regex: its standard output, read from the stored offset (command.h).
+struct StdoutRead {
+    qsizetype active = 0, read = 0;  // indexes into Tick::active and Tick::reads
+    QString file;
+    qint64 offset = 0;
+    const SweepSpec *spec = nullptr;
 };
-AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended)
-{
-    int from = ended.userRetry ? ended.attempt : 0;
-    for (const Trial &a : attempts)
-        if (a.index == ended.index && a.userRetry && a.attempt < ended.attempt)
-            from = std::max(from, a.attempt);
-    AttemptCounts c;
-    for (const Trial &a : attempts) {  // by attempt (TrackingStore::trials' order)
-        if (a.index != ended.index || a.id == ended.id || a.attempt < from || a.attempt > ended.attempt)
-            continue;
-        if (a.trialState() == TrialState::Preempted)
-            ++c.preemptions;
-        else if (phaseOf(a.trialState()) == Phase::Failed) {
-            ++c.failures;
-            c.previousReason = a.exitReason;
-        }
-    }
-    return c;
-}
 
-// The retry rule for `ended`, the latest attempt of its trial, which ended `verdict` (failed,
-// lost or preempted) with ended.exitReason: empty when the runner resubmits it, else why not.
-QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries)
-{
-    const AttemptCounts c = countEarlierAttempts(attempts, ended);
-    if (verdict == TrialState::Preempted)
-        return c.preemptions + 1 > kMaxPreemptions
-            ? QStringLiteral("preempted %1 times").arg(c.preemptions + 1)
-            : QString();
-    if (c.failures + 1 > retries)
-        return retries == 0 ? QStringLiteral("no retries (retries: 0)")
-                            : QStringLiteral("failed %1 times").arg(c.failures + 1);
-    if (c.failures > 0 && c.previousReason == ended.exitReason)
-        return QStringLiteral("failed the same way twice (same reason, same step): not retried again");
-    return {};
-}
-
-// The attempt after `t`: the same trial, run dir, params and config (so it resumes from the
-// trial's checkpoint), nothing of how `t` went.
-Trial nextAttempt(const Trial &t)
-{
-    Trial next = t;
-    next.id = 0;
-    next.attempt = t.attempt + 1;
-    next.state.clear();
-    next.exitReason.clear();
-    next.detail.clear();
-    next.task.clear();
-    next.slurmJobId.clear();
-    next.slurmTaskId.clear();
-    next.submittedMs = 0;
-    next.startedMs = 0;
-    next.endedMs = 0;
-    next.userRetry = false;
-    return next;
-}
-
-// The latest attempts of a sweep's trials, counted for the sweep's verdict.
-struct SweepTally {
-    int active = 0, running = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
-    qsizetype trials = 0;
+// What one tick found and read, handed from phase to phase (SweepRunner::tick).
+struct Tick {
+    struct Active {
+        Sweep sweep;
+        Trial trial;
+    };
+    QList<Active> active;  // the latest attempts that are queued or running, of every sweep
+    QList<Sweep> sweeps;
+    // Every attempt as the tick found it (the earlier attempts of a trial do not change during it).
+    QHash<SweepId, QList<Trial>> attemptsOf;
+    // The sweeps this tick acts on, with the lease it holds on each; the others it only reads.
+    QHash<SweepId, SweepLease> acting;
+    QHash<QString, TaskStatus> status;  // the poll's answer, by task id
+    // One batched read: reads[i] is active[i]'s events.jsonl (from eventOffsets[i]), then the
+    // exit.json files (exitReadOf[i]: active[i]'s, or -1) and the command outputs (stdoutReads).
+    QList<FileRead> reads;
+    QList<qint64> eventOffsets;
+    QList<int> exitReadOf;
+    QList<StdoutRead> stdoutReads;
+    QList<FileChunk> chunks;  // one per read; empty: the read failed
+    QHash<SweepId, QList<Trial>> relaunch;  // the resubmissions decided this tick, by sweep
 };
-SweepTally tallyTrials(const QMap<int, Trial> &latest)
-{
-    SweepTally c;
-    c.trials = latest.size();
-    for (const Trial &t : latest) {
-        if (t.isActive()) {
-            ++c.active;
-            c.running += t.trialState() == TrialState::Running ? 1 : 0;
-        } else if (t.trialState() == TrialState::Completed)
-            ++c.completed;
-        else if (t.trialState() == TrialState::Stopped)
-            ++c.stopped;
-        else if (t.trialState() == TrialState::Cancelled)
-            ++c.cancelled;
-        else
-            ++c.failed;
-    }
-    return c;
-}
-
-struct SweepVerdict {
-    SweepState state;
-    QString message;
-};
-// The sweep-verdict rule: how a sweep in state `now` ends once none of its trials is active and
-// none is left to launch, with its one-line summary; nullopt while it goes on.
-// Trials still to launch: bayes suggests up to run_cap; grid and random under a budget launch the
-// `planned` trials their first batch held back. `budgetStop`: why the budget launches no more
-// (BudgetState::explain), empty while it allows the next.
-std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
-                                         int planned = 0, const QString &budgetStop = {})
-{
-    const bool open = c.cancelled == 0 && now != SweepState::Cancelling;
-    const int toLaunch = spec.method == SearchMethod::Bayes ? spec.runCap : spec.budgetGpuHours ? planned : 0;
-    const bool unlaunched = open && c.trials < toLaunch;
-    const bool moreToCome = unlaunched && budgetStop.isEmpty();
-    if (c.active > 0 || moreToCome)
-        return std::nullopt;
-    SweepVerdict v;
-    v.state = now == SweepState::Cancelling ? SweepState::Cancelled
-        : c.completed + c.stopped == 0      ? SweepState::Failed
-                                            : SweepState::Finished;
-    if (unlaunched)
-        v.message = QStringLiteral("stopped by its budget: %1; %2 of %3 trials not launched; ")
-                        .arg(budgetStop)
-                        .arg(toLaunch - c.trials)
-                        .arg(toLaunch);
-    v.message += QStringLiteral("%1 completed, %2 stopped early, %3 failed")
-                     .arg(c.completed)
-                     .arg(c.stopped)
-                     .arg(c.failed);
-    if (c.cancelled)
-        v.message += QStringLiteral(", %1 cancelled").arg(c.cancelled);
-    return v;
-}
 
 }  // namespace
 
@@ -486,6 +386,23 @@ struct SweepRunner::Impl {
                                            : QString::number(next))
                              .arg(finished.size());
     }
+
+    // The phases of a tick, in order (SweepRunner::tick).
+    void takeLeases(const QList<SweepId> &sweepIds, Tick &tick, TickReport &report);
+    bool poll(Tick &tick, TickReport &report);
+    void planReads(Tick &tick);
+    void readAll(Tick &tick, TickReport &report);
+    void ingest(Tick &tick, TickReport &report);
+    void ingestStdout(const StdoutRead &sr, Tick &tick, TickReport &report);
+    void fence(Tick &tick, TickReport &report);
+    void decideAttempts(Tick &tick, TickReport &report);
+    void resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st, const FileChunk *exitChunk, Tick &tick,
+                      qint64 now, TickReport &report);
+    void resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick, TickReport &report);
+    void decideSweep(const Sweep &sw, Tick &tick, TickReport &report);
+    void stopEarly(const Sweep &sw, const SweepSpec &spec, const QList<Trial> &attempts,
+                   QMap<int, Trial> &latestByIndex, TickReport &report);
+    void endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report);
 };
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
@@ -524,7 +441,7 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     sw.spec = QString::fromUtf8(plan.specYaml);
     sw.method = toString(spec.method);
     sw.metricName = spec.metricName;
-    sw.metricGoal = toString(spec.goal);
+    sw.metricGoal = spec.goal;
     sw.cluster = d->executor.name() == QLatin1String("local") ? QString() : d->executor.name();
     sw.state = toText(SweepState::Pending);
     sw.specFile = spec.file;
@@ -646,13 +563,7 @@ void SweepRunner::retryTrial(SweepId sweepId, int index)
     const auto lease = d->store.sweepLease(sweepId);
     const bool followed = isActive(sw.sweepState()) && lease && !lease->holder.isEmpty() &&
         lease->expiresMs > QDateTime::currentMSecsSinceEpoch();
-    const bool runnerMayRetry =
-        state == TrialState::Failed || state == TrialState::Lost || state == TrialState::Preempted;
-    // A trial out of preemptions is stored failed: the rule given "failed" would misjudge it.
-    const bool outOfPreemptions =
-        state != TrialState::Preempted && countEarlierAttempts(attempts, t).preemptions >= kMaxPreemptions;
-    if (followed && runnerMayRetry && !t.task.isEmpty() && !outOfPreemptions &&
-        whyNotResubmitted(attempts, t, state, spec.retries).isEmpty())
+    if (followed && runnerResubmits(attempts, t, spec.retries))
         throw std::runtime_error(
             QStringLiteral(
                 "trial %1 %2 and the sweep's follower is resubmitting it%3; retry it if that attempt "
@@ -692,6 +603,11 @@ bool SweepRunner::isDone(SweepId sweepId) const
     return !sw || !isActive(sw->sweepState());
 }
 
+Follower followerForPace(qint64 slowestTickMs)
+{
+    return {processFollowerId(), std::max<qint64>(kSweepLeaseTtlMs, 4 * slowestTickMs)};
+}
+
 int nextTickIntervalMs(const TickReport &last, const TickPace &pace, int &quietTicks)
 {
     if (last.moreToRead)
@@ -711,423 +627,410 @@ int SweepRunner::nextIntervalMs(const TickReport &last, const Pace &pace)
     return nextTickIntervalMs(last, pace, d->quietTicks);
 }
 
-TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
+// Leases: takes or renews the lease of each active sweep, and reads its attempts and the active ones.
+void SweepRunner::Impl::takeLeases(const QList<SweepId> &sweepIds, Tick &tick, TickReport &report)
 {
-    TickReport report;
-    struct Active {
-        Sweep sweep;
-        Trial trial;
-    };
-    QList<Active> active;
-    QList<Sweep> sweeps;
-    // Every attempt as the tick found it (the earlier attempts of a trial do not change during it).
-    QHash<SweepId, QList<Trial>> attemptsOf;
-    // The sweeps this tick acts on, with the lease it holds on each; the others it only reads.
-    QHash<SweepId, SweepLease> acting;
     for (SweepId id : sweepIds) {
-        const auto sw = d->store.sweep(id);
+        const auto sw = store.sweep(id);
         if (!sw || !isActive(sw->sweepState()))
             continue;
         // The lease before the trials: what the holder decides on is read while it holds it.
-        const SweepLease lease = d->store.acquireSweepLease(id, d->follower.id, d->follower.leaseTtlMs);
-        if (lease.heldBy(d->follower.id))
-            acting.insert(id, lease);
+        const SweepLease lease = store.acquireSweepLease(id, follower.id, follower.leaseTtlMs);
+        if (lease.heldBy(follower.id))
+            tick.acting.insert(id, lease);
         else
             report.followedElsewhere << lease;
-        sweeps << *sw;
-        attemptsOf[id] = d->store.trials(id);
-        for (const Trial &t : Impl::latest(attemptsOf[id]))
+        tick.sweeps << *sw;
+        tick.attemptsOf[id] = store.trials(id);
+        for (const Trial &t : latest(tick.attemptsOf[id]))
             if (t.isActive())
-                active.append({*sw, t});
+                tick.active.append({*sw, t});
     }
+}
 
-    // 1. One poll for every active task of every sweep.
-    QHash<QString, TaskStatus> status;
-    if (!active.isEmpty()) {
-        QStringList ids;
-        for (const Active &a : active)
-            ids << a.trial.task;
-        try {
-            status = d->executor.poll(ids);
-        } catch (const std::exception &e) {
-            report.errors << QStringLiteral("poll: %1").arg(QString::fromUtf8(e.what()));
-            report.active = int(active.size());
-            return report;
-        }
+// One poll for every active task of every sweep. False when it failed (said in the report).
+bool SweepRunner::Impl::poll(Tick &tick, TickReport &report)
+{
+    if (tick.active.isEmpty())
+        return true;
+    QStringList ids;
+    for (const Tick::Active &a : tick.active)
+        ids << a.trial.task;
+    try {
+        tick.status = executor.poll(ids);
+    } catch (const std::exception &e) {
+        report.errors << QStringLiteral("poll: %1").arg(QString::fromUtf8(e.what()));
+        report.active = int(tick.active.size());
+        return false;
     }
+    return true;
+}
 
-    // 2. One read of every active run's new events, and the verdicts of those that ended.
-    QList<FileRead> reads;
-    QList<qint64> eventOffsets;
-    for (const Active &a : active) {
-        const qint64 offset = d->store.ingestState(a.trial.runId, kEvents).offset;
-        eventOffsets << offset;
-        reads.append({QDir(a.trial.runDir).filePath(kEvents), offset});
+// What the one read takes: every active run's new events, the exit.json of the attempts that
+// ended on the sweeps this follower acts on (their verdicts), and a command's standard output.
+void SweepRunner::Impl::planReads(Tick &tick)
+{
+    for (const Tick::Active &a : tick.active) {
+        const qint64 offset = store.ingestState(a.trial.runId, kEvents).offset;
+        tick.eventOffsets << offset;
+        tick.reads.append({QDir(a.trial.runDir).filePath(kEvents), offset});
     }
-    QList<int> exitReadOf;  // index into `active` → index into `reads` (or -1)
-    for (const Active &a : active) {
-        const TaskStatus st = status.value(a.trial.task);
-        if (acting.contains(a.sweep.id) &&
+    for (const Tick::Active &a : tick.active) {
+        const TaskStatus st = tick.status.value(a.trial.task);
+        if (tick.acting.contains(a.sweep.id) &&
             (st.state == TaskStatus::State::Ended || st.state == TaskStatus::State::Unknown)) {
-            exitReadOf << int(reads.size());
-            reads.append({QDir(a.trial.runDir).filePath(QStringLiteral("exit.json")), 0, kExitBytes});
+            tick.exitReadOf << int(tick.reads.size());
+            tick.reads.append({QDir(a.trial.runDir).filePath(QStringLiteral("exit.json")), 0, kExitBytes});
         } else {
-            exitReadOf << -1;
+            tick.exitReadOf << -1;
         }
     }
-    // A command's metrics by regex: its standard output from the stored offset (command.h).
-    struct StdoutRead {
-        qsizetype active = 0, read = 0;
-        QString file;
-        qint64 offset = 0;
-        const SweepSpec *spec = nullptr;
-    };
-    QList<StdoutRead> stdoutReads;
-    for (qsizetype i = 0; i < active.size(); ++i) {
-        const Active &a = active[i];
+    for (qsizetype i = 0; i < tick.active.size(); ++i) {
+        const Tick::Active &a = tick.active[i];
         const SweepSpec *spec = nullptr;
         try {
-            spec = &d->spec(a.sweep);
+            spec = &this->spec(a.sweep);
         } catch (const std::exception &) {
             continue;  // reported where the sweep's decisions are made
         }
         if (!spec->command || spec->command->metrics.isEmpty() || a.trial.task.isEmpty())
             continue;
-        const QStringList logs = d->executor.logPaths(a.sweep.rootDir, a.trial.task, a.trial.runDir);
+        const QStringList logs = executor.logPaths(a.sweep.rootDir, a.trial.task, a.trial.runDir);
         if (logs.isEmpty())
             continue;
-        const qint64 offset = d->store.ingestState(a.trial.runId, logs.front()).offset;
-        stdoutReads.append({i, reads.size(), logs.front(), offset, spec});
-        reads.append({logs.front(), offset});
+        const qint64 offset = store.ingestState(a.trial.runId, logs.front()).offset;
+        tick.stdoutReads.append({i, tick.reads.size(), logs.front(), offset, spec});
+        tick.reads.append({logs.front(), offset});
     }
-    QList<FileChunk> chunks;
-    if (!reads.isEmpty()) {
+}
+
+void SweepRunner::Impl::readAll(Tick &tick, TickReport &report)
+{
+    if (!tick.reads.isEmpty()) {
         try {
-            chunks = d->executor.readFiles(reads);
+            tick.chunks = executor.readFiles(tick.reads);
         } catch (const std::exception &e) {
             report.errors << QStringLiteral("read: %1").arg(QString::fromUtf8(e.what()));
         }
     }
-    if (!chunks.isEmpty() && chunks.size() != reads.size()) {
-        report.errors << QStringLiteral("read: %1 answers for %2 files").arg(chunks.size()).arg(reads.size());
-        chunks.clear();
+    if (!tick.chunks.isEmpty() && tick.chunks.size() != tick.reads.size()) {
+        report.errors
+            << QStringLiteral("read: %1 answers for %2 files").arg(tick.chunks.size()).arg(tick.reads.size());
+        tick.chunks.clear();
     }
-    // Every run's new lines in one transaction: one commit per tick, however many runs.
+}
+
+// Every run's new lines in one transaction: one commit per tick, however many runs.
+void SweepRunner::Impl::ingest(Tick &tick, TickReport &report)
+{
     QElapsedTimer ingestClock;
     ingestClock.start();
-    d->store.writeTransaction([&] {
-        for (qsizetype i = 0; i < active.size() && !chunks.isEmpty(); ++i) {
-            const FileChunk &c = chunks[i];
+    store.writeTransaction([&] {
+        for (qsizetype i = 0; i < tick.active.size() && !tick.chunks.isEmpty(); ++i) {
+            const FileChunk &c = tick.chunks[i];
             if (!c.exists || c.data.isEmpty())
                 continue;
             report.bytes += c.data.size();
             const IngestResult r =
-                d->store.ingestEvents(active[i].trial.runId, kEvents, eventOffsets[i], c.data);
+                store.ingestEvents(tick.active[i].trial.runId, kEvents, tick.eventOffsets[i], c.data);
             report.points += r.points;
-            if (c.size > eventOffsets[i] + c.data.size())
+            if (c.size > tick.eventOffsets[i] + c.data.size())
                 report.moreToRead = true;
         }
-        for (const StdoutRead &sr : stdoutReads) {
-            if (chunks.isEmpty() || !chunks[sr.read].exists || chunks[sr.read].data.isEmpty())
-                continue;
-            const FileChunk &c = chunks[sr.read];
-            const RunId run = active[sr.active].trial.runId;
-            QHash<QString, qint64> lastStep;
-            for (const MetricRule &rule : sr.spec->command->metrics)
-                if (const auto v = d->store.seriesVersion(run, rule.name))
-                    lastStep.insert(rule.name, v->second);
-            auto rules = d->metricRules.find(active[sr.active].sweep.id);
-            if (rules == d->metricRules.end())
-                rules = d->metricRules.insert(active[sr.active].sweep.id,
-                                              compileMetricRules(sr.spec->command->metrics));
-            const StdoutMetrics m =
-                parseMetricLines(c.data, *rules, lastStep, QDateTime::currentMSecsSinceEpoch());
-            if (m.consumed == 0)
-                continue;
-            report.bytes += m.consumed;
-            report.points +=
-                d->store.ingestTextMetrics(run, sr.file, sr.offset, m.consumed, m.lines, m.points).points;
-            if (c.size > sr.offset + c.data.size())
-                report.moreToRead = true;
-        }
+        for (const StdoutRead &sr : tick.stdoutReads)
+            ingestStdout(sr, tick, report);
     });
     report.ingestMs = double(ingestClock.nsecsElapsed()) / 1e6;
+}
 
-    // The fence: renew each lease before acting on what was read. If the poll and the read
-    // outlasted the lease and another follower took it meanwhile (its acquiredMs changed even if
-    // this follower holds it again), the state read at the start may be stale: no decisions on
-    // that sweep this tick.
-    for (auto it = acting.begin(); it != acting.end();) {
-        const SweepLease now = d->store.acquireSweepLease(it.key(), d->follower.id, d->follower.leaseTtlMs);
-        if (now.heldBy(d->follower.id) && now.acquiredMs == it->acquiredMs) {
+// A command's new output lines: the metrics its rules match (inside ingest's transaction).
+void SweepRunner::Impl::ingestStdout(const StdoutRead &sr, Tick &tick, TickReport &report)
+{
+    if (tick.chunks.isEmpty() || !tick.chunks[sr.read].exists || tick.chunks[sr.read].data.isEmpty())
+        return;
+    const FileChunk &c = tick.chunks[sr.read];
+    const RunId run = tick.active[sr.active].trial.runId;
+    QHash<QString, qint64> lastStep;
+    for (const MetricRule &rule : sr.spec->command->metrics)
+        if (const auto v = store.seriesVersion(run, rule.name))
+            lastStep.insert(rule.name, v->second);
+    const SweepId sweep = tick.active[sr.active].sweep.id;
+    auto rules = metricRules.find(sweep);
+    if (rules == metricRules.end())
+        rules = metricRules.insert(sweep, compileMetricRules(sr.spec->command->metrics));
+    const StdoutMetrics m = parseMetricLines(c.data, *rules, lastStep, QDateTime::currentMSecsSinceEpoch());
+    if (m.consumed == 0)
+        return;
+    report.bytes += m.consumed;
+    report.points += store.ingestTextMetrics(run, sr.file, sr.offset, m.consumed, m.lines, m.points).points;
+    if (c.size > sr.offset + c.data.size())
+        report.moreToRead = true;
+}
+
+// The fence: renew each lease before acting on what was read. If the poll and the read
+// outlasted the lease and another follower took it meanwhile (its acquiredMs changed even if
+// this follower holds it again), the state read at the start may be stale: no decisions on
+// that sweep this tick.
+void SweepRunner::Impl::fence(Tick &tick, TickReport &report)
+{
+    for (auto it = tick.acting.begin(); it != tick.acting.end();) {
+        const SweepLease now = store.acquireSweepLease(it.key(), follower.id, follower.leaseTtlMs);
+        if (now.heldBy(follower.id) && now.acquiredMs == it->acquiredMs) {
             ++it;
             continue;
         }
-        if (!now.heldBy(d->follower.id))
+        if (!now.heldBy(follower.id))
             report.followedElsewhere << now;
-        it = acting.erase(it);
+        it = tick.acting.erase(it);
     }
+}
 
-    // 3. Decisions, sweep by sweep, on the sweeps this follower holds.
+// Decisions on each attempt of the sweeps this follower holds: record the live ones' progress,
+// resolve the ones that ended.
+void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
+{
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    QHash<SweepId, QList<Trial>> relaunch;
-    for (qsizetype i = 0; i < active.size(); ++i) {
-        Trial t = active[i].trial;
-        const Sweep &sw = active[i].sweep;
-        if (!acting.contains(sw.id))
+    for (qsizetype i = 0; i < tick.active.size(); ++i) {
+        const Tick::Active &a = tick.active[i];
+        if (!tick.acting.contains(a.sweep.id))
             continue;
-        const TaskStatus st = status.value(t.task);
-        // Written back only over this state: a user who stopped or cancelled the attempt since
-        // the tick read it (stopTrial, cancel: no lease needed) wins, and the next tick settles it.
-        const QString storedState = t.state;
-        const TrialState before = t.trialState();
-        const QString beforeDetail = t.detail;
-        if (!st.detail.isEmpty())
-            t.detail = st.detail;
+        const TaskStatus st = tick.status.value(a.trial.task);
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
-            if (st.state == TaskStatus::State::Running && t.startedMs == 0)
-                t.startedMs = std::max(runningSinceMs(st.elapsedMs, now), std::min(t.submittedMs, now));
-            if (st.state == TaskStatus::State::Running && before == TrialState::Queued) {
-                t.setState(TrialState::Running);
-                report.events << QStringLiteral("%1: trial %2 running").arg(sw.name).arg(t.index);
-            }
-            if (t.trialState() != before || t.detail != beforeDetail ||
-                t.startedMs != active[i].trial.startedMs)
-                d->store.updateTrialIf(storedState, t);
+            const LiveAttempt live = liveAttempt(a.trial, st, now);
+            if (live.startedRunning)
+                report.events << QStringLiteral("%1: trial %2 running").arg(a.sweep.name).arg(a.trial.index);
+            // Written back only over the state read: a user who stopped or cancelled the attempt
+            // since the tick read it (stopTrial, cancel: no lease needed) wins, and the next tick
+            // settles it.
+            if (live.changed)
+                store.updateTrialIf(a.trial.state, live.trial);
             continue;
         }
         // Ended, or unknown to the executor: exit.json says how, if the trainer got to write it.
-        const FileChunk *exitChunk = (!chunks.isEmpty() && exitReadOf[i] >= 0 && chunks[exitReadOf[i]].exists)
-            ? &chunks[exitReadOf[i]]
+        const int exitRead = tick.exitReadOf[i];
+        const FileChunk *exitChunk = (!tick.chunks.isEmpty() && exitRead >= 0 && tick.chunks[exitRead].exists)
+            ? &tick.chunks[exitRead]
             : nullptr;
-        if (!exitChunk && st.state == TaskStatus::State::Unknown && chunks.isEmpty())
-            continue;  // nothing known yet: ask again next tick
-        TrialState verdict = TrialState::Failed;
-        QString reason, step;
-        if (exitChunk) {
-            QString problem;
-            const auto state = d->store.applyExit(t.runId, exitChunk->data, now, &problem);
-            // exit.json's words (completed, failed, preempted) are trial states too; anything else
-            // from a trainer is a failure.
-            verdict = state ? trialStateFromText(*state) : TrialState::Failed;
-            if (verdict != TrialState::Completed && verdict != TrialState::Preempted)
-                verdict = TrialState::Failed;
-            reason = state
-                ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("reason")).toString()
-                : QStringLiteral("unreadable exit.json: ") + problem;
-            step = exitStep(exitChunk->data);
-        } else if (st.state == TaskStatus::State::Ended) {
-            // No exit.json (a command of the user's need not write one): the exit status decides,
-            // 0 completed, 75 (EX_TEMPFAIL) preempted, anything else failed.
-            verdict = st.exitCode == 0 ? TrialState::Completed
-                : st.exitCode == kExitPreempted || st.detail.contains(QLatin1String("PREEMPTED"))
-                ? TrialState::Preempted
-                : TrialState::Failed;
-            reason = verdict == TrialState::Completed ? QString()
-                : st.detail.isEmpty()                 ? QStringLiteral("ended without exit.json")
-                                                      : st.detail + QStringLiteral(" (no exit.json)");
-            d->store.endRun(t.runId,
-                            verdict == TrialState::Completed       ? RunStatus::Finished
-                                : verdict == TrialState::Preempted ? RunStatus::Killed
-                                                                   : RunStatus::Failed,
-                            now);
-        } else {
-            verdict = TrialState::Lost;
-            reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
-            d->store.endRun(t.runId, RunStatus::Failed, now);
-        }
-        {  // the attempt's real span, for its GPU-hours (usage.h)
-            const double exitT = exitChunk
-                ? QJsonDocument::fromJson(exitChunk->data).object().value(QLatin1String("t")).toDouble()
-                : 0;
-            qint64 lastEvent = 0;  // this attempt's trainer's (its processes started after the submission)
-            for (const ProcessPhases &p : d->store.runPhases(t.runId))
-                if (p.processStartMs >= t.submittedMs)
-                    lastEvent = std::max(lastEvent, p.updatedMs);
-            const AttemptSpan span =
-                endedAttemptSpan(t.startedMs, st.elapsedMs,
-                                 exitT > 0 ? std::optional<qint64>(qint64(exitT * 1000)) : std::nullopt, now,
-                                 t.submittedMs, lastEvent);
-            t.startedMs = span.startedMs;
-            t.endedMs = span.endedMs;
-        }
-        d->reportUnmatchedMetrics(sw, t, report);
-        if (before == TrialState::Stopping || before == TrialState::Cancelling) {
-            // Our own doing: the trainer saw SIGTERM and reported itself preempted.
-            t.setState(before == TrialState::Stopping ? TrialState::Stopped : TrialState::Cancelled);
-            d->store.endRun(t.runId, RunStatus::Killed, now);
-            report.events << QStringLiteral("%1: trial %2 %3").arg(sw.name).arg(t.index).arg(t.state);
-            d->store.updateTrial(t);
-            continue;
-        }
-        t.setState(verdict);
-        t.exitReason = step.isEmpty() ? reason
-            : reason.isEmpty()        ? QStringLiteral("step %1").arg(step)
-                                      : QStringLiteral("%1 (step %2)").arg(reason, step);
-        if (!d->store.updateTrialIf(storedState, t))
-            continue;  // stopped or cancelled meanwhile: settled as such next tick, not resubmitted
-        if (verdict == TrialState::Completed) {
-            report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
-            continue;
-        }
-        // Failed, lost or preempted: resubmit, resuming from the trial's last checkpoint?
-        const SweepSpec *spec = nullptr;
-        try {
-            spec = &d->spec(sw);
-        } catch (const std::exception &e) {
-            report.errors << QString::fromUtf8(e.what());
-            continue;
-        }
-        const bool preempted = verdict == TrialState::Preempted;
-        const QString giveUp = whyNotResubmitted(attemptsOf[sw.id], t, verdict, spec->retries);
-        if (!giveUp.isEmpty()) {
-            if (preempted) {  // out of preemptions: the trial ends as failed
-                t.setState(TrialState::Failed);
-                d->store.updateTrial(t);
-            }
-            report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
-                                 .arg(sw.name)
-                                 .arg(t.index)
-                                 .arg(toText(verdict), t.exitReason, giveUp);
-            continue;
-        }
-        // A resubmission is a launch like any other: within the budget, counting this tick's.
-        QString held;
-        if (d->budgetRoom(sw, *spec, &held) <= relaunch.value(sw.id).size()) {
-            if (preempted)
-                t.setState(TrialState::Failed);
-            t.exitReason += QStringLiteral("; not resubmitted: the budget could be exceeded");
-            d->store.updateTrial(t);
-            report.events << QStringLiteral("%1: trial %2 %3: %4 (%5)")
-                                 .arg(sw.name)
-                                 .arg(t.index)
-                                 .arg(toText(verdict), t.exitReason, held);
-            continue;
-        }
-        const Trial next = nextAttempt(t);
-        relaunch[sw.id].append(next);
+        resolveEnded(a.sweep, a.trial, st, exitChunk, tick, now, report);
+    }
+}
+
+// An attempt whose task ended or is unknown: its verdict (attemptVerdict), its run's end and its
+// real span (for its GPU-hours, usage.h), then whether it is resubmitted.
+void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st,
+                                     const FileChunk *exitChunk, Tick &tick, qint64 now, TickReport &report)
+{
+    // Written back only over this state (as for live attempts).
+    const QString storedState = t.state;
+    AttemptOutcome outcome;
+    outcome.status = st;
+    if (exitChunk)
+        outcome.exitJson = exitChunk->data;
+    outcome.readAnswered = !tick.chunks.isEmpty();
+    outcome.before = t.trialState();
+    const std::optional<AttemptVerdict> verdict = attemptVerdict(outcome);
+    if (!verdict)
+        return;  // nothing known yet: ask again next tick
+    if (!st.detail.isEmpty())
+        t.detail = st.detail;
+    if (exitChunk)  // the run ends as exit.json says (an unreadable one ends nothing)
+        store.applyExit(t.runId, exitChunk->data, now, nullptr);
+    else if (verdict->runEnd)
+        store.endRun(t.runId, *verdict->runEnd, now);
+    const AttemptSpan span =
+        endedSpan(t.startedMs, t.submittedMs, st.elapsedMs, verdict->exitMs, store.runPhases(t.runId), now);
+    t.startedMs = span.startedMs;
+    t.endedMs = span.endedMs;
+    reportUnmatchedMetrics(sw, t, report);
+    t.setState(verdict->state);
+    if (verdict->settled()) {
+        // Our own doing: the trainer saw SIGTERM and reported itself preempted.
+        store.endRun(t.runId, RunStatus::Killed, now);
+        report.events << QStringLiteral("%1: trial %2 %3").arg(sw.name).arg(t.index).arg(t.state);
+        store.updateTrial(t);
+        return;
+    }
+    t.exitReason = verdict->exitReason();
+    if (!store.updateTrialIf(storedState, t))
+        return;  // stopped or cancelled meanwhile: settled as such next tick, not resubmitted
+    if (verdict->ended == TrialState::Completed) {
+        report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
+        return;
+    }
+    resubmitOrNot(sw, t, verdict->ended, tick, report);
+}
+
+// `t` failed, was lost or preempted (`verdict`, as recorded): resubmit it, resuming from the
+// trial's last checkpoint? The resubmissions are launched per sweep (decideSweep).
+void SweepRunner::Impl::resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick,
+                                      TickReport &report)
+{
+    const SweepSpec *spec = nullptr;
+    try {
+        spec = &this->spec(sw);
+    } catch (const std::exception &e) {
+        report.errors << QString::fromUtf8(e.what());
+        return;
+    }
+    // A resubmission is a launch like any other: within the budget, counting this tick's.
+    QString held;
+    const int room = budgetRoom(sw, *spec, &held) - int(tick.relaunch.value(sw.id).size());
+    const ResubmitDecision r = decideResubmission(tick.attemptsOf[sw.id], t, spec->retries, room);
+    if (r.state != t.trialState() || r.exitReason != t.exitReason) {
+        t.setState(r.state);
+        t.exitReason = r.exitReason;
+        store.updateTrial(t);
+    }
+    switch (r.action) {
+    case Resubmit::GivenUp:
+        report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
+                             .arg(sw.name)
+                             .arg(t.index)
+                             .arg(toText(verdict), t.exitReason, r.why);
+        return;
+    case Resubmit::OverBudget:
+        report.events << QStringLiteral("%1: trial %2 %3: %4 (%5)")
+                             .arg(sw.name)
+                             .arg(t.index)
+                             .arg(toText(verdict), t.exitReason, held);
+        return;
+    case Resubmit::Yes:
+        tick.relaunch[sw.id].append(r.next);
         report.events << QStringLiteral(
                              "%1: trial %2 %3: %4; resubmitted (attempt %5), resuming from its checkpoint")
                              .arg(sw.name)
                              .arg(t.index)
                              .arg(toText(verdict), t.exitReason)
-                             .arg(next.attempt + 1);
+                             .arg(r.next.attempt + 1);
+        return;
     }
+}
 
-    for (const Sweep &sw : sweeps) {
-        if (!acting.contains(sw.id)) {  // another follower decides: count what it has now
-            for (const Trial &t : latestAttempts(d->store.trials(sw.id)))
-                if (t.isActive()) {
-                    ++report.active;
-                    report.running += t.trialState() == TrialState::Running ? 1 : 0;
-                }
-            continue;
-        }
-        const SweepSpec *spec = nullptr;
-        try {
-            spec = &d->spec(sw);
-        } catch (const std::exception &e) {
-            report.errors << QString::fromUtf8(e.what());
-            continue;
-        }
-        try {
-            if (auto it = relaunch.find(sw.id); it != relaunch.end())
-                d->launch(sw, *spec, *it);
-        } catch (const std::exception &e) {
-            report.errors
-                << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
-        }
-        const QList<Trial> attempts = d->store.trials(sw.id);
-        QMap<int, Trial> latest = Impl::latest(attempts);
-
-        // Early stopping: the rule over every trial's history of the sweep's metric. A trial a
-        // user retried still counts in the comparisons but is not stopped: the user's call
-        // overrides the rule's (else a trial retried after an early stop would be stopped again
-        // on its first tick, its history unchanged).
-        if (spec->earlyTerminate && !spec->metricName.isEmpty()) {
-            QSet<int> retriedByUser;
-            for (const Trial &a : attempts)
-                if (a.userRetry)
-                    retriedByUser.insert(a.index);
-            QList<TrialHistory> histories;
-            for (const Trial &t : latest) {
-                TrialHistory h;
-                h.trial = t.index;
-                h.running = t.trialState() == TrialState::Running && !retriedByUser.contains(t.index);
-                for (const MetricPoint &p : d->store.allPoints(t.runId, spec->metricName))
-                    h.points.append({p.step, p.value});
-                if (!h.points.isEmpty())
-                    histories.append(h);
-            }
-            const QList<StopDecision> stops =
-                decideEarlyStops(*spec->earlyTerminate, spec->goal, spec->metricName, histories);
-            QStringList ids;
-            for (const StopDecision &s : stops)
-                ids << latest[int(s.trial)].task;
-            if (!ids.isEmpty()) {
-                try {
-                    d->executor.cancel(ids);
-                    for (const StopDecision &s : stops) {
-                        Trial &t = latest[int(s.trial)];
-                        const QString was = t.state;
-                        t.setState(TrialState::Stopping);
-                        t.exitReason = QStringLiteral("stopped early: ") + s.reason;
-                        if (!d->store.updateTrialIf(was, t))
-                            continue;  // a user stopped or cancelled it since it was read
-                        d->store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
-                        report.events << QStringLiteral("%1: trial %2 stopped early: %3")
-                                             .arg(sw.name)
-                                             .arg(s.trial)
-                                             .arg(s.reason);
-                    }
-                } catch (const std::exception &e) {
-                    report.errors
-                        << QStringLiteral("%1: early stop: %2").arg(sw.name, QString::fromUtf8(e.what()));
-                }
-            }
-        }
-
-        try {
-            d->suggestMore(sw, *spec, latest, report);
-        } catch (const std::exception &e) {
-            report.errors
-                << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
-        }
-        try {
-            d->launchHeldBack(sw, *spec, report);
-        } catch (const std::exception &e) {
-            report.errors << QStringLiteral("%1: trials within the budget: %2")
-                                 .arg(sw.name, QString::fromUtf8(e.what()));
-        }
-        QString budgetStop;
-        if (d->budgetRoom(sw, *spec, &budgetStop) > 0)
-            budgetStop.clear();
-
-        // The sweep as a whole.
-        const SweepTally seen = tallyTrials(Impl::latest(d->store.trials(sw.id)));
+// A sweep as a whole: counted only where another follower decides; else its resubmissions
+// launched, its trials stopped early, its next trials launched, and its verdict.
+void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &report)
+{
+    if (!tick.acting.contains(sw.id)) {  // another follower decides: count what it has now
+        const SweepTally seen = tallyTrials(latest(store.trials(sw.id)));
         report.active += seen.active;
         report.running += seen.running;
-        if (sweepVerdict(seen, *spec, sw.sweepState(), sw.trialCount, budgetStop)) {
-            // Decided again under the write lock on the sweep and its trials as they are now: a
-            // user's retry (retryTrial) or cancel may have come in since they were read, and a
-            // retry's attempt is in the store before it re-opens an ended sweep.
-            std::optional<SweepVerdict> verdict;
-            d->store.writeTransaction([&] {
-                const auto current = d->store.sweep(sw.id);
-                if (!current || !isActive(current->sweepState()))
-                    return;
-                verdict = sweepVerdict(tallyTrials(Impl::latest(d->store.trials(sw.id))), *spec,
-                                       current->sweepState(), current->trialCount, budgetStop);
-                if (!verdict)
-                    return;
-                d->store.setSweepState(sw.id, toText(verdict->state));
-                d->store.setSweepMessage(sw.id, verdict->message);
-            });
-            if (verdict)
-                report.events
-                    << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
-        }
+        return;
     }
+    const SweepSpec *spec = nullptr;
+    try {
+        spec = &this->spec(sw);
+    } catch (const std::exception &e) {
+        report.errors << QString::fromUtf8(e.what());
+        return;
+    }
+    try {
+        if (auto it = tick.relaunch.find(sw.id); it != tick.relaunch.end())
+            launch(sw, *spec, *it);
+    } catch (const std::exception &e) {
+        report.errors
+            << QStringLiteral("%1: resubmission failed: %2").arg(sw.name, QString::fromUtf8(e.what()));
+    }
+    const QList<Trial> attempts = store.trials(sw.id);
+    QMap<int, Trial> latestByIndex = latest(attempts);
+    stopEarly(sw, *spec, attempts, latestByIndex, report);
+    try {
+        suggestMore(sw, *spec, latestByIndex, report);
+    } catch (const std::exception &e) {
+        report.errors
+            << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
+    }
+    try {
+        launchHeldBack(sw, *spec, report);
+    } catch (const std::exception &e) {
+        report.errors
+            << QStringLiteral("%1: trials within the budget: %2").arg(sw.name, QString::fromUtf8(e.what()));
+    }
+    endIfDone(sw, *spec, report);
+}
+
+// Early stopping (earlyStops): the rule over every trial's history of the sweep's metric; the
+// trials it stops become stopping in `latestByIndex` too.
+void SweepRunner::Impl::stopEarly(const Sweep &sw, const SweepSpec &spec, const QList<Trial> &attempts,
+                                  QMap<int, Trial> &latestByIndex, TickReport &report)
+{
+    if (!stopsEarly(spec))
+        return;
+    QHash<int, QList<std::pair<qint64, double>>> points;
+    for (const Trial &t : latestByIndex) {
+        QList<std::pair<qint64, double>> &history = points[t.index];
+        for (const MetricPoint &p : store.allPoints(t.runId, spec.metricName))
+            history.append({p.step, p.value});
+    }
+    const QList<EarlyStop> stops = earlyStops(spec, latestByIndex, attempts, points);
+    QStringList ids;
+    for (const EarlyStop &s : stops)
+        ids << latestByIndex[s.trial].task;
+    if (ids.isEmpty())
+        return;
+    try {
+        executor.cancel(ids);
+        for (const EarlyStop &s : stops) {
+            Trial &t = latestByIndex[s.trial];
+            const QString was = t.state;
+            t.setState(TrialState::Stopping);
+            t.exitReason = s.exitReason;
+            if (!store.updateTrialIf(was, t))
+                continue;  // a user stopped or cancelled it since it was read
+            store.setTags(t.runId, {{QStringLiteral("orrery.stopped_early"), s.reason}});
+            report.events
+                << QStringLiteral("%1: trial %2 stopped early: %3").arg(sw.name).arg(s.trial).arg(s.reason);
+        }
+    } catch (const std::exception &e) {
+        report.errors << QStringLiteral("%1: early stop: %2").arg(sw.name, QString::fromUtf8(e.what()));
+    }
+}
+
+// The sweep's verdict (sweepVerdict) once nothing is active and nothing is left to launch.
+void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report)
+{
+    QString budgetStop;
+    if (budgetRoom(sw, spec, &budgetStop) > 0)
+        budgetStop.clear();
+    const SweepTally seen = tallyTrials(latest(store.trials(sw.id)));
+    report.active += seen.active;
+    report.running += seen.running;
+    if (!sweepVerdict(seen, spec, sw.sweepState(), sw.trialCount, budgetStop))
+        return;
+    // Decided again under the write lock on the sweep and its trials as they are now: a user's
+    // retry (retryTrial) or cancel may have come in since they were read, and a retry's attempt
+    // is in the store before it re-opens an ended sweep.
+    std::optional<SweepVerdict> verdict;
+    store.writeTransaction([&] {
+        const auto current = store.sweep(sw.id);
+        if (!current || !isActive(current->sweepState()))
+            return;
+        verdict = sweepVerdict(tallyTrials(latest(store.trials(sw.id))), spec, current->sweepState(),
+                               current->trialCount, budgetStop);
+        if (!verdict)
+            return;
+        store.setSweepState(sw.id, toText(verdict->state));
+        store.setSweepMessage(sw.id, verdict->message);
+    });
+    if (verdict)
+        report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
+}
+
+// One poll, one read and one ingest for every sweep; then, on the sweeps this follower holds the
+// lease of, the decisions: each attempt's, then each sweep's.
+TickReport SweepRunner::tick(const QList<SweepId> &sweepIds)
+{
+    TickReport report;
+    Tick tick;
+    d->takeLeases(sweepIds, tick, report);
+    if (!d->poll(tick, report))
+        return report;
+    d->planReads(tick);
+    d->readAll(tick, report);
+    d->ingest(tick, report);
+    d->fence(tick, report);
+    d->decideAttempts(tick, report);
+    for (const Sweep &sw : tick.sweeps)
+        d->decideSweep(sw, tick, report);
     return report;
 }
 

@@ -73,11 +73,6 @@ QString toString(SearchMethod m)
     return {};
 }
 
-QString toString(Goal g)
-{
-    return g == Goal::Minimize ? QStringLiteral("minimize") : QStringLiteral("maximize");
-}
-
 QString SpecError::toString() const
 {
     return line > 0 ? QStringLiteral("%1:%2: %3").arg(file).arg(line).arg(message)

@@ -136,6 +136,16 @@ QString formatCost(double gpuHours, const Price &price)
     return price.currency.isEmpty() ? amount : amount + QLatin1Char(' ') + price.currency;
 }
 
+QString usageCell(const Usage &usage, const std::optional<Price> &price)
+{
+    if (usage.attempts == 0)
+        return {};
+    QString cell = formatHours(usage.gpuHours);
+    if (price)
+        cell += QStringLiteral(" · ") + formatCost(usage.gpuHours, *price);
+    return cell;
+}
+
 QString describeUsage(const Usage &u, const std::optional<Price> &price)
 {
     if (u.attempts == 0)

@@ -57,7 +57,7 @@ inline ActiveSweep writeActiveSweep(core::TrackingStore &store, int steps = 100)
     sw.experimentId = e;
     sw.method = QStringLiteral("grid");
     sw.metricName = QStringLiteral("train/loss");
-    sw.metricGoal = QStringLiteral("minimize");
+    sw.metricGoal = orrery::core::Goal::Minimize;
     sw.state = QStringLiteral("running");
     sw.trialCount = 2;
     sw.baseConfig = config;
@@ -86,7 +86,8 @@ inline MonitorStore writeMonitorStore(const QString &path)
         sw.experimentId = e;
         sw.method = QStringLiteral("grid");
         sw.metricName = QString::fromLatin1(metric);
-        sw.metricGoal = QString::fromLatin1(goal);
+        sw.metricGoal =
+            orrery::core::goalFromText(QString::fromLatin1(goal)).value_or(orrery::core::Goal::Minimize);
         sw.cluster = QString::fromLatin1(cluster);
         sw.state = QString::fromLatin1(state);
         return store->createSweep(sw);

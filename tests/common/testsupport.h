@@ -81,6 +81,16 @@ inline QByteArray microConfig(qint64 steps)
     return f.readAll() + "train.steps: " + QByteArray::number(steps) + '\n';
 }
 
+// For a test function that needs the real orrery-train (to train, or to refuse a config):
+// skipped in a build without it (ORRERY_BUILD_TRAINER OFF, as in the asan preset), where CTest
+// sets ORRERY_TEST_NO_TRAINER and ORRERY_TRAINER names a stand-in that only answers questions
+// (tests/fixture/trainer_standin.sh.in). Elsewhere ORRERY_TRAINER is the built trainer.
+#define ORRERY_SKIP_WITHOUT_TRAINER()                                                                        \
+    do {                                                                                                     \
+        if (qEnvironmentVariableIsSet("ORRERY_TEST_NO_TRAINER"))                                             \
+            QSKIP("orrery-train is not built here (ORRERY_BUILD_TRAINER=OFF, e.g. the asan preset)");        \
+    } while (false)
+
 // The connection details of the running local cluster (tests/fixture/localcluster.py up),
 // read from the file ORRERY_TEST_CLUSTER_ENV names. CTest sets that variable for every test
 // that requires the `cluster` fixture.

@@ -8,6 +8,7 @@
 #include "runselection.h"
 #include "samplefetcher.h"
 #include "storereader.h"
+#include "storewriter.h"
 #include "videoview.h"
 
 #include <QSignalSpy>
@@ -15,6 +16,7 @@
 namespace orrery::test {
 
 struct VideoHarness {
+    gui::StoreWriter writer;  // where fetched copies are recorded, as in the window
     gui::StoreReader reader;
     gui::RunSelection selection;
     gui::ClusterHub hub{nullptr};  // connections as the window makes them, with no one to ask
@@ -23,6 +25,8 @@ struct VideoHarness {
     explicit VideoHarness(const QString &database, QSize size = {900, 600})
     {
         view.fetcher()->setConnectionSource(hub.namedConnectionSource());
+        view.fetcher()->setWriter(&writer);
+        writer.open(database);
         reader.open(database);
         view.resize(size);
         view.show();

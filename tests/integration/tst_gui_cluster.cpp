@@ -351,6 +351,7 @@ private Q_SLOTS:
 
     void aSweepLaunchedFromTheDialogRunsToCompletionOnSlurm()
     {
+        ORRERY_SKIP_WITHOUT_TRAINER();
         remote::ClusterProfile p = profile(QStringLiteral("fixture"));
         p.trainerPath = qEnvironmentVariable("ORRERY_TRAINER");
         p.setup = {QStringLiteral("export MASTER_ADDR=127.0.0.1")};

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The MLflow mirror against a real `mlflow server` (PyPI, installed by scripts/setup into
 // .venv-mlflow) started on a free loopback port: push, read everything back through MLflow's
-// own REST API, push again (nothing doubled), push what is new.
+// own REST API, push again (nothing doubled), push what is new; and `orrery runs push --mlflow`
+// itself on a terminal, with its progress bar.
 #include "testsupport.h"
 
 #include "orrery/core/store.h"
 #include "orrery/remote/mlflow.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QEventLoop>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -15,6 +17,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTcpServer>
 #include <QTemporaryDir>
 #include <QThread>
@@ -215,6 +218,83 @@ private Q_SLOTS:
         QCOMPARE(progress.back(), (std::pair<qint64, qint64>{2601, 2601}));
         QCOMPARE(history(remoteA, QStringLiteral("train/loss")).size(), 2600);
         QCOMPARE(store->mirrorState(m_url, a).remoteRunId, remoteA);
+    }
+
+    // The CLI as a person runs it: on a terminal (script(1) gives it one), so the bar is drawn,
+    // with its point counts redrawn after every batch. Issue 28: the bar's unit lambda returned a
+    // QStringBuilder over a temporary QString that had died by the time it was read, and a push
+    // of 8 runs x 250k points aborted with heap corruption. The read happens on every batch
+    // whatever the size, so the asan preset (ctest --preset asan) catches it on the first one.
+    // The size of the report (2M points) would keep this MLflow server busy for 45 minutes to
+    // two hours (it takes 730 points/s here, 320 while the machine builds): 8 runs of 1,250
+    // points keep its shape (several runs, each over two batches, a full and a partial one; the
+    // bar redrawn 24 times) in 14 s.
+    void cliPushDrawsItsBarOnATerminal()
+    {
+        constexpr int kRuns = 8;
+        constexpr qint64 kPoints = 1250;
+        const QString db = m_dir.filePath(QStringLiteral("cli.sqlite"));
+        {
+            auto store = TrackingStore::open(db);
+            const ExperimentId e = store->ensureExperiment(QStringLiteral("cli-push"));
+            for (int r = 0; r < kRuns; ++r) {
+                const RunId id = store->createRun(e, QStringLiteral("run-%1").arg(r), 1700000000000);
+                QList<std::pair<QString, MetricPoint>> points;
+                points.reserve(kPoints);
+                for (qint64 s = 0; s < kPoints; ++s)
+                    points.push_back(
+                        {QStringLiteral("train/loss"), {s, 1700000000000 + s, 1.0 / double(s + 1)}});
+                store->logMetrics(id, points);
+                store->endRun(id, RunStatus::Finished, 1700000000000 + kPoints);
+            }
+        }
+        QElapsedTimer clock;
+        clock.start();
+        QProcess tty;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TERM"), QStringLiteral("xterm"));
+        // Under the asan preset: a sanitizer's report without colours, whole in the test's output.
+        env.insert(QStringLiteral("ASAN_OPTIONS"),
+                   env.value(QStringLiteral("ASAN_OPTIONS")) + QStringLiteral(":color=never"));
+        env.insert(QStringLiteral("UBSAN_OPTIONS"),
+                   env.value(QStringLiteral("UBSAN_OPTIONS")) +
+                       QStringLiteral(":color=never:print_stacktrace=1"));
+        tty.setProcessEnvironment(env);
+        tty.setProcessChannelMode(QProcess::MergedChannels);
+        tty.start(QStringLiteral("script"),
+                  {QStringLiteral("-qec"),
+                   QStringLiteral("'%1' --db '%2' runs push --mlflow '%3'")
+                       .arg(qEnvironmentVariable("ORRERY_CLI"), db, m_url),
+                   QStringLiteral("/dev/null")});
+        QVERIFY(tty.waitForFinished(150'000));
+        const QString screen = QString::fromUtf8(tty.readAll());
+        qInfo("pushed %d x %lld points in %lld ms", kRuns, kPoints, clock.elapsed());
+        if (tty.exitStatus() != QProcess::NormalExit || tty.exitCode() != 0)
+            qWarning().noquote() << screen;  // QVERIFY2 cuts its message short
+        QVERIFY2(tty.exitStatus() == QProcess::NormalExit && tty.exitCode() == 0,
+                 qPrintable(screen.left(300)));
+        // The bar, in points: "[#####...]  62%  6.25k pts/10.0k pts  ...".
+        const QString total = QStringLiteral("10.0k pts");
+        QVERIFY2(screen.contains(QRegularExpression(QStringLiteral(R"(\[[#.]+\] +\d+%  [\d.]+[kM]? pts/)") +
+                                                    QRegularExpression::escape(total))),
+                 qPrintable(screen));
+        QVERIFY2(screen.contains(QStringLiteral("pushed %1 runs to %2: %3 new metric points")
+                                     .arg(kRuns)
+                                     .arg(m_url)
+                                     .arg(kRuns * kPoints)),
+                 qPrintable(screen));
+        QVERIFY2(screen.contains(QRegularExpression(
+                     QStringLiteral(R"(run \d+ \(run-7\) → MLflow run \w+: %1 new points)").arg(kPoints))),
+                 qPrintable(screen));
+        // Every point is on the server.
+        auto store = TrackingStore::open(db);
+        const QList<RunRow> rows = store->queryRuns({});
+        QCOMPARE(rows.size(), qsizetype(kRuns));
+        for (const RunRow &row : rows) {
+            const QString remote = store->mirrorState(m_url, row.run.id).remoteRunId;
+            QVERIFY2(!remote.isEmpty(), qPrintable(row.run.name));
+            QCOMPARE(history(remote, QStringLiteral("train/loss")).size(), qsizetype(kPoints));
+        }
     }
 
     void unreachableServerIsAClearError()

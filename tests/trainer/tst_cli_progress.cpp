@@ -109,7 +109,7 @@ private Q_SLOTS:
         QVERIFY2(!out.contains('\x1b') && !out.contains('\r'), out.constData());
         QVERIFY2(out.contains("; steps "), out.constData());
         QVERIFY2(QString::fromUtf8(out).contains(
-                     QRegularExpression(QStringLiteral(R"(\] 2 of 2 trials: 2 completed.*steps 120/120)"))),
+                     QRegularExpression(QStringLiteral(R"(\] 2 of 2 trials: 2 done.*steps 120/120)"))),
                  out.constData());
     }
 

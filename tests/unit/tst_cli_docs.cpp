@@ -181,7 +181,7 @@ private Q_SLOTS:
                 QFAIL(qPrintable(line));
             if (line.startsWith(QLatin1Char('.'))) {
                 static const QRegularExpression request(
-                    QStringLiteral("^\\.(\\\\\"|TH|SH|SS|TP|PP|B|BR|I|br|RS|RE|nf|fi)( |$)"));
+                    QStringLiteral("^\\.(\\\\\"|TH|SH|SS|TP|PP|B|BR|I|br|RS|RE|nf|fi|ad)( |$)"));
                 QVERIFY2(request.match(line).hasMatch(), qPrintable(line));
             }
         }

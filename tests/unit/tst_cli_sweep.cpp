@@ -111,6 +111,7 @@ private Q_SLOTS:
     // Each key is valid alone; the trainer's cross-key rule (channels a multiple of 8) refuses one trial.
     void trainerRefusesAResolvedConfig()
     {
+        ORRERY_SKIP_WITHOUT_TRAINER();
         const QString spec =
             write("cross.yaml", "method: grid\nparameters:\n  model.channels: {values: [16, 12]}\n");
         const Result r = run({QStringLiteral("sweep"), QStringLiteral("plan"), spec});
@@ -257,7 +258,10 @@ private Q_SLOTS:
         const QString db = m_home.filePath(QStringLiteral("usage.sqlite"));
         Result r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("submit"), spec,
                         QStringLiteral("--cluster"), QStringLiteral("priced"), QStringLiteral("--dry-run")});
-        QCOMPARE(r.code, 1);  // login.invalid does not resolve: printed before that
+        // A dry run connects to nothing (login.invalid does not resolve): the cluster's script
+        // comes from its profile alone.
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.out.contains("#SBATCH"), r.out.constData());
         QVERIFY2(r.out.contains("worst case: 3 trials × 2h00m × 8 GPUs = 48 GPU-hours (120.00 EUR at 2.50 "
                                 "EUR/GPU-hour)\n"),
                  r.out.constData());
@@ -327,8 +331,10 @@ private Q_SLOTS:
         QCOMPARE(r.code, 0);
         QVERIFY2(QString::fromUtf8(r.out).simplified().contains(QLatin1String("GPU-h best")),
                  r.out.constData());
-        QVERIFY2(QString::fromUtf8(r.out).simplified().contains(QLatin1String("finished 2/2 12 -")),
-                 r.out.constData());
+        // A sweep that finished with a failed trial says so (the overview's stateText).
+        QVERIFY2(
+            QString::fromUtf8(r.out).simplified().contains(QLatin1String("finished (1 failed) 2/2 12 -")),
+            r.out.constData());
         r = run({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("status"),
                  QStringLiteral("priced-sweep")});
         QCOMPARE(r.code, 0);

@@ -549,7 +549,7 @@ private Q_SLOTS:
         sw.spec = QStringLiteral("method: grid\n");
         sw.method = QStringLiteral("grid");
         sw.metricName = QStringLiteral("eval/acc");
-        sw.metricGoal = QStringLiteral("maximize");
+        sw.metricGoal = Goal::Maximize;
         const SweepId id = store->createSweep(sw);
         for (int i = 0; i < 3; ++i) {
             const RunId r = store->createRun(e, QStringLiteral("t%1").arg(i));
@@ -688,7 +688,7 @@ private Q_SLOTS:
         sw.spec = QStringLiteral("method: grid\n");
         sw.method = QStringLiteral("grid");
         sw.metricName = QStringLiteral("eval/acc");
-        sw.metricGoal = QStringLiteral("maximize");
+        sw.metricGoal = Goal::Maximize;
         const SweepId id = store->createSweep(sw);
         const RunId r0 = store->createRun(sw.experimentId, QStringLiteral("t0"));
         const RunId r1 = store->createRun(sw.experimentId, QStringLiteral("t1"));

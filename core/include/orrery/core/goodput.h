@@ -46,6 +46,15 @@ struct GoodputParts {
     GoodputParts &operator+=(const GoodputParts &o);
 };
 
+// The parts in the order every face lists them, each with its label ("queue", "start-up",
+// "training", "checkpoints", "evaluation", "samples", "lost (12 steps redone)", "rest"); the wall
+// is not among them (they add up to it).
+struct GoodputPart {
+    QString label;
+    double seconds = 0;
+};
+QList<GoodputPart> labelledParts(const GoodputParts &parts);
+
 struct AttemptGoodput {
     int attempt = 0;  // the trial's attempt number; -1: a process with no trial record
     QString state;  // the attempt's TrialState word ("" without a trial record)

@@ -9,6 +9,7 @@
 // a busy timeout, so two writers queue instead of failing with "database is locked".
 #pragma once
 
+#include "orrery/core/metricgoal.h"
 #include "orrery/core/metricseries.h"
 #include "orrery/core/states.h"
 
@@ -178,7 +179,7 @@ struct Sweep {
     QString spec;  // the YAML as submitted
     QString method;  // grid | random | bayes
     QString metricName;
-    QString metricGoal;  // minimize | maximize
+    Goal metricGoal = Goal::Minimize;
     QString cluster;  // empty: local
     QString arrayJobId;  // the first batch's (Slurm: the job array's id)
     QString state;  // SweepState's text (states.h)
@@ -233,6 +234,8 @@ struct Trial {
 
 // The latest attempt of each trial, by trial index (what tables and the runner act on).
 QList<Trial> latestAttempts(const QList<Trial> &attempts);
+// The latest attempt of trial `index` (the highest attempt number); nullopt: no such trial.
+std::optional<Trial> latestAttempt(const QList<Trial> &attempts, int index);
 
 // Trials counted by the phase of their latest attempt (a failed attempt being retried counts as
 // queued or running, not failed).

@@ -48,6 +48,11 @@ struct Follower {
     QString id;  // empty: processFollowerId()
     qint64 leaseTtlMs = kSweepLeaseTtlMs;  // keep it a few times the caller's slowest tick interval
 };
+// The one lease policy: a follower that ticks at most every `slowestTickMs` holds its leases for
+// four of those (at least kSweepLeaseTtlMs), so a quiet holder keeps them and a crashed one's are
+// taken over soon after. `sweep watch`, the monitor and the window's follower all take theirs here.
+Follower followerForPace(qint64 slowestTickMs);
+
 // This process's follower id, "<host>:<pid>:<8 random hex digits>", the same for its lifetime
 // (so successive ticks, and followActiveSweeps' runner per call, renew the same lease).
 QString processFollowerId();

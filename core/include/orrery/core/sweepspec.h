@@ -6,6 +6,7 @@
 #pragma once
 
 #include "orrery/core/command.h"
+#include "orrery/core/metricgoal.h"
 
 #include <QByteArray>
 #include <QList>
@@ -91,9 +92,6 @@ struct ParamSpec {
 
 enum class SearchMethod { Grid, Random, Bayes };
 QString toString(SearchMethod m);
-
-enum class Goal { Minimize, Maximize };
-QString toString(Goal g);
 
 struct EarlyTerminate {
     enum class Type { Hyperband, Median };

@@ -70,6 +70,8 @@ QString formatHours(double hours);
 // "12.50 USD", "12.50" without a currency.
 QString formatCost(double gpuHours, const Price &price);
 
+// A table cell: "1.25" GPU-hours, "1.25 · 3.13 USD" with a price; "" when nothing ran.
+QString usageCell(const Usage &usage, const std::optional<Price> &price);
 // One line for people: "12.3 GPU-hours, 98.4 CPU-hours over 5 attempts (2 running): 30.75 USD";
 // "nothing has run yet" when no attempt ran.
 QString describeUsage(const Usage &usage, const std::optional<Price> &price);

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// One sweep at a glance, as every face shows it (docs/sweeps.md "Following a sweep"): trials
+// counted by phase, the best run and its value, GPU-hours and cost, progress and ETA, and the
+// goodput summary. `orrery sweep list|status|--json`, the monitor's sweep rows and the window's
+// sweep tree all render this one record; none of them counts or ranks on its own.
+//
+// The price comes from the caller (a cluster profile's, remote::clusterPrice): core knows no
+// profiles. Reading takes one store snapshot's worth of queries; safe from any thread that owns
+// its store connection.
+#pragma once
+
+#include "orrery/core/goodput.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweepprogress.h"
+#include "orrery/core/usage.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace orrery::core {
+
+// The sweep's best run by its metric and goal (TrackingStore::bestRun: the latest value).
+struct BestRun {
+    RunId run = 0;
+    QString name, runDir;
+    int trial = -1;  // its trial index (-1: not found among the sweep's trials)
+    double value = 0;  // the metric's latest value
+    QString video;  // its newest sample video: the local copy where there is one, else the executor's path
+};
+
+struct SweepOverview {
+    Sweep sweep;
+    QList<TrialSummary> trials;  // each trial's latest attempt and metric, by index
+    QList<Trial> attempts;  // every attempt, by index then attempt
+    PhaseCounts counts;  // of the latest attempts (countPhases)
+    std::optional<BestRun> best;
+    Usage usage;  // every attempt's (usageOf)
+    QHash<int, Usage> trialUsage;  // by trial index, all of its attempts
+    std::optional<Price> price;  // the executor's price per GPU-hour, where one is known
+    std::optional<SweepProgress> progress;  // with a tracker: steps, rates, ETAs
+    std::optional<GoodputParts> goodput;  // with OverviewOptions::goodput: the sweep's total
+
+    Goal goal() const { return sweep.metricGoal; }
+    // The cost of what has run (nullopt without a price).
+    std::optional<double> cost() const;
+    // Trials ended out of those planned ("3/8"), as the sweep list shows.
+    QString doneText() const;
+    // "2 done, 1 running, 1 failed" (only the phases that have trials; "nothing submitted yet").
+    QString countsText() const;
+    // "3 of 8 trials: 2 done, 1 running" (of the planned trials, those submitted).
+    QString countsLine() const;
+    // The sweep's state word with a warning when it ended with failed trials:
+    // "finished (1 failed)"; faces colour it from verdict().
+    QString stateText() const;
+    enum class Verdict { Active, Good, Mixed, Bad };  // Mixed: finished, but some trials failed
+    Verdict verdict() const;
+};
+
+struct OverviewOptions {
+    qint64 nowMs = 0;  // 0: this machine's clock
+    std::optional<Price> price;
+    // Keeps rates between calls (an active sweep's progress needs two looks); nullptr: no progress.
+    SweepProgressTracker *tracker = nullptr;
+    bool goodput = false;  // also sum the goodput (reads every run's phase records)
+};
+
+SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
+                                const OverviewOptions &options);
+
+// `sweep status --json` / `sweep list --json` / `submit --json`: the sweep, its trials (params,
+// state, attempts, usage, latest and best metric) and the best run.
+QJsonObject overviewJson(const SweepOverview &o);
+
+}  // namespace orrery::core

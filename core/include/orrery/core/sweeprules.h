@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The sweep runner's rules (sweeprunner.h) as plain functions over plain data: how an attempt
+// ended (its verdict) and over what span, whether an attempt that failed or was preempted is
+// resubmitted, which running trials early stopping stops, and how a sweep ends. The runner reads
+// the store and the executor, asks these, and carries out what they say (writes, launches,
+// cancels, the events it reports); tests/unit/tst_sweeprules.cpp pins them case by case.
+//
+// Pure functions: no store, no executor, no clock (the caller passes the time in); safe from
+// any thread.
+#pragma once
+
+#include "orrery/core/earlystop.h"
+#include "orrery/core/executor.h"
+#include "orrery/core/states.h"
+#include "orrery/core/store.h"
+#include "orrery/core/sweepspec.h"
+#include "orrery/core/usage.h"
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QMap>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+namespace orrery::core {
+
+// EX_TEMPFAIL ("try again"): what the trainer exits with on SIGTERM, and what a command of the
+// user's own exits with to say it was preempted.
+constexpr int kExitPreempted = 75;
+
+// --- an attempt's verdict --------------------------------------------------------------------
+
+// What a tick knows of an attempt whose task ended, or that the executor has no record of.
+struct AttemptOutcome {
+    TaskStatus status;  // the executor's word: Ended or Unknown
+    // exit.json's bytes where the trainer wrote one and the tick read it (possibly empty or
+    // torn); nullopt where there is none or it was not read.
+    std::optional<QByteArray> exitJson;
+    bool readAnswered = true;  // false: the tick's batched read failed, exit.json was not looked for
+    TrialState before = TrialState::Running;  // the attempt's state as the tick read it
+};
+
+struct AttemptVerdict {
+    // How the task ended: completed, failed, preempted or lost.
+    TrialState ended = TrialState::Failed;
+    // What the attempt is recorded as: `ended`, or stopped (cancelled) when it was being stopped
+    // (cancelled): the trainer's "preempted" was then our own SIGTERM. Such an attempt keeps the
+    // reason it was stopped for and is never resubmitted.
+    TrialState state = TrialState::Failed;
+    QString reason;  // exit.json's "reason", or what the executor said; empty for a clean end
+    QString step;  // exit.json's "step" ("" without one)
+    std::optional<qint64> exitMs;  // exit.json's "t" (unix ms) where it wrote a positive one
+    // How the run ends where no exit.json records it (TrackingStore::applyExit records the end of
+    // a readable one; an unreadable one ends nothing): nullopt when there was an exit.json.
+    std::optional<RunStatus> runEnd;
+
+    // Stopped or cancelled by us: settled as such, not judged by how the task ended.
+    bool settled() const { return state != ended; }
+    // The reason as the trial records it: "reason (step N)", "step N" or "reason".
+    QString exitReason() const;
+};
+
+// The verdict rule, for an attempt that was queued, running, stopping or cancelling:
+// - exit.json decides where the trainer wrote it: its "state" completed or preempted, anything
+//   else (and an unreadable file) failed;
+// - else, for a task that ended, its exit status: 0 completed, 75 (kExitPreempted) or Slurm's
+//   PREEMPTED preempted, anything else (NODE_FAIL, TIMEOUT, CANCELLED, no status) failed;
+// - else (the executor has no record of it) lost;
+// - an attempt being stopped or cancelled settles as stopped or cancelled, however it ended.
+// nullopt: nothing known yet (no record of the task, and the read failed): ask again next tick.
+std::optional<AttemptVerdict> attemptVerdict(const AttemptOutcome &outcome);
+
+// --- an attempt's time span (docs/sweeps.md "GPU-hours and cost") -----------------------------
+
+// When an attempt first seen running started: `elapsed` before now (usage.h runningSinceMs), but
+// never before its submission (nor after now).
+qint64 runningAttemptStartMs(qint64 submittedMs, std::optional<qint64> elapsedMs, qint64 nowMs);
+// The last event of this attempt's trainer: the newest update of the run's processes (TrackingStore::
+// runPhases) that started at or after the attempt's submission (earlier ones are earlier attempts').
+// 0: none.
+qint64 attemptLastEventMs(const QList<ProcessPhases> &phases, qint64 submittedMs);
+// The span of an attempt that ended (usage.h endedAttemptSpan): it ends no earlier than its
+// trainer's last event and starts no earlier than its submission (Slurm's elapsed is whole
+// seconds, and the last poll's for a job that has ended).
+AttemptSpan endedSpan(qint64 startedMs, qint64 submittedMs, std::optional<qint64> elapsedMs,
+                      std::optional<qint64> exitMs, const QList<ProcessPhases> &phases, qint64 nowMs);
+
+// A task the executor still has (queued or running): the attempt as it now stands.
+struct LiveAttempt {
+    Trial trial;  // with the executor's detail, its start once seen running, running once running
+    bool startedRunning = false;  // queued until this poll, running now
+    bool changed = false;  // something to write
+};
+LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowMs);
+
+// --- resubmission ----------------------------------------------------------------------------
+
+// The trial's earlier attempts that the retry rule counts: from its latest attempt a user
+// launched (SweepRunner::retryTrial) on, so a user's retry starts the budget afresh and is never
+// counted against it. `attempts` may hold other trials' attempts too.
+struct AttemptCounts {
+    int failures = 0, preemptions = 0;
+    QString previousReason;  // the last counted failure's
+};
+AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended);
+
+// The retry rule for `ended`, the latest attempt of its trial, which ended `verdict` (failed,
+// lost or preempted) with ended.exitReason: empty when the runner resubmits it, else why not.
+// Preemptions do not use up `retries` but are limited to kMaxPreemptions (sweeprunner.h); a
+// failure is retried up to `retries` times, but not after failing the same way twice.
+QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries);
+
+// The attempt after `t`: the same trial, run dir, params and config (so it resumes from the
+// trial's checkpoint), nothing of how `t` went.
+Trial nextAttempt(const Trial &t);
+
+enum class Resubmit : std::uint8_t {
+    Yes,  // launch `next`
+    GivenUp,  // the retry rule says no (`why`)
+    OverBudget,  // the rule says yes, but the sweep's budget could be exceeded
+};
+struct ResubmitDecision {
+    Resubmit action = Resubmit::Yes;
+    QString why;  // GivenUp: whyNotResubmitted's reason
+    // What the ended attempt is recorded as: its verdict, but failed for a preempted attempt that
+    // is not resubmitted; and its reason, with "; not resubmitted: the budget could be exceeded".
+    TrialState state = TrialState::Failed;
+    QString exitReason;
+    Trial next;  // Yes: the attempt to launch
+};
+// Whether `ended` (the latest attempt of its trial, recorded with its verdict, failed, lost or
+// preempted, and its reason) is resubmitted. `budgetRoom`: how many more attempts the sweep's
+// budget lets the runner launch now, less those it already resubmits this tick (a large number
+// without a budget).
+ResubmitDecision decideResubmission(const QList<Trial> &attempts, const Trial &ended, int retries,
+                                    int budgetRoom);
+
+// Whether the runner resubmits `latest` itself, so a user's retry of it would launch a second
+// trainer in its run dir (SweepRunner::retryTrial refuses it while a follower holds the lease):
+// it failed, was lost or preempted, was launched (has a task), and the retry rule says yes. A
+// trial out of preemptions is stored failed: the rule given "failed" would misjudge it.
+bool runnerResubmits(const QList<Trial> &attempts, const Trial &latest, int retries);
+
+// --- early stopping --------------------------------------------------------------------------
+
+struct EarlyStop {
+    int trial = 0;  // index
+    QString reason;  // the rule's (StopDecision::reason): the run's tag orrery.stopped_early
+    QString exitReason;  // what the stopping attempt records: "stopped early: <reason>"
+};
+// True when the spec stops trials early (early_terminate and a metric to judge).
+bool stopsEarly(const SweepSpec &spec);
+// The running trials the spec's early_terminate rule stops now. `latest`: the latest attempt of
+// each trial, by index; `attempts`: every attempt of the sweep; `points`: each trial's values of
+// the sweep's metric (step, value), in logging order, by index (trials without any are left
+// out). A trial a user retried still counts in the comparisons but is not stopped: the user's
+// call overrides the rule's (else a trial retried after an early stop would be stopped again on
+// its first tick, its history unchanged).
+QList<EarlyStop> earlyStops(const SweepSpec &spec, const QMap<int, Trial> &latest,
+                            const QList<Trial> &attempts,
+                            const QHash<int, QList<std::pair<qint64, double>>> &points);
+
+// --- the sweep's verdict ---------------------------------------------------------------------
+
+// The latest attempts of a sweep's trials, counted for the sweep's verdict.
+struct SweepTally {
+    int active = 0, running = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
+    qsizetype trials = 0;
+};
+// Failed counts every ended attempt that is not completed, stopped or cancelled (failed, lost,
+// preempted).
+SweepTally tallyTrials(const QMap<int, Trial> &latest);
+
+struct SweepVerdict {
+    SweepState state = SweepState::Unknown;
+    QString message;
+};
+// The sweep-verdict rule: how a sweep in state `now` ends once none of its trials is active and
+// none is left to launch, with its one-line summary; nullopt while it goes on. A cancelled sweep
+// ends cancelled; one where no trial completed or was stopped early, failed; else finished.
+// Trials still to launch: bayes suggests up to run_cap; grid and random under a budget launch the
+// `planned` trials their first batch held back. `budgetStop`: why the budget launches no more
+// (BudgetState::explain), empty while it allows the next.
+std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
+                                         int planned = 0, const QString &budgetStop = {});
+
+}  // namespace orrery::core

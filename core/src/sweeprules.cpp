@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/core/sweeprules.h"
+
+#include "orrery/core/sweeprunner.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+#include <QJsonValue>
+#include <QSet>
+
+#include <algorithm>
+
+namespace orrery::core {
+
+// --- an attempt's verdict --------------------------------------------------------------------
+
+QString AttemptVerdict::exitReason() const
+{
+    return step.isEmpty()  ? reason
+        : reason.isEmpty() ? QStringLiteral("step %1").arg(step)
+                           : QStringLiteral("%1 (step %2)").arg(reason, step);
+}
+
+namespace {
+
+// exit.json's words (completed, failed, preempted) are trial states too; anything else from a
+// trainer, and a file that does not say (TrackingStore::applyExit's test: JSON, an object, a
+// "state"), is a failure.
+void judgeExitJson(const QByteArray &exitJson, AttemptVerdict &v)
+{
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(exitJson, &parseError);
+    const QJsonObject o = doc.object();
+    const QString state = o.value(QLatin1String("state")).toString();
+    const bool readable = parseError.error == QJsonParseError::NoError && doc.isObject() && !state.isEmpty();
+    v.ended = readable ? trialStateFromText(state) : TrialState::Failed;
+    if (v.ended != TrialState::Completed && v.ended != TrialState::Preempted)
+        v.ended = TrialState::Failed;
+    v.reason = readable ? o.value(QLatin1String("reason")).toString()
+                        : QStringLiteral("unreadable exit.json: ") +
+            (parseError.error != QJsonParseError::NoError ? parseError.errorString()
+                                                          : QStringLiteral("no \"state\""));
+    const QJsonValue step = o.value(QLatin1String("step"));
+    v.step = step.isUndefined() ? QString() : QString::number(step.toInteger());
+    if (const double t = o.value(QLatin1String("t")).toDouble(); t > 0)
+        v.exitMs = qint64(t * 1000);
+}
+
+}  // namespace
+
+std::optional<AttemptVerdict> attemptVerdict(const AttemptOutcome &outcome)
+{
+    const TaskStatus &st = outcome.status;
+    if (!outcome.exitJson && st.state == TaskStatus::State::Unknown && !outcome.readAnswered)
+        return std::nullopt;  // nothing known yet
+    AttemptVerdict v;
+    if (outcome.exitJson) {
+        judgeExitJson(*outcome.exitJson, v);
+    } else if (st.state == TaskStatus::State::Ended) {
+        // No exit.json (a command of the user's need not write one): the exit status decides,
+        // 0 completed, 75 (EX_TEMPFAIL) preempted, anything else failed.
+        v.ended = st.exitCode == 0 ? TrialState::Completed
+            : st.exitCode == kExitPreempted || st.detail.contains(QLatin1String("PREEMPTED"))
+            ? TrialState::Preempted
+            : TrialState::Failed;
+        v.reason = v.ended == TrialState::Completed ? QString()
+            : st.detail.isEmpty()                   ? QStringLiteral("ended without exit.json")
+                                                    : st.detail + QStringLiteral(" (no exit.json)");
+        v.runEnd = v.ended == TrialState::Completed ? RunStatus::Finished
+            : v.ended == TrialState::Preempted      ? RunStatus::Killed
+                                                    : RunStatus::Failed;
+    } else {
+        v.ended = TrialState::Lost;
+        v.reason = QStringLiteral("the executor has no record of the task and it left no exit.json");
+        v.runEnd = RunStatus::Failed;
+    }
+    v.state = outcome.before == TrialState::Stopping ? TrialState::Stopped
+        : outcome.before == TrialState::Cancelling   ? TrialState::Cancelled
+                                                     : v.ended;
+    return v;
+}
+
+// --- an attempt's time span ------------------------------------------------------------------
+
+qint64 runningAttemptStartMs(qint64 submittedMs, std::optional<qint64> elapsedMs, qint64 nowMs)
+{
+    return std::max(runningSinceMs(elapsedMs, nowMs), std::min(submittedMs, nowMs));
+}
+
+qint64 attemptLastEventMs(const QList<ProcessPhases> &phases, qint64 submittedMs)
+{
+    qint64 last = 0;
+    for (const ProcessPhases &p : phases)
+        if (p.processStartMs >= submittedMs)
+            last = std::max(last, p.updatedMs);
+    return last;
+}
+
+AttemptSpan endedSpan(qint64 startedMs, qint64 submittedMs, std::optional<qint64> elapsedMs,
+                      std::optional<qint64> exitMs, const QList<ProcessPhases> &phases, qint64 nowMs)
+{
+    return endedAttemptSpan(startedMs, elapsedMs, exitMs, nowMs, submittedMs,
+                            attemptLastEventMs(phases, submittedMs));
+}
+
+LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowMs)
+{
+    LiveAttempt live{read};
+    Trial &t = live.trial;
+    if (!status.detail.isEmpty())
+        t.detail = status.detail;
+    const bool running = status.state == TaskStatus::State::Running;
+    if (running && t.startedMs == 0)
+        t.startedMs = runningAttemptStartMs(t.submittedMs, status.elapsedMs, nowMs);
+    if (running && read.trialState() == TrialState::Queued) {
+        t.setState(TrialState::Running);
+        live.startedRunning = true;
+    }
+    live.changed =
+        t.trialState() != read.trialState() || t.detail != read.detail || t.startedMs != read.startedMs;
+    return live;
+}
+
+// --- resubmission ----------------------------------------------------------------------------
+
+AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended)
+{
+    int from = ended.userRetry ? ended.attempt : 0;
+    for (const Trial &a : attempts)
+        if (a.index == ended.index && a.userRetry && a.attempt < ended.attempt)
+            from = std::max(from, a.attempt);
+    AttemptCounts c;
+    for (const Trial &a : attempts) {  // by attempt (TrackingStore::trials' order)
+        if (a.index != ended.index || a.id == ended.id || a.attempt < from || a.attempt > ended.attempt)
+            continue;
+        if (a.trialState() == TrialState::Preempted)
+            ++c.preemptions;
+        else if (phaseOf(a.trialState()) == Phase::Failed) {
+            ++c.failures;
+            c.previousReason = a.exitReason;
+        }
+    }
+    return c;
+}
+
+QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries)
+{
+    const AttemptCounts c = countEarlierAttempts(attempts, ended);
+    if (verdict == TrialState::Preempted)
+        return c.preemptions + 1 > kMaxPreemptions
+            ? QStringLiteral("preempted %1 times").arg(c.preemptions + 1)
+            : QString();
+    if (c.failures + 1 > retries)
+        return retries == 0 ? QStringLiteral("no retries (retries: 0)")
+                            : QStringLiteral("failed %1 times").arg(c.failures + 1);
+    if (c.failures > 0 && c.previousReason == ended.exitReason)
+        return QStringLiteral("failed the same way twice (same reason, same step): not retried again");
+    return {};
+}
+
+Trial nextAttempt(const Trial &t)
+{
+    Trial next = t;
+    next.id = 0;
+    next.attempt = t.attempt + 1;
+    next.state.clear();
+    next.exitReason.clear();
+    next.detail.clear();
+    next.task.clear();
+    next.slurmJobId.clear();
+    next.slurmTaskId.clear();
+    next.submittedMs = 0;
+    next.startedMs = 0;
+    next.endedMs = 0;
+    next.userRetry = false;
+    return next;
+}
+
+ResubmitDecision decideResubmission(const QList<Trial> &attempts, const Trial &ended, int retries,
+                                    int budgetRoom)
+{
+    const TrialState verdict = ended.trialState();
+    const bool preempted = verdict == TrialState::Preempted;
+    ResubmitDecision r;
+    r.state = verdict;
+    r.exitReason = ended.exitReason;
+    r.why = whyNotResubmitted(attempts, ended, verdict, retries);
+    if (!r.why.isEmpty()) {
+        r.action = Resubmit::GivenUp;
+        if (preempted)  // out of preemptions: the trial ends as failed
+            r.state = TrialState::Failed;
+        return r;
+    }
+    // A resubmission is a launch like any other: within the budget.
+    if (budgetRoom <= 0) {
+        r.action = Resubmit::OverBudget;
+        if (preempted)
+            r.state = TrialState::Failed;
+        r.exitReason += QStringLiteral("; not resubmitted: the budget could be exceeded");
+        return r;
+    }
+    r.action = Resubmit::Yes;
+    r.next = nextAttempt(ended);
+    return r;
+}
+
+bool runnerResubmits(const QList<Trial> &attempts, const Trial &latest, int retries)
+{
+    const TrialState state = latest.trialState();
+    const bool runnerMayRetry =
+        state == TrialState::Failed || state == TrialState::Lost || state == TrialState::Preempted;
+    const bool outOfPreemptions = state != TrialState::Preempted &&
+        countEarlierAttempts(attempts, latest).preemptions >= kMaxPreemptions;
+    return runnerMayRetry && !latest.task.isEmpty() && !outOfPreemptions &&
+        whyNotResubmitted(attempts, latest, state, retries).isEmpty();
+}
+
+// --- early stopping --------------------------------------------------------------------------
+
+bool stopsEarly(const SweepSpec &spec)
+{
+    return spec.earlyTerminate && !spec.metricName.isEmpty();
+}
+
+QList<EarlyStop> earlyStops(const SweepSpec &spec, const QMap<int, Trial> &latest,
+                            const QList<Trial> &attempts,
+                            const QHash<int, QList<std::pair<qint64, double>>> &points)
+{
+    if (!stopsEarly(spec))
+        return {};
+    QSet<int> retriedByUser;
+    for (const Trial &a : attempts)
+        if (a.userRetry)
+            retriedByUser.insert(a.index);
+    QList<TrialHistory> histories;
+    for (const Trial &t : latest) {
+        TrialHistory h;
+        h.trial = t.index;
+        h.running = t.trialState() == TrialState::Running && !retriedByUser.contains(t.index);
+        h.points = points.value(t.index);
+        if (!h.points.isEmpty())
+            histories.append(h);
+    }
+    QList<EarlyStop> stops;
+    for (const StopDecision &s :
+         decideEarlyStops(*spec.earlyTerminate, spec.goal, spec.metricName, histories))
+        stops.append({int(s.trial), s.reason, QStringLiteral("stopped early: ") + s.reason});
+    return stops;
+}
+
+// --- the sweep's verdict ---------------------------------------------------------------------
+
+SweepTally tallyTrials(const QMap<int, Trial> &latest)
+{
+    SweepTally c;
+    c.trials = latest.size();
+    for (const Trial &t : latest) {
+        if (t.isActive()) {
+            ++c.active;
+            c.running += t.trialState() == TrialState::Running ? 1 : 0;
+        } else if (t.trialState() == TrialState::Completed)
+            ++c.completed;
+        else if (t.trialState() == TrialState::Stopped)
+            ++c.stopped;
+        else if (t.trialState() == TrialState::Cancelled)
+            ++c.cancelled;
+        else
+            ++c.failed;
+    }
+    return c;
+}
+
+std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
+                                         int planned, const QString &budgetStop)
+{
+    const bool open = c.cancelled == 0 && now != SweepState::Cancelling;
+    const int toLaunch = spec.method == SearchMethod::Bayes ? spec.runCap : spec.budgetGpuHours ? planned : 0;
+    const bool unlaunched = open && c.trials < toLaunch;
+    const bool moreToCome = unlaunched && budgetStop.isEmpty();
+    if (c.active > 0 || moreToCome)
+        return std::nullopt;
+    SweepVerdict v;
+    v.state = now == SweepState::Cancelling ? SweepState::Cancelled
+        : c.completed + c.stopped == 0      ? SweepState::Failed
+                                            : SweepState::Finished;
+    if (unlaunched)
+        v.message = QStringLiteral("stopped by its budget: %1; %2 of %3 trials not launched; ")
+                        .arg(budgetStop)
+                        .arg(toLaunch - c.trials)
+                        .arg(toLaunch);
+    v.message += QStringLiteral("%1 completed, %2 stopped early, %3 failed")
+                     .arg(c.completed)
+                     .arg(c.stopped)
+                     .arg(c.failed);
+    if (c.cancelled)
+        v.message += QStringLiteral(", %1 cancelled").arg(c.cancelled);
+    return v;
+}
+
+}  // namespace orrery::core

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "orrery/remote/sweepoperations.h"
+
+#include "orrery/core/paths.h"
+#include "orrery/remote/deploy.h"
+#include "orrery/remote/profile.h"
+#include "orrery/remote/slurmexecutor.h"
+
+#include <QJsonDocument>
+#include <QThread>
+
+namespace orrery::remote {
+
+namespace {
+
+using core::SweepId;
+
+// The placeholder for the sweep's directory name in a preview: submission names it
+// (sweepDirectoryName: the sweep's name and the time), and a preview should not change from one
+// second to the next.
+const QString kSweepDirPlaceholder = QStringLiteral("<sweep-id>");
+
+[[noreturn]] void fail(OperationError::Kind kind, const QString &message)
+{
+    throw OperationError(kind, message);
+}
+
+// Runs `f`, turning the runner's and the store's refusals (std::runtime_error, StoreError) into
+// OperationError of `kind`.
+template<typename F>
+auto guarded(OperationError::Kind kind, F &&f) -> decltype(f())
+{
+    try {
+        return f();
+    } catch (const OperationError &) {
+        throw;
+    } catch (const std::bad_alloc &) {
+        throw;
+    } catch (const std::exception &e) {
+        fail(kind, QString::fromUtf8(e.what()));
+    }
+}
+
+}  // namespace
+
+OperationError::OperationError(Kind kind, const QString &message)
+    : std::runtime_error(message.toStdString()), m_kind(kind), m_message(message)
+{ }
+
+QList<core::SpecError> CheckedSpec::problems() const
+{
+    QList<core::SpecError> out = load.specErrors;
+    if (!load.configError.isEmpty())
+        out.append({{}, 0, load.configError});
+    if (!load.readError.isEmpty())
+        out.append({{}, 0, load.readError});
+    for (const QString &r : refusals)
+        out.append({{}, 0, r});
+    return out;
+}
+
+QStringList CheckedSpec::problemLines() const
+{
+    QStringList lines;
+    for (const core::SpecError &e : problems())
+        lines << (e.file.isEmpty() ? e.message : e.toString());
+    return lines;
+}
+
+QJsonObject SweepPreview::toJson(const CheckedSpec &spec) const
+{
+    QJsonObject o = core::planJson(spec.plan(), spec.trials());
+    o.insert(QStringLiteral("worst_case"), core::worstCaseJson(worst, price));
+    o.insert(QStringLiteral("launch"), QString::fromUtf8(launch));
+    if (!target.isEmpty())
+        o.insert(QStringLiteral("sbatch"), QString::fromUtf8(launch));
+    return o;
+}
+
+core::TrainerSchema loadTrainerSchema()
+{
+    QString problem;
+    std::optional<core::TrainerSchema> schema = core::TrainerSchema::load(&problem);
+    if (!schema)
+        fail(OperationError::Kind::Failed, problem);
+    return *schema;
+}
+
+std::optional<core::Price> executorPrice(const QString &cluster)
+{
+    return clusterPrice(cluster);
+}
+
+SweepOperations::SweepOperations(core::TrackingStore &store, Options options)
+    : SweepOperations(std::move(options))
+{
+    m_store = &store;
+}
+
+SweepOperations::SweepOperations(Options options) : m_options(std::move(options)), m_schema(m_options.schema)
+{
+    m_executors = m_options.connections ? std::make_unique<Executors>(m_options.connections)
+                                        : std::make_unique<Executors>(m_options.prompts);
+}
+
+core::TrackingStore &SweepOperations::store() const
+{
+    if (!m_store)
+        fail(OperationError::Kind::Failed, QStringLiteral("no tracking store is open"));
+    return *m_store;
+}
+
+SweepOperations::~SweepOperations()
+{
+    try {
+        releaseLeases();
+    } catch (const std::exception &) {
+        // The leases lapse by themselves after their TTL.
+    }
+}
+
+const core::TrainerSchema &SweepOperations::schema()
+{
+    if (!m_schema) {
+        if (!m_schemaProblem.isEmpty())  // asked once: a trainer that is not there stays away
+            fail(OperationError::Kind::Failed, m_schemaProblem);
+        try {
+            m_schema = loadTrainerSchema();
+        } catch (const OperationError &e) {
+            m_schemaProblem = e.message();
+            throw;
+        }
+    }
+    return *m_schema;
+}
+
+core::Executor &SweepOperations::executor(const QString &cluster)
+{
+    QString problem;
+    core::Executor *e = m_executors->get(cluster, &problem);
+    if (!e)
+        fail(OperationError::Kind::Failed, problem);
+    return *e;
+}
+
+core::Sweep SweepOperations::sweep(const QString &ref) const
+{
+    const std::optional<core::Sweep> sw =
+        guarded(OperationError::Kind::Failed, [&] { return store().findSweep(ref); });
+    if (!sw)
+        fail(OperationError::Kind::Invalid, QStringLiteral("no sweep '%1' (`orrery sweep list`)").arg(ref));
+    return *sw;
+}
+
+core::Sweep SweepOperations::sweep(SweepId id) const
+{
+    const std::optional<core::Sweep> sw =
+        guarded(OperationError::Kind::Failed, [&] { return store().sweep(id); });
+    if (!sw)
+        fail(OperationError::Kind::Invalid, QStringLiteral("no sweep %1 (`orrery sweep list`)").arg(id));
+    return *sw;
+}
+
+core::SweepRunner &SweepOperations::runner(const QString &cluster, bool needSchema)
+{
+    auto it = m_runners.find(cluster);
+    if (it != m_runners.end() && (!needSchema || m_schema))
+        return *it->second;
+    core::TrainerSchema types;
+    if (needSchema) {
+        types = schema();
+    } else {
+        // Typing params is only for launching (bayes suggestions, retries): an action that ends
+        // trials works without a trainer to ask.
+        try {
+            types = schema();
+        } catch (const OperationError &) { }
+    }
+    core::Executor &e = executor(cluster);
+    if (it != m_runners.end())
+        it->second->releaseLeases();
+    auto runner = std::make_unique<core::SweepRunner>(store(), e, types, m_options.follower);
+    core::SweepRunner &r = *runner;
+    m_runners[cluster] = std::move(runner);
+    return r;
+}
+
+void SweepOperations::releaseLeases()
+{
+    for (auto &[cluster, runner] : m_runners)
+        runner->releaseLeases();
+}
+
+// --- specs and submission ------------------------------------------------------------------
+
+CheckedSpec SweepOperations::checkSpecFile(const QString &path, bool withTrainer)
+{
+    return checkSpecFile(path, schema(), withTrainer);
+}
+
+namespace {
+
+CheckedSpec checked(core::PlanLoad load, bool withTrainer)
+{
+    CheckedSpec c;
+    c.load = std::move(load);
+    if (withTrainer && c.load.plan)
+        c.refusals = core::checkPlanWithTrainer(core::trainerExecutable(), *c.load.plan, c.load.trials);
+    return c;
+}
+
+}  // namespace
+
+CheckedSpec SweepOperations::checkSpecFile(const QString &path, const core::TrainerSchema &schema,
+                                           bool withTrainer)
+{
+    return checked(core::loadSubmitPlan(path, schema), withTrainer);
+}
+
+CheckedSpec SweepOperations::checkSpecText(const QByteArray &yaml, const QString &path,
+                                           const core::TrainerSchema &schema, bool withTrainer)
+{
+    return checked(core::loadSubmitPlanText(yaml, path, schema), withTrainer);
+}
+
+SweepPreview SweepOperations::preview(const CheckedSpec &spec, const QString &cluster)
+{
+    SweepPreview p;
+    p.target = cluster;
+    if (!spec.load.plan)
+        return p;
+    const core::SubmitPlan &plan = spec.plan();
+    const QList<core::PlannedTrial> &trials = spec.trials();
+    p.plan = core::previewPlan(plan, trials);
+    const int planned = plan.spec.method == core::SearchMethod::Grid ? int(trials.size()) : plan.spec.runCap;
+    p.worst = core::worstCase(plan.spec, planned, int(trials.size()));
+    // What submission launches first: the budget may hold some of the planned trials back.
+    const QList<core::PlannedTrial> first =
+        trials.mid(0, core::firstBatchSize(plan.spec, int(trials.size())));
+    try {
+        p.price = executorPrice(cluster);
+        if (cluster.isEmpty()) {
+            Executors local;
+            QString problem;
+            core::Executor *e = local.get({}, &problem);
+            if (e)
+                p.launch = core::describeFirstBatch(*e, plan, first);
+            else
+                p.launchProblem = problem;
+        } else {
+            std::optional<ClusterProfile> profile = ProfileStore().find(cluster);
+            if (!profile) {
+                p.launchProblem =
+                    QStringLiteral("no cluster profile '%1' (`orrery cluster list`)").arg(cluster);
+                return p;
+            }
+            profile->trainerPath = sweepTrainerPath(*profile);  // the deployed one, where none is named
+            p.launch = previewSbatch(*profile, core::configDirectory(), plan, first, kSweepDirPlaceholder);
+        }
+    } catch (const SbatchError &e) {
+        p.launchProblem = e.message();
+    } catch (const ProfileError &e) {
+        p.launchProblem = e.message();
+    } catch (const std::exception &e) {
+        p.launchProblem = QString::fromUtf8(e.what());
+    }
+    return p;
+}
+
+SweepId SweepOperations::submit(const CheckedSpec &spec, const QString &cluster,
+                                const OperationProgress &progress)
+{
+    if (!spec.ok()) {
+        fail(spec.problemIsUsage() ? OperationError::Kind::Invalid : OperationError::Kind::Failed,
+             spec.problemLines().join(QLatin1Char('\n')));
+    }
+    prepare(cluster, !spec.plan().spec.command, progress);
+    core::SweepRunner &r = runner(cluster, true);
+    if (progress.isCancelled())
+        fail(OperationError::Kind::Cancelled, QStringLiteral("cancelled: nothing was submitted"));
+    progress.report(QStringLiteral("Submitting to %1…").arg(executor(cluster).name()));
+    return guarded(OperationError::Kind::Failed, [&] { return r.submit(spec.plan()); });
+}
+
+void SweepOperations::prepare(const QString &cluster, bool withTrainer, const OperationProgress &progress)
+{
+    const auto checkCancelled = [&progress] {
+        if (progress.isCancelled())
+            fail(OperationError::Kind::Cancelled, QStringLiteral("cancelled: nothing was submitted"));
+    };
+    checkCancelled();
+    progress.report(cluster.isEmpty() ? QStringLiteral("Submitting on this machine…")
+                                      : QStringLiteral("Connecting to %1…").arg(cluster));
+    // A profile without a trainer path gets the bundled trainer built first; a sweep of its own
+    // command needs none.
+    if (withTrainer)
+        m_executors->deployIfMissing(
+            [&progress](const QString &name, const DeployProgress &p) {
+                if (progress.deploy)
+                    progress.deploy(name, p);
+                else
+                    progress.report(p.percent >= 0
+                                        ? QStringLiteral("%1: building the trainer — %2 %3%")
+                                              .arg(name, p.phase)
+                                              .arg(p.percent)
+                                        : QStringLiteral("%1: building the trainer — %2").arg(name, p.phase));
+            },
+            progress.cancelled);
+    executor(cluster);
+    checkCancelled();
+}
+
+// --- acting on a sweep ---------------------------------------------------------------------
+
+bool SweepOperations::settle(SweepId id, const QString &cluster, const std::function<bool()> &settled,
+                             const OperationProgress &progress)
+{
+    core::SweepRunner &r = runner(cluster, false);
+    constexpr int kPollMs = 500;
+    for (int waited = 0; waited < kSettleMs && !settled() && !progress.isCancelled(); waited += kPollMs) {
+        const core::TickReport report = r.tick({id});
+        for (const QString &e : report.events)
+            progress.report(e);
+        if (settled())
+            break;
+        QThread::msleep(kPollMs);
+    }
+    return settled();
+}
+
+ActionOutcome SweepOperations::cancel(SweepId id, const OperationProgress &progress)
+{
+    const core::Sweep sw = sweep(id);
+    core::SweepRunner &r = runner(sw.cluster, false);
+    guarded(OperationError::Kind::Invalid, [&] { r.cancel(id); });
+    const QString started = QStringLiteral("cancelling sweep %1 (%2)").arg(sw.name).arg(id);
+    progress.report(started);
+    if (m_options.settle == Settle::Return)
+        return {started, true};
+    if (settle(
+            id, sw.cluster, [&] { return r.isDone(id); }, progress))
+        return {QStringLiteral("sweep %1 (%2) is cancelled").arg(sw.name).arg(id), true};
+    return {
+        QStringLiteral("some trials are still stopping; `orrery sweep watch %1` finishes the record").arg(id),
+        false};
+}
+
+ActionOutcome SweepOperations::stopTrial(SweepId id, int trial, const QString &reason,
+                                         const OperationProgress &progress)
+{
+    const core::Sweep sw = sweep(id);
+    core::SweepRunner &r = runner(sw.cluster, false);
+    guarded(OperationError::Kind::Invalid, [&] { r.stopTrial(id, trial, reason); });
+    const QString started = QStringLiteral("stopping trial %1 of sweep %2 (%3); its checkpoint is kept")
+                                .arg(trial)
+                                .arg(id)
+                                .arg(sw.name);
+    progress.report(started);
+    if (m_options.settle == Settle::Return)
+        return {started, true};
+    const auto stopped = [&] {
+        const auto t = core::latestAttempt(store().trials(id), trial);
+        return !t || !t->isActive();
+    };
+    if (settle(id, sw.cluster, stopped, progress))
+        return {QStringLiteral("trial %1 of sweep %2 (%3) is stopped").arg(trial).arg(id).arg(sw.name), true};
+    return {QStringLiteral("trial %1 is still stopping; `orrery sweep watch %2` finishes the record")
+                .arg(trial)
+                .arg(id),
+            false};
+}
+
+ActionOutcome SweepOperations::retryTrial(SweepId id, int trial)
+{
+    const core::Sweep sw = sweep(id);
+    const bool ended = !core::isActive(sw.sweepState());
+    core::SweepRunner &r = runner(sw.cluster, true);
+    guarded(OperationError::Kind::Invalid, [&] { r.retryTrial(id, trial); });
+    const auto t = core::latestAttempt(store().trials(id), trial);
+    return {
+        QStringLiteral("retrying trial %1 of sweep %2 (%3): attempt %4, resuming from its checkpoint if it "
+                       "has one%5; follow it with `orrery sweep watch %2`")
+            .arg(QString::number(trial), QString::number(id), sw.name,
+                 QString::number(t ? t->attempt + 1 : 1),
+                 ended ? QStringLiteral(" (the sweep runs again)") : QString()),
+        true};
+}
+
+TrialLogs SweepOperations::logs(SweepId id, int trial, int attempt)
+{
+    TrialLogs l;
+    l.sweep = sweep(id);
+    const QList<core::Trial> attempts = store().trials(id);
+    std::optional<core::Trial> t;
+    if (attempt < 0) {
+        t = core::latestAttempt(attempts, trial);
+    } else {
+        for (const core::Trial &a : attempts)
+            if (a.index == trial && a.attempt == attempt)
+                t = a;
+    }
+    if (!t)
+        fail(OperationError::Kind::Invalid,
+             attempt < 0 ? QStringLiteral("sweep %1 has no trial %2").arg(l.sweep.name).arg(trial)
+                         : QStringLiteral("trial %1 of sweep %2 has no attempt %3")
+                               .arg(trial)
+                               .arg(l.sweep.name)
+                               .arg(attempt));
+    if (t->task.isEmpty() && t->runDir.isEmpty())
+        fail(OperationError::Kind::Invalid,
+             QStringLiteral("trial %1 has not been launched yet: no logs").arg(trial));
+    l.attempt = *t;
+    l.title = QStringLiteral("%1 · trial %2 · attempt %3").arg(l.sweep.name).arg(trial).arg(t->attempt);
+    core::Executor &e = executor(l.sweep.cluster);
+    l.paths = guarded(OperationError::Kind::Failed,
+                      [&] { return e.logPaths(l.sweep.rootDir, t->task, t->runDir); });
+    return l;
+}
+
+// --- following -----------------------------------------------------------------------------
+
+core::TickReport SweepOperations::tick(SweepId id)
+{
+    const core::Sweep sw = sweep(id);
+    core::SweepRunner &r = runner(sw.cluster, true);
+    return guarded(OperationError::Kind::Failed, [&] { return r.tick({id}); });
+}
+
+bool SweepOperations::isDone(SweepId id)
+{
+    const core::Sweep sw = sweep(id);
+    return !core::isActive(sw.sweepState());
+}
+
+core::TickReport SweepOperations::followActive()
+{
+    const core::TrainerSchema &types = schema();
+    return guarded(OperationError::Kind::Failed, [&] {
+        return core::followActiveSweeps(
+            store(), types,
+            [this](const QString &cluster, QString *problem) { return m_executors->get(cluster, problem); },
+            m_options.follower);
+    });
+}
+
+core::SweepOverview SweepOperations::overview(const core::Sweep &sw, core::SweepProgressTracker *tracker,
+                                              bool goodput) const
+{
+    core::OverviewOptions o;
+    o.price = executorPrice(sw.cluster);
+    o.tracker = tracker;
+    o.goodput = goodput;
+    return guarded(OperationError::Kind::Failed, [&] { return core::readSweepOverview(store(), sw, o); });
+}
+
+}  // namespace orrery::remote

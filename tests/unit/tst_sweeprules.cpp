@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The sweep runner's rules (sweeprules.h) as tables, one row per case the runner meets: how an
+// attempt ended (exit.json, else the exit status or Slurm's word, else lost; a stop or cancel of
+// ours settles it), its span, whether it is resubmitted (retries, preemptions, a user's retry, the
+// budget), which trials early stopping stops, and how a sweep ends. The end-to-end sweep tests
+// (tst_sweep_local, tst_sweep_cluster, tst_sweep_slurm, tst_sweep_command) meet each case once,
+// slowly; here each is pinned on its own.
+#include "testsupport.h"
+
+#include "orrery/core/sweeprules.h"
+#include "orrery/core/sweeprunner.h"
+
+#include <QCoreApplication>
+
+#include <optional>
+
+using namespace orrery::core;
+
+using MetricHistories = QHash<int, QList<std::pair<qint64, double>>>;
+
+Q_DECLARE_METATYPE(AttemptOutcome)
+Q_DECLARE_METATYPE(TaskStatus)
+Q_DECLARE_METATYPE(Trial)
+Q_DECLARE_METATYPE(QList<Trial>)
+Q_DECLARE_METATYPE(QList<ProcessPhases>)
+Q_DECLARE_METATYPE(SweepSpec)
+Q_DECLARE_METATYPE(MetricHistories)
+
+namespace {
+
+constexpr qint64 kNow = 1'700'000'000'000;  // unix ms
+constexpr qint64 kHour = 3'600'000;
+
+// What the executor says of a task that ended: its detail and, where it knows it, the exit status.
+TaskStatus ended(const char *detail, std::optional<int> exitCode = std::nullopt)
+{
+    TaskStatus st;
+    st.state = TaskStatus::State::Ended;
+    st.detail = QString::fromLatin1(detail);
+    st.exitCode = exitCode;
+    return st;
+}
+
+// A task the executor has no record of (Slurm forgot it and there is no accounting).
+TaskStatus unknownTask()
+{
+    TaskStatus st;
+    st.state = TaskStatus::State::Unknown;
+    st.detail = QStringLiteral("not in Slurm's queue");
+    return st;
+}
+
+TaskStatus live(TaskStatus::State state, const char *detail, std::optional<qint64> elapsedMs = std::nullopt)
+{
+    TaskStatus st;
+    st.state = state;
+    st.detail = QString::fromLatin1(detail);
+    st.elapsedMs = elapsedMs;
+    return st;
+}
+
+AttemptOutcome outcome(const TaskStatus &status, std::optional<QByteArray> exitJson = std::nullopt,
+                       TrialState before = TrialState::Running, bool readAnswered = true)
+{
+    AttemptOutcome o;
+    o.status = status;
+    o.exitJson = std::move(exitJson);
+    o.before = before;
+    o.readAnswered = readAnswered;
+    return o;
+}
+
+// Attempt `attempt` of trial `index` (ids unique per trial and attempt, as in the store).
+Trial attempt(int attempt, TrialState state, const QString &reason = {}, bool userRetry = false,
+              int index = 3)
+{
+    Trial t;
+    t.id = 1000 * index + attempt + 1;
+    t.sweepId = 1;
+    t.index = index;
+    t.attempt = attempt;
+    t.runId = 50 + index;
+    t.runDir = QStringLiteral("/runs/exp/sweep/%1").arg(index);
+    t.params = QStringLiteral("{\"optim.lr\":0.001}");
+    t.config = QStringLiteral("optim:\n  lr: 0.001\n");
+    t.task = QStringLiteral("123_%1").arg(index);
+    t.slurmJobId = QStringLiteral("123");
+    t.slurmTaskId = QString::number(index);
+    t.setState(state);
+    t.exitReason = reason;
+    t.userRetry = userRetry;
+    t.submittedMs = kNow - kHour;
+    t.startedMs = kNow - kHour + 1000;
+    t.endedMs = hasEnded(state) ? kNow - 1000 : 0;
+    t.gpus = 1;
+    t.cpus = 8;
+    return t;
+}
+
+// `n` preempted attempts of trial 3, from attempt `first` on.
+QList<Trial> preempted(int n, int first = 0)
+{
+    QList<Trial> out;
+    for (int i = 0; i < n; ++i)
+        out << attempt(first + i, TrialState::Preempted, QStringLiteral("preempted (step %1)").arg(10 * i));
+    return out;
+}
+
+ProcessPhases process(qint64 startMs, qint64 updatedMs)
+{
+    ProcessPhases p;
+    p.processStartMs = startMs;
+    p.updatedMs = updatedMs;
+    return p;
+}
+
+SweepSpec hyperbandSpec()
+{
+    SweepSpec spec;
+    spec.metricName = QStringLiteral("eval/loss");
+    spec.goal = Goal::Minimize;
+    EarlyTerminate rule;
+    rule.minIter = 2;
+    rule.eta = 3;
+    spec.earlyTerminate = rule;
+    return spec;
+}
+
+// The latest attempt of trials 1, 2, 3 (running unless said otherwise), and their metric at
+// steps 10, 20: trial 1 the best, 2 the worst.
+QList<Trial> threeTrials(TrialState two = TrialState::Running, TrialState three = TrialState::Running)
+{
+    return {attempt(0, TrialState::Running, {}, false, 1), attempt(0, two, {}, false, 2),
+            attempt(0, three, {}, false, 3)};
+}
+MetricHistories threeHistories()
+{
+    return {{1, {{10, 1.0}, {20, 0.5}}}, {2, {{10, 1.0}, {20, 0.9}}}, {3, {{10, 1.0}, {20, 0.7}}}};
+}
+
+QMap<int, Trial> byIndex(const QList<Trial> &attempts)
+{
+    QMap<int, Trial> out;
+    for (const Trial &t : latestAttempts(attempts))
+        out.insert(t.index, t);
+    return out;
+}
+
+QString text(TrialState s)
+{
+    return toText(s);
+}
+
+}  // namespace
+
+class TestSweepRules : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // --- an attempt's verdict ----------------------------------------------------------------
+
+    void attemptVerdict_data()
+    {
+        QTest::addColumn<AttemptOutcome>("outcome");
+        QTest::addColumn<bool>("decided");
+        QTest::addColumn<QString>("ended");  // how the task ended
+        QTest::addColumn<QString>("state");  // what the attempt is recorded as
+        QTest::addColumn<QString>("exitReason");  // a trailing '*': starts with
+        QTest::addColumn<QString>("runEnd");  // "": none (exit.json records the run's end)
+        QTest::addColumn<qint64>("exitMs");  // 0: none
+
+        const QString completed = text(TrialState::Completed), failed = text(TrialState::Failed),
+                      preempted = text(TrialState::Preempted), lost = text(TrialState::Lost),
+                      stopped = text(TrialState::Stopped), cancelled = text(TrialState::Cancelled);
+        const QString finished = toString(RunStatus::Finished), killed = toString(RunStatus::Killed),
+                      runFailed = toString(RunStatus::Failed);
+
+        // exit.json decides where the trainer wrote it.
+        QTest::newRow("exit-json-completed")
+            << outcome(ended("COMPLETED", 0),
+                       R"({"state":"completed","reason":"","step":300,"t":1700000000.5})")
+            << true << completed << completed << "step 300"
+            << "" << qint64(1'700'000'000'500);
+        QTest::newRow("exit-json-failed-with-reason-and-step")
+            << outcome(ended("FAILED (exit 1)", 1), R"({"state":"failed","reason":"loss is nan","step":120})")
+            << true << failed << failed << "loss is nan (step 120)"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-preempted-exit-75")
+            << outcome(ended("", 75), R"({"state":"preempted","reason":"SIGTERM: checkpointed","step":50})")
+            << true << preempted << preempted << "SIGTERM: checkpointed (step 50)"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-preempted-before-slurm-timeout")
+            << outcome(ended("TIMEOUT"), R"({"state":"preempted","reason":"pre-timeout signal","step":80})")
+            << true << preempted << preempted << "pre-timeout signal (step 80)"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-completed-wins-over-exit-status-1")
+            << outcome(ended("FAILED (exit 1)", 1), R"({"state":"completed","step":9})") << true << completed
+            << completed << "step 9"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-with-reason-and-no-step")
+            << outcome(ended("FAILED (exit 1)", 1), R"({"state":"failed","reason":"CUDA out of memory"})")
+            << true << failed << failed << "CUDA out of memory"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-unknown-state-word-is-failed")
+            << outcome(ended("", 0), R"({"state":"exploded","reason":"?"})") << true << failed << failed
+            << "?"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-stopped-word-from-a-trainer-is-failed")
+            << outcome(ended("", 0), R"({"state":"stopped"})") << true << failed << failed << ""
+            << "" << qint64(0);
+        QTest::newRow("exit-json-torn-is-unreadable-and-failed")
+            << outcome(ended("", 0), R"({"state":"compl)") << true << failed << failed
+            << "unreadable exit.json: *"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-empty-is-unreadable-and-failed")
+            << outcome(ended("", 0), QByteArray("")) << true << failed << failed << "unreadable exit.json: *"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-without-state-is-unreadable-keeps-step")
+            << outcome(ended("", 0), R"({"reason":"x","step":5})") << true << failed << failed
+            << "unreadable exit.json: no \"state\" (step 5)"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-not-an-object-is-unreadable")
+            << outcome(ended("", 0), "[1,2]") << true << failed << failed
+            << "unreadable exit.json: no \"state\""
+            << "" << qint64(0);
+        QTest::newRow("exit-json-of-a-task-slurm-forgot")
+            << outcome(unknownTask(), R"({"state":"completed","step":40})") << true << completed << completed
+            << "step 40"
+            << "" << qint64(0);
+        QTest::newRow("exit-json-nonpositive-time-is-none")
+            << outcome(ended("", 0), R"({"state":"completed","t":0})") << true << completed << completed << ""
+            << "" << qint64(0);
+
+        // No exit.json (a command of the user's need not write one): the exit status decides.
+        QTest::newRow("no-exit-json-exit-0-is-completed")
+            << outcome(ended("", 0)) << true << completed << completed << "" << finished << qint64(0);
+        QTest::newRow("no-exit-json-exit-75-is-preempted")
+            << outcome(ended("", 75)) << true << preempted << preempted << "ended without exit.json" << killed
+            << qint64(0);
+        QTest::newRow("no-exit-json-exit-1-is-failed")
+            << outcome(ended("FAILED (exit 1)", 1)) << true << failed << failed
+            << "FAILED (exit 1) (no exit.json)" << runFailed << qint64(0);
+        QTest::newRow("no-exit-json-killed-by-a-signal-is-failed")
+            << outcome(ended("signal 9")) << true << failed << failed << "signal 9 (no exit.json)"
+            << runFailed << qint64(0);
+        QTest::newRow("no-exit-json-no-status-no-detail-is-failed")
+            << outcome(ended("")) << true << failed << failed << "ended without exit.json" << runFailed
+            << qint64(0);
+
+        // Slurm's states, where the executor reports them (squeue: no exit status).
+        QTest::newRow("slurm-preempted-is-preempted")
+            << outcome(ended("PREEMPTED")) << true << preempted << preempted << "PREEMPTED (no exit.json)"
+            << killed << qint64(0);
+        QTest::newRow("slurm-node-fail-is-failed") << outcome(ended("NODE_FAIL")) << true << failed << failed
+                                                   << "NODE_FAIL (no exit.json)" << runFailed << qint64(0);
+        QTest::newRow("slurm-timeout-is-failed") << outcome(ended("TIMEOUT")) << true << failed << failed
+                                                 << "TIMEOUT (no exit.json)" << runFailed << qint64(0);
+        QTest::newRow("slurm-cancelled-by-someone-else-is-failed")
+            << outcome(ended("CANCELLED")) << true << failed << failed << "CANCELLED (no exit.json)"
+            << runFailed << qint64(0);
+        QTest::newRow("slurm-out-of-memory-is-failed")
+            << outcome(ended("OUT_OF_MEMORY")) << true << failed << failed << "OUT_OF_MEMORY (no exit.json)"
+            << runFailed << qint64(0);
+        QTest::newRow("slurm-completed-without-exit-json-or-status-is-failed")
+            << outcome(ended("COMPLETED")) << true << failed << failed << "COMPLETED (no exit.json)"
+            << runFailed << qint64(0);
+        QTest::newRow("sacct-failed-with-exit-75-is-preempted")
+            << outcome(ended("FAILED (exit 75)", 75)) << true << preempted << preempted
+            << "FAILED (exit 75) (no exit.json)" << killed << qint64(0);
+
+        // The executor has no record of the task.
+        QTest::newRow("unknown-task-without-exit-json-is-lost")
+            << outcome(unknownTask()) << true << lost << lost
+            << "the executor has no record of the task and it left no exit.json" << runFailed << qint64(0);
+        QTest::newRow("unknown-task-and-read-failed-is-undecided")
+            << outcome(unknownTask(), std::nullopt, TrialState::Running, false) << false << ""
+            << ""
+            << ""
+            << "" << qint64(0);
+        QTest::newRow("ended-task-and-read-failed-exit-status-decides")
+            << outcome(ended("", 0), std::nullopt, TrialState::Running, false) << true << completed
+            << completed << "" << finished << qint64(0);
+
+        // A stop or cancel of ours settles the attempt, however the task ended.
+        QTest::newRow("stopping-attempt-exit-json-preempted-settles-stopped")
+            << outcome(ended("", 75), R"({"state":"preempted","reason":"SIGTERM","step":60})",
+                       TrialState::Stopping)
+            << true << preempted << stopped << "SIGTERM (step 60)"
+            << "" << qint64(0);
+        QTest::newRow("stopping-attempt-exit-75-settles-stopped")
+            << outcome(ended("", 75), std::nullopt, TrialState::Stopping) << true << preempted << stopped
+            << "ended without exit.json" << killed << qint64(0);
+        QTest::newRow("stopping-attempt-that-completed-anyway-settles-stopped")
+            << outcome(ended("", 0), R"({"state":"completed"})", TrialState::Stopping) << true << completed
+            << stopped << ""
+            << "" << qint64(0);
+        QTest::newRow("cancelling-attempt-slurm-cancelled-settles-cancelled")
+            << outcome(ended("CANCELLED"), std::nullopt, TrialState::Cancelling) << true << failed
+            << cancelled << "CANCELLED (no exit.json)" << runFailed << qint64(0);
+        QTest::newRow("cancelling-attempt-forgotten-by-the-executor-settles-cancelled")
+            << outcome(unknownTask(), std::nullopt, TrialState::Cancelling) << true << lost << cancelled
+            << "the executor has no record of the task and it left no exit.json" << runFailed << qint64(0);
+        QTest::newRow("stopping-attempt-unknown-and-read-failed-is-undecided")
+            << outcome(unknownTask(), std::nullopt, TrialState::Stopping, false) << false << ""
+            << ""
+            << ""
+            << "" << qint64(0);
+    }
+    void attemptVerdict()
+    {
+        QFETCH(AttemptOutcome, outcome);
+        QFETCH(bool, decided);
+        QFETCH(QString, ended);
+        QFETCH(QString, state);
+        QFETCH(QString, exitReason);
+        QFETCH(QString, runEnd);
+        QFETCH(qint64, exitMs);
+        const std::optional<AttemptVerdict> v = orrery::core::attemptVerdict(outcome);
+        QCOMPARE(v.has_value(), decided);
+        if (!v)
+            return;
+        QCOMPARE(text(v->ended), ended);
+        QCOMPARE(text(v->state), state);
+        QCOMPARE(v->settled(), state != ended);
+        if (exitReason.endsWith(QLatin1Char('*')))
+            QVERIFY2(v->exitReason().startsWith(exitReason.chopped(1)) &&
+                         v->exitReason().size() >= exitReason.size(),
+                     qPrintable(v->exitReason()));
+        else
+            QCOMPARE(v->exitReason(), exitReason);
+        QCOMPARE(v->runEnd ? toString(*v->runEnd) : QString(), runEnd);
+        QCOMPARE(v->exitMs.value_or(0), exitMs);
+    }
+
+    // --- an attempt's time span --------------------------------------------------------------
+
+    void runningAttemptStart_data()
+    {
+        QTest::addColumn<qint64>("submittedMs");
+        QTest::addColumn<qint64>("elapsedMs");  // -1: the executor cannot say
+        QTest::addColumn<qint64>("startedMs");
+        QTest::newRow("running-start-is-now-minus-elapsed")
+            << kNow - 10 * kHour << 3 * kHour << kNow - 3 * kHour;
+        QTest::newRow("running-start-no-earlier-than-submission")
+            << kNow - 2000 << qint64(5000) << kNow - 2000;  // elapsed in whole seconds, from the last poll
+        QTest::newRow("running-start-without-elapsed-is-now") << kNow - kHour << qint64(-1) << kNow;
+        QTest::newRow("running-start-submitted-in-the-future-is-now") << kNow + 5000 << qint64(0) << kNow;
+    }
+    void runningAttemptStart()
+    {
+        QFETCH(qint64, submittedMs);
+        QFETCH(qint64, elapsedMs);
+        QFETCH(qint64, startedMs);
+        QCOMPARE(
+            runningAttemptStartMs(submittedMs, elapsedMs < 0 ? std::nullopt : std::optional(elapsedMs), kNow),
+            startedMs);
+    }
+
+    void liveAttempt_data()
+    {
+        QTest::addColumn<Trial>("read");
+        QTest::addColumn<TaskStatus>("status");
+        QTest::addColumn<QString>("state");
+        QTest::addColumn<qint64>("startedMs");
+        QTest::addColumn<QString>("detail");
+        QTest::addColumn<bool>("startedRunning");
+        QTest::addColumn<bool>("changed");
+
+        Trial queued = attempt(0, TrialState::Queued);
+        queued.startedMs = 0;
+        queued.detail = QStringLiteral("PENDING (Priority)");
+        Trial running = attempt(0, TrialState::Running);
+        running.detail = QStringLiteral("RUNNING");
+        Trial stopping = attempt(0, TrialState::Stopping);
+        stopping.startedMs = 0;
+        const qint64 start = running.startedMs;
+
+        QTest::newRow("queued-becomes-running-dated-by-elapsed")
+            << queued << live(TaskStatus::State::Running, "RUNNING", 60'000) << text(TrialState::Running)
+            << kNow - 60'000 << "RUNNING" << true << true;
+        QTest::newRow("queued-still-waiting-with-a-new-reason")
+            << queued << live(TaskStatus::State::Queued, "PENDING (Resources)") << text(TrialState::Queued)
+            << qint64(0) << "PENDING (Resources)" << false << true;
+        QTest::newRow("queued-still-waiting-nothing-new")
+            << queued << live(TaskStatus::State::Queued, "") << text(TrialState::Queued) << qint64(0)
+            << "PENDING (Priority)" << false << false;
+        QTest::newRow("running-keeps-its-first-start")
+            << running << live(TaskStatus::State::Running, "RUNNING", 3 * kHour) << text(TrialState::Running)
+            << start << "RUNNING" << false << false;
+        QTest::newRow("stopping-attempt-stays-stopping-but-is-dated")
+            << stopping << live(TaskStatus::State::Running, "pid 42", 1000) << text(TrialState::Stopping)
+            << kNow - 1000 << "pid 42" << false << true;
+    }
+    void liveAttempt()
+    {
+        QFETCH(Trial, read);
+        QFETCH(TaskStatus, status);
+        QFETCH(QString, state);
+        QFETCH(qint64, startedMs);
+        QFETCH(QString, detail);
+        QFETCH(bool, startedRunning);
+        QFETCH(bool, changed);
+        const LiveAttempt l = orrery::core::liveAttempt(read, status, kNow);
+        QCOMPARE(l.trial.state, state);
+        QCOMPARE(l.trial.startedMs, startedMs);
+        QCOMPARE(l.trial.detail, detail);
+        QCOMPARE(l.startedRunning, startedRunning);
+        QCOMPARE(l.changed, changed);
+        QCOMPARE(l.trial.exitReason, read.exitReason);
+    }
+
+    void endedSpan_data()
+    {
+        QTest::addColumn<qint64>("startedMs");  // 0: never seen running
+        QTest::addColumn<qint64>("submittedMs");
+        QTest::addColumn<qint64>("elapsedMs");  // -1: none
+        QTest::addColumn<qint64>("exitMs");  // -1: no exit.json time
+        QTest::addColumn<QList<ProcessPhases>>("phases");
+        QTest::addColumn<qint64>("spanStart");
+        QTest::addColumn<qint64>("spanEnd");
+
+        const qint64 t0 = kNow - 3 * kHour;  // seen running at t0, submitted a minute before
+        const qint64 sub = t0 - 60'000;
+        const QList<ProcessPhases> none;
+        QTest::newRow("ended-at-start-plus-elapsed")
+            << t0 << sub << 2 * kHour << qint64(-1) << none << t0 << t0 + 2 * kHour;
+        QTest::newRow("ended-at-exit-json-time-without-elapsed")
+            << t0 << sub << qint64(-1) << t0 + kHour << none << t0 << t0 + kHour;
+        QTest::newRow("exit-json-time-after-now-is-ignored")
+            << t0 << sub << qint64(-1) << kNow + kHour << none << t0 << kNow;
+        QTest::newRow("exit-json-time-before-start-is-ignored")
+            << t0 << sub << qint64(-1) << t0 - kHour << none << t0 << kNow;
+        QTest::newRow("never-seen-running-starts-elapsed-before-its-end")
+            << qint64(0) << kNow - 2 * kHour << kHour << kNow - kHour / 2 << none << kNow - kHour / 2 - kHour
+            << kNow - kHour / 2;
+        QTest::newRow("never-seen-running-without-elapsed-counts-nothing")
+            << qint64(0) << sub << qint64(-1) << qint64(-1) << none << qint64(0) << kNow;
+        QTest::newRow("ends-no-earlier-than-the-trainers-last-event")  // Slurm's elapsed: whole seconds
+            << t0 << sub << qint64(3000) << qint64(-1) << QList<ProcessPhases>{process(t0 + 100, t0 + 3800)}
+            << t0 << t0 + 3800;
+        QTest::newRow("an-earlier-attempts-last-event-is-not-this-ones")
+            << t0 << sub << qint64(3000) << qint64(-1)
+            << QList<ProcessPhases>{process(sub - kHour, t0 + 9000)} << t0 << t0 + 3000;
+        QTest::newRow("a-last-event-after-now-is-ignored")
+            << t0 << sub << qint64(3000) << qint64(-1) << QList<ProcessPhases>{process(t0, kNow + 1000)} << t0
+            << t0 + 3000;
+        QTest::newRow("the-newest-of-this-attempts-processes-counts")
+            << t0 << sub << qint64(3000) << qint64(-1)
+            << QList<ProcessPhases>{process(t0, t0 + 2000), process(t0 + 2500, t0 + 4200),
+                                    process(t0 + 10, t0 + 3100)}
+            << t0 << t0 + 4200;
+        QTest::newRow("starts-no-earlier-than-its-submission")
+            << sub - 400 << sub << qint64(3000) << qint64(-1) << none << sub << sub - 400 + 3000;
+        QTest::newRow("never-seen-running-starts-no-earlier-than-its-submission")
+            << qint64(0) << kNow - kHour / 2 << kHour << qint64(-1) << none << kNow - kHour / 2 << kNow;
+    }
+    void endedSpan()
+    {
+        QFETCH(qint64, startedMs);
+        QFETCH(qint64, submittedMs);
+        QFETCH(qint64, elapsedMs);
+        QFETCH(qint64, exitMs);
+        QFETCH(QList<ProcessPhases>, phases);
+        QFETCH(qint64, spanStart);
+        QFETCH(qint64, spanEnd);
+        const AttemptSpan span = orrery::core::endedSpan(
+            startedMs, submittedMs, elapsedMs < 0 ? std::nullopt : std::optional(elapsedMs),
+            exitMs < 0 ? std::nullopt : std::optional(exitMs), phases, kNow);
+        QCOMPARE(span.startedMs, spanStart);
+        QCOMPARE(span.endedMs, spanEnd);
+    }
+
+    // --- resubmission ------------------------------------------------------------------------
+
+    void resubmission_data()
+    {
+        QTest::addColumn<QList<Trial>>("earlier");  // the sweep's other attempts
+        QTest::addColumn<Trial>("ended");  // recorded with its verdict and reason
+        QTest::addColumn<int>("retries");
+        QTest::addColumn<int>("budgetRoom");
+        QTest::addColumn<int>("action");  // Resubmit
+        QTest::addColumn<QString>("why");
+        QTest::addColumn<QString>("state");
+        QTest::addColumn<QString>("exitReason");
+        QTest::addColumn<int>("nextAttempt");  // -1: none
+
+        const int yes = int(Resubmit::Yes), givenUp = int(Resubmit::GivenUp),
+                  overBudget = int(Resubmit::OverBudget);
+        const int room = 1'000'000;  // no budget
+        const QString failed = text(TrialState::Failed), lost = text(TrialState::Lost),
+                      preemptedState = text(TrialState::Preempted);
+        const QString boom = QStringLiteral("loss is nan (step 10)");
+        const QString overBudgetReason = QStringLiteral("; not resubmitted: the budget could be exceeded");
+
+        QTest::newRow("first-failure-is-resubmitted")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, boom) << 2 << room << yes << "" << failed
+            << boom << 1;
+        QTest::newRow("lost-attempt-is-resubmitted")
+            << QList<Trial>{} << attempt(0, TrialState::Lost, QStringLiteral("no record")) << 1 << room << yes
+            << "" << lost << "no record" << 1;
+        QTest::newRow("no-retries-failure-is-not-resubmitted")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, boom) << 0 << room << givenUp
+            << "no retries (retries: 0)" << failed << boom << -1;
+        QTest::newRow("retries-exhausted")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a")),
+                            attempt(1, TrialState::Failed, QStringLiteral("b"))}
+            << attempt(2, TrialState::Failed, QStringLiteral("c")) << 2 << room << givenUp << "failed 3 times"
+            << failed << "c" << -1;
+        QTest::newRow("last-retry-is-still-resubmitted")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a"))}
+            << attempt(1, TrialState::Failed, QStringLiteral("b")) << 2 << room << yes << "" << failed << "b"
+            << 2;
+        QTest::newRow("failed-the-same-way-twice-is-not-retried-again")
+            << QList<Trial>{attempt(0, TrialState::Failed, boom)} << attempt(1, TrialState::Failed, boom) << 5
+            << room << givenUp << "failed the same way twice (same reason, same step): not retried again"
+            << failed << boom << -1;
+        QTest::newRow("failed-differently-is-retried")
+            << QList<Trial>{attempt(0, TrialState::Failed, boom)}
+            << attempt(1, TrialState::Failed, QStringLiteral("loss is nan (step 20)")) << 5 << room << yes
+            << "" << failed << "loss is nan (step 20)" << 2;
+        QTest::newRow("lost-after-a-failure-uses-the-retry-budget")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a"))}
+            << attempt(1, TrialState::Lost, QStringLiteral("b")) << 1 << room << givenUp << "failed 2 times"
+            << lost << "b" << -1;
+        QTest::newRow("preemption-does-not-use-retries")
+            << QList<Trial>{} << attempt(0, TrialState::Preempted, QStringLiteral("SIGTERM")) << 0 << room
+            << yes << "" << preemptedState << "SIGTERM" << 1;
+        QTest::newRow("preemptions-do-not-count-as-failures")
+            << preempted(3) << attempt(3, TrialState::Failed, boom) << 1 << room << yes << "" << failed
+            << boom << 4;
+        QTest::newRow("preemption-limit-reached-ends-the-trial-failed")
+            << preempted(kMaxPreemptions)
+            << attempt(kMaxPreemptions, TrialState::Preempted, QStringLiteral("p")) << 2 << room << givenUp
+            << QStringLiteral("preempted %1 times").arg(kMaxPreemptions + 1) << failed << "p" << -1;
+        QTest::newRow("preemption-under-the-limit-is-resubmitted")
+            << preempted(kMaxPreemptions - 1)
+            << attempt(kMaxPreemptions - 1, TrialState::Preempted, QStringLiteral("p")) << 0 << room << yes
+            << "" << preemptedState << "p" << kMaxPreemptions;
+        QTest::newRow("user-retry-restarts-the-retry-budget")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a")),
+                            attempt(1, TrialState::Failed, QStringLiteral("b"))}
+            << attempt(2, TrialState::Failed, QStringLiteral("c"), true) << 1 << room << yes << "" << failed
+            << "c" << 3;
+        QTest::newRow("user-retry-restarts-the-preemption-count")
+            << preempted(kMaxPreemptions)
+            << attempt(kMaxPreemptions, TrialState::Preempted, QStringLiteral("p"), true) << 0 << room << yes
+            << "" << preemptedState << "p" << kMaxPreemptions + 1;
+        QTest::newRow("user-retry-with-no-retries-is-not-resubmitted")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a"))}
+            << attempt(1, TrialState::Failed, QStringLiteral("b"), true) << 0 << room << givenUp
+            << "no retries (retries: 0)" << failed << "b" << -1;
+        QTest::newRow("user-retry-same-reason-as-before-it-is-not-twice")
+            << QList<Trial>{attempt(0, TrialState::Failed, boom)}
+            << attempt(1, TrialState::Failed, boom, true) << 2 << room << yes << "" << failed << boom << 2;
+        QTest::newRow("retries-count-from-the-latest-user-retry")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a")),
+                            attempt(1, TrialState::Failed, QStringLiteral("x"), true)}
+            << attempt(2, TrialState::Failed, QStringLiteral("y")) << 1 << room << givenUp << "failed 2 times"
+            << failed << "y" << -1;
+        QTest::newRow("other-trials-attempts-do-not-count")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a"), false, 4),
+                            attempt(1, TrialState::Failed, QStringLiteral("a"), false, 4)}
+            << attempt(0, TrialState::Failed, QStringLiteral("a")) << 1 << room << yes << "" << failed << "a"
+            << 1;
+        QTest::newRow("over-budget-failure-is-not-resubmitted")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, boom) << 2 << 0 << overBudget << "" << failed
+            << QString(boom + overBudgetReason) << -1;
+        QTest::newRow("over-budget-preemption-ends-the-trial-failed")
+            << QList<Trial>{} << attempt(0, TrialState::Preempted, QStringLiteral("p")) << 2 << 0
+            << overBudget << "" << failed << QString(QStringLiteral("p") + overBudgetReason) << -1;
+        QTest::newRow("budget-room-for-one-is-resubmitted")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, boom) << 2 << 1 << yes << "" << failed << boom
+            << 1;
+        QTest::newRow("given-up-is-said-before-over-budget")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, boom) << 0 << 0 << givenUp
+            << "no retries (retries: 0)" << failed << boom << -1;
+    }
+    void resubmission()
+    {
+        QFETCH(QList<Trial>, earlier);
+        QFETCH(Trial, ended);
+        QFETCH(int, retries);
+        QFETCH(int, budgetRoom);
+        QFETCH(int, action);
+        QFETCH(QString, why);
+        QFETCH(QString, state);
+        QFETCH(QString, exitReason);
+        QFETCH(int, nextAttempt);
+        // As the runner reads them: the ended attempt is still running in the list.
+        Trial asRead = ended;
+        asRead.setState(TrialState::Running);
+        asRead.exitReason.clear();
+        const QList<Trial> attempts = earlier + QList<Trial>{asRead};
+        const ResubmitDecision r = decideResubmission(attempts, ended, retries, budgetRoom);
+        QCOMPARE(int(r.action), action);
+        QCOMPARE(r.why, why);
+        QCOMPARE(text(r.state), state);
+        QCOMPARE(r.exitReason, exitReason);
+        if (nextAttempt < 0)
+            return;
+        QCOMPARE(r.next.attempt, nextAttempt);
+        QCOMPARE(r.next.index, ended.index);
+        QVERIFY(!r.next.userRetry);
+        QVERIFY(r.next.state.isEmpty());
+    }
+
+    void nextAttemptKeepsTheRunDirAndForgetsHowItWent()
+    {
+        Trial t = attempt(2, TrialState::Failed, QStringLiteral("boom"), true);
+        t.detail = QStringLiteral("FAILED (exit 1)");
+        const Trial next = orrery::core::nextAttempt(t);
+        QCOMPARE(next.id, qint64(0));
+        QCOMPARE(next.attempt, 3);
+        QCOMPARE(next.index, t.index);
+        QCOMPARE(next.runId, t.runId);
+        QCOMPARE(next.runDir, t.runDir);
+        QCOMPARE(next.params, t.params);
+        QCOMPARE(next.config, t.config);
+        QVERIFY(next.state.isEmpty() && next.exitReason.isEmpty() && next.detail.isEmpty() &&
+                next.task.isEmpty());
+        QVERIFY(next.slurmJobId.isEmpty() && next.slurmTaskId.isEmpty());
+        QCOMPARE(next.submittedMs, qint64(0));
+        QCOMPARE(next.startedMs, qint64(0));
+        QCOMPARE(next.endedMs, qint64(0));
+        QVERIFY(!next.userRetry);
+    }
+
+    void runnerResubmits_data()
+    {
+        QTest::addColumn<QList<Trial>>("earlier");
+        QTest::addColumn<Trial>("latest");
+        QTest::addColumn<int>("retries");
+        QTest::addColumn<bool>("resubmits");
+        Trial neverLaunched =
+            attempt(0, TrialState::Failed, QStringLiteral("could not be submitted: refused"));
+        neverLaunched.task.clear();
+        QTest::newRow("failed-with-retries-left-the-runner-resubmits")
+            << QList<Trial>{} << attempt(0, TrialState::Failed, QStringLiteral("a")) << 1 << true;
+        QTest::newRow("lost-with-retries-left-the-runner-resubmits")
+            << QList<Trial>{} << attempt(0, TrialState::Lost, QStringLiteral("a")) << 1 << true;
+        QTest::newRow("never-launched-is-the-users-to-retry")
+            << QList<Trial>{} << neverLaunched << 1 << false;
+        QTest::newRow("retries-used-up-is-the-users-to-retry")
+            << QList<Trial>{attempt(0, TrialState::Failed, QStringLiteral("a"))}
+            << attempt(1, TrialState::Failed, QStringLiteral("b")) << 1 << false;
+        QTest::newRow("preempted-under-the-limit-the-runner-resubmits")
+            << QList<Trial>{} << attempt(0, TrialState::Preempted) << 0 << true;
+        QTest::newRow("stored-failed-after-the-preemption-limit-is-the-users-to-retry")
+            << preempted(kMaxPreemptions) << attempt(kMaxPreemptions, TrialState::Failed, QStringLiteral("p"))
+            << 5 << false;
+        QTest::newRow("stopped-is-the-users-to-retry")
+            << QList<Trial>{} << attempt(0, TrialState::Stopped) << 5 << false;
+        QTest::newRow("cancelled-is-the-users-to-retry")
+            << QList<Trial>{} << attempt(0, TrialState::Cancelled) << 5 << false;
+    }
+    void runnerResubmits()
+    {
+        QFETCH(QList<Trial>, earlier);
+        QFETCH(Trial, latest);
+        QFETCH(int, retries);
+        QFETCH(bool, resubmits);
+        QCOMPARE(orrery::core::runnerResubmits(earlier + QList<Trial>{latest}, latest, retries), resubmits);
+    }
+
+    // --- early stopping ----------------------------------------------------------------------
+
+    void earlyStops_data()
+    {
+        QTest::addColumn<SweepSpec>("spec");
+        QTest::addColumn<QList<Trial>>("attempts");
+        QTest::addColumn<MetricHistories>("points");
+        QTest::addColumn<QList<int>>("stopped");
+
+        SweepSpec noRule = hyperbandSpec();
+        noRule.earlyTerminate.reset();
+        SweepSpec noMetric = hyperbandSpec();
+        noMetric.metricName.clear();
+        MetricHistories twoWithPoints = threeHistories();
+        twoWithPoints.remove(3);
+
+        QTest::newRow("hyperband-stops-the-worst-running-trials")
+            << hyperbandSpec() << threeTrials() << threeHistories() << QList<int>{2, 3};
+        QTest::newRow("no-early-terminate-stops-nothing")
+            << noRule << threeTrials() << threeHistories() << QList<int>{};
+        QTest::newRow("no-metric-stops-nothing")
+            << noMetric << threeTrials() << threeHistories() << QList<int>{};
+        QTest::newRow("user-retried-trial-counts-but-is-not-stopped")
+            << hyperbandSpec()
+            << QList<Trial>{attempt(0, TrialState::Running, {}, false, 1),
+                            attempt(0, TrialState::Stopped, QStringLiteral("stopped early: x"), false, 2),
+                            attempt(1, TrialState::Running, {}, true, 2),
+                            attempt(0, TrialState::Running, {}, false, 3)}
+            << threeHistories() << QList<int>{3};
+        QTest::newRow("user-retry-of-an-earlier-attempt-still-protects-the-trial")
+            << hyperbandSpec()
+            << QList<Trial>{attempt(0, TrialState::Running, {}, false, 1),
+                            attempt(0, TrialState::Failed, QStringLiteral("a"), false, 2),
+                            attempt(1, TrialState::Failed, QStringLiteral("b"), true, 2),
+                            attempt(2, TrialState::Running, {}, false, 2),
+                            attempt(0, TrialState::Running, {}, false, 3)}
+            << threeHistories() << QList<int>{3};
+        QTest::newRow("only-running-trials-are-stopped")
+            << hyperbandSpec() << threeTrials(TrialState::Stopping, TrialState::Completed) << threeHistories()
+            << QList<int>{};
+        QTest::newRow("trial-without-points-is-left-out")
+            << hyperbandSpec() << threeTrials() << twoWithPoints << QList<int>{};
+    }
+    void earlyStops()
+    {
+        QFETCH(SweepSpec, spec);
+        QFETCH(QList<Trial>, attempts);
+        QFETCH(MetricHistories, points);
+        QFETCH(QList<int>, stopped);
+        const QList<EarlyStop> stops = orrery::core::earlyStops(spec, byIndex(attempts), attempts, points);
+        QList<int> trials;
+        for (const EarlyStop &s : stops) {
+            trials << s.trial;
+            QVERIFY(!s.reason.isEmpty());
+            QCOMPARE(s.exitReason, QString(QStringLiteral("stopped early: ") + s.reason));
+        }
+        QCOMPARE(trials, stopped);
+        QCOMPARE(stopsEarly(spec), spec.earlyTerminate.has_value() && !spec.metricName.isEmpty());
+    }
+
+    // --- the sweep's verdict -----------------------------------------------------------------
+
+    void sweepVerdict_data()
+    {
+        QTest::addColumn<QList<int>>("states");  // TrialState of each trial's latest attempt
+        QTest::addColumn<SweepSpec>("spec");
+        QTest::addColumn<QString>("now");  // the sweep's state
+        QTest::addColumn<int>("planned");
+        QTest::addColumn<QString>("budgetStop");
+        QTest::addColumn<QList<int>>("tally");  // active, running, completed, failed, stopped, cancelled
+        QTest::addColumn<bool>("decided");
+        QTest::addColumn<QString>("state");
+        QTest::addColumn<QString>("message");
+
+        using S = TrialState;
+        auto states = [](std::initializer_list<S> s) {
+            QList<int> out;
+            for (S x : s)
+                out << int(x);
+            return out;
+        };
+        const SweepSpec grid;
+        SweepSpec bayes;
+        bayes.method = SearchMethod::Bayes;
+        bayes.runCap = 4;
+        SweepSpec budget;
+        budget.budgetGpuHours = 10;
+        const QString running = toText(SweepState::Running), cancelling = toText(SweepState::Cancelling);
+        const QString finished = toText(SweepState::Finished), failedSweep = toText(SweepState::Failed),
+                      cancelled = toText(SweepState::Cancelled);
+
+        QTest::newRow("still-running-while-a-trial-runs")
+            << states({S::Completed, S::Running}) << grid << running << 0 << ""
+            << QList<int>{1, 1, 1, 0, 0, 0} << false << ""
+            << "";
+        QTest::newRow("still-running-while-a-trial-is-stopping")
+            << states({S::Completed, S::Stopping}) << grid << running << 0 << ""
+            << QList<int>{1, 0, 1, 0, 0, 0} << false << ""
+            << "";
+        QTest::newRow("still-running-while-a-resubmission-is-queued")
+            << states({S::Completed, S::Queued}) << grid << running << 0 << "" << QList<int>{1, 0, 1, 0, 0, 0}
+            << false << ""
+            << "";
+        QTest::newRow("all-completed-finishes")
+            << states({S::Completed, S::Completed}) << grid << running << 0 << ""
+            << QList<int>{0, 0, 2, 0, 0, 0} << true << finished << "2 completed, 0 stopped early, 0 failed";
+        QTest::newRow("none-completed-fails") << states({S::Failed, S::Lost, S::Preempted}) << grid << running
+                                              << 0 << "" << QList<int>{0, 0, 0, 3, 0, 0} << true
+                                              << failedSweep << "0 completed, 0 stopped early, 3 failed";
+        QTest::newRow("some-failed-still-finishes")
+            << states({S::Completed, S::Failed}) << grid << running << 0 << "" << QList<int>{0, 0, 1, 1, 0, 0}
+            << true << finished << "1 completed, 0 stopped early, 1 failed";
+        QTest::newRow("stopped-early-counts-for-finished")
+            << states({S::Stopped, S::Failed}) << grid << running << 0 << "" << QList<int>{0, 0, 0, 1, 1, 0}
+            << true << finished << "0 completed, 1 stopped early, 1 failed";
+        QTest::newRow("cancelled-sweep-ends-cancelled")
+            << states({S::Cancelled, S::Completed}) << grid << cancelling << 0 << ""
+            << QList<int>{0, 0, 1, 0, 0, 1} << true << cancelled
+            << "1 completed, 0 stopped early, 0 failed, 1 cancelled";
+        QTest::newRow("cancelled-sweep-waits-for-its-cancelling-trials")
+            << states({S::Cancelling, S::Cancelled}) << grid << cancelling << 0 << ""
+            << QList<int>{1, 0, 0, 0, 0, 1} << false << ""
+            << "";
+        QTest::newRow("cancelled-sweep-with-nothing-completed-ends-cancelled")
+            << states({S::Cancelled, S::Cancelled}) << grid << cancelling << 0 << ""
+            << QList<int>{0, 0, 0, 0, 0, 2} << true << cancelled
+            << "0 completed, 0 stopped early, 0 failed, 2 cancelled";
+        QTest::newRow("a-cancelled-trial-is-said-in-a-finished-sweep")
+            << states({S::Cancelled, S::Completed}) << grid << running << 0 << ""
+            << QList<int>{0, 0, 1, 0, 0, 1} << true << finished
+            << "1 completed, 0 stopped early, 0 failed, 1 cancelled";
+        QTest::newRow("bayes-under-its-run-cap-goes-on")
+            << states({S::Completed, S::Completed}) << bayes << running << 0 << ""
+            << QList<int>{0, 0, 2, 0, 0, 0} << false << ""
+            << "";
+        QTest::newRow("bayes-at-its-run-cap-finishes")
+            << states({S::Completed, S::Completed, S::Failed, S::Completed}) << bayes << running << 0 << ""
+            << QList<int>{0, 0, 3, 1, 0, 0} << true << finished << "3 completed, 0 stopped early, 1 failed";
+        QTest::newRow("bayes-with-a-cancelled-trial-suggests-no-more")
+            << states({S::Cancelled, S::Completed}) << bayes << running << 0 << ""
+            << QList<int>{0, 0, 1, 0, 0, 1} << true << finished
+            << "1 completed, 0 stopped early, 0 failed, 1 cancelled";
+        QTest::newRow("budget-with-room-waits-for-held-back-trials")
+            << states({S::Completed, S::Completed}) << budget << running << 4 << ""
+            << QList<int>{0, 0, 2, 0, 0, 0} << false << ""
+            << "";
+        QTest::newRow("stopped-by-its-budget")
+            << states({S::Completed, S::Completed}) << budget << running << 4 << "6 of 10 GPU-hours used"
+            << QList<int>{0, 0, 2, 0, 0, 0} << true << finished
+            << "stopped by its budget: 6 of 10 GPU-hours used; 2 of 4 trials not launched; 2 completed, 0 "
+               "stopped early, 0 failed";
+        QTest::newRow("without-a-budget-planned-trials-are-all-launched")
+            << states({S::Completed, S::Completed}) << grid << running << 4 << ""
+            << QList<int>{0, 0, 2, 0, 0, 0} << true << finished << "2 completed, 0 stopped early, 0 failed";
+    }
+    void sweepVerdict()
+    {
+        QFETCH(QList<int>, states);
+        QFETCH(SweepSpec, spec);
+        QFETCH(QString, now);
+        QFETCH(int, planned);
+        QFETCH(QString, budgetStop);
+        QFETCH(QList<int>, tally);
+        QFETCH(bool, decided);
+        QFETCH(QString, state);
+        QFETCH(QString, message);
+        QMap<int, Trial> latest;
+        for (qsizetype i = 0; i < states.size(); ++i)
+            latest.insert(int(i), attempt(0, TrialState(states[i]), {}, false, int(i)));
+        const SweepTally c = tallyTrials(latest);
+        QCOMPARE((QList<int>{c.active, c.running, c.completed, c.failed, c.stopped, c.cancelled}), tally);
+        QCOMPARE(c.trials, states.size());
+        const auto v = orrery::core::sweepVerdict(c, spec, sweepStateFromText(now), planned, budgetStop);
+        QCOMPARE(v.has_value(), decided);
+        if (!v)
+            return;
+        QCOMPARE(toText(v->state), state);
+        QCOMPARE(v->message, message);
+    }
+};
+
+ORRERY_TEST_MAIN(TestSweepRules, QCoreApplication)
+#include "tst_sweeprules.moc"
