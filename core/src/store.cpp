@@ -10,6 +10,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QRegularExpression>
+#include <QThread>
 #include <QUuid>
 
 #include <algorithm>
@@ -119,6 +120,25 @@ static sql::DbHandle openHandle(const QString &path, bool readOnly)
 
 std::unique_ptr<TrackingStore> TrackingStore::open(const QString &path, Mode mode)
 {
+    // SQLite answers SQLITE_BUSY at once, without its busy handler, in a few places: while another
+    // connection turns a new file to WAL or recovers its WAL. Several processes that open a new
+    // file at the same instant (a CLI command beside the window, a loaded machine) meet there;
+    // they try again for a while instead of failing (tst_cli_runs concurrentFirstOpensMigrateOnce).
+    const qint64 deadline = QDateTime::currentMSecsSinceEpoch() + 10'000;
+    for (int backoffMs = 10;; backoffMs = std::min(backoffMs * 2, 200)) {
+        try {
+            return openOnce(path, mode);
+        } catch (const sql::Error &e) {
+            if (QDateTime::currentMSecsSinceEpoch() > deadline)
+                throw StoreError(
+                    QStringLiteral("%1: %2").arg(path, QString::fromUtf8(e.what())).toStdString());
+            QThread::msleep(backoffMs);
+        }
+    }
+}
+
+std::unique_ptr<TrackingStore> TrackingStore::openOnce(const QString &path, Mode mode)
+{
     auto impl = std::make_unique<Impl>();
     impl->path = path;
     const bool readOnly = mode == Mode::ReadOnly;
@@ -194,6 +214,8 @@ std::unique_ptr<TrackingStore> TrackingStore::open(const QString &path, Mode mod
         }
         impl->version = version;
     } catch (const sql::Error &e) {
+        if (e.isBusy())
+            throw;  // open() tries again
         throw StoreError(QStringLiteral("%1: %2").arg(path, QString::fromUtf8(e.what())).toStdString());
     }
     return std::unique_ptr<TrackingStore>(new TrackingStore(std::move(impl)));

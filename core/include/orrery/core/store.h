@@ -415,6 +415,9 @@ public:
     struct Impl;
 
 private:
+    // One attempt at open(); throws sql::Error when SQLite answered busy where its busy handler
+    // does not wait (open() then tries again).
+    static std::unique_ptr<TrackingStore> openOnce(const QString &path, Mode mode);
     explicit TrackingStore(std::unique_ptr<Impl> d);
     std::unique_ptr<Impl> d;
 };
