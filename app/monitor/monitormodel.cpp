@@ -116,6 +116,7 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         // The sweep at a glance, as `orrery sweep status` and the window show it.
         core::OverviewOptions options;
         options.nowMs = snap.takenMs;
+        options.bestVideo = false;  // shown by neither
         core::SweepProgressTracker once;
         if (s.active)  // an active sweep's rates need the tracker kept between reads
             options.tracker = progress ? &(*progress)[sw.id] : &once;

@@ -86,9 +86,10 @@ SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
             for (const TrialSummary &t : std::as_const(o.trials))
                 if (t.trial.runId == b.run)
                     b.trial = t.trial.index;
-            for (const Artifact &a : store.details(b.run).artifacts)
-                if (a.kind == QLatin1String("video"))
-                    b.video = a.localPath.isEmpty() ? a.remotePath : a.localPath;
+            if (options.bestVideo)
+                for (const Artifact &a : store.details(b.run).artifacts)
+                    if (a.kind == QLatin1String("video"))
+                        b.video = a.localPath.isEmpty() ? a.remotePath : a.localPath;
             o.best = b;
         }
     }

@@ -141,6 +141,18 @@ struct SweepRunner::Impl {
         return *it;
     }
 
+    // The sweep's spec, or nullptr with why in the report (a stored spec the schema no longer takes:
+    // the tick goes on with the other sweeps).
+    const SweepSpec *specOrReport(const Sweep &sweep, TickReport &report)
+    {
+        try {
+            return &spec(sweep);
+        } catch (const std::exception &e) {
+            report.errors << QString::fromUtf8(e.what());
+            return nullptr;
+        }
+    }
+
     const SweepSpec &spec(const Sweep &sweep)
     {
         auto it = specs.find(sweep.id);
@@ -865,13 +877,9 @@ void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus 
 void SweepRunner::Impl::resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick,
                                       TickReport &report)
 {
-    const SweepSpec *spec = nullptr;
-    try {
-        spec = &this->spec(sw);
-    } catch (const std::exception &e) {
-        report.errors << QString::fromUtf8(e.what());
+    const SweepSpec *spec = specOrReport(sw, report);
+    if (!spec)
         return;
-    }
     // A resubmission is a launch like any other: within the budget, counting this tick's.
     QString held;
     const int room = budgetRoom(sw, *spec, &held) - int(tick.relaunch.value(sw.id).size());
@@ -916,13 +924,9 @@ void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &rep
         report.running += seen.running;
         return;
     }
-    const SweepSpec *spec = nullptr;
-    try {
-        spec = &this->spec(sw);
-    } catch (const std::exception &e) {
-        report.errors << QString::fromUtf8(e.what());
+    const SweepSpec *spec = specOrReport(sw, report);
+    if (!spec)
         return;
-    }
     try {
         if (auto it = tick.relaunch.find(sw.id); it != tick.relaunch.end())
             launch(sw, *spec, *it);

@@ -27,6 +27,7 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
         core::OverviewOptions options;
         options.nowMs = now;
         options.price = prices.value(sweep.cluster);
+        options.bestVideo = false;  // shown by neither
         if (trackers && core::isActive(sweep.sweepState())) {
             options.tracker = &(*trackers)[sweep.id];  // a rate needs two looks: kept between snapshots
             active.insert(sweep.id);

@@ -67,6 +67,9 @@ struct OverviewOptions {
     // Keeps rates between calls (an active sweep's progress needs two looks); nullptr: no progress.
     SweepProgressTracker *tracker = nullptr;
     bool goodput = false;  // also sum the goodput (reads every run's phase records)
+    // Look up the best run's newest sample video (one more read of its artifacts): what the CLI
+    // prints; the window and the monitor, which read every sweep on each refresh, leave it out.
+    bool bestVideo = true;
 };
 
 SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
