@@ -371,11 +371,20 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
     for (QByteArray &a : args)
         argv.push_back(a.data());
     argv.push_back(nullptr);
+    // SIGTERM is blocked across the fork: a cancel that reaches the new process group before the
+    // child has dropped the supervisor's handler (which only sets a flag) must still end it.
+    sigset_t term, previous;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ::sigprocmask(SIG_BLOCK, &term, &previous);
     const pid_t pid = ::fork();
-    if (pid != 0)
+    if (pid != 0) {
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
         return pid;
+    }
     ::setpgid(0, 0);
     ::signal(SIGTERM, SIG_DFL);
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     const int o = ::open(out.constData(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     const int e = ::open(err.constData(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (o >= 0)
@@ -468,6 +477,10 @@ int runLocalSupervisor(const QString &batchFile)
                        {QStringLiteral("started"), started}});
             running.insert(pid, t);
             running[pid].startedMs = started;
+            // A cancel marks the task first and then reads its state: one that read "queued" just
+            // before the line above wrote "running" sent no signal, but its mark is there by now.
+            if (QFileInfo::exists(t.id + QStringLiteral(".cancel")))
+                ::kill(-pid, SIGTERM);
         }
         if (running.isEmpty())
             continue;

@@ -7,6 +7,7 @@
 #include "sweepsupport.h"
 #include "testsupport.h"
 
+#include "orrery/core/localexecutor.h"
 #include "orrery/core/store.h"
 #include "orrery/remote/sweepoperations.h"
 
@@ -219,7 +220,46 @@ private Q_SLOTS:
             QCOMPARE(e.kind(), OperationError::Kind::Invalid);
             QVERIFY2(e.message().contains(QStringLiteral("no trial 7")), qPrintable(e.message()));
         }
-        QVERIFY(ops.cancel(id).settled);
+        const remote::ActionOutcome cancelled = ops.cancel(id);
+        QVERIFY2(cancelled.settled, qPrintable(cancelled.message));
+    }
+
+    // A cancel that lands while the supervisor is starting the task (the retried attempt above,
+    // cancelled at once) must end it: the supervisor re-reads the cancel mark after it records
+    // the task as running, and the task cannot swallow a SIGTERM sent before it drops the
+    // supervisor's handler. Cancelled at varying moments of the start, many times.
+    void aTaskCancelledAsItStartsEnds()
+    {
+        core::LocalExecutor executor(QString(), qEnvironmentVariable("ORRERY_CLI"),
+                                     m_home.filePath(QStringLiteral("race")));
+        for (int round = 0; round < 24; ++round) {
+            core::LaunchBatch batch;
+            batch.sweepName = QStringLiteral("race");
+            batch.sweepDir = m_home.filePath(QStringLiteral("race/sweep"));
+            batch.batch = round;
+            core::TaskLaunch task;
+            task.runDir = m_home.filePath(QStringLiteral("race/run%1").arg(round));
+            task.command.argv = {QStringLiteral("sleep"), QStringLiteral("60")};
+            task.command.localWorkdir = m_home.path();
+            batch.tasks = {task};
+            const QStringList ids = executor.launch(batch);
+            QThread::usleep((round % 8) * 2000);  // 0 to 14 ms into the supervisor's start
+            executor.cancel(ids);
+            core::TaskStatus st;
+            for (int i = 0; i < 100; ++i) {
+                st = executor.poll(ids).value(ids.front());
+                if (st.state == core::TaskStatus::State::Ended)
+                    break;
+                QThread::msleep(100);
+            }
+            QVERIFY2(
+                st.state == core::TaskStatus::State::Ended,
+                qPrintable(QStringLiteral("round %1: the cancelled task still %2 after 10 s (%3)")
+                               .arg(round)
+                               .arg(st.state == core::TaskStatus::State::Running ? QStringLiteral("runs")
+                                                                                 : QStringLiteral("waits"))
+                               .arg(st.detail)));
+        }
     }
 
     void aFollowingFaceSettlesItselfAndCancelNeedsNoTrainer()
