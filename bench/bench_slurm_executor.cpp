@@ -126,7 +126,8 @@ int main(int argc, char **argv)
             b.maxConcurrent = 4;
             b.resources.time = QStringLiteral("00:05:00");
             for (int i = 0; i < trials; ++i)
-                b.tasks.append(TaskLaunch{QStringLiteral("%1/%2").arg(sweepDir).arg(i), trialConfig(i), {}});
+                b.tasks.append(
+                    TaskLaunch{QStringLiteral("%1/%2").arg(sweepDir).arg(i), trialConfig(i), {}, {}});
             return b;
         };
 

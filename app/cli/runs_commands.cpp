@@ -767,6 +767,10 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
         for (const IngestIssue &issue : r.events.issues)
             bar.printAbove(
                 QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
+        // TensorBoard event files and W&B offline runs: what was skipped or not a number.
+        if (!p.isSet(quiet))
+            for (const QString &note : r.notes)
+                bar.printAbove(QStringLiteral("%1: %2\n").arg(dir, note));
         if (p.isSet(json)) {
             report.append(QJsonObject{{QStringLiteral("dir"), dir},
                                       {QStringLiteral("run_id"), r.run},
@@ -774,6 +778,9 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
                                       {QStringLiteral("lines"), r.events.lines},
                                       {QStringLiteral("points"), r.events.points},
                                       {QStringLiteral("malformed"), r.events.malformed},
+                                      {QStringLiteral("file_points"), r.filePoints},
+                                      {QStringLiteral("media"), r.media},
+                                      {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
                                       {QStringLiteral("offset"), r.events.newOffset},
                                       {QStringLiteral("exited"), r.exited}});
         } else if (!p.isSet(quiet)) {

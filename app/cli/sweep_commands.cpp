@@ -63,14 +63,43 @@ int printProblems(const remote::CheckedSpec &spec)
     return spec.problemIsUsage() ? kUsage : kFailed;
 }
 
+// What the spec holds that Orrery ignores (W&B's project, entity, ...), on stderr so that
+// --json output stays one document.
+void printWarnings(const remote::CheckedSpec &spec)
+{
+    for (const SpecError &w : spec.warnings())
+        err((w.line > 0 ? QStringLiteral("%1:%2: warning: %3\n").arg(w.file).arg(w.line)
+                        : QStringLiteral("%1: warning: %3\n").arg(w.file))
+                .arg(w.message));
+}
+
+// --count N (W&B's agent flag): 0 when not given; -1 (and a message) when it is not a count.
+int countOption(const QString &verb, const QCommandLineParser &p)
+{
+    if (!p.isSet(QStringLiteral("count")))
+        return 0;
+    bool ok = false;
+    const int n = p.value(QStringLiteral("count")).toInt(&ok);
+    if (!ok || n < 1) {
+        err(QStringLiteral("orrery sweep %1: --count %2: expected a number of trials >= 1\n")
+                .arg(verb, p.value(QStringLiteral("count"))));
+        return -1;
+    }
+    return n;
+}
+
 int sweepPlan(const Context &, const QCommandLineParser &p)
 {
     const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
+    const int count = countOption(QStringLiteral("plan"), p);
+    if (count < 0)
+        return kUsage;
     try {
         const remote::CheckedSpec spec =
-            SweepOperations::checkSpecFile(file, remote::loadTrainerSchema(), true);
+            SweepOperations::checkSpecFile(file, remote::loadTrainerSchema(), true, count);
         if (!spec.ok())
             return printProblems(spec);
+        printWarnings(spec);
         const remote::SweepPreview preview = SweepOperations::preview(spec, cluster);
         if (!cluster.isEmpty() && !preview.launchProblem.isEmpty()) {
             err(QStringLiteral("%1: %2\n").arg(file, preview.launchProblem));
@@ -103,12 +132,16 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
 {
     const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
     const bool json = p.isSet(QStringLiteral("json")), watch = p.isSet(QStringLiteral("watch"));
+    const int count = countOption(QStringLiteral("submit"), p);
+    if (count < 0)
+        return kUsage;
     try {
         auto store = openStore(ctx);
         SweepOperations ops(*store, cliOperations());
-        const remote::CheckedSpec spec = ops.checkSpecFile(file, true);
+        const remote::CheckedSpec spec = ops.checkSpecFile(file, true, count);
         if (!spec.ok())
             return printProblems(spec);
+        printWarnings(spec);
         if (p.isSet(QStringLiteral("dry-run"))) {
             // Before anything is spent or connected to: the worst case, the trials, the launch.
             const remote::SweepPreview preview = SweepOperations::preview(spec, cluster);
@@ -170,11 +203,16 @@ QList<VerbInfo> sweepVerbs()
         valued(QStringLiteral("cluster"), QStringLiteral("a cluster profile (default: this machine)"),
                QStringLiteral("NAME"));
     const QString sweep = QStringLiteral("SWEEP"), trial = QStringLiteral("TRIAL");
+    const QCommandLineOption count =
+        valued(QStringLiteral("count"),
+               QStringLiteral("at most N trials (W&B's `wandb agent --count`; a random or bayes spec "
+                              "without run_cap needs it)"),
+               QStringLiteral("N"));
     return {
-        parsedVerb(QStringLiteral("plan"), {QStringLiteral("FILE")}, {cluster, json},
+        parsedVerb(QStringLiteral("plan"), {QStringLiteral("FILE")}, {cluster, count, json},
                    QStringLiteral("validate a spec, print its trials (and sbatch)"), sweepPlan),
         parsedVerb(QStringLiteral("submit"), {QStringLiteral("FILE")},
-                   {cluster,
+                   {cluster, count,
                     flag(QStringLiteral("dry-run"),
                          QStringLiteral("print the worst-case GPU-hours, the "
                                         "trials and the launch; submit nothing")),

@@ -67,9 +67,10 @@ void ClipDecoder::Impl::openInput()
     const QByteArray name = QFile::encodeName(path);
     // A sample may come from a cluster: only local files, and only the containers samples come
     // in. A playlist (HLS, concat) named .mp4 would otherwise make FFmpeg open other files or URLs.
+    // gif: TensorBoard's add_video and wandb.Video(format="gif") store clips as animated GIFs.
     AVDictionary *options = nullptr;
     av_dict_set(&options, "protocol_whitelist", "file", 0);
-    av_dict_set(&options, "format_whitelist", "mov,yuv4mpegpipe,matroska,avi", 0);
+    av_dict_set(&options, "format_whitelist", "mov,yuv4mpegpipe,matroska,avi,gif", 0);
     const int opened = avformat_open_input(&raw, name.constData(), nullptr, &options);
     av_dict_free(&options);
     if (opened < 0)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/command.h"
 
+#include "orrery/core/pyvalue.h"
 #include "orrery/core/sweepspec.h"
 
 #include "textutil.h"
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -17,9 +19,30 @@ namespace orrery::core {
 
 QStringList commandBuiltins()
 {
-    return {QStringLiteral("run_dir"), QStringLiteral("trial"),      QStringLiteral("attempt"),
-            QStringLiteral("sweep"),   QStringLiteral("experiment"), QStringLiteral("params_file"),
-            QStringLiteral("resume")};
+    return QStringList{QStringLiteral("run_dir"),       QStringLiteral("trial"),
+                       QStringLiteral("attempt"),       QStringLiteral("sweep"),
+                       QStringLiteral("experiment"),    QStringLiteral("params_file"),
+                       QStringLiteral("resume"),        QStringLiteral("nnodes"),
+                       QStringLiteral("gpus_per_node"), QStringLiteral("world_size")} +
+        nodeBuiltins();
+}
+
+QStringList nodeBuiltins()
+{
+    return {QStringLiteral("node_rank"), QStringLiteral("master_addr"), QStringLiteral("master_port")};
+}
+
+QStringList fillNodeWords(const RenderedCommand &command, const QHash<QString, QString> &values)
+{
+    QStringList argv = command.argv;
+    for (const NodeWord &w : command.nodeWords) {
+        QString filled;
+        for (qsizetype i = 0; i < w.pieces.size(); ++i)
+            filled += i % 2 == 0 ? w.pieces[i] : values.value(w.pieces[i]);
+        if (w.index >= 0 && w.index < argv.size())
+            argv[w.index] = filled;
+    }
+    return argv;
 }
 
 QString paramEnvName(const QString &key)
@@ -69,13 +92,42 @@ QString displayCommand(const QStringList &words)
 
 namespace {
 
-// W&B's "--key=value" arguments of ${args} (https://docs.wandb.ai/guides/sweeps/define-sweep-configuration).
-QStringList wandbArgs(const TrialParams &params, bool hyphens)
+// W&B's argument macros as its agent builds them (wandb/sdk/launch/sweeps/utils.py
+// create_sweep_command_args): per top-level parameter `name=str(value)` — Python's str(), so
+// `--lr=0.0001`, `--flag=True`, `--dropout=0.0`, `--sizes=[1, 2]`, a nested group as the dict W&B
+// passes (`--optimizer={'lr': 0.001}`) — and json.dumps of them all. nullopt: not such a macro.
+std::optional<QStringList> wandbArgMacro(const QString &macro, const PyDict &args, const QString &jsonFile)
 {
+    if (macro == QLatin1String("${args_json}"))
+        return QStringList{pythonJsonDumps(QVariant::fromValue(args))};
+    if (macro == QLatin1String("${args_json_file}"))
+        return QStringList{jsonFile};
+    static const QStringList perArg{QStringLiteral("${args}"),
+                                    QStringLiteral("${args_no_hyphens}"),
+                                    QStringLiteral("${args_no_equals}"),
+                                    QStringLiteral("${args_append_hydra}"),
+                                    QStringLiteral("${args_override_hydra}"),
+                                    QStringLiteral("${args_no_boolean_flags}")};
+    if (!perArg.contains(macro))
+        return std::nullopt;
     QStringList out;
-    for (const auto &[key, value] : params)
-        out << (hyphens ? QStringLiteral("--") : QString()) + key + QLatin1Char('=') +
-                formatParamValue(value);
+    for (const auto &[name, value] : args) {
+        const QString flag = name + QLatin1Char('=') + pythonStr(value);
+        if (macro == QLatin1String("${args}"))
+            out << QStringLiteral("--") + flag;
+        else if (macro == QLatin1String("${args_no_hyphens}"))
+            out << flag;
+        else if (macro == QLatin1String("${args_no_equals}"))
+            out << QStringLiteral("--") + name << pythonStr(value);
+        else if (macro == QLatin1String("${args_append_hydra}"))
+            out << QLatin1Char('+') + flag;
+        else if (macro == QLatin1String("${args_override_hydra}"))
+            out << QStringLiteral("++") + flag;
+        else if (value.typeId() != QMetaType::Bool)  // ${args_no_boolean_flags}
+            out << QStringLiteral("--") + flag;
+        else if (value.toBool())  // a true flag alone, a false one left out
+            out << QStringLiteral("--") + name;
+    }
     return out;
 }
 
@@ -89,15 +141,29 @@ RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, 
     const CommandSpec &c = *spec.command;
     const QString paramsFile = QDir(ctx.runDir).filePath(QStringLiteral("trial.yaml"));
     const QString resume = ctx.attempt > 0 ? QStringLiteral("1") : QStringLiteral("0");
-    QHash<QString, QString> values{{QStringLiteral("run_dir"), ctx.runDir},
-                                   {QStringLiteral("trial"), QString::number(ctx.trial)},
-                                   {QStringLiteral("attempt"), QString::number(ctx.attempt)},
-                                   {QStringLiteral("sweep"), ctx.sweep},
-                                   {QStringLiteral("experiment"), ctx.experiment},
-                                   {QStringLiteral("params_file"), paramsFile},
-                                   {QStringLiteral("resume"), resume}};
+    QHash<QString, QString> values{
+        {QStringLiteral("run_dir"), ctx.runDir},
+        {QStringLiteral("trial"), QString::number(ctx.trial)},
+        {QStringLiteral("attempt"), QString::number(ctx.attempt)},
+        {QStringLiteral("sweep"), ctx.sweep},
+        {QStringLiteral("experiment"), ctx.experiment},
+        {QStringLiteral("params_file"), paramsFile},
+        {QStringLiteral("resume"), resume},
+        {QStringLiteral("nnodes"), QString::number(std::max(1, spec.resources.nodes))},
+        // the processes a node runs under per_node: one per GPU, 1 on CPU
+        {QStringLiteral("gpus_per_node"), QString::number(std::max(1, spec.resources.gpusPerNode))},
+        // every process of the trial (accelerate's --num_processes)
+        {QStringLiteral("world_size"),
+         QString::number(std::max(1, spec.resources.nodes) * std::max(1, spec.resources.gpusPerNode))}};
+    const QStringList late = nodeBuiltins();
     for (const auto &[key, value] : params)
         values.insert(key, formatParamValue(value));
+    const QString configFile =
+        spec.configFile ? QDir(ctx.runDir).filePath(spec.configFile->fileName) : QString();
+    if (spec.configFile)
+        values.insert(QStringLiteral("config"), configFile);
+    const PyDict wandbParams = nestParams(spec, params, true);
+    const QString argsJsonFile = QDir(ctx.runDir).filePath(QStringLiteral("args.json"));
 
     for (const QString &element : c.argv) {
         // W&B's macros stand alone as elements.
@@ -113,33 +179,35 @@ RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, 
             out.argv << spec.program;
             continue;
         }
-        if (element == QLatin1String("${args}") || element == QLatin1String("${args_no_hyphens}")) {
-            out.argv << wandbArgs(params, element == QLatin1String("${args}"));
-            continue;
-        }
-        if (element == QLatin1String("${args_json}")) {
-            out.argv << QString::fromUtf8(QJsonDocument(QJsonObject::fromVariantMap([&] {
-                                              QVariantMap m;
-                                              for (const auto &[key, value] : params)
-                                                  m.insert(key, value);
-                                              return m;
-                                          }()))
-                                              .toJson(QJsonDocument::Compact));
+        if (const auto args = wandbArgMacro(element, wandbParams, argsJsonFile)) {
+            out.argv << *args;
             continue;
         }
         QString rendered;
+        NodeWord node{int(out.argv.size()), {QString()}};
         qsizetype pos = 0;
         while (true) {
             const qsizetype open = element.indexOf(QLatin1String("{{"), pos);
             const qsizetype close = open < 0 ? -1 : element.indexOf(QLatin1String("}}"), open + 2);
             if (open < 0 || close < 0) {
                 rendered += element.mid(pos);
+                node.pieces.back() += element.mid(pos);
                 break;
             }
             rendered += element.mid(pos, open - pos);
-            rendered += values.value(element.mid(open + 2, close - open - 2).trimmed());
+            node.pieces.back() += element.mid(pos, open - pos);
+            const QString name = element.mid(open + 2, close - open - 2).trimmed();
+            if (late.contains(name)) {  // filled on the node (fillNodeWords, the sbatch script)
+                rendered += QStringLiteral("{{") + name + QStringLiteral("}}");
+                node.pieces << name << QString();
+            } else {
+                rendered += values.value(name);
+                node.pieces.back() += values.value(name);
+            }
             pos = close + 2;
         }
+        if (node.pieces.size() > 1)
+            out.nodeWords.append(node);
         out.argv << rendered;
     }
 
@@ -151,6 +219,12 @@ RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, 
                {QStringLiteral("ORRERY_TRIAL"), QString::number(ctx.trial)},
                {QStringLiteral("ORRERY_SWEEP"), ctx.sweep},
                {QStringLiteral("ORRERY_EXPERIMENT"), ctx.experiment}};
+    if (spec.configFile)
+        out.env.append({QStringLiteral("ORRERY_CONFIG_FILE"), configFile});
+    out.perNode = c.launch == CommandSpec::Launch::PerNode;
+    out.capture = c.capture;
+    if (c.capture)  // the capture module records W&B calls (the executors put it on PYTHONPATH)
+        out.env.append({QStringLiteral("ORRERY_CAPTURE"), QStringLiteral("1")});
     for (const auto &[key, value] : params)
         out.env.append({paramEnvName(key), formatParamValue(value)});
 

@@ -64,10 +64,15 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
             }
         if (rung == 0)
             continue;
+        // W&B's `strict: true` (its hyperband_stopping.py): each trial by its value at the rung
+        // itself, not by its best up to it; stops more trials.
+        const auto judged = [&](const TrialHistory &o) {
+            return rule.strict ? o.points[rung - 1].second : bestOfFirst(o, rung, goal);
+        };
         std::vector<double> values;
         for (const TrialHistory &o : trials)
             if (o.points.size() >= rung) {
-                const double v = bestOfFirst(o, rung, goal);
+                const double v = judged(o);
                 values.push_back(std::isnan(v) ? worst(goal) : v);
             }
         if (qsizetype(values.size()) < quorum)
@@ -75,17 +80,20 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
         std::sort(values.begin(), values.end(), [goal](double a, double b) { return isBetter(a, b, goal); });
         const qsizetype keep = std::max<qsizetype>(1, qsizetype(std::ceil(double(values.size()) / rule.eta)));
         const double cutoff = values[std::size_t(keep - 1)];
-        const double mine = bestOfFirst(t, rung, goal);
+        const double mine = judged(t);
         if (isBetter(cutoff, std::isnan(mine) ? worst(goal) : mine, goal))
-            stops.append({t.trial,
-                          QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is not in "
-                                         "the top %5 of the %6 trials there (cut-off %7)")
-                              .arg(metric, num(mine))
-                              .arg(rung)
-                              .arg(rungIndex + 1)
-                              .arg(keep)
-                              .arg(values.size())
-                              .arg(num(cutoff))});
+            stops.append(
+                {t.trial,
+                 (rule.strict ? QStringLiteral("hyperband (strict): %1 %2 at its value %3 (rung %4) is "
+                                               "not in the top %5 of the %6 trials there (cut-off %7)")
+                              : QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is "
+                                               "not in the top %5 of the %6 trials there (cut-off %7)"))
+                     .arg(metric, num(mine))
+                     .arg(rung)
+                     .arg(rungIndex + 1)
+                     .arg(keep)
+                     .arg(values.size())
+                     .arg(num(cutoff))});
     }
     return stops;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/localexecutor.h"
 
+#include "orrery/core/capture.h"
 #include "orrery/core/command.h"
 
 #include <QDateTime>
@@ -13,12 +14,15 @@
 #include <QSaveFile>
 #include <QStandardPaths>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -145,11 +149,14 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         fail(QStringLiteral("cannot create %1").arg(localDir));
     QStringList ids;
     QJsonArray tasks;
+    bool capturePlaced = false;  // the W&B capture module, once per batch (core/capture.h)
     for (qsizetype i = 0; i < batch.tasks.size(); ++i) {
         const TaskLaunch &t = batch.tasks[i];
         if (!QDir().mkpath(t.runDir))
             fail(QStringLiteral("cannot create the run directory %1").arg(t.runDir));
         writeAtomically(QDir(t.runDir).filePath(QStringLiteral("trial.yaml")), t.config);
+        for (const auto &[name, data] : t.files)  // a config-file sweep's config, args.json
+            writeAtomically(QDir(t.runDir).filePath(name), data);
         QFile::remove(QDir(t.runDir).filePath(QStringLiteral("exit.json")));
         const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
         QFile::remove(id + QStringLiteral(".cancel"));
@@ -162,6 +169,26 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
             task.insert(QStringLiteral("argv"), QJsonArray::fromStringList(t.command.argv));
             task.insert(QStringLiteral("env"), env);
             task.insert(QStringLiteral("workdir"), t.command.localWorkdir);
+            QJsonArray nodeWords;
+            for (const NodeWord &w : t.command.nodeWords)
+                nodeWords.append(QJsonArray{w.index, QJsonArray::fromStringList(w.pieces)});
+            task.insert(QStringLiteral("node_words"), nodeWords);
+            // Processes of this trial: one per GPU (1 on CPU) on each "node", or one per node.
+            const int nodes = std::max(1, batch.resources.nodes);
+            task.insert(QStringLiteral("nodes"), nodes);
+            task.insert(QStringLiteral("processes_per_node"),
+                        t.command.perNode ? 1 : std::max(1, batch.resources.gpusPerNode));
+            if (t.command.capture) {
+                const QString captureDir = QDir(batch.sweepDir).filePath(captureDirName());
+                if (!capturePlaced) {
+                    if (!QDir().mkpath(captureDir))
+                        fail(QStringLiteral("cannot create %1").arg(captureDir));
+                    for (const auto &[name, data] : captureModuleFiles())
+                        writeAtomically(QDir(captureDir).filePath(name), data);
+                    capturePlaced = true;
+                }
+                task.insert(QStringLiteral("python_path"), captureDir);
+            }
         }
         tasks.append(task);
         ids << id;
@@ -293,11 +320,46 @@ void LocalExecutor::cancel(const QStringList &taskIds)
     }
 }
 
+FileChunk listDirectory(const QString &dir, qint64 maxEntries)
+{
+    FileChunk c;
+    const QFileInfo info(dir);
+    if (!info.isDir() || info.isSymLink())
+        return c;
+    c.exists = true;
+    const QString root = info.absoluteFilePath();
+    // Depth-first by hand: QDirIterator follows no limit on depth and would walk a deep tree.
+    QList<std::pair<QString, int>> pending{{root, 0}};
+    while (!pending.isEmpty() && c.entries.size() < maxEntries) {
+        const auto [current, depth] = pending.takeLast();
+        const QFileInfoList children = QDir(current).entryInfoList(QDir::AllEntries | QDir::Hidden |
+                                                                   QDir::System | QDir::NoDotAndDotDot);
+        for (const QFileInfo &child : children) {
+            if (child.isSymLink())
+                continue;
+            if (child.isDir()) {
+                if (depth + 1 < FileRead::kMaxListDepth)
+                    pending.append({child.absoluteFilePath(), depth + 1});
+            } else if (child.isFile() && c.entries.size() < maxEntries) {
+                c.entries.append({child.absoluteFilePath().mid(root.size() + 1), child.size()});
+            }
+        }
+    }
+    std::sort(c.entries.begin(), c.entries.end(),
+              [](const FileEntry &a, const FileEntry &b) { return a.path < b.path; });
+    c.size = c.entries.size();
+    return c;
+}
+
 QList<FileChunk> LocalExecutor::readFiles(const QList<FileRead> &reads)
 {
     QList<FileChunk> out;
     for (const FileRead &r : reads) {
         FileChunk c;
+        if (r.list) {
+            out.append(listDirectory(r.path, r.maxBytes));
+            continue;
+        }
         QFile f(r.path);
         if (f.open(QIODevice::ReadOnly)) {
             c.exists = true;
@@ -335,8 +397,153 @@ struct SupervisedTask {
     QStringList argv;
     QList<std::pair<QString, QString>> env;
     QString workdir;
+    // Its processes, laid out as on a cluster (docs/sweeps.md "Launchers"): `nodes` × `perNode`
+    // ranks on this one machine, each with the rendezvous variables and its node's words.
+    RenderedCommand layout;  // argv and nodeWords only
+    int nodes = 1, perNode = 1;
+    QString pythonPath;  // the W&B capture module's directory, or empty
     qint64 startedMs = 0;  // when it was started (unix ms): its elapsed time in the task file
 };
+
+// A TCP port nothing listens on now, for a trial's rendezvous (MASTER_PORT). The kernel picks it
+// from its ephemeral range; the ports handed out by this supervisor are not handed out again.
+int freePort()
+{
+    static QList<int> given;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            break;
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        int port = 0;
+        if (::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+            port = ntohs(addr.sin_port);
+        ::close(fd);
+        if (port > 0 && !given.contains(port)) {
+            given.append(port);
+            return port;
+        }
+    }
+    return 29500;  // torch.distributed's customary default
+}
+
+// One process of a command trial: its words and the variables that say which rank it is.
+struct RankLaunch {
+    std::vector<QByteArray> args;
+    std::vector<std::pair<QByteArray, QByteArray>> env;
+};
+
+std::vector<RankLaunch> commandRanks(const SupervisedTask &t)
+{
+    const int world = std::max(1, t.nodes) * std::max(1, t.perNode);
+    const QString port = QString::number(freePort());
+    std::vector<RankLaunch> out;
+    for (int rank = 0; rank < world; ++rank) {
+        const QString node = QString::number(rank / std::max(1, t.perNode));
+        RankLaunch r;
+        const QHash<QString, QString> values{{QStringLiteral("node_rank"), node},
+                                             {QStringLiteral("master_addr"), QStringLiteral("127.0.0.1")},
+                                             {QStringLiteral("master_port"), port}};
+        for (const QString &a : fillNodeWords(t.layout, values))
+            r.args.push_back(a.toUtf8());
+        for (const auto &[name, value] : t.env)
+            r.env.emplace_back(name.toUtf8(), value.toUtf8());
+        r.env.emplace_back("MASTER_ADDR", "127.0.0.1");
+        r.env.emplace_back("MASTER_PORT", port.toUtf8());
+        r.env.emplace_back("WORLD_SIZE", QByteArray::number(world));
+        r.env.emplace_back("RANK", QByteArray::number(rank));
+        r.env.emplace_back("LOCAL_RANK", QByteArray::number(rank % std::max(1, t.perNode)));
+        r.env.emplace_back("NODE_RANK", node.toUtf8());
+        r.env.emplace_back("NNODES", QByteArray::number(std::max(1, t.nodes)));
+        if (!t.pythonPath.isEmpty()) {
+            const QByteArray before = qgetenv("PYTHONPATH");
+            r.env.emplace_back("PYTHONPATH",
+                               QFile::encodeName(t.pythonPath) +
+                                   (before.isEmpty() ? QByteArray() : ':' + before));
+        }
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+volatile std::sig_atomic_t g_leaderTerm = 0;
+
+void onLeaderTerm(int)
+{
+    g_leaderTerm = 1;
+}
+
+// In the child: becomes this rank's program (never returns).
+[[noreturn]] void execRank(RankLaunch &r)
+{
+    for (const auto &[name, value] : r.env)
+        ::setenv(name.constData(), value.constData(), 1);
+    std::vector<char *> argv;
+    for (QByteArray &a : r.args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());  // a command's program is looked up on PATH, as a shell would
+    std::fprintf(stderr, "orrery: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+}
+
+// In the task's process (its group's leader), for a trial of several processes: what srun is on
+// a cluster. Starts every rank in the group, waits for all, and exits as the first that failed
+// (its status, or its signal), else 0; when one fails the others get SIGTERM (srun's
+// --kill-on-bad-exit: a rank left alone would wait in a collective forever). A SIGTERM to the
+// group (a cancel) reaches the ranks directly; the leader keeps waiting for them.
+[[noreturn]] void leadRanks(std::vector<RankLaunch> &ranks)
+{
+    struct sigaction sa { };
+    sa.sa_handler = onLeaderTerm;  // reset to the default by exec in each rank
+    ::sigaction(SIGTERM, &sa, nullptr);
+    sigset_t term, previous;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    int running = 0;
+    for (RankLaunch &r : ranks) {
+        ::sigprocmask(SIG_BLOCK, &term, &previous);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::signal(SIGTERM, SIG_DFL);
+            ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+            execRank(r);
+        }
+        ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+        if (pid > 0)
+            ++running;
+    }
+    int first = 0;  // the first failure's wait status
+    bool failed = false;
+    while (running > 0) {
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        --running;
+        const bool bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (bad && !failed) {
+            failed = true;
+            first = status;
+            if (running > 0)
+                ::kill(0, SIGTERM);  // the group: the other ranks (this one only notes it)
+        }
+    }
+    if (!failed)
+        ::_exit(0);
+    if (WIFSIGNALED(first)) {
+        ::signal(WTERMSIG(first), SIG_DFL);
+        ::raise(WTERMSIG(first));
+    }
+    ::_exit(WIFEXITED(first) ? WEXITSTATUS(first) : 1);
+}
 
 void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int> exitCode)
 {
@@ -362,6 +569,9 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
     std::vector<std::pair<QByteArray, QByteArray>> env;
     for (const auto &[name, value] : t.env)
         env.emplace_back(name.toUtf8(), value.toUtf8());
+    std::vector<RankLaunch> ranksOfCommand;
+    if (!t.argv.isEmpty())
+        ranksOfCommand = commandRanks(t);
     const QByteArray workdir = QFile::encodeName(t.workdir.isEmpty() ? t.runDir : t.workdir);
     const bool command = !t.argv.isEmpty();
     const QByteArray out = QFile::encodeName(QDir(t.runDir).filePath(QStringLiteral("stdout.log")));
@@ -396,12 +606,13 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
         ::_exit(126);
     }
     ::setenv("OMP_NUM_THREADS", omp.constData(), 0);  // the user's own setting wins
+    if (command && ranksOfCommand.size() > 1)
+        leadRanks(ranksOfCommand);
+    if (command)
+        execRank(ranksOfCommand.front());
     for (const auto &[name, value] : env)
         ::setenv(name.constData(), value.constData(), 1);
-    if (command)
-        ::execvp(argv[0], argv.data());  // a command's program is looked up on PATH, as a shell would
-    else
-        ::execv(argv[0], argv.data());
+    ::execv(argv[0], argv.data());
     std::fprintf(stderr, "orrery: cannot run %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
 }
@@ -418,15 +629,21 @@ int runLocalSupervisor(const QString &batchFile)
     QList<SupervisedTask> pending;
     for (const QJsonValue v : batch.value(QLatin1String("tasks")).toArray()) {
         const QJsonObject t = v.toObject();
-        SupervisedTask task{t.value(QLatin1String("id")).toString(),
-                            t.value(QLatin1String("run_dir")).toString(),
-                            {},
-                            {},
-                            t.value(QLatin1String("workdir")).toString()};
+        SupervisedTask task;
+        task.id = t.value(QLatin1String("id")).toString();
+        task.runDir = t.value(QLatin1String("run_dir")).toString();
+        task.workdir = t.value(QLatin1String("workdir")).toString();
         for (const QJsonValue a : t.value(QLatin1String("argv")).toArray())
             task.argv << a.toString();
         for (const QJsonValue e : t.value(QLatin1String("env")).toArray())
             task.env.append({e.toArray().at(0).toString(), e.toArray().at(1).toString()});
+        task.layout.argv = task.argv;
+        for (const QJsonValue w : t.value(QLatin1String("node_words")).toArray())
+            task.layout.nodeWords.append(
+                {w.toArray().at(0).toInt(), w.toArray().at(1).toVariant().toStringList()});
+        task.nodes = std::max(1, t.value(QLatin1String("nodes")).toInt(1));
+        task.perNode = std::max(1, t.value(QLatin1String("processes_per_node")).toInt(1));
+        task.pythonPath = t.value(QLatin1String("python_path")).toString();
         if (task.id.isEmpty() || task.runDir.isEmpty() || (task.argv.isEmpty() && trainer.isEmpty()))
             continue;
         if (readJson(task.id + QStringLiteral(".json")).value(QLatin1String("state")).toString() ==

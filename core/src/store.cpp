@@ -643,6 +643,15 @@ void TrackingStore::endRun(RunId run, RunStatus status, qint64 endTimeMs)
     });
 }
 
+void TrackingStore::setRunStart(RunId run, qint64 startTimeMs)
+{
+    d->guarded("setRunStart", [&] {
+        Impl::Tx tx(*d);
+        d->stmt("UPDATE runs SET start_time = ? WHERE run_id = ?").bind(1, startTimeMs).bind(2, run).exec();
+        tx.commit();
+    });
+}
+
 void TrackingStore::setRunStatus(RunId run, RunStatus status)
 {
     d->guarded("setRunStatus", [&] {

@@ -2,6 +2,8 @@
 //
 // Ingest of a run's events.jsonl (format: ARCHITECTURE.md) and of run directories.
 #include "orrery/core/events.h"
+#include "orrery/core/runfiles.h"
+#include "orrery/core/wandbrun.h"
 #include "storeimpl.h"
 
 #include <QDateTime>
@@ -12,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -48,6 +51,20 @@ IngestState TrackingStore::ingestState(RunId run, const QString &file) const
             st = {s.int64(0), s.int64(1), s.int64(2)};
         s.reset();
         return st;
+    });
+}
+
+QList<std::pair<QString, IngestState>> TrackingStore::ingestStates(RunId run) const
+{
+    return d->guarded("ingestStates", [&] {
+        QList<std::pair<QString, IngestState>> out;
+        Stmt &s = d->stmt(
+            "SELECT file, offset, lines, malformed FROM ingest_offsets WHERE run_id = ? ORDER BY file");
+        s.bind(1, run);
+        while (s.step())
+            out.append({qstr(s.text(0)), IngestState{s.int64(1), s.int64(2), s.int64(3)}});
+        s.reset();
+        return out;
     });
 }
 
@@ -245,13 +262,31 @@ IngestResult TrackingStore::ingestTextMetrics(RunId run, const QString &file, qi
             return r;
         }
         // One point per step and series: a step printed twice (every rank printing it) keeps the last.
-        std::map<qint64, std::map<qint64, MetricPoint>> series;
-        for (const auto &[name, p] : points)
-            series[d->ensureKey(utf8(name))][p.step] = p;
-        for (auto &[key, bySteps] : series) {
-            std::vector<MetricPoint> pts;
-            for (const auto &[step, p] : bySteps)
-                pts.push_back(p);
+        // Points come in runs of one name (a catch-up of an event file: a million), so the key is
+        // looked up when the name changes, and a series already in step order is not sorted.
+        std::map<qint64, std::vector<MetricPoint>> series;
+        const QString *lastName = nullptr;
+        std::vector<MetricPoint> *into = nullptr;
+        for (const auto &[name, p] : points) {
+            if (!lastName || name != *lastName) {
+                into = &series[d->ensureKey(utf8(name))];
+                lastName = &name;
+            }
+            into->push_back(p);
+        }
+        auto byStep = [](const MetricPoint &a, const MetricPoint &b) { return a.step < b.step; };
+        for (auto &[key, pts] : series) {
+            if (!std::is_sorted(pts.begin(), pts.end(), byStep))
+                std::stable_sort(pts.begin(), pts.end(), byStep);
+            // The last of equal steps wins: copy each point over its predecessor of the same step.
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                if (kept > 0 && pts[kept - 1].step == pts[i].step)
+                    pts[kept - 1] = pts[i];
+                else
+                    pts[kept++] = pts[i];
+            }
+            pts.resize(kept);
             r.points += qint64(pts.size());
             d->appendSeries(run, key, std::move(pts));
         }
@@ -340,6 +375,19 @@ TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experi
                 out.events.issues.push_back(issue);
     }
 
+    // TensorBoard event files under it, and a W&B offline run's records (runfiles.h).
+    if (!(cancel && cancel())) {
+        const TfIngest tb = ingestTfEventsDirectory(*this, out.run, runDir, runDir, cancel);
+        const RunFileIngest wb = ingestWandbRun(*this, out.run, runDir);
+        out.filePoints = tb.points + wb.points;
+        out.events.points += out.filePoints;
+        out.media = tb.media + wb.media;
+        if (!tb.warning.isEmpty())
+            out.notes << tb.warning;
+        out.notes << wb.notes;
+        out.exited = wb.exited;
+    }
+
     // exit.json: the trainer's last word on how the run ended (ARCHITECTURE.md).
     QFile exitFile(QDir(runDir).filePath(QStringLiteral("exit.json")));
     if (exitFile.open(QIODevice::ReadOnly)) {
@@ -384,22 +432,37 @@ std::optional<QString> TrackingStore::applyExit(RunId run, const QByteArray &exi
 // Run directories under `root`: those holding events.jsonl or exit.json.
 QStringList findRunDirectories(const QString &root)
 {
-    QStringList dirs;
+    QStringList dirs, tensorboardOnly;
     const QFileInfo info(root);
     auto isRunDir = [](const QString &d) {
         return QFileInfo::exists(QDir(d).filePath(QStringLiteral("events.jsonl"))) ||
-            QFileInfo::exists(QDir(d).filePath(QStringLiteral("exit.json")));
+            QFileInfo::exists(QDir(d).filePath(QStringLiteral("exit.json"))) || !wandbFileIn(d).isEmpty();
     };
-    if (isRunDir(root))
-        dirs.push_back(root);
-    QDirIterator it(root, QDir::Dirs | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
-    while (it.hasNext()) {
-        const QString d = it.next();
+    auto holdsEventFiles = [](const QString &d) {
+        return !QDir(d).entryList({QStringLiteral("*tfevents*")}, QDir::Files).isEmpty();
+    };
+    auto visit = [&](const QString &d) {
         if (isRunDir(d))
             dirs.push_back(d);
-    }
+        else if (holdsEventFiles(d))
+            tensorboardOnly.push_back(d);
+    };
+    visit(root);
+    // Not through symbolic links: W&B's wandb/latest-run points at a run already listed.
+    QDirIterator it(root, QDir::Dirs | QDir::NoDotAndDotDot | QDir::NoSymLinks, QDirIterator::Subdirectories);
+    while (it.hasNext())
+        visit(it.next());
     dirs.sort();
-    return dirs;
+    tensorboardOnly.sort();
+    QStringList runs = dirs;
+    for (const QString &d : std::as_const(tensorboardOnly)) {
+        const bool inside = std::any_of(runs.cbegin(), runs.cend(),
+                                        [&](const QString &r) { return d.startsWith(r + QLatin1Char('/')); });
+        if (!inside)
+            runs.push_back(d);  // sorted, so a directory above it was seen first
+    }
+    runs.sort();
+    return runs;
 }
 
 }  // namespace orrery::core

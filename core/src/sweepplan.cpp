@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/sweepplan.h"
 
+#include "orrery/core/configfile.h"
+#include "orrery/core/pyvalue.h"
 #include "orrery/core/sweepsearch.h"
 
 #include <QDir>
@@ -48,9 +50,17 @@ QString summary(const SweepSpec &spec, qsizetype trials)
     s += QStringLiteral(", max_concurrent %1, retries %2\n").arg(spec.maxConcurrent).arg(spec.retries);
     if (!spec.metricName.isEmpty())
         s += QStringLiteral("metric: %1 (%2)\n").arg(spec.metricName, toString(spec.goal));
-    s += QStringLiteral("base config: %1\n")
-             .arg(spec.trainerConfig.isEmpty() ? QStringLiteral("(the trainer's defaults)")
-                                               : spec.trainerConfig);
+    if (spec.configFile)
+        s += QStringLiteral("config file: %1 (each trial's copy in its run dir, {{config}})\n")
+                 .arg(spec.configFile->base);
+    else if (!spec.command)  // a command's program has its own defaults
+        s += QStringLiteral("base config: %1\n")
+                 .arg(spec.trainerConfig.isEmpty() ? QStringLiteral("(the trainer's defaults)")
+                                                   : spec.trainerConfig);
+    if (spec.metricTarget)
+        s += QStringLiteral("target: %1 %2 (then no new trial starts)\n")
+                 .arg(spec.goal == Goal::Maximize ? QStringLiteral(">=") : QStringLiteral("<="),
+                      formatParamValue(*spec.metricTarget));
     QStringList fixed;
     for (const ParamSpec &p : spec.parameters)
         if (p.distribution == Distribution::Constant)
@@ -70,12 +80,11 @@ QList<PlannedTrial> planTrials(const SubmitPlan &plan)
     QList<PlannedTrial> out;
     const QList<TrialParams> trials = initialTrials(plan.spec);
     for (qsizetype i = 0; i < trials.size(); ++i)
-        out.append(
-            {int(i), trials[i], renderTrialConfig(plan.baseConfig, plan.spec.trainerConfig, trials[i])});
+        out.append({int(i), trials[i], trialParamsFile(plan.spec, plan.baseConfig, trials[i])});
     return out;
 }
 
-PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
+PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema, int count)
 {
     QFile specFile(file);
     if (!specFile.open(QIODevice::ReadOnly)) {
@@ -84,12 +93,25 @@ PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema)
             {file, 0, QStringLiteral("cannot read the file: %1").arg(specFile.errorString())});
         return load;
     }
-    return loadSubmitPlanText(specFile.readAll(), file, schema);
+    return loadSubmitPlanText(specFile.readAll(), file, schema, count);
 }
 
-PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const TrainerSchema &schema)
+PlanLoad loadSubmitPlanText(const QByteArray &written, const QString &file, const TrainerSchema &schema,
+                            int count)
 {
     PlanLoad load;
+    // --count is W&B's agent flag: the text gets its run_cap, so the stored spec (which the
+    // runner reads again on every tick) says what runs.
+    QByteArray yaml = written;
+    if (count > 0) {
+        QString why;
+        const auto capped = withRunCap(written, count, &why);
+        if (!capped) {
+            load.specErrors.append({file, 0, why});
+            return load;
+        }
+        yaml = *capped;
+    }
     SpecParse parsed = parseSweepSpecAt(yaml, file, schema);
     if (!parsed.spec) {
         load.specErrors = std::move(parsed.errors);
@@ -107,8 +129,20 @@ PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const T
         }
         plan.baseConfig = base.readAll();
     }
+    // A config-file sweep's base travels as the plan's base config (stored with the sweep).
+    if (const auto &cf = plan.spec.configFile) {
+        QFile base(cf->base);
+        if (!base.open(QIODevice::ReadOnly)) {
+            load.readError =
+                QStringLiteral("%1: cannot read the config file: %2").arg(cf->base, base.errorString());
+            return load;
+        }
+        plan.baseConfig = base.readAll();
+    }
     try {
         load.trials = planTrials(plan);
+        for (const PlannedTrial &t : std::as_const(load.trials))
+            trialConfigFile(plan.spec, plan.baseConfig, t.params);  // throws naming the key
     } catch (const std::runtime_error &e) {
         load.configError = QString::fromUtf8(e.what());
         return load;
@@ -158,12 +192,38 @@ QString sweepDirectory(const QString &root, const QString &experiment, const QSt
 }
 
 TaskLaunch taskLaunch(const SweepSpec &spec, int index, int attempt, const QString &runDir,
-                      const TrialParams &params, const QByteArray &config)
+                      const TrialParams &params, const QByteArray &config, const QByteArray &baseConfig)
 {
-    TaskLaunch t{runDir, config, {}};
-    if (spec.command)
-        t.command = renderCommand(spec, params, {runDir, spec.name, spec.experiment, index, attempt});
+    TaskLaunch t{runDir, config, {}, {}};
+    if (!spec.command)
+        return t;
+    t.command = renderCommand(spec, params, {runDir, spec.name, spec.experiment, index, attempt});
+    // What W&B's agent sets: wandb.init() reads the trial's params from this file into
+    // wandb.config, nested as W&B nests them (the file and the variable go together: wandb.init
+    // fails on a variable naming no file).
+    t.files.append({QLatin1String(kWandbSweepParamsFile), wandbSweepParamsFile(spec, params)});
+    t.command.env.append({QStringLiteral("WANDB_SWEEP_PARAM_PATH"),
+                          QDir(runDir).filePath(QLatin1String(kWandbSweepParamsFile))});
+    if (spec.command->argv.contains(QStringLiteral("${args_json_file}")))
+        t.files.append({QStringLiteral("args.json"),
+                        pythonJsonDumps(QVariant::fromValue(nestParams(spec, params, true))).toUtf8()});
+    if (const auto &cf = spec.configFile)
+        t.files.append({cf->fileName, trialConfigFile(spec, baseConfig, params)});
     return t;
+}
+
+QByteArray trialConfigFile(const SweepSpec &spec, const QByteArray &baseConfig, const TrialParams &params)
+{
+    if (!spec.configFile)
+        return {};
+    const ConfigEdit edit =
+        setConfigValues(baseConfig, configFormatOf(spec.configFile->fileName).value_or(ConfigFormat::Yaml),
+                        params, spec.configFile->allowNewKeys);
+    if (!edit.ok())
+        throw std::runtime_error(QStringLiteral("%1: parameter %2: %3")
+                                     .arg(spec.configFile->base, edit.key, edit.error)
+                                     .toStdString());
+    return edit.text;
 }
 
 LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir)
@@ -176,7 +236,8 @@ LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials
     batch.resources = plan.spec.resources;
     for (const PlannedTrial &p : trials)
         batch.tasks.append(taskLaunch(plan.spec, p.index, 0,
-                                      QDir(sweepDir).filePath(QString::number(p.index)), p.params, p.config));
+                                      QDir(sweepDir).filePath(QString::number(p.index)), p.params, p.config,
+                                      plan.baseConfig));
     return batch;
 }
 
@@ -234,6 +295,12 @@ QJsonObject paramsJson(const TrialParams &params)
             break;
         case QMetaType::Bool:
             o.insert(key, value.toBool());
+            break;
+        case QMetaType::QVariantList:  // a command's list value
+            o.insert(key, QJsonValue::fromVariant(value));
+            break;
+        case QMetaType::Nullptr:  // a command's None
+            o.insert(key, QJsonValue::Null);
             break;
         default:
             o.insert(key, value.toString());

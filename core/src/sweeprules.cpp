@@ -3,6 +3,8 @@
 
 #include "orrery/core/sweeprunner.h"
 
+#include "textutil.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QJsonParseError>
@@ -271,20 +273,58 @@ SweepTally tallyTrials(const QMap<int, Trial> &latest)
     return c;
 }
 
+std::optional<TargetHit> targetReached(const SweepSpec &spec, const QMap<int, Trial> &latest,
+                                       const QHash<int, double> &lastValues)
+{
+    if (!spec.metricTarget || spec.metricName.isEmpty())
+        return std::nullopt;
+    const double target = *spec.metricTarget;
+    for (const Trial &t : latest) {
+        const auto v = lastValues.find(t.index);
+        if (t.trialState() != TrialState::Completed || v == lastValues.end() || std::isnan(*v))
+            continue;
+        const bool reached = spec.goal == Goal::Maximize ? *v >= target : *v <= target;
+        if (reached)
+            return TargetHit{
+                t.index, *v,
+                QStringLiteral("metric.target reached: trial %1 completed with %2 %3 (target %4 %5)")
+                    .arg(t.index)
+                    .arg(spec.metricName, formatDouble(*v),
+                         spec.goal == Goal::Maximize ? QStringLiteral(">=") : QStringLiteral("<="),
+                         formatDouble(target))};
+    }
+    return std::nullopt;
+}
+
+QList<int> notStartedTrials(const QMap<int, Trial> &latest)
+{
+    QList<int> out;
+    for (const Trial &t : latest)
+        if (t.trialState() == TrialState::Queued && !t.task.isEmpty())
+            out << t.index;
+    return out;
+}
+
 std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
-                                         int planned, const QString &budgetStop)
+                                         int planned, const QString &budgetStop, const QString &targetStop)
 {
     const bool open = c.cancelled == 0 && now != SweepState::Cancelling;
     const int toLaunch = spec.method == SearchMethod::Bayes ? spec.runCap : spec.budgetGpuHours ? planned : 0;
     const bool unlaunched = open && c.trials < toLaunch;
-    const bool moreToCome = unlaunched && budgetStop.isEmpty();
+    const bool moreToCome = unlaunched && budgetStop.isEmpty() && targetStop.isEmpty();
     if (c.active > 0 || moreToCome)
         return std::nullopt;
     SweepVerdict v;
     v.state = now == SweepState::Cancelling ? SweepState::Cancelled
         : c.completed + c.stopped == 0      ? SweepState::Failed
                                             : SweepState::Finished;
-    if (unlaunched)
+    if (!targetStop.isEmpty())
+        v.message = unlaunched ? QStringLiteral("%1; %2 of %3 trials not launched; ")
+                                     .arg(targetStop)
+                                     .arg(toLaunch - c.trials)
+                                     .arg(toLaunch)
+                               : targetStop + QStringLiteral("; ");
+    else if (unlaunched)
         v.message = QStringLiteral("stopped by its budget: %1; %2 of %3 trials not launched; ")
                         .arg(budgetStop)
                         .arg(toLaunch - c.trials)

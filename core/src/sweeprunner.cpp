@@ -3,8 +3,10 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
+#include "orrery/core/runfiles.h"
 #include "orrery/core/sweeprules.h"
 #include "orrery/core/sweepsearch.h"
+#include "orrery/core/tfevents.h"
 #include "orrery/core/usage.h"
 
 #include <QDir>
@@ -42,6 +44,17 @@ TrialParams typedParams(const QString &json, const QList<ParamSpec> &space)
     TrialParams out;
     for (const ParamSpec &p : space) {
         const QJsonValue v = o.value(p.key);
+        // A listed value comes back as it was written: a command's values are typed one by one
+        // (1, 2.5 and "1e-4" in one list), and may be lists or None.
+        if (p.distribution == Distribution::Constant || p.distribution == Distribution::Categorical) {
+            const auto same = std::find_if(p.values.begin(), p.values.end(), [&](const QVariant &x) {
+                return QJsonValue::fromVariant(x) == v;
+            });
+            if (same != p.values.end()) {
+                out.append({p.key, *same});
+                continue;
+            }
+        }
         switch (p.type) {
         case ConfigKey::Type::Int:
             out.append({p.key, QVariant::fromValue(qint64(std::llround(v.toDouble())))});
@@ -68,6 +81,21 @@ struct StdoutRead {
     const SweepSpec *spec = nullptr;
 };
 
+// A command run's files found by listing (runfiles.h): its TensorBoard event files, each read
+// from its stored offset, and its sample files matched by the spec's `artifacts` rules. A file
+// the listing finds is read from the next tick on (the listing and the reads share one round trip).
+struct RunFilesRead {
+    qsizetype active = 0;  // index into Tick::active
+    const SweepSpec *spec = nullptr;
+    QList<std::pair<QString, qsizetype>> listings;  // (directory, index into Tick::reads)
+    struct Events {
+        QString file;  // its ingest key: relative to the run dir
+        qint64 offset = 0;
+        qsizetype read = 0;
+    };
+    QList<Events> events;
+};
+
 // What one tick found and read, handed from phase to phase (SweepRunner::tick).
 struct Tick {
     struct Active {
@@ -87,6 +115,7 @@ struct Tick {
     QList<qint64> eventOffsets;
     QList<int> exitReadOf;
     QList<StdoutRead> stdoutReads;
+    QList<RunFilesRead> runFiles;  // and a command run's listings and event files
     QList<FileChunk> chunks;  // one per read; empty: the read failed
     QHash<SweepId, QList<Trial>> relaunch;  // the resubmissions decided this tick, by sweep
 };
@@ -112,6 +141,11 @@ struct SweepRunner::Impl {
     int quietTicks = 0;
     QHash<SweepId, SweepSpec> specs;
     QHash<SweepId, QList<CompiledMetricRule>> metricRules;  // a command sweep's, compiled once
+    // An event file's next record, when it is longer than a read (a large GIF): read it whole.
+    QHash<std::pair<RunId, QString>, qint64> tfNeedBytes;
+    // The sample files already recorded per run, with the size recorded (a file still being
+    // written is recorded again as it grows).
+    QHash<RunId, QHash<QString, qint64>> samplesSeen;
 
     // The latest attempt of each trial index, keyed by it.
     static QMap<int, Trial> latest(const QList<Trial> &all)
@@ -185,7 +219,8 @@ struct SweepRunner::Impl {
         batch.resources = spec.resources;
         for (const Trial &t : attempts)
             batch.tasks.append(taskLaunch(spec, t.index, t.attempt, t.runDir,
-                                          typedParams(t.params, spec.parameters), t.config.toUtf8()));
+                                          typedParams(t.params, spec.parameters), t.config.toUtf8(),
+                                          sweep.baseConfig.toUtf8()));
         QStringList ids;
         QString failure;
         try {
@@ -388,8 +423,7 @@ struct SweepRunner::Impl {
         for (int i = next; i < next + room; ++i) {
             SweepRng rng = SweepRng::forTrial(spec.seed, i);
             const TrialParams params = suggestTpe(spec.parameters, finished, spec.goal, rng);
-            planned.append(
-                {i, params, renderTrialConfig(sweep.baseConfig.toUtf8(), spec.trainerConfig, params)});
+            planned.append({i, params, trialParamsFile(spec, sweep.baseConfig.toUtf8(), params)});
         }
         launch(sweep, spec, newTrials(sweep, planned, bool(spec.command)));
         report.events << QStringLiteral("%1: suggested trial%2 %3 (TPE over %4 finished)")
@@ -406,6 +440,8 @@ struct SweepRunner::Impl {
     void readAll(Tick &tick, TickReport &report);
     void ingest(Tick &tick, TickReport &report);
     void ingestStdout(const StdoutRead &sr, Tick &tick, TickReport &report);
+    void planRunFiles(Tick &tick);
+    void ingestRunFiles(const RunFilesRead &rf, Tick &tick, TickReport &report);
     void fence(Tick &tick, TickReport &report);
     void decideAttempts(Tick &tick, TickReport &report);
     void resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st, const FileChunk *exitChunk, Tick &tick,
@@ -414,11 +450,15 @@ struct SweepRunner::Impl {
     void decideSweep(const Sweep &sw, Tick &tick, TickReport &report);
     void stopEarly(const Sweep &sw, const SweepSpec &spec, const QList<Trial> &attempts,
                    QMap<int, Trial> &latestByIndex, TickReport &report);
-    void endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report);
+    void endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report,
+                   const QString &targetStop = {});
+    QString stopAtTarget(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex,
+                         TickReport &report);
 };
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
-    : d(std::make_unique<Impl>(Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}}))
+    : d(std::make_unique<Impl>(
+          Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}, {}, {}}))
 {
     if (d->follower.id.isEmpty())
         d->follower.id = processFollowerId();
@@ -714,6 +754,43 @@ void SweepRunner::Impl::planReads(Tick &tick)
         tick.stdoutReads.append({i, tick.reads.size(), logs.front(), offset, spec});
         tick.reads.append({logs.front(), offset});
     }
+    planRunFiles(tick);
+}
+
+// A command run's listing of its run dir (and of the spec's TensorBoard dir, when elsewhere) and
+// its known event files from their offsets, in the same one read.
+void SweepRunner::Impl::planRunFiles(Tick &tick)
+{
+    // An event file is read this much at most per tick (a catch-up continues next tick).
+    constexpr qint64 kTfBytes = 16 << 20;
+    for (qsizetype i = 0; i < tick.active.size(); ++i) {
+        const Tick::Active &a = tick.active[i];
+        const SweepSpec *spec = nullptr;
+        try {
+            spec = &this->spec(a.sweep);
+        } catch (const std::exception &) {
+            continue;
+        }
+        if (!spec->command || a.trial.runDir.isEmpty())
+            continue;
+        RunFilesRead rf;
+        rf.active = i;
+        rf.spec = spec;
+        const QString runDir = QDir::cleanPath(a.trial.runDir);
+        const QString tbDir = tensorboardDirOf(*spec->command, runDir);
+        for (const QString &dir : tbDir == runDir ? QStringList{runDir} : QStringList{runDir, tbDir}) {
+            rf.listings.append({dir, tick.reads.size()});
+            tick.reads.append(FileRead::listing(dir));
+        }
+        for (const auto &[file, state] : store.ingestStates(a.trial.runId)) {
+            if (!isTfEventsFile(file.section(QLatin1Char('/'), -1)))
+                continue;
+            rf.events.append({file, state.offset, tick.reads.size()});
+            const qint64 need = tfNeedBytes.value({a.trial.runId, file}, 0);
+            tick.reads.append({QDir(runDir).filePath(file), state.offset, std::max(kTfBytes, need)});
+        }
+        tick.runFiles.append(rf);
+    }
 }
 
 void SweepRunner::Impl::readAll(Tick &tick, TickReport &report)
@@ -751,6 +828,8 @@ void SweepRunner::Impl::ingest(Tick &tick, TickReport &report)
         }
         for (const StdoutRead &sr : tick.stdoutReads)
             ingestStdout(sr, tick, report);
+        for (const RunFilesRead &rf : tick.runFiles)
+            ingestRunFiles(rf, tick, report);
     });
     report.ingestMs = double(ingestClock.nsecsElapsed()) / 1e6;
 }
@@ -777,6 +856,63 @@ void SweepRunner::Impl::ingestStdout(const StdoutRead &sr, Tick &tick, TickRepor
     report.points += store.ingestTextMetrics(run, sr.file, sr.offset, m.consumed, m.lines, m.points).points;
     if (c.size > sr.offset + c.data.size())
         report.moreToRead = true;
+}
+
+// A command run's new event records (scalars, images, videos), the event files and sample files
+// its listings found (inside ingest's transaction).
+void SweepRunner::Impl::ingestRunFiles(const RunFilesRead &rf, Tick &tick, TickReport &report)
+{
+    if (tick.chunks.isEmpty())
+        return;
+    const Tick::Active &a = tick.active[rf.active];
+    const RunId run = a.trial.runId;
+    const QString runDir = QDir::cleanPath(a.trial.runDir);
+    QString mediaDir;
+    QSet<QString> known;
+    for (const RunFilesRead::Events &e : rf.events) {
+        known.insert(e.file);
+        const FileChunk &c = tick.chunks[e.read];
+        if (!c.exists || c.data.isEmpty())
+            continue;
+        if (mediaDir.isEmpty()) {
+            const auto r = store.run(run);
+            mediaDir = tensorboardMediaDir(r ? r->uuid : QString::number(run));
+        }
+        const TfIngest r = ingestTfEventsChunk(store, run, e.file, e.offset, c.data, mediaDir);
+        report.bytes += r.consumed;
+        report.points += r.points;
+        if (r.consumed == 0 && r.needBytes > c.data.size())
+            tfNeedBytes.insert({run, e.file}, r.needBytes);
+        else
+            tfNeedBytes.remove({run, e.file});
+        if (c.size > e.offset + c.data.size() || (r.consumed == 0 && r.needBytes > c.data.size()))
+            report.moreToRead = true;
+        if (!r.warning.isEmpty())
+            report.events
+                << QStringLiteral("%1: trial %2: %3").arg(a.sweep.name).arg(a.trial.index).arg(r.warning);
+    }
+    for (const auto &[dir, read] : rf.listings) {
+        const FileChunk &c = tick.chunks[read];
+        if (!c.exists)
+            continue;
+        for (const QString &file : tfEventsFiles(c.entries, dir, runDir)) {
+            if (known.contains(file))
+                continue;
+            known.insert(file);
+            // Recorded at offset 0: the next tick reads it with the others.
+            store.ingestTextMetrics(run, file, 0, 0, 0, {});
+            report.moreToRead = true;
+        }
+        if (dir != runDir || rf.spec->command->artifacts.isEmpty())
+            continue;
+        QHash<QString, qint64> &seen = samplesSeen[run];
+        for (const Artifact &sample : matchArtifacts(rf.spec->command->artifacts, c.entries, runDir)) {
+            if (seen.value(sample.path, -1) == sample.size)
+                continue;
+            store.addArtifact(run, sample);
+            seen.insert(sample.path, sample.size);
+        }
+    }
 }
 
 // The fence: renew each lease before acting on what was read. If the poll and the read
@@ -937,19 +1073,61 @@ void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &rep
     const QList<Trial> attempts = store.trials(sw.id);
     QMap<int, Trial> latestByIndex = latest(attempts);
     stopEarly(sw, *spec, attempts, latestByIndex, report);
-    try {
-        suggestMore(sw, *spec, latestByIndex, report);
-    } catch (const std::exception &e) {
-        report.errors
-            << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
+    // metric.target reached (targetReached): nothing new is launched, and what waits is stopped.
+    const QString targetStop = stopAtTarget(sw, *spec, latestByIndex, report);
+    if (targetStop.isEmpty()) {
+        try {
+            suggestMore(sw, *spec, latestByIndex, report);
+        } catch (const std::exception &e) {
+            report.errors
+                << QStringLiteral("%1: next bayes trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
+        }
+        try {
+            launchHeldBack(sw, *spec, report);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: trials within the budget: %2")
+                                 .arg(sw.name, QString::fromUtf8(e.what()));
+        }
     }
+    endIfDone(sw, *spec, report, targetStop);
+}
+
+// W&B's metric.target: once a completed trial reached it (targetReached), the trials queued and
+// not started are stopped, as W&B creates no new run. Returns the rule's message, empty while the
+// target is not reached.
+QString SweepRunner::Impl::stopAtTarget(const Sweep &sw, const SweepSpec &spec,
+                                        QMap<int, Trial> &latestByIndex, TickReport &report)
+{
+    if (!spec.metricTarget)
+        return {};
+    QHash<int, double> lastValues;
+    for (const Trial &t : latestByIndex)
+        if (t.trialState() == TrialState::Completed)
+            lastValues.insert(t.index, metricValue(t.runId, spec.metricName));
+    const std::optional<TargetHit> hit = targetReached(spec, latestByIndex, lastValues);
+    if (!hit)
+        return {};
+    const QList<int> waiting = notStartedTrials(latestByIndex);
+    QStringList ids;
+    for (const int i : waiting)
+        ids << latestByIndex[i].task;
+    if (ids.isEmpty())
+        return hit->message;
     try {
-        launchHeldBack(sw, *spec, report);
+        executor.cancel(ids);
+        for (const int i : waiting) {
+            Trial &t = latestByIndex[i];
+            const QString was = t.state;
+            t.setState(TrialState::Stopping);
+            t.exitReason = QStringLiteral("not started: %1").arg(hit->message);
+            if (store.updateTrialIf(was, t))
+                report.events
+                    << QStringLiteral("%1: trial %2 not started: %3").arg(sw.name).arg(i).arg(hit->message);
+        }
     } catch (const std::exception &e) {
-        report.errors
-            << QStringLiteral("%1: trials within the budget: %2").arg(sw.name, QString::fromUtf8(e.what()));
+        report.errors << QStringLiteral("%1: metric.target: %2").arg(sw.name, QString::fromUtf8(e.what()));
     }
-    endIfDone(sw, *spec, report);
+    return hit->message;
 }
 
 // Early stopping (earlyStops): the rule over every trial's history of the sweep's metric; the
@@ -990,7 +1168,8 @@ void SweepRunner::Impl::stopEarly(const Sweep &sw, const SweepSpec &spec, const 
 }
 
 // The sweep's verdict (sweepVerdict) once nothing is active and nothing is left to launch.
-void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report)
+void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickReport &report,
+                                  const QString &targetStop)
 {
     QString budgetStop;
     if (budgetRoom(sw, spec, &budgetStop) > 0)
@@ -998,7 +1177,7 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
     const SweepTally seen = tallyTrials(latest(store.trials(sw.id)));
     report.active += seen.active;
     report.running += seen.running;
-    if (!sweepVerdict(seen, spec, sw.sweepState(), sw.trialCount, budgetStop))
+    if (!sweepVerdict(seen, spec, sw.sweepState(), sw.trialCount, budgetStop, targetStop))
         return;
     // Decided again under the write lock on the sweep and its trials as they are now: a user's
     // retry (retryTrial) or cancel may have come in since they were read, and a retry's attempt
@@ -1009,7 +1188,7 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
         if (!current || !isActive(current->sweepState()))
             return;
         verdict = sweepVerdict(tallyTrials(latest(store.trials(sw.id))), spec, current->sweepState(),
-                               current->trialCount, budgetStop);
+                               current->trialCount, budgetStop, targetStop);
         if (!verdict)
             return;
         store.setSweepState(sw.id, toText(verdict->state));

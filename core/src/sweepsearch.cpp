@@ -73,13 +73,26 @@ namespace {
 bool isLogScale(Distribution d)
 {
     return d == Distribution::LogUniform || d == Distribution::LogUniformValues ||
-        d == Distribution::QLogUniform || d == Distribution::QLogUniformValues;
+        d == Distribution::QLogUniform || d == Distribution::QLogUniformValues ||
+        d == Distribution::LogNormal || d == Distribution::QLogNormal;
+}
+
+// W&B's inv_log_uniform: ln(1/x) is what is uniform, so that is the internal number.
+bool isInverseLogScale(Distribution d)
+{
+    return d == Distribution::InvLogUniform || d == Distribution::InvLogUniformValues;
 }
 
 bool isQuantized(Distribution d)
 {
     return d == Distribution::QUniform || d == Distribution::QLogUniform ||
-        d == Distribution::QLogUniformValues || d == Distribution::QNormal;
+        d == Distribution::QLogUniformValues || d == Distribution::QNormal || d == Distribution::QLogNormal;
+}
+
+bool isNormal(Distribution d)
+{
+    return d == Distribution::Normal || d == Distribution::QNormal || d == Distribution::LogNormal ||
+        d == Distribution::QLogNormal;
 }
 
 // A numeric parameter in the space TPE and sampling work in: log of the value for log
@@ -103,6 +116,22 @@ Internal internalRange(const ParamSpec &p)
         r.lo = std::log(p.min);
         r.hi = std::log(p.max);
         break;
+    case Distribution::InvLogUniform:  // min, max bound ln(1/x) already
+        r.lo = p.min;
+        r.hi = p.max;
+        break;
+    case Distribution::InvLogUniformValues:
+        r.lo = -std::log(p.max);
+        r.hi = -std::log(p.min);
+        break;
+    case Distribution::LogNormal:
+    case Distribution::QLogNormal:
+        // ln(x) is normal: its mass within 3 sigma (the key's bounds apply to x, in toValue).
+        r.lo = p.mu - 3 * p.sigma;
+        r.hi = p.mu + 3 * p.sigma;
+        r.priorMu = p.mu;
+        r.priorSigma = p.sigma;
+        return r;
     case Distribution::IntUniform:
         // Each integer owns [k - 0.5, k + 0.5).
         r.lo = p.min - 0.5;
@@ -131,7 +160,9 @@ Internal internalRange(const ParamSpec &p)
 // An internal-space number back to the parameter's value, typed by its key.
 QVariant toValue(const ParamSpec &p, double internal)
 {
-    double x = isLogScale(p.distribution) ? std::exp(internal) : internal;
+    double x = isLogScale(p.distribution)   ? std::exp(internal)
+        : isInverseLogScale(p.distribution) ? std::exp(-internal)
+                                            : internal;
     if (isQuantized(p.distribution))
         x = std::round(x / p.q) * p.q;
     if (p.distribution == Distribution::IntUniform)
@@ -146,13 +177,15 @@ QVariant toValue(const ParamSpec &p, double internal)
 double toInternal(const ParamSpec &p, const QVariant &v)
 {
     const double x = v.toDouble();
+    if (isInverseLogScale(p.distribution))
+        return -std::log(std::max(x, 1e-300));
     return isLogScale(p.distribution) ? std::log(std::max(x, 1e-300)) : x;
 }
 
 double sampleInternal(const ParamSpec &p, SweepRng &rng)
 {
     const Internal r = internalRange(p);
-    if (p.distribution == Distribution::Normal || p.distribution == Distribution::QNormal)
+    if (isNormal(p.distribution))  // log_normal: in ln(x), which toValue exponentiates
         return p.mu + p.sigma * rng.normal();
     return r.lo + rng.uniform() * (r.hi - r.lo);
 }

@@ -4,6 +4,8 @@
 // leaves this file as a QVariant typed by the trainer's schema.
 #include "orrery/core/sweepspec.h"
 
+#include "orrery/core/configfile.h"
+#include "orrery/core/pyvalue.h"
 #include "orrery/core/usage.h"
 
 #include "textutil.h"
@@ -48,13 +50,21 @@ QString toString(Distribution d)
         return QStringLiteral("normal");
     case Distribution::QNormal:
         return QStringLiteral("q_normal");
+    case Distribution::InvLogUniform:
+        return QStringLiteral("inv_log_uniform");
+    case Distribution::InvLogUniformValues:
+        return QStringLiteral("inv_log_uniform_values");
+    case Distribution::LogNormal:
+        return QStringLiteral("log_normal");
+    case Distribution::QLogNormal:
+        return QStringLiteral("q_log_normal");
     }
     return {};
 }
 
 std::optional<Distribution> distributionFromString(const QString &name)
 {
-    for (int i = 0; i <= int(Distribution::QNormal); ++i)
+    for (int i = 0; i <= int(kLastDistribution); ++i)
         if (toString(Distribution(i)) == name)
             return Distribution(i);
     return std::nullopt;
@@ -98,8 +108,11 @@ QString formatParamValue(const QVariant &value)
         return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
     case QMetaType::LongLong:
         return QString::number(value.toLongLong());
-    default:
+    case QMetaType::QString:
         return value.toString();
+    default:
+        // A command's None and lists (pyvalue.h) as Python prints them.
+        return pythonStr(value);
     }
 }
 
@@ -107,21 +120,46 @@ namespace {
 
 using Type = ConfigKey::Type;
 
-// W&B keys about W&B's own service, ignored so W&B files load unchanged. `program` is read only
-// for ${program} in a `command`; without one Orrery runs its trainer.
-const QStringList kIgnoredTopLevel{QStringLiteral("program"), QStringLiteral("project"),
-                                   QStringLiteral("entity"), QStringLiteral("description")};
+// W&B keys about W&B's own service (its web app, Launch jobs and schedulers; the sweeps config
+// schema, github.com/wandb/sweeps src/sweeps/config/schema.json), accepted so W&B files load
+// unchanged and reported as ignored (SweepSpec::warnings). `program` is not among them: it is the
+// program of the sweep (with W&B's default command where there is no `command`).
+const QStringList kIgnoredTopLevel{
+    QStringLiteral("project"),    QStringLiteral("entity"),     QStringLiteral("description"),
+    QStringLiteral("job"),        QStringLiteral("scheduler"),  QStringLiteral("image_uri"),
+    QStringLiteral("controller"), QStringLiteral("apiVersion"), QStringLiteral("kind")};
+// W&B's command when a spec names a `program` and no `command` (wandb_agent.py
+// DEFAULT_SWEEP_COMMAND).
+const QStringList kWandbDefaultCommand{QStringLiteral("${env}"), QStringLiteral("${interpreter}"),
+                                       QStringLiteral("${program}"), QStringLiteral("${args}")};
+// Files of Orrery's own in a run dir, which a config file must not be named as.
+const QStringList kRunDirFiles{
+    QStringLiteral("trial.yaml"),   QStringLiteral("events.jsonl"),      QStringLiteral("exit.json"),
+    QStringLiteral("stdout.log"),   QStringLiteral("stderr.log"),        QStringLiteral("command.argv"),
+    QStringLiteral("command.env"),  QStringLiteral("command.workdir"),   QStringLiteral("args.json"),
+    QStringLiteral("command.late"), QLatin1String(kWandbSweepParamsFile)};
 const QStringList kTopLevel{
     QStringLiteral("name"),           QStringLiteral("experiment"),      QStringLiteral("trainer"),
     QStringLiteral("method"),         QStringLiteral("metric"),          QStringLiteral("parameters"),
     QStringLiteral("run_cap"),        QStringLiteral("early_terminate"), QStringLiteral("resources"),
     QStringLiteral("max_concurrent"), QStringLiteral("retries"),         QStringLiteral("seed"),
     QStringLiteral("command"),        QStringLiteral("workdir"),         QStringLiteral("metrics"),
-    QStringLiteral("budget")};
-// W&B's command macros Orrery expands (each a whole element of `command`).
-const QStringList kWandbMacros{
-    QStringLiteral("${env}"),  QStringLiteral("${interpreter}"),     QStringLiteral("${program}"),
-    QStringLiteral("${args}"), QStringLiteral("${args_no_hyphens}"), QStringLiteral("${args_json}")};
+    QStringLiteral("budget"),         QStringLiteral("program"),         QStringLiteral("config_file"),
+    QStringLiteral("launch"),         QStringLiteral("capture"),         QStringLiteral("tensorboard"),
+    QStringLiteral("artifacts")};
+// W&B's command macros Orrery expands (each a whole element of `command`), as W&B's agent does
+// (wandb_agent.py, wandb/sdk/launch/sweeps/utils.py create_sweep_command_args).
+const QStringList kWandbMacros{QStringLiteral("${env}"),
+                               QStringLiteral("${interpreter}"),
+                               QStringLiteral("${program}"),
+                               QStringLiteral("${args}"),
+                               QStringLiteral("${args_no_hyphens}"),
+                               QStringLiteral("${args_no_boolean_flags}"),
+                               QStringLiteral("${args_no_equals}"),
+                               QStringLiteral("${args_append_hydra}"),
+                               QStringLiteral("${args_override_hydra}"),
+                               QStringLiteral("${args_json}"),
+                               QStringLiteral("${args_json_file}")};
 const QStringList kParamKeys{
     QStringLiteral("value"), QStringLiteral("values"), QStringLiteral("distribution"),
     QStringLiteral("min"),   QStringLiteral("max"),    QStringLiteral("mu"),
@@ -134,12 +172,16 @@ bool isLog(Distribution d)
 bool isQuantized(Distribution d)
 {
     return d == Distribution::QUniform || d == Distribution::QLogUniform ||
-        d == Distribution::QLogUniformValues || d == Distribution::QNormal;
+        d == Distribution::QLogUniformValues || d == Distribution::QNormal || d == Distribution::QLogNormal;
+}
+bool isNormal(Distribution d)
+{
+    return d == Distribution::Normal || d == Distribution::QNormal || d == Distribution::LogNormal ||
+        d == Distribution::QLogNormal;
 }
 bool usesMinMax(Distribution d)
 {
-    return d != Distribution::Constant && d != Distribution::Categorical && d != Distribution::Normal &&
-        d != Distribution::QNormal;
+    return d != Distribution::Constant && d != Distribution::Categorical && !isNormal(d);
 }
 
 // Collects every problem with its line; parsing goes on after an error where it can.
@@ -267,10 +309,56 @@ public:
         return true;
     }
 
+    // A command's parameter value as W&B's agent gets it: typed as PyYAML types it (pyvalue.h:
+    // `1e-4` is text, `1.0e-4` a number, `yes` true, `~` None), lists kept as lists.
+    std::optional<QVariant> pyValue(const YAML::Node &n, const QString &what)
+    {
+        if (!n.IsDefined() || n.IsNull())
+            return QVariant::fromValue(nullptr);
+        if (n.IsSequence()) {
+            QVariantList list;
+            for (const auto &item : n) {
+                const auto v = pyValue(item, what);
+                if (!v)
+                    return std::nullopt;
+                list.append(*v);
+            }
+            return QVariant(list);
+        }
+        if (n.IsMap()) {
+            error(n,
+                  QStringLiteral("%1: a mapping as a value is not supported; write it as nested "
+                                 "`parameters:` (W&B's nested parameters)")
+                      .arg(what));
+            return std::nullopt;
+        }
+        const auto t = text(n, what);
+        if (!t)
+            return std::nullopt;
+        // yaml-cpp tags a plain scalar "?" and a quoted one "!": only a plain one is resolved;
+        // an explicit tag (`!!float 1e-5`) says the type, as it does to PyYAML.
+        const std::string &tag = n.Tag();
+        if (tag == "tag:yaml.org,2002:float" || tag == "tag:yaml.org,2002:int") {
+            const auto d = parseDouble(*t);
+            if (!d) {
+                error(n, QStringLiteral("%1: %2 is not a number").arg(what, quoted(*t)));
+                return std::nullopt;
+            }
+            return tag == "tag:yaml.org,2002:int" && *d == std::floor(*d) ? QVariant(qint64(*d))
+                                                                          : QVariant(*d);
+        }
+        if (tag == "tag:yaml.org,2002:str")
+            return *t;
+        return pyyamlScalar(*t,
+                            tag == "?" || tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null");
+    }
+
     // A value for a trainer key, typed and range-checked by the schema.
     std::optional<QVariant> value(const YAML::Node &n, const ConfigKey &key)
     {
         const QString what = QStringLiteral("parameter %1").arg(key.key);
+        if (m_command)
+            return pyValue(n, what);
         const auto t = text(n, what);
         if (!t)
             return std::nullopt;
@@ -367,11 +455,16 @@ public:
         return {};
     }
 
-    std::optional<ParamSpec> parameter(const YAML::Node &keyNode, const YAML::Node &body)
+    // `path`: the names of the W&B `parameters:` groups it is nested in (empty at the top).
+    std::optional<ParamSpec> parameter(const YAML::Node &keyNode, const YAML::Node &body,
+                                       const QStringList &path = {})
     {
-        const auto keyText = text(keyNode, QStringLiteral("parameter name"));
+        auto keyText = text(keyNode, QStringLiteral("parameter name"));
         if (!keyText)
             return std::nullopt;
+        const QStringList wandbPath = path.isEmpty() ? QStringList() : path + QStringList{*keyText};
+        if (!path.isEmpty())
+            keyText = wandbPath.join(QLatin1Char('.'));
         const int line = lineOf(keyNode);
         // A command's parameters are its own: any key, typed by the values given.
         const std::optional<ConfigKey> inferred =
@@ -386,7 +479,8 @@ public:
         if (!key) {
             const QString hint = m_schema.closest(*keyText);
             error(line,
-                  QStringLiteral("unknown trainer key %1%2; `orrery-train --print-schema` lists them all")
+                  QStringLiteral("unknown trainer key %1%2; `orrery-train --print-schema` lists them all (a "
+                                 "sweep of your own script names it: `program: train.py`)")
                       .arg(quoted(*keyText),
                            hint.isEmpty() ? QString() : QStringLiteral(" (did you mean '%1'?)").arg(hint)));
             return std::nullopt;
@@ -403,6 +497,7 @@ public:
         expectMap(body, what, kParamKeys);
         ParamSpec p;
         p.key = key->key;
+        p.wandbPath = wandbPath;
         p.line = line;
         p.type = key->type;
         if (key->min)
@@ -419,7 +514,7 @@ public:
             const auto d = distributionFromString(*name);
             if (!d) {
                 QStringList known;
-                for (int i = 0; i <= int(Distribution::QNormal); ++i)
+                for (int i = 0; i <= int(kLastDistribution); ++i)
                     known << toString(Distribution(i));
                 error(body["distribution"],
                       QStringLiteral("%1: unknown distribution %2%3; supported: %4")
@@ -451,8 +546,10 @@ public:
             case Distribution::Categorical:
                 return QSet<QString>{QStringLiteral("values"), QStringLiteral("probabilities")};
             case Distribution::Normal:
+            case Distribution::LogNormal:
                 return QSet<QString>{QStringLiteral("mu"), QStringLiteral("sigma")};
             case Distribution::QNormal:
+            case Distribution::QLogNormal:
                 return QSet<QString>{QStringLiteral("mu"), QStringLiteral("sigma"), QStringLiteral("q")};
             default:
                 return isQuantized(d)
@@ -554,14 +651,21 @@ public:
                 error(body["min"], QStringLiteral("%1: int_uniform needs integer min and max").arg(what));
                 return std::nullopt;
             }
-            if ((d == Distribution::LogUniformValues || d == Distribution::QLogUniformValues) && p.min <= 0) {
+            if ((d == Distribution::LogUniformValues || d == Distribution::QLogUniformValues ||
+                 d == Distribution::InvLogUniformValues) &&
+                p.min <= 0) {
                 error(body["min"],
                       QStringLiteral("%1: %2 needs min > 0 (it samples the logarithm)").arg(what, dn));
                 return std::nullopt;
             }
-            // The range in the key's own units must fit the schema's.
-            const double a = isLog(d) ? std::exp(p.min) : p.min;
-            const double b = isLog(d) ? std::exp(p.max) : p.max;
+            // The range in the key's own units must fit the schema's (inv_log_uniform's bounds are
+            // of ln(1/x): x runs from exp(-max) to exp(-min)).
+            const double a = isLog(d)              ? std::exp(p.min)
+                : d == Distribution::InvLogUniform ? std::exp(-p.max)
+                                                   : p.min;
+            const double b = isLog(d)              ? std::exp(p.max)
+                : d == Distribution::InvLogUniform ? std::exp(-p.min)
+                                                   : p.max;
             for (const auto &[v, node] : {std::pair{a, body["min"]}, std::pair{b, body["max"]}}) {
                 const QString why = rangeProblem(*key, v);
                 if (!why.isEmpty())
@@ -578,7 +682,9 @@ public:
             p.sigma = *sigma;
             if (p.sigma <= 0)
                 error(body["sigma"], QStringLiteral("%1: sigma must be positive").arg(what));
-            const QString why = rangeProblem(*key, p.mu);
+            // log_normal's mu is ln(x)'s mean: the typical value is exp(mu).
+            const bool logNormal = d == Distribution::LogNormal || d == Distribution::QLogNormal;
+            const QString why = rangeProblem(*key, logNormal ? std::exp(p.mu) : p.mu);
             if (!why.isEmpty())
                 error(body["mu"], QStringLiteral("%1: mu %2").arg(what, why));
         }
@@ -593,6 +699,12 @@ public:
             return;
         }
         expectMap(root, QStringLiteral("sweep"), kTopLevel, kIgnoredTopLevel);
+        for (const auto &item : root)
+            if (item.first.IsScalar() &&
+                kIgnoredTopLevel.contains(QString::fromStdString(item.first.Scalar())))
+                warn(item.first,
+                     QStringLiteral("`%1` is W&B's (its web service); Orrery ignores it")
+                         .arg(QString::fromStdString(item.first.Scalar())));
         if (const YAML::Node n = root["name"]) {
             if (auto s = name(n, QStringLiteral("name")))
                 spec.name = *s;
@@ -603,15 +715,28 @@ public:
             if (auto s = name(n, QStringLiteral("experiment")))
                 spec.experiment = *s;
         }
-        m_command = bool(root["command"]);
-        if (const YAML::Node n = root["program"]; n && m_command) {
-            if (auto s = text(n, QStringLiteral("program")))
-                spec.program = *s;
+        // A `program` without a `command` is W&B's default command, `${env} ${interpreter}
+        // ${program} ${args}`; a spec with neither sweeps the bundled trainer.
+        m_command = bool(root["command"]) || bool(root["program"]);
+        if (const YAML::Node n = root["program"]) {
+            if (auto s = text(n, QStringLiteral("program"))) {
+                if (s->isEmpty() || containsControl(*s))
+                    error(
+                        n,
+                        QStringLiteral("program %1: expected a file name such as train.py").arg(quoted(*s)));
+                else
+                    spec.program = *s;
+            }
         }
+        if (root["job"] && !m_command)
+            error(
+                root["job"],
+                QStringLiteral("`job` is a W&B Launch job, which Orrery cannot run: name the script it runs "
+                               "with `program: FILE` (or a `command`)"));
         if (root["trainer"] && m_command)
             error(root["trainer"],
-                  QStringLiteral("a sweep runs either the bundled trainer (`trainer`) or its own `command`, "
-                                 "not both"));
+                  QStringLiteral("a sweep runs either the bundled trainer (`trainer`) or its own program "
+                                 "(`command` or `program`), not both"));
         if (const YAML::Node n = root["trainer"]) {
             if (expectMap(n, QStringLiteral("trainer"), {QStringLiteral("config")}) && n["config"]) {
                 if (auto s = text(n["config"], QStringLiteral("trainer.config")))
@@ -638,7 +763,17 @@ public:
         }
         const YAML::Node metric = root["metric"];
         if (metric &&
-            expectMap(metric, QStringLiteral("metric"), {QStringLiteral("name"), QStringLiteral("goal")})) {
+            expectMap(metric, QStringLiteral("metric"),
+                      {QStringLiteral("name"), QStringLiteral("goal"), QStringLiteral("target")},
+                      {QStringLiteral("impute"), QStringLiteral("impute_while_running")})) {
+            for (const char *key : {"impute", "impute_while_running"})
+                if (metric[key])
+                    warn(metric[key],
+                         QStringLiteral("metric.%1 is W&B's; Orrery ignores it (a failed trial counts as the "
+                                        "worst for bayes)")
+                             .arg(QLatin1String(key)));
+            if (const YAML::Node t = metric["target"])
+                spec.metricTarget = number(t, QStringLiteral("metric.target"));
             if (metric["name"]) {
                 if (auto s = text(metric["name"], QStringLiteral("metric.name")))
                     spec.metricName = *s;
@@ -676,12 +811,14 @@ public:
         parseEarlyTerminate(root["early_terminate"], spec);
         parseResources(root["resources"], spec);
         parseBudget(root["budget"], spec);
+        parseConfigFile(root["config_file"], spec);
         parseCommand(root, spec);
 
         // Cross-key rules.
         if (spec.method != SearchMethod::Grid && spec.runCap == 0 && root["method"])
             error(root["method"],
-                  QStringLiteral("a %1 sweep needs run_cap (it would never end otherwise)")
+                  QStringLiteral("a %1 sweep needs run_cap, or `--count N` on the command line (as "
+                                 "`wandb agent --count N`): it would never end otherwise")
                       .arg(toString(spec.method)));
         if ((spec.method == SearchMethod::Bayes || spec.earlyTerminate) && spec.metricName.isEmpty() &&
             !metric)
@@ -712,8 +849,33 @@ public:
             return;
         }
         QSet<QString> seen;
+        parameterGroup(params, {}, seen, spec);
+    }
+
+    // The parameters of one mapping; W&B's nested form (`optimizer: {parameters: {lr: ...}}`)
+    // recurses, its keys dotted (optimizer.lr) and their nesting kept for W&B's macros.
+    void parameterGroup(const YAML::Node &params, const QStringList &path, QSet<QString> &seen,
+                        SweepSpec &spec)
+    {
         for (const auto &item : params) {
-            auto p = parameter(item.first, item.second);
+            if (item.second.IsMap() && item.second["parameters"]) {
+                const auto name = text(item.first, QStringLiteral("parameter name"));
+                const YAML::Node inner = item.second["parameters"];
+                if (!name)
+                    continue;
+                const QString dotted = (path + QStringList{*name}).join(QLatin1Char('.'));
+                expectMap(item.second, QStringLiteral("parameter %1").arg(dotted),
+                          {QStringLiteral("parameters")});
+                if (!inner.IsMap() || inner.size() == 0) {
+                    error(inner,
+                          QStringLiteral("parameter %1: `parameters` must be a mapping of nested parameters")
+                              .arg(dotted));
+                    continue;
+                }
+                parameterGroup(inner, path + QStringList{*name}, seen, spec);
+                continue;
+            }
+            auto p = parameter(item.first, item.second, path);
             if (!p)
                 continue;
             if (seen.contains(p->key)) {
@@ -728,7 +890,14 @@ public:
     // `command`, `workdir` and `metrics`: a program of the user's (command.h).
     void parseCommand(const YAML::Node &root, SweepSpec &spec)
     {
-        for (const char *key : {"workdir", "metrics"})
+        for (const char *key : {"launch", "capture"})
+            if (root[key] && !m_command)
+                error(
+                    root[key],
+                    QStringLiteral("`%1` goes with a `command`; the bundled trainer starts its own ranks and "
+                                   "writes its own events.jsonl")
+                        .arg(QLatin1String(key)));
+        for (const char *key : {"workdir", "metrics", "tensorboard", "artifacts"})
             if (root[key] && !m_command)
                 error(root[key],
                       QStringLiteral("`%1` goes with a `command`; the bundled trainer runs in its run "
@@ -738,14 +907,16 @@ public:
             return;
         const YAML::Node n = root["command"];
         CommandSpec c;
-        c.line = lineOf(n);
-        if (!n.IsSequence() || n.size() == 0) {
+        c.line = lineOf(n ? n : root["program"]);
+        if (n && (!n.IsSequence() || n.size() == 0)) {
             error(n,
                   QStringLiteral("command: expected a list of words, e.g. [python, train.py, --lr, "
                                  "\"{{optim.lr}}\"] (each word is one argument; no shell reads them)"));
             return;
         }
         QStringList known = commandBuiltins();
+        if (spec.configFile)
+            known << QStringLiteral("config");
         QHash<QString, QString> envOwner;  // ORRERY_PARAM_X → the key that has it
         for (const ParamSpec &p : spec.parameters) {
             known << p.key;
@@ -757,6 +928,8 @@ public:
                         .arg(quoted(envOwner.value(env)), quoted(p.key), env));
             envOwner.insert(env, p.key);
         }
+        if (!n)
+            c.argv = kWandbDefaultCommand;
         for (const auto &word : n) {
             const auto t = text(word, QStringLiteral("command"));
             if (!t)
@@ -779,7 +952,8 @@ public:
                           QStringLiteral("command: unknown placeholder {{%1}}%2; known: the parameters and "
                                          "%3")
                               .arg(name, didYouMean(name, known),
-                                   commandBuiltins().join(QStringLiteral(", "))));
+                                   commandBuiltins().join(QStringLiteral(", ")) +
+                                       (spec.configFile ? QStringLiteral(", config") : QString())));
             if (malformed)
                 error(word,
                       QStringLiteral("command: %1 opens a placeholder with {{ but does not close it")
@@ -795,6 +969,22 @@ public:
                 else
                     c.workdir = *t;
             }
+        }
+        if (const YAML::Node l = root["launch"]) {  // docs/sweeps.md "Launchers"
+            const auto t = text(l, QStringLiteral("launch"));
+            if (t && *t == QLatin1String("per_node"))
+                c.launch = CommandSpec::Launch::PerNode;
+            else if (t && *t != QLatin1String("per_gpu"))
+                error(l,
+                      QStringLiteral("launch %1: expected per_gpu (one process per GPU, each a rank) or "
+                                     "per_node (one per node, for torchrun or accelerate launch)")
+                          .arg(quoted(*t)));
+        }
+        if (const YAML::Node cap = root["capture"]) {
+            if (!cap.IsScalar() || (cap.Scalar() != "true" && cap.Scalar() != "false"))
+                error(cap, QStringLiteral("capture: expected true or false"));
+            else
+                c.capture = cap.Scalar() == "true";
         }
         if (const YAML::Node m = root["metrics"]) {
             if (!m.IsSequence()) {
@@ -852,7 +1042,54 @@ public:
                 }
             }
         }
+        parseRunFiles(root, c);
         spec.command = c;
+    }
+
+    // `tensorboard: {dir: ..}` and `artifacts: [{glob, step_regex}]`: files the program writes
+    // (runfiles.h).
+    void parseRunFiles(const YAML::Node &root, CommandSpec &c)
+    {
+        if (const YAML::Node tb = root["tensorboard"];
+            tb && expectMap(tb, QStringLiteral("tensorboard"), {QStringLiteral("dir")}) && tb["dir"]) {
+            if (const auto dir = text(tb["dir"], QStringLiteral("tensorboard.dir")); dir && !dir->isEmpty())
+                c.tensorboardDir = *dir;
+        }
+        const YAML::Node a = root["artifacts"];
+        if (!a)
+            return;
+        if (!a.IsSequence()) {
+            error(a,
+                  QStringLiteral("artifacts: expected a list such as [{glob: \"samples/*.mp4\", step_regex: "
+                                 "'step_(\\d+)'}]"));
+            return;
+        }
+        for (const auto &item : a) {
+            if (!expectMap(item, QStringLiteral("artifacts entry"),
+                           {QStringLiteral("glob"), QStringLiteral("step_regex")}))
+                continue;
+            ArtifactRule r;
+            r.line = lineOf(item);
+            const auto glob =
+                item["glob"] ? text(item["glob"], QStringLiteral("artifacts.glob")) : std::nullopt;
+            if (!glob || glob->isEmpty()) {
+                error(item, QStringLiteral("artifacts entry: needs a `glob` such as \"samples/*.mp4\""));
+                continue;
+            }
+            r.glob = *glob;
+            if (item["step_regex"]) {
+                const auto p = text(item["step_regex"], QStringLiteral("artifacts.step_regex"));
+                const QRegularExpression re(p.value_or(QString()));
+                if (!p || !re.isValid() || re.captureCount() < 1) {
+                    error(item["step_regex"],
+                          QStringLiteral("artifacts.step_regex: expected a regex with the step in a capture "
+                                         "group, e.g. 'step_(\\d+)'"));
+                    continue;
+                }
+                r.stepRegex = *p;
+            }
+            c.artifacts.append(r);
+        }
     }
 
     void parseEarlyTerminate(const YAML::Node &n, SweepSpec &spec)
@@ -875,6 +1112,13 @@ public:
                     error(n["eta"], what + QStringLiteral(".eta must be greater than 1"));
                 else if (eta)
                     et.eta = *eta;
+            }
+            if (const YAML::Node strict = n["strict"]) {
+                const auto t = text(strict, what + QStringLiteral(".strict"));
+                const auto b = t ? parseBool(*t) : std::nullopt;
+                if (t && !b)
+                    error(strict, what + QStringLiteral(".strict: expected true or false"));
+                et.strict = b.value_or(false);
             }
             if (n["min_iter"]) {
                 if (auto v = integer(n["min_iter"], what + QStringLiteral(".min_iter"), 1))
@@ -979,6 +1223,66 @@ public:
             spec.budgetGpuHours = *v;
     }
 
+    // Orrery's `config_file: FILE` or `{base: FILE, allow_new_keys: false}` (configfile.h): the
+    // program's own config, each trial's copy with its parameters set. The base is read and the
+    // parameters' paths checked by parseSweepSpecAt, which knows where the spec is.
+    void parseConfigFile(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n)
+            return;
+        const QString what = QStringLiteral("config_file");
+        SweepSpec::ConfigFile cf;
+        cf.line = lineOf(n);
+        // yaml-cpp's assignment writes through to the node: reset() re-points instead.
+        YAML::Node base;
+        base.reset(n);
+        if (n.IsMap()) {
+            if (!expectMap(n, what, {QStringLiteral("base"), QStringLiteral("allow_new_keys")}))
+                return;
+            base.reset(n["base"]);
+            if (!base) {
+                error(n,
+                      what +
+                          QStringLiteral(": `base` is missing (the config file each trial gets a copy of)"));
+                return;
+            }
+            if (const YAML::Node a = n["allow_new_keys"]) {
+                const auto t = text(a, what + QStringLiteral(".allow_new_keys"));
+                const auto b = t ? parseBool(*t) : std::nullopt;
+                if (t && !b)
+                    error(a, what + QStringLiteral(".allow_new_keys: expected true or false"));
+                cf.allowNewKeys = b.value_or(false);
+            }
+        }
+        const auto file = text(base, what);
+        if (!file)
+            return;
+        cf.base = *file;
+        cf.fileName = QFileInfo(*file).fileName();
+        if (file->isEmpty() || containsControl(*file) || cf.fileName.isEmpty())
+            error(base, QStringLiteral("%1 %2: expected a file name").arg(what, quoted(*file)));
+        else if (!configFormatOf(*file))
+            error(base,
+                  QStringLiteral("%1 %2: Orrery edits YAML (.yaml, .yml) and JSON (.json) configs")
+                      .arg(what, quoted(*file)));
+        else if (kRunDirFiles.contains(cf.fileName))
+            error(base,
+                  QStringLiteral("%1 %2: a run dir has Orrery's own %3; rename the config")
+                      .arg(what, quoted(*file), cf.fileName));
+        if (!m_command)
+            error(n,
+                  QStringLiteral("%1 goes with a `command` or `program` (the bundled trainer takes "
+                                 "`trainer: {config: ...}`)")
+                      .arg(what));
+        spec.configFile = cf;
+    }
+
+    void warn(const YAML::Node &at, const QString &message)
+    {
+        warnings.append({m_file, lineOf(at), message});
+    }
+    QList<SpecError> warnings;
+
 private:
     static QString didYouMean(const QString &word, const QStringList &known)
     {
@@ -1011,6 +1315,7 @@ SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const Trai
     result.errors = parser.errors;
     std::stable_sort(result.errors.begin(), result.errors.end(),
                      [](const SpecError &a, const SpecError &b) { return a.line < b.line; });
+    spec.warnings = parser.warnings;
     if (result.errors.isEmpty())
         result.spec = spec;
     return result;
@@ -1038,6 +1343,29 @@ SpecParse parseSweepSpecAt(const QByteArray &yaml, const QString &path, const Tr
         if (!QFileInfo(config).isFile())
             parsed.errors.append(
                 {path, 0, QStringLiteral("trainer.config %1 does not exist").arg(quoted(config))});
+    }
+    // A config-file sweep's base: relative to the spec, readable, and holding every parameter's
+    // path (unless new keys are allowed), each refusal at its parameter's line.
+    if (parsed.spec && parsed.spec->configFile) {
+        SweepSpec::ConfigFile &cf = *parsed.spec->configFile;
+        cf.base = QFileInfo(path).dir().absoluteFilePath(cf.base);
+        QFile f(cf.base);
+        if (!f.open(QIODevice::ReadOnly)) {
+            parsed.errors.append(
+                {path, cf.line,
+                 QStringLiteral("config_file %1 cannot be read: %2").arg(quoted(cf.base), f.errorString())});
+        } else {
+            const QByteArray base = f.readAll();
+            const ConfigFormat format = configFormatOf(cf.base).value_or(ConfigFormat::Yaml);
+            for (const ParamSpec &p : parsed.spec->parameters) {
+                const QVariant probe = p.values.isEmpty() ? QVariant(p.min) : p.values.front();
+                const ConfigEdit edit = setConfigValues(base, format, {{p.key, probe}}, cf.allowNewKeys);
+                if (!edit.ok())
+                    parsed.errors.append({path, p.line,
+                                          QStringLiteral("parameter %1: config_file %2: %3")
+                                              .arg(p.key, QFileInfo(cf.base).fileName(), edit.error)});
+            }
+        }
     }
     if (!parsed.errors.isEmpty())
         parsed.spec.reset();
@@ -1109,6 +1437,87 @@ QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile
     YAML::Emitter e;
     e << root;
     return QByteArray(e.c_str()) + '\n';
+}
+
+}  // namespace orrery::core
+
+namespace orrery::core {
+
+std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString *error)
+{
+    // The spec's own run_cap, where it has one: W&B's --count bounds the runs one agent starts,
+    // so the sweep runs at most the smaller of the two.
+    int cap = count;
+    try {
+        const YAML::Node root = YAML::Load(yaml.toStdString());
+        if (root.IsMap() && root["run_cap"] && root["run_cap"].IsScalar())
+            if (const auto v = parseInteger(QString::fromStdString(root["run_cap"].Scalar())); v && *v > 0)
+                cap = int(std::min<qint64>(*v, count));
+    } catch (const YAML::Exception &) {
+        return yaml;  // the parser says what is wrong, at its line
+    }
+    const ConfigEdit edit =
+        setConfigValues(yaml, ConfigFormat::Yaml, {{QStringLiteral("run_cap"), qint64(cap)}}, true);
+    if (!edit.ok()) {
+        if (error)
+            *error = QStringLiteral("--count: the spec's run_cap cannot be set: %1").arg(edit.error);
+        return std::nullopt;
+    }
+    return edit.text;
+}
+
+QByteArray trialParamsFile(const SweepSpec &spec, const QByteArray &baseYaml, const TrialParams &params)
+{
+    if (!spec.command)
+        return renderTrialConfig(baseYaml, spec.trainerConfig, params);
+    return pythonYamlMapping(nestParams(spec, params, false));
+}
+
+QByteArray wandbSweepParamsFile(const SweepSpec &spec, const TrialParams &params)
+{
+    PyDict file;
+    for (const auto &[name, value] : nestParams(spec, params, true))
+        file.append({name, QVariant::fromValue(PyDict{{QStringLiteral("value"), value}})});
+    return "wandb_version: 1\n\n" + (file.isEmpty() ? QByteArray() : pythonYamlMapping(file));
+}
+
+PyDict nestParams(const SweepSpec &spec, const TrialParams &params, bool asWandb)
+{
+    PyDict root;
+    const std::function<void(PyDict &, const QStringList &, qsizetype, const QVariant &)> put =
+        [&](PyDict &into, const QStringList &parts, qsizetype i, const QVariant &value) {
+            auto it =
+                std::find_if(into.begin(), into.end(), [&](const auto &e) { return e.first == parts[i]; });
+            if (i + 1 == parts.size()) {
+                if (it != into.end())
+                    it->second = value;
+                else
+                    into.append({parts[i], value});
+                return;
+            }
+            if (it == into.end() || it->second.metaType() != QMetaType::fromType<PyDict>()) {
+                if (it == into.end()) {
+                    into.append({parts[i], QVariant::fromValue(PyDict())});
+                    it = into.end() - 1;
+                } else {
+                    it->second = QVariant::fromValue(PyDict());
+                }
+            }
+            PyDict inner = it->second.value<PyDict>();
+            put(inner, parts, i + 1, value);
+            it->second = QVariant::fromValue(inner);
+        };
+    for (const auto &[key, value] : params) {
+        QStringList parts = key.split(QLatin1Char('.'));
+        if (asWandb) {
+            const QString &name = key;  // a structured binding is not captured by clang 15
+            const auto p = std::find_if(spec.parameters.begin(), spec.parameters.end(),
+                                        [&name](const ParamSpec &ps) { return ps.key == name; });
+            parts = p != spec.parameters.end() && !p->wandbPath.isEmpty() ? p->wandbPath : QStringList{key};
+        }
+        put(root, parts, 0, value);
+    }
+    return root;
 }
 
 }  // namespace orrery::core

@@ -127,21 +127,34 @@ QByteArray renderSbatch(const QByteArray &templ, const SbatchJob &job)
             "predates command sweeps): copy the lines that read command.argv from Orrery's own template "
             "(/usr/share/orrery/sbatch/array.sbatch, or resources/sbatch/array.sbatch in the source) into "
             "it"));
+    if (job.nodeWords && !templ.contains("command.late"))
+        throw SbatchError(QStringLiteral("this sweep's command uses {{node_rank}}, {{master_addr}} or "
+                                         "{{master_port}}, which each node fills in, "
+                                         "and the cluster's sbatch template does not say how (it predates "
+                                         "launchers): copy the orrery_task "
+                                         "lines and the srun line that runs them from Orrery's own template "
+                                         "(/usr/share/orrery/sbatch/array.sbatch, or "
+                                         "resources/sbatch/array.sbatch in the source) into it"));
     const core::SweepResources &r = job.resources;
     std::map<QByteArray, Value> values;
     values["job_name"] = text(job.jobName.isEmpty() ? QStringLiteral("orrery-sweep") : job.jobName);
     values["last_index"] = number(job.trialDirs.size() - 1);
     values["max_concurrent"] = number(std::max(1, job.maxConcurrent));
     values["nodes"] = number(std::max(1, r.nodes));
-    values["tasks_per_node"] = number(r.gpusPerNode > 0 ? r.gpusPerNode : 1);
+    // Processes per node: one per GPU, 1 on CPU. Per node they are one task (per_node) or a task each.
+    const int perNodeProcesses = r.gpusPerNode > 0 ? r.gpusPerNode : 1;
+    values["tasks_per_node"] = number(job.perNode ? 1 : perNodeProcesses);
+    values["processes_per_task"] = number(job.perNode ? perNodeProcesses : 1);
     values["gpus_per_node"] =
         r.gpusPerNode > 0 ? number(r.gpusPerNode) : Value{Value::Kind::Number, std::nullopt, {}};
-    values["cpus_per_task"] = number(std::max(1, r.cpusPerTask));
+    values["cpus_per_task"] = number(std::max(1, r.cpusPerTask) * (job.perNode ? perNodeProcesses : 1));
     values["mem"] = text(r.mem);
     values["time"] = text(r.time);
     values["partition"] = text(r.partition.isEmpty() ? job.defaultPartition : r.partition);
     values["account"] = text(r.account.isEmpty() ? job.defaultAccount : r.account);
     values["sweep_dir"] = text(job.sweepDir, false);
+    // The W&B capture module the executor ships with the batch (core/capture.h).
+    values["capture_dir"] = text(job.sweepDir + QStringLiteral("/.orrery/python"), false);
     values["trainer"] = text(job.trainer.isEmpty() ? QStringLiteral("orrery-train") : job.trainer, false);
     Value dirs{Value::Kind::List, QByteArray(), {}};
     for (const QString &d : job.trialDirs)

@@ -2,6 +2,7 @@
 #include "orrery/remote/slurmexecutor.h"
 
 #include "logging.h"
+#include "orrery/core/capture.h"
 #include "orrery/core/usage.h"
 #include "orrery/remote/batchread.h"
 #include "orrery/remote/shell.h"
@@ -12,6 +13,7 @@
 #include <QRegularExpression>
 #include <QSet>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace orrery::remote {
@@ -126,6 +128,8 @@ QStringList expandArrayTasks(const QString &jobId)
 QList<std::pair<QByteArray, QByteArray>> runDirFiles(const core::TaskLaunch &task)
 {
     QList<std::pair<QByteArray, QByteArray>> files{{"trial.yaml", task.config}};
+    for (const auto &[name, data] : task.files)  // a config-file sweep's config, args.json
+        files.append({name.toUtf8(), data});
     if (task.command.argv.isEmpty())
         return files;
     QByteArray argv, env;
@@ -136,6 +140,17 @@ QList<std::pair<QByteArray, QByteArray>> runDirFiles(const core::TaskLaunch &tas
     files.append({"command.argv", argv});
     files.append({"command.env", env});
     files.append({"command.workdir", task.command.workdir.toUtf8() + '\0'});
+    if (!task.command.nodeWords.isEmpty()) {
+        // Per word with a node-time placeholder: its index, its piece count, then the pieces
+        // (text and placeholder names alternating); the task program in the template fills them.
+        QByteArray late;
+        for (const core::NodeWord &w : task.command.nodeWords) {
+            late += QByteArray::number(w.index) + '\0' + QByteArray::number(w.pieces.size()) + '\0';
+            for (const QString &piece : w.pieces)
+                late += piece.toUtf8() + '\0';
+        }
+        files.append({"command.late", late});
+    }
     return files;
 }
 
@@ -147,6 +162,8 @@ SbatchJob sbatchJobFor(const ClusterProfile &profile, const core::LaunchBatch &b
     for (const core::TaskLaunch &t : batch.tasks) {
         job.trialDirs << t.runDir;
         job.commands = job.commands || !t.command.argv.isEmpty();
+        job.perNode = job.perNode || t.command.perNode;
+        job.nodeWords = job.nodeWords || !t.command.nodeWords.isEmpty();
     }
     job.maxConcurrent = batch.maxConcurrent;
     job.resources = batch.resources;
@@ -245,6 +262,11 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
             staleVerdicts << dir + "/exit.json";
         }
     }
+    // The W&B capture module, with the batch (a cluster needs no Orrery installation for it).
+    if (std::any_of(batch.tasks.begin(), batch.tasks.end(),
+                    [](const core::TaskLaunch &t) { return !t.command.argv.isEmpty() && t.command.capture; }))
+        for (const auto &[name, data] : core::captureModuleFiles())
+            files.append({core::captureDirName().toUtf8() + '/' + name.toUtf8(), data, 0600});
     files.append({scriptName, script, 0600});
     const QByteArray archive = writeTar(files, QDateTime::currentSecsSinceEpoch());
 
@@ -427,6 +449,10 @@ QList<core::FileChunk> SlurmExecutor::readFilesSftp(const QList<core::FileRead> 
             QList<core::FileChunk> chunks;
             for (const core::FileRead &r : reads) {
                 core::FileChunk chunk;
+                if (r.list) {  // no listing without perl: nothing is discovered (docs/sweeps.md)
+                    chunks.append(std::move(chunk));
+                    continue;
+                }
                 const auto info = session.stat(r.path);
                 if (info && !info->isDir) {
                     chunk.exists = true;

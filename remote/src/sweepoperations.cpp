@@ -59,6 +59,11 @@ QList<core::SpecError> CheckedSpec::problems() const
     return out;
 }
 
+QList<core::SpecError> CheckedSpec::warnings() const
+{
+    return load.plan ? load.plan->spec.warnings : QList<core::SpecError>();
+}
+
 QStringList CheckedSpec::problemLines() const
 {
     QStringList lines;
@@ -193,9 +198,9 @@ void SweepOperations::releaseLeases()
 
 // --- specs and submission ------------------------------------------------------------------
 
-CheckedSpec SweepOperations::checkSpecFile(const QString &path, bool withTrainer)
+CheckedSpec SweepOperations::checkSpecFile(const QString &path, bool withTrainer, int count)
 {
-    return checkSpecFile(path, schema(), withTrainer);
+    return checkSpecFile(path, schema(), withTrainer, count);
 }
 
 namespace {
@@ -212,15 +217,15 @@ CheckedSpec checked(core::PlanLoad load, bool withTrainer)
 }  // namespace
 
 CheckedSpec SweepOperations::checkSpecFile(const QString &path, const core::TrainerSchema &schema,
-                                           bool withTrainer)
+                                           bool withTrainer, int count)
 {
-    return checked(core::loadSubmitPlan(path, schema), withTrainer);
+    return checked(core::loadSubmitPlan(path, schema, count), withTrainer);
 }
 
 CheckedSpec SweepOperations::checkSpecText(const QByteArray &yaml, const QString &path,
-                                           const core::TrainerSchema &schema, bool withTrainer)
+                                           const core::TrainerSchema &schema, bool withTrainer, int count)
 {
-    return checked(core::loadSubmitPlanText(yaml, path, schema), withTrainer);
+    return checked(core::loadSubmitPlanText(yaml, path, schema, count), withTrainer);
 }
 
 SweepPreview SweepOperations::preview(const CheckedSpec &spec, const QString &cluster)

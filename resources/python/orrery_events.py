@@ -35,6 +35,7 @@ import contextlib
 import json
 import math
 import os
+import threading
 import time
 
 __all__ = ["Run"]
@@ -81,10 +82,17 @@ _PHASES = ("startup", "train", "checkpoint", "eval", "sample", "other")
 class Run:
     """Appends events to <run dir>/events.jsonl; the run dir is ORRERY_RUN_DIR, else `run_dir`."""
 
-    def __init__(self, run_dir=None):
+    def __init__(self, run_dir=None, flush_seconds=0.0):
+        """flush_seconds > 0: lines are flushed by a background thread at most that long after
+        they are written, instead of one by one (Orrery's W&B capture: a write per step then
+        costs a few microseconds); a reader may then see part of the last line, which Orrery reads
+        again with the rest later. finish() and close() flush what is left."""
         self.run_dir = os.environ.get("ORRERY_RUN_DIR") or run_dir or "run"
         self.resumed = os.environ.get("ORRERY_RESUME") == "1"
         self._file = None
+        self._flush_seconds = float(flush_seconds)
+        self._lock = threading.Lock()
+        self._dirty = False
         # Phase timings (the trainer's `phases` events): cumulative seconds per phase since the
         # process started, on the monotonic clock; every second is in exactly one phase.
         self._process_start = _process_start()
@@ -95,14 +103,45 @@ class Run:
         if _rank() == 0:
             os.makedirs(self.run_dir, exist_ok=True)
             self._file = open(os.path.join(self.run_dir, "events.jsonl"), "a", encoding="utf-8")
+            if self._flush_seconds > 0:
+                threading.Thread(target=self._flusher, name="orrery-events-flush", daemon=True).start()
 
-    def _write(self, kind, **fields):
+    def _write(self, kind, _time=None, **fields):
         if self._file is None:
             return
-        event = {"v": 1, "t": time.time(), "kind": kind}
+        event = {"v": 1, "t": time.time() if _time is None else _time, "kind": kind}
         event.update(fields)
-        self._file.write(json.dumps(event, allow_nan=False, separators=(",", ":")) + "\n")
-        self._file.flush()
+        line = json.dumps(event, allow_nan=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            if self._file is None:
+                return
+            self._file.write(line)
+            if self._flush_seconds > 0:
+                self._dirty = True
+            else:
+                self._file.flush()
+
+    def _flusher(self):
+        wake = threading.Event()
+        while True:
+            wake.wait(self._flush_seconds)
+            self.flush()
+            if self._file is None:
+                return
+
+    def flush(self):
+        """Makes every line written so far readable (with flush_seconds > 0)."""
+        with self._lock:
+            if self._file is not None and self._dirty:
+                self._file.flush()
+                self._dirty = False
+
+    def close(self):
+        """Flushes and closes events.jsonl (finish() does it too)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
     def start(self, params=None, **info):
         """The run's params (a flat or nested dict) and anything else about it (device, world_size)."""
@@ -111,13 +150,18 @@ class Run:
             run["params"] = params
         self._write("start", run=run)
 
-    def log(self, step, values):
-        """Metric values at a training step: {"train/loss": 0.12}. The first call ends start-up."""
+    def log(self, step, values, phases=True, t=None):
+        """Metric values at a training step: {"train/loss": 0.12}. The first call ends start-up.
+        phases=False leaves out the phase timings' line (write them now and then, not each step);
+        t: when the values were logged (unix s), if not now."""
         if self._current == "startup":
             self._enter("train")
         self._last_step = int(step)
-        self._write("metrics", step=int(step), values={k: _number(v) for k, v in values.items()})
-        self._write_phases()
+        # A finite float as it is (v - v is 0 only for those; the common case, kept cheap).
+        values = {k: v if type(v) is float and v - v == 0 else _number(v) for k, v in values.items()}
+        self._write("metrics", _time=t, step=int(step), values=values)
+        if phases:
+            self._write_phases()
 
     def _enter(self, phase):
         now = time.monotonic()
@@ -183,6 +227,7 @@ class Run:
         self.status(state, reason)
         if self._file is None:
             return
+        self.flush()
         verdict = {"state": state, "reason": reason, "t": time.time()}
         if step is not None:
             verdict["step"] = int(step)
@@ -192,5 +237,4 @@ class Run:
             f.flush()
             os.fsync(f.fileno())
         os.replace(path + ".tmp", path)
-        self._file.close()
-        self._file = None
+        self.close()

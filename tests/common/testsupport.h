@@ -39,6 +39,25 @@ inline QString sourceFile(const QString &relative)
     return root + QLatin1Char('/') + relative;
 }
 
+// The project's Python (scripts/setup's .venv: torch, tensorboard, tensorboardX, wandb), which
+// the tests of users' own scripts run.
+inline QString venvPython()
+{
+    return sourceFile(QStringLiteral(".venv/bin/python"));
+}
+
+// A YAML double-quoted scalar of any text (paths written into a test's spec may hold anything).
+inline QByteArray yamlQuoted(const QString &s)
+{
+    QByteArray out = "\"";
+    for (const char c : s.toUtf8()) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + '"';
+}
+
 // What a program run to its end printed, and its exit code (-1: it crashed or ran past the
 // timeout and was killed).
 struct Ran {

@@ -18,7 +18,7 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
 # Per-target libFuzzer options: the clip decoder's inputs are whole files (the seeds are a few KB).
 set(_options_media -max_len=65536)
-foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar media)
+foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar media tfevents wandb)
   # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
   set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
   file(REMOVE_RECURSE "${_corpus}")

@@ -67,7 +67,7 @@ class TestSlurmExecutor : public QObject {
         b.resources.mem = QStringLiteral("1G");
         b.resources.time = QStringLiteral("00:10:00");
         for (const QString &dir : runDirs)
-            b.tasks.append(TaskLaunch{dir, trialConfig(steps), {}});
+            b.tasks.append(TaskLaunch{dir, trialConfig(steps), {}, {}});
         return b;
     }
 

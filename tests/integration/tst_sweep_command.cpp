@@ -35,10 +35,6 @@ namespace {
 
 const QByteArray kHostile = "a b'; $(touch pwned) `touch pwned` \"q\" $HOME *";
 
-QString python()
-{
-    return qEnvironmentVariable("ORRERY_SOURCE_DIR") + QStringLiteral("/.venv/bin/python");
-}
 QString regressScript()
 {
     return qEnvironmentVariable("ORRERY_SOURCE_DIR") + QStringLiteral("/tests/data/regress.py");
@@ -46,18 +42,6 @@ QString regressScript()
 QString loggerDir()
 {
     return qEnvironmentVariable("ORRERY_SOURCE_DIR") + QStringLiteral("/resources/python");
-}
-
-// A YAML double-quoted scalar (the paths may hold anything).
-QByteArray yamlQuoted(const QString &s)
-{
-    QByteArray out = "\"";
-    for (const char c : s.toUtf8()) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + '"';
 }
 
 QByteArray readAll(const QString &path)
@@ -149,9 +133,9 @@ private Q_SLOTS:
         QVERIFY(m_user.isValid());
         if (qEnvironmentVariableIsEmpty("ORRERY_CLI") || qEnvironmentVariableIsEmpty("ORRERY_SOURCE_DIR"))
             QFAIL("ORRERY_CLI and ORRERY_SOURCE_DIR must be set (CTest sets them)");
-        QVERIFY2(
-            QFileInfo(python()).isExecutable(),
-            qPrintable(python() + QStringLiteral(" is missing: scripts/setup makes the .venv with torch")));
+        QVERIFY2(QFileInfo(orrery::test::venvPython()).isExecutable(),
+                 qPrintable(orrery::test::venvPython() +
+                            QStringLiteral(" is missing: scripts/setup makes the .venv with torch")));
     }
 
     void localSweepStopsEarlyResumesAndParsesTheOutput()
@@ -164,7 +148,7 @@ private Q_SLOTS:
             "name: \"cmd 'q' $(touch pwned)\"\n"
             "experiment: command-local\n"
             "command: [" +
-                yamlQuoted(python()) +
+                orrery::test::yamlQuoted(orrery::test::venvPython()) +
                 ", regress.py, --lr, \"{{lr}}\", --out, \"{{run_dir}}\", --tag, \"{{tag}}\", --steps, "
                 "\"120\", "
                 "--step-seconds, \"0.05\"]\n"
@@ -178,7 +162,7 @@ private Q_SLOTS:
                 "  lr: {values: [0.2, 0.0]}\n"
                 "  seed: {values: [1, 2]}\n"
                 "  tag: {value: " +
-                yamlQuoted(QString::fromUtf8(kHostile)) +
+                orrery::test::yamlQuoted(QString::fromUtf8(kHostile)) +
                 "}\n"
                 "max_concurrent: 2\n"
                 "retries: 0\n");
@@ -186,8 +170,8 @@ private Q_SLOTS:
         // The plan shows each trial's command, the hostile value quoted as one word.
         const Result plan = orrery({QStringLiteral("sweep"), QStringLiteral("plan"), spec});
         QVERIFY2(plan.code == 0, qPrintable(plan.err));
-        QVERIFY2(plan.out.contains(
-                     QStringLiteral("3: %1 regress.py --lr 0 --out '<sweep dir>/3' --tag ").arg(python())),
+        QVERIFY2(plan.out.contains(QStringLiteral("3: %1 regress.py --lr 0 --out '<sweep dir>/3' --tag ")
+                                       .arg(orrery::test::venvPython())),
                  qPrintable(plan.out));
         QVERIFY2(plan.out.contains(QStringLiteral("'a b'\\''; $(touch pwned)")), qPrintable(plan.out));
 
@@ -220,7 +204,7 @@ private Q_SLOTS:
             if (printed.isEmpty() || printed.lastKey() < 12)
                 return;
             for (const qint64 pid : orrery::test::pidsWithCommandLine(
-                     python(), QByteArray("--out") + '\0' + runDir1.toUtf8() + '\0'))
+                     orrery::test::venvPython(), QByteArray("--out") + '\0' + runDir1.toUtf8() + '\0'))
                 preempted = ::kill(pid_t(pid), SIGTERM) == 0 || preempted;
         });
         QVERIFY2(preempted, qPrintable(out));
@@ -293,12 +277,13 @@ private Q_SLOTS:
                       "name: \"slurm cmd $(touch pwned)\"\n"
                       "experiment: command-slurm\n"
                       "command: [env, " +
-                          yamlQuoted(QStringLiteral("PYTHONPATH=") + loggerDir()) + ", " +
-                          yamlQuoted(python()) + ", " + yamlQuoted(regressScript()) +
+                          orrery::test::yamlQuoted(QStringLiteral("PYTHONPATH=") + loggerDir()) + ", " +
+                          orrery::test::yamlQuoted(orrery::test::venvPython()) + ", " +
+                          orrery::test::yamlQuoted(regressScript()) +
                           ", --lr, \"{{lr}}\", --out, \"{{run_dir}}\", --tag, \"{{tag}}\", --steps, \"25\", "
                           "--step-seconds, \"0.02\", --events]\n"
                           "workdir: " +
-                          yamlQuoted(QDir::tempPath()) +
+                          orrery::test::yamlQuoted(QDir::tempPath()) +
                           "\n"
                           "method: grid\n"
                           "metric: {name: train/loss, goal: minimize}\n"
@@ -307,7 +292,7 @@ private Q_SLOTS:
                           "parameters:\n"
                           "  lr: {values: [0.3, 0.1]}\n"
                           "  tag: {value: " +
-                          yamlQuoted(QString::fromUtf8(kHostile)) +
+                          orrery::test::yamlQuoted(QString::fromUtf8(kHostile)) +
                           "}\n"
                           "resources: {cpus_per_task: 1, gpus_per_node: 2, time: \"00:10:00\"}\n"
                           "max_concurrent: 2\n");

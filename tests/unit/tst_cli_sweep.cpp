@@ -102,10 +102,12 @@ private Q_SLOTS:
         const Result r = run({QStringLiteral("sweep"), QStringLiteral("plan"), spec});
         QCOMPARE(r.code, 2);
         QVERIFY(r.out.isEmpty());
-        QCOMPARE(QString::fromUtf8(r.err),
-                 spec +
-                     QStringLiteral(":3: unknown trainer key 'optim.lrr' (did you mean 'optim.lr'?); "
-                                    "`orrery-train --print-schema` lists them all\n"));
+        QCOMPARE(
+            QString::fromUtf8(r.err),
+            spec +
+                QStringLiteral(":3: unknown trainer key 'optim.lrr' (did you mean 'optim.lr'?); "
+                               "`orrery-train --print-schema` lists them all (a sweep of your own script "
+                               "names it: `program: train.py`)\n"));
     }
 
     // Each key is valid alone; the trainer's cross-key rule (channels a multiple of 8) refuses one trial.
@@ -373,6 +375,117 @@ private Q_SLOTS:
             QCOMPARE(u[QLatin1String("gpu_hours")].toDouble(), first ? 12.0 : 0.0);
             QCOMPARE(u[QLatin1String("elapsed_s")].toDouble(), first ? 5400.0 : 0.0);
         }
+    }
+    // W&B's own sweep files (tests/data/wandb-sweeps, README there: where each came from),
+    // unchanged: accepted (random and bayes without run_cap with W&B's --count), W&B's service
+    // keys reported as ignored, Launch-job files refused with the reason; the first trial's
+    // command byte for byte as W&B's agent builds it (the expected words were printed by
+    // wandb 0.31.0's create_sweep_command_args over yaml.safe_load of the same file).
+    void wandbSweepFilesAsTheyAre_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("count");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QStringList>("firstCommand");  // empty: not pinned
+        QTest::addColumn<QString>("stderrHas");
+        const auto row = [](const char *file, int count, int code, const QStringList &command = {},
+                            const char *err = "") {
+            QTest::newRow(file) << QString::fromLatin1(file) << count << code << command
+                                << QString::fromUtf8(err);
+        };
+        const QString env = QStringLiteral("/usr/bin/env"), python = QStringLiteral("python");
+        row("sweeps-sweep-grid.yaml", 0, 0,
+            {env, python, QStringLiteral("train.py"), QStringLiteral("--epochs=5"),
+             QStringLiteral("--variance=5"), QStringLiteral("--sleep=0.5"), QStringLiteral("--base=10"),
+             QStringLiteral("--increment=0.1"), QStringLiteral("--direction=-1")},
+            ":7: warning: `project` is W&B's");
+        row("sweeps-sweep-bayes.yaml", 4, 0);
+        row("sweeps-sweep-local-bayes.yaml", 4, 0, {}, ":13: warning: `controller` is W&B's");
+        row("sweeps-sweep-local-hyperband.yaml", 0, 0);
+        row("sweeps-sweep-nested-cli.yaml", 0, 0,
+            {env, python, QStringLiteral("train-nested-cli.py"), QStringLiteral("--batch_size=32"),
+             QStringLiteral("--optimizer={'lr': 0.001, 'nadam': {'beta': 0.9}}")});
+        row("sweeps-sweep-launch-jobs.yaml", 4, 0, {}, "warning: `job` is W&B's");
+        row("examples-pyg-pointnet-sweep_config.yaml", 4, 0);
+        row("examples-fastai1-simpsons-sweep.yaml", 4, 0);
+        row("examples-keras-sweep-bayes-hyperband.yaml", 4, 0);
+        row("examples-keras-sweep-grid-hyperband.yaml", 0, 0,
+            {env, python, QStringLiteral("train.py"), QStringLiteral("--dropout=0.15"),
+             QStringLiteral("--hidden_layer_size=96"), QStringLiteral("--layer_1_size=10"),
+             QStringLiteral("--layer_2_size=24"), QStringLiteral("--learn_rate=0.001"),
+             QStringLiteral("--decay=1e-5"), QStringLiteral("--momentum=0.8"),
+             QStringLiteral("--epochs=27")});
+        row("examples-keras-sweep-random-hyperband.yaml", 4, 0);
+        row("examples-llama-cpp-sweep.yaml", 4, 0);
+        row("examples-minimal-hydra-wandb_sweep.yaml", 4, 0);
+        row("examples-pytorch-sweep-grid-hyperband.yaml", 0, 0);
+        row("examples-sweep-bool.yaml", 0, 0,
+            {env, python, QStringLiteral("train-bool.py"), QStringLiteral("--optimizer=sgd"),
+             QStringLiteral("--flag1=False"), QStringLiteral("--flag2=False")});
+        row("examples-sweep-cross-validation.yaml", 4, 0);
+        row("wandb-docs-keys.yaml", 0, 0, {}, ":8: warning: `project` is W&B's");
+        // Refusals: without --count, and W&B Launch jobs.
+        row("examples-keras-sweep-random-hyperband.yaml", 0, 2, {},
+            ":2: a random sweep needs run_cap, or `--count N`");
+        row("examples-launch_sweep_config.yaml", 0, 2, {},
+            ":7: `job` is a W&B Launch job, which Orrery cannot run");
+        row("examples-optuna_config_basic.yaml", 0, 2, {}, ":4: `job` is a W&B Launch job");
+    }
+    void wandbSweepFilesAsTheyAre()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, count);
+        QFETCH(int, code);
+        QFETCH(QStringList, firstCommand);
+        QFETCH(QString, stderrHas);
+        QStringList args{QStringLiteral("sweep"), QStringLiteral("plan"), QStringLiteral("--json"),
+                         orrery::test::sourceFile(QStringLiteral("tests/data/wandb-sweeps/") + file)};
+        if (count > 0)
+            args << QStringLiteral("--count") << QString::number(count);
+        const Result r = run(args);
+        QVERIFY2(r.code == code, r.err.constData());
+        QVERIFY2(QString::fromUtf8(r.err).contains(stderrHas), r.err.constData());
+        if (code != 0)
+            return;
+        const QJsonObject plan = QJsonDocument::fromJson(r.out).object();
+        const QJsonArray trials = plan[QLatin1String("trials")].toArray();
+        QVERIFY(!trials.isEmpty());
+        if (count > 0)
+            QCOMPARE(plan[QLatin1String("run_cap")].toInt(), count);
+        if (!firstCommand.isEmpty()) {
+            QStringList words;
+            for (const QJsonValue w : trials[0][QLatin1String("command")].toArray())
+                words << w.toString();
+            QCOMPARE(words, firstCommand);
+        }
+    }
+
+    // The docs-keys file's command: ${args_json_file} names the trial's args.json, and
+    // ${args_no_boolean_flags} as W&B (a true flag alone; lists, 1e-4 as text, nested dicts).
+    void wandbMacrosInThePlan()
+    {
+        const Result r =
+            run({QStringLiteral("sweep"), QStringLiteral("plan"), QStringLiteral("--json"),
+                 orrery::test::sourceFile(QStringLiteral("tests/data/wandb-sweeps/wandb-docs-keys.yaml"))});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonArray words = QJsonDocument::fromJson(r.out)
+                                     .object()[QLatin1String("trials")]
+                                     .toArray()[0][QLatin1String("command")]
+                                     .toArray();
+        QStringList w;
+        for (const QJsonValue v : words)
+            w << v.toString();
+        QCOMPARE(
+            w.mid(0, 5),
+            (QStringList{QStringLiteral("/usr/bin/env"), QStringLiteral("python"), QStringLiteral("train.py"),
+                         QStringLiteral("--config"), QStringLiteral("<sweep dir>/0/args.json")}));
+        QVERIFY2(w[5].startsWith(QLatin1String("--learning_rate=")), qPrintable(w.join(QLatin1Char(' '))));
+        QVERIFY2(w[6].startsWith(QLatin1String("--dropout=0.")), qPrintable(w[6]));
+        QCOMPARE(w.mid(7),
+                 (QStringList{QStringLiteral("--use_amp"), QStringLiteral("--sizes=[64, 128]"),
+                              QStringLiteral("--decay=1e-4"),
+                              QStringLiteral("--optimizer={'name': 'adam', 'momentum': 0.9}")}));
+        QVERIFY(r.err.contains("wandb-docs-keys.yaml:7: warning: `description` is W&B's"));
     }
 };
 

@@ -80,6 +80,53 @@ private Q_SLOTS:
                  QStringLiteral("0"));
     }
 
+    // Launchers (docs/sweeps.md "Launchers"): {{nnodes}} and {{gpus_per_node}} come from the
+    // resources; {{node_rank}}, {{master_addr}}, {{master_port}} only the node knows, so they stay
+    // pieces of their word, filled there; a parameter value that spells one stays those bytes.
+    void nodeBuiltinsAreFilledPerNodeAndValuesAreNot()
+    {
+        const SweepSpec s =
+            spec("command: [torchrun, --nnodes, \"{{nnodes}}\", --nproc_per_node, "
+                 "\"{{gpus_per_node}}\", \"--rdzv={{master_addr}}:{{master_port}}\", "
+                 "--node_rank, \"{{node_rank}}\", \"--tag={{tag}}{{node_rank}}\", \"{{world_size}}\"]\n"
+                 "launch: per_node\n"
+                 "resources: {nodes: 2, gpus_per_node: 4}\n"
+                 "method: grid\nparameters:\n  tag: {value: x}\n");
+        const TrialParams params{{QStringLiteral("tag"), QStringLiteral("{{node_rank}}")}};
+        const RenderedCommand c = renderCommand(s, params, {QStringLiteral("/r"), {}, {}, 0, 0});
+        QVERIFY(c.perNode);
+        QVERIFY(c.capture);
+        QCOMPARE(env(c, QStringLiteral("ORRERY_CAPTURE")), QStringLiteral("1"));
+        QCOMPARE(c.argv,
+                 (QStringList{QStringLiteral("torchrun"), QStringLiteral("--nnodes"), QStringLiteral("2"),
+                              QStringLiteral("--nproc_per_node"), QStringLiteral("4"),
+                              QStringLiteral("--rdzv={{master_addr}}:{{master_port}}"),
+                              QStringLiteral("--node_rank"), QStringLiteral("{{node_rank}}"),
+                              QStringLiteral("--tag={{node_rank}}{{node_rank}}"), QStringLiteral("8")}));
+        QCOMPARE(c.nodeWords.size(), 3);
+        QCOMPARE(c.nodeWords[0].index, 5);
+        QCOMPARE(c.nodeWords[0].pieces,
+                 (QStringList{QStringLiteral("--rdzv="), QStringLiteral("master_addr"), QStringLiteral(":"),
+                              QStringLiteral("master_port"), QString()}));
+        const QStringList filled = fillNodeWords(c,
+                                                 {{QStringLiteral("node_rank"), QStringLiteral("1")},
+                                                  {QStringLiteral("master_addr"), QStringLiteral("10.0.0.7")},
+                                                  {QStringLiteral("master_port"), QStringLiteral("12345")}});
+        QCOMPARE(filled[5], QStringLiteral("--rdzv=10.0.0.7:12345"));
+        QCOMPARE(filled[7], QStringLiteral("1"));
+        // The parameter's own "{{node_rank}}" is text; only the spec's placeholder is filled.
+        QCOMPARE(filled[8], QStringLiteral("--tag={{node_rank}}1"));
+        // per_gpu is the default; capture: false leaves the module off.
+        const SweepSpec plain =
+            spec("command: [python, t.py]\ncapture: false\nmethod: grid\nparameters:\n  a: {value: 1}\n");
+        const RenderedCommand p = renderCommand(plain, {{QStringLiteral("a"), QVariant(qint64(1))}},
+                                                {QStringLiteral("/r"), {}, {}, 0, 0});
+        QVERIFY(!p.perNode);
+        QVERIFY(!p.capture);
+        QCOMPARE(env(p, QStringLiteral("ORRERY_CAPTURE")), QStringLiteral("<unset>"));
+        QVERIFY(p.nodeWords.isEmpty());
+    }
+
     void wandbMacrosExpandAsWandbDoes()
     {
         const SweepSpec s =
@@ -92,7 +139,7 @@ private Q_SLOTS:
         const QStringList expected{QStringLiteral("/usr/bin/env"), QStringLiteral("python"),
                                    QStringLiteral("train.py"),     QStringLiteral("--lr=0.5"),
                                    QStringLiteral("--n=3"),        QStringLiteral("lr=0.5"),
-                                   QStringLiteral("n=3"),          QStringLiteral("{\"lr\":0.5,\"n\":3}")};
+                                   QStringLiteral("n=3"),          QStringLiteral("{\"lr\": 0.5, \"n\": 3}")};
         QCOMPARE(c.argv, expected);
         QCOMPARE(c.localWorkdir, QStringLiteral("/home/u/proj/src"));
         QCOMPARE(c.workdir, QStringLiteral("src"));

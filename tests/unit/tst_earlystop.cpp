@@ -96,6 +96,19 @@ private Q_SLOTS:
             << QList<TrialHistory>{trial(1, {0.2, 0.8, 0.8}), trial(2, {0.5, 0.5, 0.5}),
                                    trial(3, {0.6, 0.6, 0.6})}
             << QList<qint64>{2, 3};
+        QTest::newRow("hyperband-strict-judges-the-value-at-the-rung")
+            // W&B's strict: true: trial 1's best (0.2) no longer saves it, its value at the rung (0.8) is
+            // the worst.
+            <<
+            [] {
+                EarlyTerminate r = hyperband(3, 3);
+                r.strict = true;
+                return r;
+            }()
+            << mini
+            << QList<TrialHistory>{trial(1, {0.2, 0.8, 0.8}), trial(2, {0.5, 0.5, 0.5}),
+                                   trial(3, {0.6, 0.6, 0.6})}
+            << QList<qint64>{1, 3};
         QTest::newRow("hyperband-nan-is-the-worst")
             << hyperband(1, 3) << mini
             << QList<TrialHistory>{trial(1, {kNaN}), trial(2, {5.0}), trial(3, {6.0})} << QList<qint64>{1, 3};

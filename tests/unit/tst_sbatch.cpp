@@ -58,6 +58,21 @@ int bash(const QStringList &args, const QProcessEnvironment &env = QProcessEnvir
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
 }
 
+void writeExecutable(const QString &path, const QByteArray &text)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(text);
+    f.close();
+    QVERIFY(f.setPermissions(f.permissions() | QFileDevice::ExeOwner));
+}
+// srun for one task: SRUN_TASK ("procid localid ntasks nodeid nnodes") says which; it runs the
+// words after its options, as the task would.
+constexpr const char *kStandInSrun =
+    "#!/bin/bash\nread -r SLURM_PROCID SLURM_LOCALID SLURM_NTASKS SLURM_NODEID SLURM_NNODES <<< "
+    "\"${SRUN_TASK:-0 0 1 0 1}\"\nexport SLURM_PROCID SLURM_LOCALID SLURM_NTASKS SLURM_NODEID "
+    "SLURM_NNODES\nwhile [[ $1 == -* ]]; do shift; done\nexec \"$@\"\n";
+
 }  // namespace
 
 class TestSbatch : public QObject {
@@ -281,15 +296,15 @@ private Q_SLOTS:
         script.write(render(j));
         script.close();
 
-        // A stand-in srun: records its words, the variable and where it ran, then exits `status`.
+        // A stand-in srun that runs its words as one task would (Slurm's variables for task 0 of 1),
+        // and a stand-in program that records its words, the variable and where it ran, then exits
+        // `status`.
         const QString bin = tmp.filePath(QStringLiteral("bin"));
         QVERIFY(QDir().mkpath(bin));
-        QFile srun(bin + QStringLiteral("/srun"));
-        QVERIFY(srun.open(QIODevice::WriteOnly));
-        srun.write("#!/bin/bash\nprintf '%s\\0' \"$PWD\" \"$ORRERY_PARAM_TAG\" \"$@\" > \"$ARGS_OUT\"\nexit "
-                   "\"$STATUS\"\n");
-        srun.close();
-        QVERIFY(srun.setPermissions(srun.permissions() | QFileDevice::ExeOwner));
+        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
+        writeExecutable(bin + QStringLiteral("/my-train"),
+                        "#!/bin/bash\nprintf '%s\\0' \"$PWD\" \"$ORRERY_PARAM_TAG\" \"${0##*/}\" \"$@\" > "
+                        "\"$ARGS_OUT\"\nexit \"$STATUS\"\n");
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
         env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
@@ -312,6 +327,111 @@ private Q_SLOTS:
         QVERIFY2(v.contains(QByteArray("\"state\":\"" + state + '"')), v.constData());
         QVERIFY(v.contains(QByteArray("\"reason\":\"exit " + QByteArray::number(status) + '"')));
         QVERIFY(!QFile::exists(canary));
+    }
+
+    // Launchers (docs/sweeps.md "Launchers"): per_node asks for one task per node with the CPUs of
+    // all its GPUs' ranks; each task gets RANK, WORLD_SIZE, LOCAL_RANK, NODE_RANK, NNODES from
+    // Slurm's variables, MASTER_ADDR/MASTER_PORT from the batch shell (the port from the job id),
+    // the words command.late names filled with its node's values, and the capture module on
+    // PYTHONPATH (before the one the setup lines left).
+    void perNodeTasksGetTheLauncherVariablesAndTheirNodesWords()
+    {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString runDir = tmp.filePath(QStringLiteral("0"));
+        QVERIFY(QDir().mkpath(runDir));
+        orrery::core::TaskLaunch task;
+        task.runDir = runDir;
+        task.command.argv = QStringList{
+            QStringLiteral("my-train"), QStringLiteral("--node_rank"), QStringLiteral("{{node_rank}}"),
+            QStringLiteral("--at={{master_addr}}:{{master_port}}"), QStringLiteral("{{node_rank}} kept")};
+        task.command.nodeWords = {{2, {QString(), QStringLiteral("node_rank"), QString()}},
+                                  {3,
+                                   {QStringLiteral("--at="), QStringLiteral("master_addr"),
+                                    QStringLiteral(":"), QStringLiteral("master_port"), QString()}}};
+        task.command.env = {{QStringLiteral("ORRERY_RUN_DIR"), runDir},
+                            {QStringLiteral("ORRERY_CAPTURE"), QStringLiteral("1")}};
+        task.command.perNode = true;
+        for (const auto &[name, data] : orrery::remote::runDirFiles(task)) {
+            QFile f(runDir + QLatin1Char('/') + QString::fromUtf8(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(data);
+        }
+        SbatchJob j = job();  // 2 nodes × 4 GPUs, 8 CPUs per rank
+        j.sweepDir = tmp.path();
+        j.trialDirs = QStringList{runDir};
+        j.setup = QStringList{QStringLiteral("export PYTHONPATH=/site/lib")};
+        j.commands = true;
+        j.perNode = true;
+        const QByteArray rendered = render(j);
+        QVERIFY(rendered.contains("#SBATCH --ntasks-per-node=1\n"));
+        QVERIFY(rendered.contains("#SBATCH --cpus-per-task=32\n"));
+        QVERIFY(rendered.contains("#SBATCH --gres=gpu:4\n"));
+        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
+        QFile script(scriptPath);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(rendered);
+        script.close();
+
+        const QString bin = tmp.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
+        writeExecutable(
+            bin + QStringLiteral("/my-train"),
+            "#!/bin/bash\nprintf '%s\\0' \"RANK=$RANK\" \"WORLD_SIZE=$WORLD_SIZE\" "
+            "\"LOCAL_RANK=$LOCAL_RANK\" \"NODE_RANK=$NODE_RANK\" \"NNODES=$NNODES\" "
+            "\"MASTER_ADDR=$MASTER_ADDR\" \"MASTER_PORT=$MASTER_PORT\" \"PYTHONPATH=$PYTHONPATH\" "
+            "\"OMP_NUM_THREADS=$OMP_NUM_THREADS\" \"$@\" > \"$ARGS_OUT\"\n");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("40123"));  // port 10000 + 40123 % 20000
+        env.insert(QStringLiteral("SLURM_CPUS_PER_TASK"), QStringLiteral("32"));
+        env.remove(QStringLiteral("OMP_NUM_THREADS"));
+        env.remove(QStringLiteral("SLURM_JOB_NODELIST"));
+        env.insert(QStringLiteral("SRUN_TASK"), QStringLiteral("1 0 2 1 2"));  // the second node's task
+        env.insert(QStringLiteral("HOME"), tmp.path());
+        const QString argsOut = tmp.filePath(QStringLiteral("args"));
+        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
+        QByteArray err;
+        QCOMPARE(bash({scriptPath}, env, &err), 0);
+        QFile a(argsOut);
+        QVERIFY2(a.open(QIODevice::ReadOnly), err.constData());
+        const QList<QByteArray> got = a.readAll().split('\0');
+        QCOMPARE(got.size(), 14);
+        QCOMPARE(got[0], QByteArray("RANK=1"));
+        QCOMPARE(got[1], QByteArray("WORLD_SIZE=2"));
+        QCOMPARE(got[2], QByteArray("LOCAL_RANK=0"));
+        QCOMPARE(got[3], QByteArray("NODE_RANK=1"));
+        QCOMPARE(got[4], QByteArray("NNODES=2"));
+        const QByteArray addr = got[5].mid(int(qstrlen("MASTER_ADDR=")));
+        QVERIFY2(!addr.isEmpty(), got[5].constData());
+        const int port = got[6].mid(int(qstrlen("MASTER_PORT="))).toInt();
+        QVERIFY2(port >= 10123 && port < 10133, got[6].constData());  // one up per listener found
+        QCOMPARE(got[7], QByteArray("PYTHONPATH=") + tmp.path().toUtf8() + "/.orrery/python:/site/lib");
+        QCOMPARE(got[8], QByteArray("OMP_NUM_THREADS=8"));  // 32 CPUs for the node's 4 processes
+        QCOMPARE(got[9], QByteArray("--node_rank"));
+        QCOMPARE(got[10], QByteArray("1"));
+        QCOMPARE(got[11], QByteArray("--at=") + addr + ':' + QByteArray::number(port));
+        QCOMPARE(got[12], QByteArray("{{node_rank}} kept"));  // not a node word: text
+    }
+
+    // A cluster's own template from before launchers is refused for a command whose words only a
+    // node can fill; without such words it still runs the command.
+    void aTemplateBeforeLaunchersRefusesNodeWords()
+    {
+        QByteArray old = orrery::remote::defaultSbatchTemplate();
+        old.replace("command.late", "command.other");
+        SbatchJob j = job();
+        j.commands = true;
+        QVERIFY(!renderSbatch(old, j).isEmpty());
+        j.nodeWords = true;
+        try {
+            renderSbatch(old, j);
+            QFAIL("rendered node words with a template that cannot fill them");
+        } catch (const SbatchError &e) {
+            QVERIFY2(e.message().contains(QStringLiteral("{{node_rank}}")), qPrintable(e.message()));
+        }
     }
 
     // A cluster's own template from before command sweeps is refused for one, with what to copy.

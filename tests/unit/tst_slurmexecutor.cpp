@@ -310,6 +310,50 @@ private Q_SLOTS:
         QVERIFY(!c[5].exists);
         QVERIFY(!QFile::exists(dir.filePath(QStringLiteral("pwned"))));
     }
+
+    // A listing in the same round trip as the reads: the perl program and the local executor's
+    // listDirectory answer alike (sorted, sizes, links not followed, 8 levels, a hostile name).
+    void perlProgramListsLikeTheLocalExecutor()
+    {
+        QTemporaryDir dir;
+        const QDir d(dir.path());
+        const QStringList files{QStringLiteral("tb/events.out.tfevents.1.host"),
+                                QStringLiteral("samples/step_1.mp4"),
+                                QStringLiteral("a\nb 'q' $(touch pwned)/x.png"),
+                                QStringLiteral("1/2/3/4/5/6/7/8/too-deep.tfevents"),
+                                QStringLiteral("1/2/3/4/5/6/7/deepest.tfevents")};
+        for (const QString &f : files) {
+            QVERIFY(d.mkpath(QFileInfo(d.filePath(f)).path()));
+            QFile file(d.filePath(f));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(f.toUtf8());
+        }
+        QVERIFY(QFile::link(d.filePath(QStringLiteral("tb")), d.filePath(QStringLiteral("link"))));
+        const QList<FileRead> reads{FileRead::listing(dir.path()), read(d.filePath(files[0]), 3),
+                                    FileRead::listing(d.filePath(QStringLiteral("missing"))),
+                                    FileRead::listing(dir.path(), 2)};
+        int code = -1;
+        const QByteArray out =
+            runWithInput(QStringLiteral("/bin/sh"),
+                         {QStringLiteral("-c"), QString::fromUtf8(orrery::remote::batchReadCommand())},
+                         orrery::remote::batchReadInput(reads), dir.path(), &code);
+        QCOMPARE(code, 0);
+        const auto parsed = orrery::remote::parseBatchRead(out, reads);
+        QVERIFY2(parsed.ok(), qPrintable(parsed.error));
+        const FileChunk local = orrery::core::listDirectory(dir.path());
+        QCOMPARE(parsed.chunks[0].entries, local.entries);
+        QCOMPARE(local.entries.size(), 4);  // not too-deep, not through the link
+        QCOMPARE(local.entries[0].path, QStringLiteral("1/2/3/4/5/6/7/deepest.tfevents"));
+        QCOMPARE(local.entries[0].size, QStringLiteral("1/2/3/4/5/6/7/deepest.tfevents").size());
+        QCOMPARE(parsed.chunks[1].data, files[0].toUtf8().mid(3));
+        QVERIFY(!parsed.chunks[2].exists);
+        QCOMPARE(parsed.chunks[3].entries.size(), 2);
+        QVERIFY(!QFile::exists(d.filePath(QStringLiteral("pwned"))));
+        // A listing answer that announces more entries than it holds is refused.
+        QVERIFY(!orrery::remote::parseBatchRead(QByteArray("orrery-read 1\n2 4\n1 a\0", 22),
+                                                {FileRead::listing(QStringLiteral("/x"))})
+                     .ok());
+    }
 };
 
 ORRERY_TEST_MAIN(TestSlurmExecutor, QCoreApplication)

@@ -143,6 +143,27 @@ private Q_SLOTS:
         QVERIFY(db->sweeps().isEmpty() || !db->findSweep(QStringLiteral("bad")));
     }
 
+    // W&B's --count through the one operations layer: a random spec without run_cap is refused
+    // saying so, accepted with a count, which the stored spec then holds as its run_cap; W&B's
+    // service keys come back as warnings, not problems.
+    void countBoundsARandomSpecAndWarningsAreNotProblems()
+    {
+        const QByteArray yaml = "name: counted\nproject: p\nprogram: train.py\nmethod: random\n"
+                                "parameters:\n  lr: {min: 0.1, max: 1.0}\n";
+        const QString path = m_home.filePath(QStringLiteral("counted.yaml"));
+        const remote::CheckedSpec open = SweepOperations::checkSpecText(yaml, path, *m_schema, false);
+        QVERIFY(!open.ok());
+        QVERIFY(open.problemLines().join(QLatin1Char('\n')).contains(QLatin1String("--count N")));
+        const remote::CheckedSpec counted = SweepOperations::checkSpecText(yaml, path, *m_schema, false, 3);
+        QVERIFY2(counted.ok(), qPrintable(counted.problemLines().join(QLatin1Char('\n'))));
+        QCOMPARE(counted.trials().size(), 3);
+        QCOMPARE(counted.plan().spec.runCap, 3);
+        QVERIFY(counted.plan().specYaml.endsWith("run_cap: 3\n"));
+        QCOMPARE(counted.warnings().size(), 1);
+        QCOMPARE(counted.warnings().front().line, 2);
+        QVERIFY(counted.problems().isEmpty());
+    }
+
     void cancelledSubmitSubmitsNothing()
     {
         auto db = store();

@@ -12,6 +12,8 @@
 
 #include <QCoreApplication>
 
+#include <cmath>
+
 #include <optional>
 
 using namespace orrery::core;
@@ -839,6 +841,100 @@ private Q_SLOTS:
             return;
         QCOMPARE(toText(v->state), state);
         QCOMPARE(v->message, message);
+    }
+    // W&B's metric.target: reached by a completed trial's last value (at or below when
+    // minimizing, at or above when maximizing); running trials and failed ones do not count.
+    void targetReached_data()
+    {
+        QTest::addColumn<QList<int>>("states");  // TrialState of trials 0, 1, ...
+        QTest::addColumn<QList<double>>("values");  // their last metric values (NaN: none)
+        QTest::addColumn<int>("goal");  // 0 minimize, 1 maximize
+        QTest::addColumn<double>("target");  // NaN: the spec has none
+        QTest::addColumn<int>("hit");  // the trial, -1: not reached
+        QTest::addColumn<QString>("message");
+        using S = TrialState;
+        const double nan = std::nan("");
+        const auto st = [](std::initializer_list<S> s) {
+            QList<int> out;
+            for (S x : s)
+                out << int(x);
+            return out;
+        };
+        QTest::newRow("no-target") << st({S::Completed}) << QList<double>{0.0} << 0 << nan << -1 << "";
+        QTest::newRow("minimize-not-yet")
+            << st({S::Completed, S::Completed}) << QList<double>{0.3, 0.2} << 0 << 0.1 << -1 << "";
+        QTest::newRow("minimize-reached-exactly")
+            << st({S::Completed, S::Completed}) << QList<double>{0.3, 0.1} << 0 << 0.1 << 1
+            << "metric.target reached: trial 1 completed with loss 0.1 (target <= 0.1)";
+        QTest::newRow("maximize-reached")
+            << st({S::Completed, S::Completed}) << QList<double>{0.97, 0.99} << 1 << 0.95 << 0
+            << "metric.target reached: trial 0 completed with loss 0.97 (target >= 0.95)";
+        QTest::newRow("running-trial-does-not-count")
+            << st({S::Running}) << QList<double>{0.01} << 0 << 0.1 << -1 << "";
+        QTest::newRow("failed-trial-does-not-count")
+            << st({S::Failed}) << QList<double>{0.01} << 0 << 0.1 << -1 << "";
+        QTest::newRow("stopped-trial-does-not-count")
+            << st({S::Stopped}) << QList<double>{0.01} << 0 << 0.1 << -1 << "";
+        QTest::newRow("nan-does-not-count")
+            << st({S::Completed}) << QList<double>{nan} << 0 << 0.1 << -1 << "";
+    }
+    void targetReached()
+    {
+        QFETCH(QList<int>, states);
+        QFETCH(QList<double>, values);
+        QFETCH(int, goal);
+        QFETCH(double, target);
+        QFETCH(int, hit);
+        QFETCH(QString, message);
+        SweepSpec spec;
+        spec.metricName = QStringLiteral("loss");
+        spec.goal = goal ? Goal::Maximize : Goal::Minimize;
+        if (!std::isnan(target))
+            spec.metricTarget = target;
+        QMap<int, Trial> latest;
+        QHash<int, double> last;
+        for (qsizetype i = 0; i < states.size(); ++i) {
+            latest.insert(int(i), attempt(0, TrialState(states[i]), {}, false, int(i)));
+            last.insert(int(i), values[i]);
+        }
+        const auto h = orrery::core::targetReached(spec, latest, last);
+        QCOMPARE(h ? h->trial : -1, hit);
+        if (h)
+            QCOMPARE(h->message, message);
+    }
+
+    // A reached target: what waits is stopped, nothing more launches, and the verdict says why.
+    void targetStopsWhatWaits()
+    {
+        QMap<int, Trial> latest;
+        latest.insert(0, attempt(0, TrialState::Completed, {}, false, 0));
+        latest.insert(1, attempt(0, TrialState::Queued, {}, false, 1));
+        latest.insert(2, attempt(0, TrialState::Running, {}, false, 2));
+        Trial pending = attempt(0, TrialState::Queued, {}, false, 3);
+        pending.task.clear();  // not handed to the executor: nothing to stop
+        latest.insert(3, pending);
+        QCOMPARE(notStartedTrials(latest), QList<int>{1});
+
+        SweepSpec bayes;
+        bayes.method = SearchMethod::Bayes;
+        bayes.runCap = 10;
+        QMap<int, Trial> ended;
+        ended.insert(0, attempt(0, TrialState::Completed, {}, false, 0));
+        ended.insert(1, attempt(0, TrialState::Stopped, {}, false, 1));
+        const SweepTally c = tallyTrials(ended);
+        // Without the target a bayes sweep of run_cap 10 goes on; with it, it ends.
+        QVERIFY(!orrery::core::sweepVerdict(c, bayes, SweepState::Running));
+        const QString why =
+            QStringLiteral("metric.target reached: trial 0 completed with loss 0.1 (target <= 0.2)");
+        const auto v = orrery::core::sweepVerdict(c, bayes, SweepState::Running, 0, {}, why);
+        QVERIFY(v);
+        QCOMPARE(v->state, SweepState::Finished);
+        QCOMPARE(v->message,
+                 why +
+                     QStringLiteral("; 8 of 10 trials not launched; 1 completed, 1 stopped early, 0 failed"));
+        const auto g = orrery::core::sweepVerdict(c, SweepSpec(), SweepState::Running, 0, {}, why);
+        QVERIFY(g);
+        QCOMPARE(g->message, why + QStringLiteral("; 1 completed, 1 stopped early, 0 failed"));
     }
 };
 

@@ -141,6 +141,15 @@ private Q_SLOTS:
         ParamSpec c = categorical("c", {QStringLiteral("a"), QStringLiteral("b")}, ConfigKey::Type::String);
         c.probabilities = {0.0, 1.0};
         space.append(c);
+        // W&B's: ln(1/x) uniform in [4.6, 11.5] (natural logs, or the bounds of x), ln(x) normal.
+        space.append(numeric("ilu", Distribution::InvLogUniform, 4.6, 11.5));
+        space.append(numeric("iluv", Distribution::InvLogUniformValues, 1e-5, 1e-2));
+        ParamSpec ln = numeric("ln", Distribution::QLogNormal, 0, 0, ConfigKey::Type::Int);
+        ln.mu = 3;
+        ln.sigma = 0.5;
+        ln.q = 2;
+        space.append(ln);
+        double lnSum = 0;
         QSet<qint64> ints;
         for (int i = 0; i < 2000; ++i) {
             SweepRng rng = SweepRng::forTrial(9, i);
@@ -162,8 +171,17 @@ private Q_SLOTS:
             const double nv = valueOf(t, "n").toDouble();
             QVERIFY(nv >= 0 && nv <= 1);  // clipped to the key's range
             QCOMPARE(valueOf(t, "c").toString(), QStringLiteral("b"));  // probability 1
+            const double ilu = valueOf(t, "ilu").toDouble();
+            QVERIFY(ilu >= std::exp(-11.5) * 0.999999 && ilu <= std::exp(-4.6) * 1.000001);
+            const double iluv = valueOf(t, "iluv").toDouble();
+            QVERIFY(iluv >= 1e-5 * 0.999999 && iluv <= 1e-2 * 1.000001);
+            const qint64 lnv = valueOf(t, "ln").toLongLong();
+            QVERIFY(lnv >= 0 && lnv % 2 == 0);
+            lnSum += std::log(std::max<double>(double(lnv), 1));
         }
         QCOMPARE(ints.size(), 4);  // both ends included
+        // ln(x) averages mu (exp(3) = 20: rounding to 2 moves it little).
+        QVERIFY2(std::abs(lnSum / 2000 - 3) < 0.1, qPrintable(QString::number(lnSum / 2000)));
     }
 
     void tpeIsReproducibleAndStartsRandom()

@@ -113,6 +113,17 @@ retries: 2
             Distribution::QLogUniformValues, 2, 64);
         row("normal", "optim.beta1: {distribution: normal, mu: 0.9, sigma: 0.02}", Distribution::Normal, 0,
             0);
+        // W&B's other distributions (its sweeps' params.py).
+        row("inv_log_uniform-bounds-ln-of-1-over-x",
+            "optim.lr: {distribution: inv_log_uniform, min: 4.6, max: 11.5}", Distribution::InvLogUniform,
+            4.6, 11.5);
+        row("inv_log_uniform_values",
+            "optim.lr: {distribution: inv_log_uniform_values, min: 1.0e-5, max: 0.01}",
+            Distribution::InvLogUniformValues, 1e-5, 1e-2);
+        row("log_normal", "optim.lr: {distribution: log_normal, mu: -7, sigma: 1}", Distribution::LogNormal,
+            0, 0);
+        row("q_log_normal", "train.batch_size: {distribution: q_log_normal, mu: 3, sigma: 0.5, q: 2}",
+            Distribution::QLogNormal, 0, 0);
         row("categorical-with-probabilities",
             "train.precision: {distribution: categorical, values: [fp32, bf16], probabilities: [0.25, 0.75]}",
             Distribution::Categorical, 0, 0);
@@ -127,7 +138,8 @@ retries: 2
         QVERIFY2(p.spec, qPrintable(allErrors(p)));
         const ParamSpec &ps = p.spec->parameters.value(0);
         QCOMPARE(int(ps.distribution), distribution);
-        if (ps.isDistribution() && ps.distribution != Distribution::Normal) {
+        if (ps.isDistribution() && ps.distribution != Distribution::Normal &&
+            ps.distribution != Distribution::LogNormal && ps.distribution != Distribution::QLogNormal) {
             QCOMPARE(ps.min, min);
             QCOMPARE(ps.max, max);
         }
@@ -255,6 +267,15 @@ retries: 2
             "method: grid\nparameters:\n  \"$(touch /tmp/x)\": {value: 1}\n", 3,
             "unknown trainer key '$(touch /tmp/x)'");
         // A sweep of the user's own command (docs/sweeps.md "Any training command").
+        row("command-launch-unknown-mode",
+            "command: [torchrun, t.py]\nmethod: grid\nlaunch: per_task\nparameters:\n  a: {value: 1}\n", 3,
+            "launch 'per_task': expected per_gpu (one process per GPU, each a rank) or per_node");
+        row("command-capture-not-a-bool",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncapture: maybe\n", 5,
+            "capture: expected true or false");
+        row("launch-without-a-command",
+            "method: grid\nlaunch: per_node\nparameters:\n  optim.lr: {value: 1e-4}\n", 2,
+            "`launch` goes with a `command`");
         row("command-unknown-placeholder",
             "command: [python, t.py, --lr, \"{{lrr}}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
             "unknown placeholder {{lrr}} (did you mean 'lr'?)");
@@ -268,8 +289,8 @@ retries: 2
             "trainer: {config: x.yaml}\ncommand: [a]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
             "either the bundled trainer");
         row("command-unknown-wandb-macro",
-            "command: [python, \"${args_json_file}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
-            "${args_json_file}' is not a macro Orrery expands");
+            "command: [python, \"${envvar:HOME}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
+            "${envvar:HOME}' is not a macro Orrery expands");
         row("command-program-macro-needs-program",
             "command: [python, \"${program}\"]\nmethod: grid\nparameters:\n  lr: {values: [1]}\n", 1,
             "${program} needs `program: FILE`");
@@ -412,11 +433,92 @@ retries: 2
 
     void wandbOnlyKeysAreIgnored()
     {
-        // Without a command, W&B's `program` is ignored too: the bundled trainer runs.
-        const SpecParse p = parse("program: train.py\nproject: x\nentity: y\ndescription: d\nmethod: "
-                                  "grid\nparameters:\n  seed: {values: [1, 2]}\n");
+        // W&B's service keys are accepted and reported, one warning each at its line; without
+        // `program` or `command` the bundled trainer runs.
+        const SpecParse p = parse("project: x\nentity: y\ndescription: d\ncontroller: {type: local}\n"
+                                  "scheduler: {num_workers: 2}\n"
+                                  "method: grid\nparameters:\n  seed: {values: [1, 2]}\n");
         QVERIFY2(p.spec, qPrintable(allErrors(p)));
         QVERIFY(!p.spec->command);
+        QCOMPARE(p.spec->warnings.size(), 5);
+        QCOMPARE(p.spec->warnings[0].line, 1);
+        QVERIFY(p.spec->warnings[0].message.contains(QLatin1String("`project` is W&B's")));
+        QCOMPARE(p.spec->warnings[4].line, 5);
+        // A W&B Launch job without the script it runs cannot run here: said at its line.
+        const SpecParse job =
+            parse("job: wandb/jobs/train:latest\nmethod: grid\nparameters:\n  seed: {values: [1]}\n");
+        QVERIFY(!job.spec);
+        QVERIFY(allErrors(job).contains(QLatin1String("sweep.yaml:1: `job` is a W&B Launch job")));
+    }
+
+    // W&B's `program` alone is its default command: ${env} ${interpreter} ${program} ${args}; the
+    // parameters are the program's, not the trainer's.
+    void programAloneIsWandbsDefaultCommand()
+    {
+        const SpecParse p = parse("program: train.py\nmethod: grid\nparameters:\n  learning_rate: {values: "
+                                  "[0.1]}\n  optimizer: {values: [adam]}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QVERIFY(p.spec->command);
+        QCOMPARE(p.spec->command->argv,
+                 (QStringList{QStringLiteral("${env}"), QStringLiteral("${interpreter}"),
+                              QStringLiteral("${program}"), QStringLiteral("${args}")}));
+        const RenderedCommand c = renderCommand(*p.spec,
+                                                {{QStringLiteral("learning_rate"), QVariant(0.1)},
+                                                 {QStringLiteral("optimizer"), QStringLiteral("adam")}},
+                                                {QStringLiteral("/r"), {}, {}, 0, 0});
+        QCOMPARE(
+            c.argv,
+            (QStringList{QStringLiteral("/usr/bin/env"), QStringLiteral("python"), QStringLiteral("train.py"),
+                         QStringLiteral("--learning_rate=0.1"), QStringLiteral("--optimizer=adam")}));
+        // With the bundled trainer's `trainer:` it is one or the other.
+        const SpecParse both =
+            parse("program: train.py\ntrainer: {config: x.yaml}\nmethod: grid\nparameters:\n"
+                  "  lr: {values: [1]}\n");
+        QVERIFY(!both.spec);
+        QVERIFY(allErrors(both).contains(QLatin1String("not both")));
+    }
+
+    // W&B's nested parameters: dotted keys here, nested where W&B nests them.
+    void nestedParametersBecomeDottedKeys()
+    {
+        const SpecParse p =
+            parse("program: train.py\nmethod: grid\nparameters:\n  batch_size: {values: [32]}\n"
+                  "  optimizer:\n    parameters:\n      lr: {values: [0.001]}\n"
+                  "      nadam:\n        parameters:\n          beta: {values: [0.9]}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->parameters.size(), 3);
+        QCOMPARE(p.spec->parameters[1].key, QStringLiteral("optimizer.lr"));
+        QCOMPARE(p.spec->parameters[1].line, 7);
+        QCOMPARE(p.spec->parameters[2].key, QStringLiteral("optimizer.nadam.beta"));
+        QCOMPARE(p.spec->parameters[2].wandbPath,
+                 (QStringList{QStringLiteral("optimizer"), QStringLiteral("nadam"), QStringLiteral("beta")}));
+        QCOMPARE(p.spec->parameters[0].wandbPath, QStringList());
+    }
+
+    // W&B's metric.target and hyperband's strict; --count's run_cap.
+    void targetStrictAndCount()
+    {
+        const SpecParse p =
+            parse("program: t.py\nmethod: random\nrun_cap: 5\nmetric: {name: loss, goal: minimize, "
+                  "target: 0.1, impute: worst}\nearly_terminate: {type: hyperband, min_iter: 2, "
+                  "strict: true}\nparameters:\n  lr: {min: 0.1, max: 1.0}\n");
+        QVERIFY2(p.spec, qPrintable(allErrors(p)));
+        QCOMPARE(p.spec->metricTarget.value_or(-1), 0.1);
+        QVERIFY(p.spec->earlyTerminate && p.spec->earlyTerminate->strict);
+        QCOMPARE(p.spec->warnings.size(), 1);  // metric.impute
+        // Without run_cap the error names --count.
+        const SpecParse open =
+            parse("program: t.py\nmethod: random\nparameters:\n  lr: {min: 0.1, max: 1.0}\n");
+        QVERIFY(!open.spec);
+        QVERIFY2(allErrors(open).contains(QLatin1String("--count N")), qPrintable(allErrors(open)));
+        // --count adds run_cap (or keeps a smaller one), text edited in place.
+        QString why;
+        QCOMPARE(withRunCap("program: t.py  # mine\nmethod: random\n", 7, &why).value_or(QByteArray()),
+                 QByteArray("program: t.py  # mine\nmethod: random\nrun_cap: 7\n"));
+        QCOMPARE(withRunCap("run_cap: 3 # few\nmethod: random\n", 7, &why).value_or(QByteArray()),
+                 QByteArray("run_cap: 3 # few\nmethod: random\n"));
+        QCOMPARE(withRunCap("run_cap: 30\nmethod: random\n", 7, &why).value_or(QByteArray()),
+                 QByteArray("run_cap: 7\nmethod: random\n"));
     }
 
     // A command's parameters are any keys (no trainer schema), typed by the values written; its

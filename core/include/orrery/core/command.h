@@ -38,25 +38,62 @@ struct MetricRule {
     int line = 0;  // in the spec file
 };
 
+// Sample files a program writes, found by pattern (`artifacts:` in a spec): each file under the
+// run dir whose path relative to it matches `glob` (QRegularExpression::wildcardToRegularExpression,
+// `*` within one directory) becomes a sample artifact, a video or an image by its extension, at the
+// step `stepRegex`'s first group finds in that path (none: no step, not shown by step).
+struct ArtifactRule {
+    QString glob;  // samples/*.mp4
+    QString stepRegex;  // step_(\d+)
+    int line = 0;
+};
+
 // A spec's own training command.
 struct CommandSpec {
     // Each element a template: {{parameter key}}, {{run_dir}}, {{trial}}, {{attempt}},
-    // {{sweep}}, {{experiment}}, {{params_file}}, {{resume}}; and W&B's macros ${env},
-    // ${interpreter}, ${program}, ${args}, ${args_no_hyphens}, ${args_json} (as whole elements).
+    // {{sweep}}, {{experiment}}, {{params_file}}, {{resume}}, {{config}} (a config-file sweep's
+    // copy in the run dir); and W&B's macros ${env}, ${interpreter}, ${program}, ${args},
+    // ${args_no_hyphens}, ${args_no_boolean_flags}, ${args_no_equals}, ${args_append_hydra},
+    // ${args_override_hydra}, ${args_json}, ${args_json_file} (as whole elements), rendered byte
+    // for byte as W&B's agent renders them (pyvalue.h).
     QStringList argv;
     // The directory it runs in, as written. Here: relative to the spec file's directory, which is
     // the default. On a cluster: relative to the home directory, which is the default.
     QString workdir;
     QList<MetricRule> metrics;
+    // TensorBoard event files are read from under the run dir, or from this directory (relative
+    // to the run dir, or absolute) when the spec names one: `tensorboard: {dir: tb}`.
+    QString tensorboardDir;
+    QList<ArtifactRule> artifacts;
+    // `launch:` how many processes a trial's nodes run (docs/sweeps.md "Launchers"): per_gpu, one
+    // per GPU (1 on a CPU node), each a rank of its own; per_node, one per node, for launchers that
+    // start their own per-GPU processes (torchrun --nproc_per_node, accelerate launch).
+    enum class Launch { PerGpu, PerNode };
+    Launch launch = Launch::PerGpu;
+    // `capture:` W&B calls in a Python program are recorded into events.jsonl (the capture module
+    // on PYTHONPATH, resources/python/orrery_capture/); false turns that off.
+    bool capture = true;
     int line = 0;
+};
+
+// A word of a command with placeholders only the node it runs on can fill ({{node_rank}},
+// {{master_addr}}, {{master_port}}): its pieces, text and placeholder names alternating, text
+// first and last (possibly empty). The text is already rendered, so a parameter value that holds
+// `{{node_rank}}` stays those bytes.
+struct NodeWord {
+    int index = 0;  // in RenderedCommand::argv
+    QStringList pieces;
 };
 
 // What a command trial runs: its argv and environment, and where. Built by renderCommand.
 struct RenderedCommand {
-    QStringList argv;
+    QStringList argv;  // node-time placeholders shown as {{name}} (fillNodeWords fills them)
     QList<std::pair<QString, QString>> env;  // ORRERY_* variables, in a fixed order
     QString workdir;  // as written in the spec (a cluster resolves it against the home directory)
     QString localWorkdir;  // absolute: where it runs on this machine
+    QList<NodeWord> nodeWords;
+    bool perNode = false;  // CommandSpec::Launch::PerNode
+    bool capture = true;  // the W&B capture module goes on PYTHONPATH
 };
 
 // Who the trial is: what the builtin placeholders and ORRERY_* variables say.
@@ -66,8 +103,17 @@ struct CommandContext {
     int trial = 0, attempt = 0;
 };
 
+// The run dir's file of a command trial's params as W&B's agent writes it for wandb.init()
+// (`wandb_version: 1`, then `key: {value: ...}`), named by WANDB_SWEEP_PARAM_PATH (both set by
+// sweepplan.h taskLaunch).
+inline constexpr char kWandbSweepParamsFile[] = "wandb-sweep-params.yaml";
+
 // The builtin placeholders, in the order docs list them.
 QStringList commandBuiltins();
+// The builtins only the node a process runs on knows: node_rank, master_addr, master_port.
+QStringList nodeBuiltins();
+// argv with its node words filled from `values` (node_rank, master_addr, master_port).
+QStringList fillNodeWords(const RenderedCommand &command, const QHash<QString, QString> &values);
 // The environment variable of a parameter: ORRERY_PARAM_ and the key in capitals, every character
 // other than a letter or digit made '_' (optim.lr → ORRERY_PARAM_OPTIM_LR).
 QString paramEnvName(const QString &key);

@@ -30,6 +30,9 @@ struct TaskLaunch {
     // A sweep of the user's own command (command.h): what runs instead of the bundled trainer,
     // with these ORRERY_* variables, in this directory. argv empty: the trainer.
     RenderedCommand command;
+    // More files the executor writes into the run dir before the task starts (name relative to
+    // it, a plain file name; bytes): a config-file sweep's config, ${args_json_file}'s args.json.
+    QList<std::pair<QString, QByteArray>> files;
 };
 
 // Trials launched together: one job array on Slurm (`%maxConcurrent`), one local supervisor.
@@ -63,16 +66,39 @@ struct TaskStatus {
 };
 
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.
+// Or, with `list`, listing a directory: the regular files under it (recursively, at most
+// kMaxListDepth levels down, symbolic links not followed) with their sizes, in the same round
+// trip as the reads (how the runner discovers TensorBoard event files and sample files).
 struct FileRead {
     QString path;  // absolute, on the executor's machine
     qint64 offset = 0;
     qint64 maxBytes = 4 << 20;  // at most this much per read (the rest comes next tick)
+    bool list = false;  // list the directory `path` instead (maxBytes: at most this many entries)
+    static FileRead listing(const QString &dir, qint64 maxEntries = kMaxListEntries)
+    {
+        FileRead r;
+        r.path = dir;
+        r.maxBytes = maxEntries;
+        r.list = true;
+        return r;
+    }
+    static constexpr qint64 kMaxListEntries = 4096;
+    static constexpr int kMaxListDepth = 8;
+};
+struct FileEntry {
+    QString path;  // relative to the listed directory, '/'-separated
+    qint64 size = 0;
+    bool operator==(const FileEntry &) const = default;
 };
 struct FileChunk {
     bool exists = false;
-    qint64 size = -1;  // the file's size now
+    qint64 size = -1;  // the file's size now (a listing: the number of entries)
     QByteArray data;  // bytes [offset, min(size, offset + maxBytes))
+    QList<FileEntry> entries;  // a listing's files, sorted by path
 };
+// The listing of a directory on this machine, as FileRead::listing asks for it (the local
+// executor's answer; `runs ingest` uses it too). exists == false when `dir` is not a directory.
+FileChunk listDirectory(const QString &dir, qint64 maxEntries = FileRead::kMaxListEntries);
 
 class Executor {
 public:

@@ -291,6 +291,8 @@ public:
                     const QString &runDir = {});
     void endRun(RunId run, RunStatus status, qint64 endTimeMs = 0);
     void setRunStatus(RunId run, RunStatus status);
+    // When the run started, as an imported run's own records say (a W&B run's start_time).
+    void setRunStart(RunId run, qint64 startTimeMs);
     // A run by numeric id, uuid, uuid prefix (at least 6 hex digits) or exact name.
     std::optional<Run> findRun(const QString &ref) const;
     std::optional<Run> run(RunId id) const;
@@ -330,6 +332,9 @@ public:
 
     // --- ingest of events.jsonl --------------------------------------------------------------
     IngestState ingestState(RunId run, const QString &file) const;
+    // Every file of the run with an ingest state, by name (the TensorBoard event files a listing
+    // found are followed from here: runfiles.h).
+    QList<std::pair<QString, IngestState>> ingestStates(RunId run) const;
     // Applies the complete lines of `data`, which starts at byte `fromOffset` of `file` (a
     // name relative to the run dir, e.g. "events.jsonl"). The points, the run's new state and
     // the new offset (after the last complete line) are committed in one transaction, so a
@@ -348,6 +353,11 @@ public:
         bool created = false;
         IngestResult events;
         bool exited = false;
+        // TensorBoard event files and a W&B offline run's .wandb file in the directory
+        // (runfiles.h): their points are counted in events.points too.
+        qint64 filePoints = 0;
+        qint64 media = 0;
+        QStringList notes;  // what was skipped or ignored there, one line each
     };
     // Applies exit.json (the trainer's last word: {"state", "reason", "step"}) to the run: its
     // end status, time and the tags orrery.exit_state / orrery.exit_reason. Returns the state
@@ -423,7 +433,9 @@ private:
 };
 
 // The run directories under `root` (itself included): those holding events.jsonl or exit.json,
-// sorted. What `orrery runs ingest DIR` and the GUI's import take.
+// a W&B offline run's run-*.wandb, or TensorBoard event files (unless a directory above it is a
+// run directory: its event files belong to that run), sorted. What `orrery runs ingest DIR` and
+// the GUI's import take.
 QStringList findRunDirectories(const QString &root);
 
 }  // namespace orrery::core

@@ -49,10 +49,13 @@ struct PlanLoad {
     QString configError;  // the base config is not a YAML mapping (names its file and line)
     QString readError;  // the spec or its base config cannot be read ("FILE: why")
 };
-PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema);
+// `count` > 0: W&B's `--count N` (`wandb agent --count`), at most N trials (withRunCap: the
+// stored spec gets run_cap N, or keeps a smaller one).
+PlanLoad loadSubmitPlan(const QString &file, const TrainerSchema &schema, int count = 0);
 // The same for a spec's text that is (or will be saved) at `file` (the GUI's launcher: what is
 // typed, validated as it is typed). A relative base config is relative to `file`'s directory.
-PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
+PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const TrainerSchema &schema,
+                            int count = 0);
 
 // The trainer's own cross-key checks (checkTrialConfigs) on the configs of the first
 // kTrainerChecked trials: one line per refused trial ("FILE: trial 3: the trainer refuses its
@@ -72,9 +75,15 @@ QString sweepDirectoryName(const QString &sweepName, const QDateTime &when);
 // made a path component as the name is above.
 QString sweepDirectory(const QString &root, const QString &experiment, const QString &dirName);
 // One attempt of a trial as an executor takes it: its run dir and trial.yaml, and for a sweep of
-// its own command the command rendered for this trial and attempt (renderCommand).
+// its own command the command rendered for this trial and attempt (renderCommand) and the run
+// dir's other files (TaskLaunch::files: the config-file sweep's config from `baseConfig`, the
+// plan's baseConfig; ${args_json_file}'s args.json).
 TaskLaunch taskLaunch(const SweepSpec &spec, int index, int attempt, const QString &runDir,
-                      const TrialParams &params, const QByteArray &config);
+                      const TrialParams &params, const QByteArray &config, const QByteArray &baseConfig = {});
+// A config-file sweep's config for one trial: `baseConfig` (the text of spec.configFile's base)
+// with the params set (configfile.h). Throws std::runtime_error naming the file and the key when
+// it cannot be edited (the spec's check found that first, for the values it saw).
+QByteArray trialConfigFile(const SweepSpec &spec, const QByteArray &baseConfig, const TrialParams &params);
 // The batch a submission launches first: every planned trial, trial i in <sweepDir>/<i>.
 LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials, const QString &sweepDir);
 

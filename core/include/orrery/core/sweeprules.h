@@ -165,6 +165,25 @@ QList<EarlyStop> earlyStops(const SweepSpec &spec, const QMap<int, Trial> &lates
                             const QList<Trial> &attempts,
                             const QHash<int, QList<std::pair<qint64, double>>> &points);
 
+// --- metric.target ---------------------------------------------------------------------------
+
+// W&B's metric.target (its sweep config schema: "the sweep will finish once any run reaches the
+// goal for this value"; its docs: the sweep creates no new runs once a run reached it). Reached:
+// a completed trial's last value of the metric at or below the target (minimize), at or above it
+// (maximize); running trials go on. `latest`: the latest attempt of each trial by index;
+// `lastValues`: each trial's last value of the sweep's metric (missing or NaN: none). The lowest
+// such index; nullopt without a target or while none reached it.
+struct TargetHit {
+    int trial = 0;
+    double value = 0;
+    QString message;  // "metric.target reached: trial 3 completed with eval/loss 0.12 (target <= 0.15)"
+};
+std::optional<TargetHit> targetReached(const SweepSpec &spec, const QMap<int, Trial> &latest,
+                                       const QHash<int, double> &lastValues);
+// What a reached target stops: the trials handed to the executor and not started yet (queued),
+// as W&B creates no new run; by index.
+QList<int> notStartedTrials(const QMap<int, Trial> &latest);
+
 // --- the sweep's verdict ---------------------------------------------------------------------
 
 // The latest attempts of a sweep's trials, counted for the sweep's verdict.
@@ -185,8 +204,10 @@ struct SweepVerdict {
 // ends cancelled; one where no trial completed or was stopped early, failed; else finished.
 // Trials still to launch: bayes suggests up to run_cap; grid and random under a budget launch the
 // `planned` trials their first batch held back. `budgetStop`: why the budget launches no more
-// (BudgetState::explain), empty while it allows the next.
+// (BudgetState::explain), empty while it allows the next. `targetStop`: TargetHit::message where
+// metric.target was reached (then nothing more is launched, and the message leads with it).
 std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &spec, SweepState now,
-                                         int planned = 0, const QString &budgetStop = {});
+                                         int planned = 0, const QString &budgetStop = {},
+                                         const QString &targetStop = {});
 
 }  // namespace orrery::core

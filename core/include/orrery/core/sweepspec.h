@@ -7,6 +7,7 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/metricgoal.h"
+#include "orrery/core/pyvalue.h"
 
 #include <QByteArray>
 #include <QList>
@@ -66,7 +67,13 @@ enum class Distribution {
     QLogUniformValues,  // as LogUniformValues, rounded to q
     Normal,  // mu, sigma
     QNormal,  // mu, sigma, q
+    // W&B's (github.com/wandb/sweeps src/sweeps/params.py):
+    InvLogUniform,  // min, max bound ln(1/x): x = exp(-U(min, max))
+    InvLogUniformValues,  // min, max are the bounds of x; ln(1/x) uniform
+    LogNormal,  // mu, sigma of ln(x): x = exp(N(mu, sigma))
+    QLogNormal,  // as LogNormal, rounded to q
 };
+constexpr Distribution kLastDistribution = Distribution::QLogNormal;
 QString toString(Distribution d);  // W&B's name
 std::optional<Distribution> distributionFromString(const QString &name);
 
@@ -81,6 +88,10 @@ struct ParamSpec {
     double min = 0, max = 0;  // as written (log_uniform: natural logs)
     double mu = 0, sigma = 1;
     double q = 1;
+    // W&B's nesting of the key: ["optimizer", "lr"] for `optimizer: {parameters: {lr: ...}}`
+    // (key "optimizer.lr"), where ${args}, ${args_json} and wandb.config see a dict; empty for a
+    // key written as it is (a dotted `optim.lr:` is one flat name to W&B).
+    QStringList wandbPath;
     // Bounds of the key (from the schema) that samples are clipped to (normal distributions).
     double lowerBound = -1e300, upperBound = 1e300;
 
@@ -99,6 +110,9 @@ struct EarlyTerminate {
     // hyperband: rungs at min_iter * eta^k, or (max_iter, s) → max_iter / eta^k for k = 1..s.
     int minIter = 0, maxIter = 0, s = 0;
     double eta = 3;
+    // hyperband `strict: true` (W&B's hyperband_stopping.py): a trial is judged by its value at
+    // the rung, not by its best value up to it (earlystop.cpp); stops more trials.
+    bool strict = false;
     // median: judge from this step on (warm-up), with at least this many other trials there.
     qint64 minStep = 0;
     int minTrials = 3;
@@ -122,6 +136,14 @@ int allocatedCpus(const SweepResources &r);
 
 using TrialParams = QList<std::pair<QString, QVariant>>;  // in the spec's parameter order
 
+// One problem found in a spec: file:line: message (line 0: the file as a whole).
+struct SpecError {
+    QString file;
+    int line = 0;
+    QString message;
+    QString toString() const;
+};
+
 struct SweepSpec {
     QString file;  // as given (for messages)
     QString name;
@@ -131,9 +153,23 @@ struct SweepSpec {
     // command"): its parameters are then any keys, typed by their values, not the trainer's.
     std::optional<CommandSpec> command;
     QString program;  // W&B's `program`, for ${program} in the command
+    // Config-file sweeps (docs/sweeps.md): the program's own YAML or JSON config, each trial's
+    // copy with its parameters set at their dotted paths (configfile.h), written into its run
+    // dir under the base's file name and named by {{config}}. Its text travels as the plan's
+    // baseConfig (sweepplan.h), stored with the sweep.
+    struct ConfigFile {
+        QString base;  // as written; parseSweepSpecAt resolves it against the spec's directory
+        QString fileName;  // what it is called in the run dir: the base's file name
+        bool allowNewKeys = false;  // a parameter the base lacks is added, not refused
+        int line = 0;
+    };
+    std::optional<ConfigFile> configFile;
     SearchMethod method = SearchMethod::Grid;
     QString metricName;
     Goal goal = Goal::Minimize;
+    // W&B's metric.target: once a finished trial reached it, no new trial is launched
+    // (sweeprules.h targetReached).
+    std::optional<double> metricTarget;
     QList<ParamSpec> parameters;
     int runCap = 0;  // 0: no cap (grid: all combinations; random/bayes need one)
     std::optional<EarlyTerminate> earlyTerminate;
@@ -144,14 +180,10 @@ struct SweepSpec {
     // Orrery's: `budget: {gpu_hours: N}`: no trial is launched that could take the sweep past N
     // GPU-hours (usage.h budgetState; needs resources.time). nullopt: no budget.
     std::optional<double> budgetGpuHours;
-};
-
-// One problem found in a spec: file:line: message (line 0: the file as a whole).
-struct SpecError {
-    QString file;
-    int line = 0;
-    QString message;
-    QString toString() const;
+    // Keys the spec holds that Orrery accepts and does not act on (W&B's `project`, `entity`,
+    // `description`, `job`, `scheduler`, ...): one line each, "FILE:LINE: ...", for `sweep plan`
+    // and `submit` to show (never an error, never silent).
+    QList<SpecError> warnings;
 };
 
 struct SpecParse {
@@ -162,6 +194,10 @@ struct SpecParse {
 // Parses and validates a spec against the schema. Every value is data: hostile names and values
 // are kept verbatim or refused with a message, never interpreted. Non-UTF-8 text is refused.
 SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
+// W&B's `--count N` (`wandb agent --count`): the spec's text with run_cap at most N (added where
+// it has none, lowered where it is higher), so the stored spec says what ran. nullopt + *error
+// where the text cannot be edited (a spec written as one flow mapping).
+std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString *error);
 SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema);
 // The text of a spec that is (or will be saved) at `path`, as loadSweepSpec reads it: a relative
 // trainer.config is taken relative to the file's directory and must exist (the GUI's launcher
@@ -175,6 +211,18 @@ QString formatParamValue(const QVariant &value);
 // keys (optim.lr → optim: {lr: ...}), replacing what the base had. Throws std::runtime_error
 // naming the base file and line when the base is not a YAML mapping.
 QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile, const TrialParams &params);
+
+// A trial's params file (trial.yaml): the trainer's resolved config (renderTrialConfig), or for
+// a command the params alone as nested YAML written as PyYAML writes them (`1.0e-05`, `true`,
+// `null`), so a Python program's yaml.safe_load reads back the very values.
+QByteArray trialParamsFile(const SweepSpec &spec, const QByteArray &baseYaml, const TrialParams &params);
+// A trial's params nested: by every dotted key (optim.lr → optim: {lr: ...}: the params file),
+// or `asWandb` only where W&B nests them (ParamSpec::wandbPath: ${args_json}, ${args}).
+PyDict nestParams(const SweepSpec &spec, const TrialParams &params, bool asWandb);
+// The params as W&B's agent writes them for wandb.init() (config_util.save_config_file_from_dict:
+// `wandb_version: 1`, then each top-level name `{value: ...}`, nested groups as dicts), so that
+// wandb.config holds what it holds under `wandb agent`.
+QByteArray wandbSweepParamsFile(const SweepSpec &spec, const TrialParams &params);
 
 // The trainer's own verdict on resolved trial configs (`orrery-train --check-config`): its
 // cross-key rules (data.size divisible per level, channels a multiple of 8) that no single

@@ -10,7 +10,10 @@
 // The framing (docs/sweeps.md): stdin is "<offset>\0<maxBytes>\0<path>\0" per file (maxBytes -1:
 // to the end). stdout is the line "orrery-read 1\n", then per file, in order,
 // "<size> <length>\n" and `length` bytes from `offset`; size is -1 (and length 0) when the path is
-// missing, unreadable or not a regular file.
+// missing, unreadable or not a regular file. A listing (FileRead::list) goes as
+// "-1\0<maxEntries>\0<dir>\0" and is answered "<count> <length>\n" and `length` bytes of
+// "<size> <relative path>\0" per regular file under the directory (at most 8 levels down,
+// symbolic links not followed); count is -1 when the path is not a directory.
 #pragma once
 
 #include "orrery/core/executor.h"

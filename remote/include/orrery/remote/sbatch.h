@@ -33,6 +33,12 @@ struct SbatchJob {
     // Tasks run the sweep's own command (command.argv in their run dirs): the template must know
     // how (a cluster's own copy made before command sweeps does not).
     bool commands = false;
+    // `launch: per_node`: one task per node (with the CPUs of all its GPUs' ranks), which starts
+    // its own process per GPU (torchrun, accelerate launch).
+    bool perNode = false;
+    // Some task's words hold {{node_rank}}, {{master_addr}} or {{master_port}} (command.late): the
+    // template must fill them (a copy made before launchers does not).
+    bool nodeWords = false;
 };
 
 // The template shipped with Orrery (compiled in from resources/sbatch/array.sbatch).

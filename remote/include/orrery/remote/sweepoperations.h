@@ -68,6 +68,9 @@ struct CheckedSpec {
     // The same as lines for a terminal: "FILE:LINE: message", the others as they are (they name
     // their file).
     QStringList problemLines() const;
+    // What the spec holds that Orrery accepts and ignores (W&B's `project`, `entity`, ...), as
+    // file:line notes: shown by `sweep plan` and `submit` (and the launcher), never an error.
+    QList<core::SpecError> warnings() const;
     // Whether the problems are the user's to fix in the spec (exit status 2) rather than an
     // unreadable file (exit status 1).
     bool problemIsUsage() const { return load.readError.isEmpty(); }
@@ -169,11 +172,13 @@ public:
     // Reads and checks a spec: the file, or (the launcher) the text typed for `path`.
     // `withTrainer`: also the trainer's own checks of the first trials' configs (about a second).
     // Static forms take the schema (a check needs no store: `sweep plan`, the launcher as one types).
-    CheckedSpec checkSpecFile(const QString &path, bool withTrainer);
-    static CheckedSpec checkSpecFile(const QString &path, const core::TrainerSchema &schema,
-                                     bool withTrainer);
+    // `count` > 0: W&B's `--count N`, at most N trials (core::loadSubmitPlan): what a random or
+    // bayes spec without run_cap needs.
+    CheckedSpec checkSpecFile(const QString &path, bool withTrainer, int count = 0);
+    static CheckedSpec checkSpecFile(const QString &path, const core::TrainerSchema &schema, bool withTrainer,
+                                     int count = 0);
     static CheckedSpec checkSpecText(const QByteArray &yaml, const QString &path,
-                                     const core::TrainerSchema &schema, bool withTrainer);
+                                     const core::TrainerSchema &schema, bool withTrainer, int count = 0);
     // What submitting a checked spec to `cluster` would do; connects to nothing, touches nothing.
     static SweepPreview preview(const CheckedSpec &spec, const QString &cluster);
     // Submits a checked spec: deploys the bundled trainer on a cluster that lacks it (a command
