@@ -259,105 +259,122 @@ QString pythonRepr(const QVariant &value)
     return pythonStr(value);
 }
 
-QString pythonStr(const QVariant &value)
+namespace {
+
+// How one of the three notations below writes each kind of value: a walker over the value
+// (dicts and lists) that asks the notation for the leaves.
+struct Notation {
+    QLatin1StringView none, yes, no;
+    QString (*number)(double);  // a float, NaN and infinities included
+    QString (*text)(const QString &);  // a string value at the top
+    QString (*item)(const QVariant &);  // a dict's value, a list's element
+    QString (*key)(const QString &);  // a dict's key
+};
+
+QString render(const QVariant &value, const Notation &n)
 {
     if (isNone(value))
-        return QStringLiteral("None");
+        return QString(n.none);
     if (isDict(value)) {
         QStringList parts;
         for (const auto &[k, v] : value.value<PyDict>())
-            parts << pyStrRepr(k) + QLatin1String(": ") + pythonRepr(v);
+            parts << n.key(k) + QLatin1String(": ") + n.item(v);
         return QLatin1Char('{') + parts.join(QLatin1String(", ")) + QLatin1Char('}');
     }
     switch (value.typeId()) {
     case QMetaType::Bool:
-        return value.toBool() ? QStringLiteral("True") : QStringLiteral("False");
+        return value.toBool() ? QString(n.yes) : QString(n.no);
     case QMetaType::Double:
     case QMetaType::Float:
-        return pythonFloatRepr(value.toDouble());
+        return n.number(value.toDouble());
     case QMetaType::LongLong:
     case QMetaType::Int:
     case QMetaType::UInt:
     case QMetaType::ULongLong:
         return value.toString();
     case QMetaType::QVariantList:
-        return joined(value.toList(), [](const QVariant &v) { return pythonRepr(v); });
+        return joined(value.toList(), n.item);
     default:
-        return value.toString();
+        return n.text(value.toString());
     }
+}
+
+QString jsonNumber(double d)
+{
+    if (std::isnan(d))
+        return QStringLiteral("NaN");
+    if (std::isinf(d))
+        return d < 0 ? QStringLiteral("-Infinity") : QStringLiteral("Infinity");
+    return pythonFloatRepr(d);
+}
+
+QString yamlNumber(double d)
+{
+    if (std::isnan(d))
+        return QStringLiteral(".nan");
+    if (std::isinf(d))
+        return d < 0 ? QStringLiteral("-.inf") : QStringLiteral(".inf");
+    // PyYAML's represent_float: repr, and '1e-05' made '1.0e-05' so YAML 1.1 reads a float.
+    QString r = pythonFloatRepr(d);
+    if (!r.contains(QLatin1Char('.')) && r.contains(QLatin1Char('e')))
+        r.replace(QLatin1Char('e'), QLatin1String(".0e"));
+    return r;
+}
+
+QString yamlText(const QString &s);
+
+QString plainText(const QString &s)
+{
+    return s;
+}
+
+QString yamlKey(const QString &k)
+{
+    return yamlScalar(k);
+}
+
+}  // namespace
+
+QString pythonStr(const QVariant &value)
+{
+    static const Notation python{QLatin1StringView("None"),
+                                 QLatin1StringView("True"),
+                                 QLatin1StringView("False"),
+                                 pythonFloatRepr,
+                                 plainText,
+                                 pythonRepr,
+                                 pyStrRepr};
+    return render(value, python);
 }
 
 QString pythonJsonDumps(const QVariant &value)
 {
-    if (isNone(value))
-        return QStringLiteral("null");
-    if (isDict(value)) {
-        QStringList parts;
-        for (const auto &[k, v] : value.value<PyDict>())
-            parts << jsonString(k) + QLatin1String(": ") + pythonJsonDumps(v);
-        return QLatin1Char('{') + parts.join(QLatin1String(", ")) + QLatin1Char('}');
-    }
-    switch (value.typeId()) {
-    case QMetaType::Bool:
-        return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-    case QMetaType::Double:
-    case QMetaType::Float: {
-        const double d = value.toDouble();
-        if (std::isnan(d))
-            return QStringLiteral("NaN");
-        if (std::isinf(d))
-            return d < 0 ? QStringLiteral("-Infinity") : QStringLiteral("Infinity");
-        return pythonFloatRepr(d);
-    }
-    case QMetaType::LongLong:
-    case QMetaType::Int:
-    case QMetaType::UInt:
-    case QMetaType::ULongLong:
-        return value.toString();
-    case QMetaType::QVariantList:
-        return joined(value.toList(), [](const QVariant &v) { return pythonJsonDumps(v); });
-    default:
-        return jsonString(value.toString());
-    }
+    static const Notation json{QLatin1StringView("null"),
+                               QLatin1StringView("true"),
+                               QLatin1StringView("false"),
+                               jsonNumber,
+                               jsonString,
+                               pythonJsonDumps,
+                               jsonString};
+    return render(value, json);
 }
 
 QString yamlScalar(const QVariant &value)
 {
-    if (isNone(value))
-        return QStringLiteral("null");
-    if (isDict(value)) {
-        QStringList parts;
-        for (const auto &[k, v] : value.value<PyDict>())
-            parts << yamlScalar(k) + QLatin1String(": ") + yamlScalar(v);
-        return QLatin1Char('{') + parts.join(QLatin1String(", ")) + QLatin1Char('}');
-    }
-    switch (value.typeId()) {
-    case QMetaType::Bool:
-        return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-    case QMetaType::Double:
-    case QMetaType::Float: {
-        const double d = value.toDouble();
-        if (std::isnan(d))
-            return QStringLiteral(".nan");
-        if (std::isinf(d))
-            return d < 0 ? QStringLiteral("-.inf") : QStringLiteral(".inf");
-        // PyYAML's represent_float: repr, and '1e-05' made '1.0e-05' so YAML 1.1 reads a float.
-        QString r = pythonFloatRepr(d);
-        if (!r.contains(QLatin1Char('.')) && r.contains(QLatin1Char('e')))
-            r.replace(QLatin1Char('e'), QLatin1String(".0e"));
-        return r;
-    }
-    case QMetaType::LongLong:
-    case QMetaType::Int:
-    case QMetaType::UInt:
-    case QMetaType::ULongLong:
-        return value.toString();
-    case QMetaType::QVariantList:
-        return joined(value.toList(), [](const QVariant &v) { return yamlScalar(v); });
-    default:
-        break;
-    }
-    const QString s = value.toString();
+    static const Notation yaml{QLatin1StringView("null"),
+                               QLatin1StringView("true"),
+                               QLatin1StringView("false"),
+                               yamlNumber,
+                               yamlText,
+                               yamlScalar,
+                               yamlKey};
+    return render(value, yaml);
+}
+
+namespace {
+
+QString yamlText(const QString &s)
+{
     // Plain only where nothing in it means YAML syntax (also inside a flow list) and PyYAML
     // reads it back as this very text; else double-quoted.
     static const QRegularExpression safe(
@@ -384,8 +401,6 @@ QString yamlScalar(const QVariant &value)
     }
     return out + QLatin1Char('"');
 }
-
-namespace {
 
 void yamlLines(const PyDict &dict, int indent, QByteArray &out)
 {
