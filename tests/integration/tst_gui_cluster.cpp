@@ -387,6 +387,22 @@ private Q_SLOTS:
                  qPrintable(launcher->problemList()->item(0)->text()));
         QVERIFY(!launcher->findChild<QPushButton *>(QStringLiteral("submitButton"))->isEnabled());
 
+        // A W&B file's own keys are said as warnings at their line and block nothing.
+        launcher->editor()->setPlainText(QStringLiteral("name: x\n"
+                                                        "project: my-wandb-project\n"
+                                                        "trainer: {config: micro.yaml}\n"
+                                                        "method: grid\n"
+                                                        "parameters:\n"
+                                                        "  optim.lr: {values: [1.0e-3]}\n"));
+        QVERIFY(validated.wait(5'000));
+        QVERIFY2(launcher->isValid(),
+                 qPrintable(launcher->problemList()->count() ? launcher->problemList()->item(0)->text()
+                                                             : QString()));
+        QCOMPARE(launcher->problemList()->count(), 1);
+        QVERIFY2(launcher->problemList()->item(0)->text().startsWith(QLatin1String("line 2: warning:")),
+                 qPrintable(launcher->problemList()->item(0)->text()));
+        QVERIFY(launcher->underlinedLines().isEmpty());
+
         const QString spec = QStringLiteral("name: \"%1\"\n"
                                             "experiment: '%2'\n"
                                             "trainer: {config: micro.yaml}\n"

@@ -364,6 +364,14 @@ void Launcher::showProblems()
         band.format.setProperty(QTextFormat::FullWidthSelection, true);
         marks.append(band);
     }
+    // What the spec holds that Orrery ignores (a W&B file's `project`, ...): said, never blocking.
+    for (const core::SpecError &w : m_checked.warnings()) {
+        auto *item = new QListWidgetItem(w.line > 0 ? tr("line %1: warning: %2").arg(w.line).arg(w.message)
+                                                    : tr("warning: %1").arg(w.message),
+                                         m_problemList);
+        item->setData(Qt::UserRole, w.line);
+        item->setForeground(QColor(0xa0, 0x5a, 0x00));
+    }
     m_editor->setExtraSelections(marks);
     m_previewButton->setEnabled(m_plan.has_value() && !m_submitting);
     m_submitButton->setEnabled(m_plan.has_value() && !m_submitting);
