@@ -187,6 +187,17 @@ struct SweepRunner::Impl {
         }
     }
 
+    // The sweep's spec for planning reads, or nullptr: a spec that no longer parses is reported
+    // where the sweep's decisions are made (specOrReport), once per tick.
+    const SweepSpec *specOrSkip(const Sweep &sweep)
+    {
+        try {
+            return &spec(sweep);
+        } catch (const std::exception &) {
+            return nullptr;
+        }
+    }
+
     const SweepSpec &spec(const Sweep &sweep)
     {
         auto it = specs.find(sweep.id);
@@ -739,12 +750,9 @@ void SweepRunner::Impl::planReads(Tick &tick)
     }
     for (qsizetype i = 0; i < tick.active.size(); ++i) {
         const Tick::Active &a = tick.active[i];
-        const SweepSpec *spec = nullptr;
-        try {
-            spec = &this->spec(a.sweep);
-        } catch (const std::exception &) {
-            continue;  // reported where the sweep's decisions are made
-        }
+        const SweepSpec *spec = specOrSkip(a.sweep);
+        if (!spec)
+            continue;
         if (!spec->command || spec->command->metrics.isEmpty() || a.trial.task.isEmpty())
             continue;
         const QStringList logs = executor.logPaths(a.sweep.rootDir, a.trial.task, a.trial.runDir);
@@ -765,12 +773,9 @@ void SweepRunner::Impl::planRunFiles(Tick &tick)
     constexpr qint64 kTfBytes = 16 << 20;
     for (qsizetype i = 0; i < tick.active.size(); ++i) {
         const Tick::Active &a = tick.active[i];
-        const SweepSpec *spec = nullptr;
-        try {
-            spec = &this->spec(a.sweep);
-        } catch (const std::exception &) {
+        const SweepSpec *spec = specOrSkip(a.sweep);
+        if (!spec)
             continue;
-        }
         if (!spec->command || a.trial.runDir.isEmpty())
             continue;
         RunFilesRead rf;
