@@ -232,14 +232,36 @@ CREATE TABLE run_phases (
 ) WITHOUT ROWID;
 )sql";
 
+// Resilient sweeps (docs/sweeps.md "Resilient sweeps"). Per attempt: the nodes it ran on (Slurm's
+// NodeList expanded, comma-separated; '' unknown), its health check's verdict per node (JSON, ''
+// none), the last time it was seen making progress (unix ms, this machine's clock; 0 none yet) and,
+// while queued, Slurm's expected start (unix ms; 0 unknown). Per cluster, the nodes Orrery keeps out
+// of new submissions (`orrery cluster nodes --suspect`): why, since and until when, and who said so
+// ("health", "node-fail", "user", ...).
+constexpr const char kV10[] = R"sql(
+ALTER TABLE trials ADD COLUMN nodes TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN health TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN expected_start INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE suspect_nodes (
+  cluster TEXT NOT NULL,
+  node TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  source TEXT NOT NULL,
+  since INTEGER NOT NULL,
+  expires INTEGER NOT NULL,
+  PRIMARY KEY (cluster, node)
+) WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 void backfillRunLatest(sqlite3 *db);  // store.cpp
 
 namespace {
-constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2}, {3, kV3}, {4, kV4, backfillRunLatest},
-                                     {5, kV5}, {6, kV6}, {7, kV7}, {8, kV8},
-                                     {9, kV9}};
+constexpr Migration kMigrations[] = {{1, kV1}, {2, kV2},  {3, kV3}, {4, kV4, backfillRunLatest},
+                                     {5, kV5}, {6, kV6},  {7, kV7}, {8, kV8},
+                                     {9, kV9}, {10, kV10}};
 }  // namespace
 
 std::span<const Migration> migrations()

@@ -19,7 +19,7 @@ constexpr const char kSweepColumns[] =
 constexpr const char kTrialColumns[] =
     "SELECT trial_id, sweep_id, trial_index, attempt, coalesce(run_id, 0), "
     "slurm_job_id, slurm_task_id, run_dir, state, exit_reason, params, config, task, detail, submitted, "
-    "ended, user_retry, started, gpus, cpus FROM trials ";
+    "ended, user_retry, started, gpus, cpus, nodes, health, progress, expected_start FROM trials ";
 
 Sweep readSweep(const Stmt &s)
 {
@@ -170,7 +170,11 @@ static void bindTrial(Stmt &s, const Trial &t)
         .bind(16, t.userRetry ? 1 : 0)
         .bind(17, t.startedMs)
         .bind(18, t.gpus)
-        .bind(19, t.cpus);
+        .bind(19, t.cpus)
+        .bind(20, utf8(t.nodes))
+        .bind(21, utf8(t.health))
+        .bind(22, t.progressMs)
+        .bind(23, t.expectedStartMs);
 }
 
 qint64 TrackingStore::addTrial(const Trial &trial)
@@ -180,7 +184,8 @@ qint64 TrackingStore::addTrial(const Trial &trial)
         Stmt &s = d->stmt(
             "INSERT INTO trials (sweep_id, trial_index, attempt, run_id, slurm_job_id, slurm_task_id, "
             "run_dir, state, exit_reason, params, config, task, detail, submitted, ended, user_retry, "
-            "started, gpus, cpus) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "started, gpus, cpus, nodes, health, progress, expected_start) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         bindTrial(s, trial);
         s.exec();
         const qint64 id = sqlite3_last_insert_rowid(d->db.get());
@@ -190,12 +195,13 @@ qint64 TrackingStore::addTrial(const Trial &trial)
 }
 
 namespace {
-// Both updates write every column in bindTrial's order (the trial id is parameter 20); the
-// conditional one only over the state its caller read (parameter 21).
+// Both updates write every column in bindTrial's order (the trial id is parameter 24); the
+// conditional one only over the state its caller read (parameter 25).
 const std::string kUpdateTrial =
     "UPDATE trials SET sweep_id = ?, trial_index = ?, attempt = ?, run_id = ?, slurm_job_id = ?, "
     "slurm_task_id = ?, run_dir = ?, state = ?, exit_reason = ?, params = ?, config = ?, task = ?, "
-    "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ? "
+    "detail = ?, submitted = ?, ended = ?, user_retry = ?, started = ?, gpus = ?, cpus = ?, nodes = ?, "
+    "health = ?, progress = ?, expected_start = ? "
     "WHERE trial_id = ?";
 const std::string kUpdateTrialIf = kUpdateTrial + " AND state = ?";
 }  // namespace
@@ -206,7 +212,7 @@ void TrackingStore::updateTrial(const Trial &trial)
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(kUpdateTrial);
         bindTrial(s, trial);
-        s.bind(20, trial.id).exec();
+        s.bind(24, trial.id).exec();
         tx.commit();
     });
 }
@@ -217,7 +223,7 @@ bool TrackingStore::updateTrialIf(const QString &expectedState, const Trial &tri
         Impl::Tx tx(*d);
         Stmt &s = d->stmt(kUpdateTrialIf);
         bindTrial(s, trial);
-        s.bind(20, trial.id).bind(21, utf8(expectedState)).exec();
+        s.bind(24, trial.id).bind(25, utf8(expectedState)).exec();
         const bool written = sqlite3_changes(d->db.get()) > 0;
         tx.commit();
         return written;
@@ -248,6 +254,10 @@ Trial readTrial(Stmt &s)
     t.startedMs = s.int64(17);
     t.gpus = int(s.int64(18));
     t.cpus = int(s.int64(19));
+    t.nodes = qstr(s.text(20));
+    t.health = qstr(s.text(21));
+    t.progressMs = s.int64(22);
+    t.expectedStartMs = s.int64(23);
     return t;
 }
 

@@ -366,9 +366,11 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
     }
     // Forgotten by Slurm (MinJobAge passed) with no accounting to ask: the runner reads exit.json.
     for (const QString &id : std::as_const(missing))
-        if (!statuses.contains(id))
-            statuses.insert(
-                id, TaskStatus{TaskStatus::State::Unknown, QStringLiteral("not in Slurm's queue"), {}, {}});
+        if (!statuses.contains(id)) {
+            TaskStatus unknown;
+            unknown.detail = QStringLiteral("not in Slurm's queue");
+            statuses.insert(id, unknown);
+        }
     return statuses;
 }
 

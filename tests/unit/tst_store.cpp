@@ -625,10 +625,15 @@ private Q_SLOTS:
         t.task = QStringLiteral("123_4");
         t.detail = QStringLiteral("RUNNING");
         t.submittedMs = 1234;
+        t.expectedStartMs = 4321;
         t.id = store->addTrial(t);
+        QCOMPARE(store->trials(id).front().expectedStartMs, 4321);
         t.state = QStringLiteral("failed");
         t.endedMs = 5678;
         t.exitReason = QStringLiteral("OUT_OF_MEMORY");
+        t.nodes = QStringLiteral("node1,node2");
+        t.health = QStringLiteral(R"({"node2":{"ok":false}})");
+        t.progressMs = 5000;
         store->updateTrial(t);
         const QList<Trial> trials = store->trials(id);
         QCOMPARE(trials.size(), 1);
@@ -642,6 +647,10 @@ private Q_SLOTS:
         QCOMPARE(r.state, QStringLiteral("failed"));
         QVERIFY(!r.isActive());
         QCOMPARE(r.exitReason, QStringLiteral("OUT_OF_MEMORY"));
+        QCOMPARE(r.nodes, t.nodes);
+        QCOMPARE(r.health, t.health);
+        QCOMPARE(r.progressMs, 5000);
+        QCOMPARE(r.expectedStartMs, 4321);
     }
 
     // A user's retry is marked on its attempt (schema v7), and a follower's write of an attempt

@@ -43,6 +43,9 @@ struct LaunchBatch {
     QList<TaskLaunch> tasks;
     int maxConcurrent = 1;
     SweepResources resources;  // ranks per trial = nodes x max(1, gpus_per_node)
+    // Nodes the batch must not run on (the cluster's suspect nodes: sbatch --exclude). The
+    // local executor has one node and ignores it.
+    QStringList excludeNodes;
 };
 
 // What an executor knows about one task.
@@ -63,6 +66,10 @@ struct TaskStatus {
     // start by it (now - elapsed), in this machine's clock, so GPU-hours count from the real start
     // whenever the first poll that sees the task running comes (docs/sweeps.md "GPU-hours and cost").
     std::optional<qint64> elapsedMs;
+    // The nodes it runs or ran on (Slurm's NodeList, expanded), where the executor knows them.
+    QStringList nodes;
+    // A queued task's expected start (unix ms) where the scheduler gives one (squeue --start).
+    std::optional<qint64> expectedStartMs;
 };
 
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.

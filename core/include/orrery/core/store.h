@@ -225,6 +225,15 @@ struct Trial {
     // A user launched this attempt (SweepRunner::retryTrial), not the runner: the runner's retry
     // budget counts from the trial's latest such attempt, and early stopping leaves the trial be.
     bool userRetry = false;
+    // Resilient sweeps (docs/sweeps.md "Resilient sweeps"): the nodes the attempt ran on
+    // (comma-separated, as the executor reported them; "" unknown), its health check's verdict
+    // per node (a JSON object by node name; "" none ran), when it was last seen making progress
+    // (unix ms, this machine's clock; 0: not yet), and while queued Slurm's expected start
+    // (unix ms; 0: unknown).
+    QString nodes;
+    QString health;
+    qint64 progressMs = 0;
+    qint64 expectedStartMs = 0;
 
     TrialState trialState() const { return trialStateFromText(state); }
     void setState(TrialState s) { state = toText(s); }
