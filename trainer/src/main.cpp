@@ -3,6 +3,7 @@
 // orrery-train: the bundled distributed video diffusion trainer (docs/trainer.md).
 #include "build_info.h"
 #include "config.h"
+#include "healthcheck.h"
 #include "phases.h"
 #include "train.h"
 #include "videodata.h"
@@ -34,6 +35,7 @@ constexpr const char *kUsage =
     "       orrery-train --evaluate CHECKPOINT|RUN_DIR [--config FILE] [--set KEY=VALUE]... [--samples-out "
     "DIR]\n"
     "       orrery-train --version [--json]\n"
+    "       orrery-train --health-check --run-dir DIR [--set THRESHOLD=VALUE]...\n"
     "\n"
     "  --config FILE      a YAML file of settings (see --print-schema); defaults: the tiny model\n"
     "  --set KEY=VALUE    override one setting (repeatable), e.g. --set optim.lr=1e-3\n"
@@ -50,6 +52,12 @@ constexpr const char *kUsage =
     "  --samples-out DIR  with --evaluate: also write its sample video and contact sheet there\n"
     "  --inspect-clip FILE  what the data loader reads from a video file with these settings:\n"
     "                     decoder, clip shape, mean colour and range (JSON)\n"
+    "  --health-check     check this node before a run (once per node): a matmul and a memory\n"
+    "                     test on each GPU (or the CPU), ECC/XID through NVML, one all-reduce over\n"
+    "                     every node; writes DIR/health/<node>.json, and DIR/exit.json when the\n"
+    "                     node fails (exit 1). --set takes its thresholds: min_matmul_gflops,\n"
+    "                     min_memory_gbps, min_busbw_gbps, memory_fraction, cpu_memory_mb,\n"
+    "                     matmul_tolerance, timeout_s, max_ecc_errors\n"
     "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
     "\n"
     "Distributed: under srun the ranks come from SLURM_PROCID/SLURM_NTASKS; otherwise from\n"
@@ -167,7 +175,7 @@ int launch(int nproc, const std::vector<std::string> &args)
 int main(int argc, char **argv)
 {
     using namespace orrery::train;
-    bool version = false, json = false, printSchema = false, checkConfig = false;
+    bool version = false, json = false, printSchema = false, checkConfig = false, healthCheck = false;
     std::string configPath, runDir, inspect, inspectClip, evaluate, samplesOut;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
@@ -198,6 +206,8 @@ int main(int argc, char **argv)
         } else if (arg == "--help" || arg == "-h") {
             std::fputs(kUsage, stdout);
             return 0;
+        } else if (arg == "--health-check") {
+            healthCheck = true;
         } else if (arg == "--print-schema") {
             printSchema = true;
         } else if (arg == "--check-config") {
@@ -258,6 +268,24 @@ int main(int argc, char **argv)
             return 0;
         } catch (const std::exception &e) {
             std::fprintf(stderr, "orrery-train: %s\n", e.what());
+            return 1;
+        }
+    }
+    if (healthCheck) {
+        // Its --set words are thresholds, not trainer settings (docs/sweeps.md "Health check").
+        if (runDir.empty())
+            return usageError("--health-check needs --run-dir");
+        HealthThresholds thresholds;
+        try {
+            for (const std::string &s : sets)
+                thresholds.set(s);
+        } catch (const std::invalid_argument &e) {
+            return usageError(e.what());
+        }
+        try {
+            return runHealthCheck(runDir, thresholds, "auto");
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "orrery-train: health check: %s\n", e.what());
             return 1;
         }
     }
