@@ -8,6 +8,7 @@
 #include "statusblock.h"
 
 #include "orrery/core/format.h"
+#include "orrery/core/healthreport.h"
 #include "orrery/core/params.h"
 #include "orrery/core/store.h"
 #include "orrery/core/usage.h"
@@ -334,6 +335,14 @@ int runsShow(const Context &ctx, const QCommandLineParser &p)
                                          {QStringLiteral("local_path"), a.localPath},
                                          {QStringLiteral("size"), a.size}});
         o.insert(QStringLiteral("artifacts"), artifacts);
+        // The health check's verdicts of each attempt that ran one (docs/sweeps.md "Health check").
+        QJsonArray health;
+        for (const Trial &t : store->attemptsOfRun(r->id))
+            if (!t.health.isEmpty())
+                health.append(QJsonObject{
+                    {QStringLiteral("attempt"), t.attempt},
+                    {QStringLiteral("nodes"), QJsonDocument::fromJson(t.health.toUtf8()).object()}});
+        o.insert(QStringLiteral("health"), health);
         printJson(o);
         return kOk;
     }
@@ -345,6 +354,14 @@ int runsShow(const Context &ctx, const QCommandLineParser &p)
         text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
     if (held)
         text += QStringLiteral("usage %1\n").arg(describeUsage(held->usage, held->price));
+    for (const Trial &t : store->attemptsOfRun(r->id)) {
+        const QStringList lines = healthLines(t.health);
+        if (lines.isEmpty())
+            continue;
+        text += QStringLiteral("\nhealth check, attempt %1\n").arg(t.attempt);
+        for (const QString &line : lines)
+            text += QStringLiteral("  ") + line + QLatin1Char('\n');
+    }
     QList<QStringList> rows;
     for (auto it = d.params.begin(); it != d.params.end(); ++it)
         rows.push_back({it.key(), it.value()});

@@ -2,6 +2,7 @@
 #include "monitormodel.h"
 
 #include "orrery/core/format.h"
+#include "orrery/core/healthreport.h"
 #include "orrery/core/params.h"
 #include "orrery/core/sweepoverview.h"
 
@@ -385,12 +386,16 @@ Table trialTable(const StoreSnapshot &store)
     t.rightAligned = {0, 2, 4, 5, 6, 7};
     t.flexColumn = 3;
     t.dropOrder = {2, 7, 4};
+    // The latest attempt's health check (docs/sweeps.md "Health check"), the first column to go.
+    t.header << QStringLiteral("HEALTH");
+    t.dropOrder.prepend(8);
     const QString none = QStringLiteral("-");
     for (const TrialRow &r : store.trials)
         t.rows.append({QString::number(r.trial.index), r.trial.state, QString::number(r.trial.attempt),
                        r.params, r.step ? QString::number(*r.step) : none,
                        r.latest ? formatValue(*r.latest) : none, r.best ? formatValue(*r.best) : none,
-                       r.usage.attempts > 0 ? core::formatHours(r.usage.gpuHours) : none});
+                       r.usage.attempts > 0 ? core::formatHours(r.usage.gpuHours) : none,
+                       core::healthCell(r.trial.health)});
     return t;
 }
 

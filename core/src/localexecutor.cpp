@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdexcept>
@@ -123,6 +125,11 @@ QByteArray LocalExecutor::describe(const LaunchBatch &batch)
             .arg(batch.maxConcurrent)
             .arg(ranks)
             .arg(threadsPerRank(std::min<int>(batch.maxConcurrent, int(batch.tasks.size())), ranks));
+    if (!batch.healthCheck.isEmpty())
+        text +=
+            QStringLiteral("# before each trial: %1\n")
+                .arg(displayCommand(QStringList{m_trainer} + batch.healthCheck +
+                                    QStringList{QStringLiteral("--run-dir"), QStringLiteral("<run dir>")}));
     for (const TaskLaunch &t : batch.tasks) {
         if (t.command.argv.isEmpty()) {
             text += displayCommand(QStringList{m_trainer} + trainerArgs(t.runDir, ranks)) + QLatin1Char('\n');
@@ -158,6 +165,7 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         for (const auto &[name, data] : t.files)  // a config-file sweep's config, args.json
             writeAtomically(QDir(t.runDir).filePath(name), data);
         QFile::remove(QDir(t.runDir).filePath(QStringLiteral("exit.json")));
+        QDir(QDir(t.runDir).filePath(QStringLiteral("health"))).removeRecursively();  // a previous attempt's
         const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
         QFile::remove(id + QStringLiteral(".cancel"));
         writeJson(id + QStringLiteral(".json"), {{QStringLiteral("state"), QStringLiteral("queued")}});
@@ -198,6 +206,7 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
     writeJson(batchFile,
               {{QStringLiteral("trainer"), m_trainer},
                {QStringLiteral("max_concurrent"), std::max(1, batch.maxConcurrent)},
+               {QStringLiteral("health_check"), QJsonArray::fromStringList(batch.healthCheck)},
                {QStringLiteral("ranks"), ranks},
                {QStringLiteral("threads"),
                 threadsPerRank(std::min<int>(batch.maxConcurrent, int(tasks.size())), ranks)},
@@ -555,7 +564,55 @@ void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int
     writeJson(t.id + QStringLiteral(".json"), o);
 }
 
-pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, int threads)
+// The deep health check before a task's program (docs/sweeps.md "Health check"): here one node,
+// so one orrery-train --health-check, in the task's process group (a cancel ends it too) with the
+// task's output files. Returns only when it passed; otherwise the task ends with status 1 and
+// the check's exit.json (cause "health"), or one written here when the check could not say.
+void runHealthCheckOrExit(const std::vector<QByteArray> &health, const QByteArray &trainer,
+                          const QByteArray &runDir)
+{
+    if (health.empty())
+        return;
+    const char *why = "the health check failed without naming a node: see health/ and stderr.log";
+    if (!trainer.isEmpty()) {
+        std::vector<QByteArray> args{trainer};
+        args.insert(args.end(), health.begin(), health.end());
+        args.push_back("--run-dir");
+        args.push_back(runDir);
+        std::vector<char *> argv;
+        for (QByteArray &a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            ::execv(argv[0], argv.data());
+            std::fprintf(stderr, "orrery: cannot run the health check %s: %s\n", argv[0],
+                         std::strerror(errno));
+            ::_exit(127);
+        }
+        int status = 0;
+        while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
+        if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            return;
+    } else {
+        why = "health_check is on, and orrery-train (which runs it) was not found: install it next to "
+              "orrery, or set health_check: false";
+    }
+    const QByteArray exitJson = runDir + "/exit.json";
+    if (::access(exitJson.constData(), F_OK) != 0) {
+        const QByteArray tmp = exitJson + ".tmp";
+        if (FILE *f = std::fopen(tmp.constData(), "w")) {
+            std::fprintf(f, "{\"state\":\"failed\",\"reason\":\"%s\",\"cause\":\"health\",\"t\":%lld}\n", why,
+                         static_cast<long long>(::time(nullptr)));
+            std::fclose(f);
+            ::rename(tmp.constData(), exitJson.constData());
+        }
+    }
+    ::_exit(1);
+}
+
+pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, int threads,
+                const std::vector<QByteArray> &health)
 {
     std::vector<QByteArray> args;
     if (t.argv.isEmpty()) {
@@ -606,6 +663,7 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
         ::_exit(126);
     }
     ::setenv("OMP_NUM_THREADS", omp.constData(), 0);  // the user's own setting wins
+    runHealthCheckOrExit(health, trainer, QFile::encodeName(t.runDir));
     if (command && ranksOfCommand.size() > 1)
         leadRanks(ranksOfCommand);
     if (command)
@@ -626,6 +684,9 @@ int runLocalSupervisor(const QString &batchFile)
     const int maxConcurrent = std::max(1, batch.value(QLatin1String("max_concurrent")).toInt());
     const int ranks = std::max(1, batch.value(QLatin1String("ranks")).toInt());
     const int threads = std::max(1, batch.value(QLatin1String("threads")).toInt());
+    std::vector<QByteArray> health;
+    for (const QJsonValue w : batch.value(QLatin1String("health_check")).toArray())
+        health.push_back(w.toString().toUtf8());
     QList<SupervisedTask> pending;
     for (const QJsonValue v : batch.value(QLatin1String("tasks")).toArray()) {
         const QJsonObject t = v.toObject();
@@ -679,7 +740,7 @@ int runLocalSupervisor(const QString &batchFile)
                 markEnded(t, QStringLiteral("cancelled before it started"), std::nullopt);
                 continue;
             }
-            const pid_t pid = spawnTask(t, trainer, ranks, threads);
+            const pid_t pid = spawnTask(t, trainer, ranks, threads, health);
             if (pid < 0) {
                 markEnded(
                     t, QStringLiteral("cannot start: %1").arg(QString::fromLocal8Bit(std::strerror(errno))),

@@ -232,6 +232,7 @@ LaunchBatch firstBatch(const SubmitPlan &plan, const QList<PlannedTrial> &trials
     batch.sweepName = plan.spec.name;
     batch.sweepDir = sweepDir;
     batch.batch = 0;
+    batch.healthCheck = healthCheckArgs(plan.spec.healthCheck);
     batch.maxConcurrent = std::max(1, plan.spec.maxConcurrent);
     batch.resources = plan.spec.resources;
     for (const PlannedTrial &p : trials)

@@ -3,6 +3,7 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
+#include "orrery/core/healthreport.h"
 #include "orrery/core/runfiles.h"
 #include "orrery/core/sweeprules.h"
 #include "orrery/core/sweepsearch.h"
@@ -116,6 +117,10 @@ struct Tick {
     QList<int> exitReadOf;
     QList<StdoutRead> stdoutReads;
     QList<RunFilesRead> runFiles;  // and a command run's listings and event files
+    // The health check's verdicts (<run dir>/health.json: healthreport.h), read until an attempt
+    // has them: healthReadOf[i] is active[i]'s read, or -1; healthChanged[i]: newly found.
+    QList<int> healthReadOf;
+    QList<bool> healthChanged;
     QList<FileChunk> chunks;  // one per read; empty: the read failed
     QHash<SweepId, QList<Trial>> relaunch;  // the resubmissions decided this tick, by sweep
 };
@@ -226,6 +231,7 @@ struct SweepRunner::Impl {
         batch.sweepName = sweep.name;
         batch.sweepDir = sweep.rootDir;
         batch.batch = int(store.trials(sweep.id).size());
+        batch.healthCheck = healthCheckArgs(spec.healthCheck);
         batch.maxConcurrent = std::max(1, spec.maxConcurrent);
         batch.resources = spec.resources;
         for (const Trial &t : attempts)
@@ -452,6 +458,8 @@ struct SweepRunner::Impl {
     void ingest(Tick &tick, TickReport &report);
     void ingestStdout(const StdoutRead &sr, Tick &tick, TickReport &report);
     void planRunFiles(Tick &tick);
+    void planHealthReads(Tick &tick);
+    void takeHealth(Tick &tick);
     void ingestRunFiles(const RunFilesRead &rf, Tick &tick, TickReport &report);
     void fence(Tick &tick, TickReport &report);
     void decideAttempts(Tick &tick, TickReport &report);
@@ -762,7 +770,42 @@ void SweepRunner::Impl::planReads(Tick &tick)
         tick.stdoutReads.append({i, tick.reads.size(), logs.front(), offset, spec});
         tick.reads.append({logs.front(), offset});
     }
+    planHealthReads(tick);
     planRunFiles(tick);
+}
+
+// The health check's verdicts of the attempts that run it (`health_check:`) and do not have
+// them yet: a small file, read each tick from the attempt's start until found (also on the tick
+// that sees it end, so a check that failed at once is stored with the attempt's verdict).
+void SweepRunner::Impl::planHealthReads(Tick &tick)
+{
+    // Every node's figures and devices, ~1.5 kB a node: room for several hundred nodes.
+    constexpr qint64 kHealthBytes = 1 << 20;
+    for (const Tick::Active &a : tick.active) {
+        const SweepSpec *spec = tick.acting.contains(a.sweep.id) ? specOrSkip(a.sweep) : nullptr;
+        if (!spec || !spec->healthCheck.enabled || !a.trial.health.isEmpty() || a.trial.runDir.isEmpty()) {
+            tick.healthReadOf << -1;
+            continue;
+        }
+        tick.healthReadOf << int(tick.reads.size());
+        tick.reads.append({QDir(a.trial.runDir).filePath(QStringLiteral("health.json")), 0, kHealthBytes});
+    }
+}
+
+// The verdicts read into the attempts' copies; decideAttempts writes them with the attempt.
+void SweepRunner::Impl::takeHealth(Tick &tick)
+{
+    tick.healthChanged = QList<bool>(tick.active.size(), false);
+    for (qsizetype i = 0; i < tick.active.size() && !tick.chunks.isEmpty(); ++i) {
+        const int read = tick.healthReadOf.value(i, -1);
+        if (read < 0 || !tick.chunks[read].exists)
+            continue;
+        const QString health = healthFromFile(tick.chunks[read].data);
+        if (health.isEmpty() || health == tick.active[i].trial.health)
+            continue;
+        tick.active[i].trial.health = health;
+        tick.healthChanged[i] = true;
+    }
 }
 
 // A command run's listing of its run dir (and of the spec's TensorBoard dir, when elsewhere) and
@@ -837,6 +880,7 @@ void SweepRunner::Impl::ingest(Tick &tick, TickReport &report)
             ingestRunFiles(rf, tick, report);
     });
     report.ingestMs = double(ingestClock.nsecsElapsed()) / 1e6;
+    takeHealth(tick);
 }
 
 // A command's new output lines: the metrics its rules match (inside ingest's transaction).
@@ -955,7 +999,7 @@ void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
             // Written back only over the state read: a user who stopped or cancelled the attempt
             // since the tick read it (stopTrial, cancel: no lease needed) wins, and the next tick
             // settles it.
-            if (live.changed)
+            if (live.changed || tick.healthChanged.value(i))
                 store.updateTrialIf(a.trial.state, live.trial);
             continue;
         }

@@ -99,6 +99,25 @@ int allocatedCpus(const SweepResources &r)
     return std::max(1, r.nodes) * std::max(1, r.gpusPerNode) * std::max(1, r.cpusPerTask);
 }
 
+QStringList healthCheckThresholdNames()
+{
+    // As orrery-train's HealthThresholds::set takes them (trainer/src/healthcheck.cpp).
+    return {QStringLiteral("min_matmul_gflops"), QStringLiteral("min_memory_gbps"),
+            QStringLiteral("min_busbw_gbps"),    QStringLiteral("memory_fraction"),
+            QStringLiteral("cpu_memory_mb"),     QStringLiteral("matmul_tolerance"),
+            QStringLiteral("timeout_s"),         QStringLiteral("max_ecc_errors")};
+}
+
+QStringList healthCheckArgs(const HealthCheckSpec &h)
+{
+    if (!h.enabled)
+        return {};
+    QStringList out{QStringLiteral("--health-check")};
+    for (const auto &[name, value] : h.thresholds)
+        out << QStringLiteral("--set") << name + QLatin1Char('=') + QString::number(value, 'g', 17);
+    return out;
+}
+
 QString formatParamValue(const QVariant &value)
 {
     switch (value.typeId()) {
@@ -146,7 +165,7 @@ const QStringList kTopLevel{
     QStringLiteral("command"),        QStringLiteral("workdir"),         QStringLiteral("metrics"),
     QStringLiteral("budget"),         QStringLiteral("program"),         QStringLiteral("config_file"),
     QStringLiteral("launch"),         QStringLiteral("capture"),         QStringLiteral("tensorboard"),
-    QStringLiteral("artifacts")};
+    QStringLiteral("artifacts"),      QStringLiteral("health_check")};
 // W&B's command macros Orrery expands (each a whole element of `command`), as W&B's agent does
 // (wandb_agent.py, wandb/sdk/launch/sweeps/utils.py create_sweep_command_args).
 const QStringList kWandbMacros{QStringLiteral("${env}"),
@@ -813,6 +832,7 @@ public:
         parseBudget(root["budget"], spec);
         parseConfigFile(root["config_file"], spec);
         parseCommand(root, spec);
+        parseHealthCheck(root["health_check"], spec);
 
         // Cross-key rules.
         if (spec.method != SearchMethod::Grid && spec.runCap == 0 && root["method"])
@@ -1221,6 +1241,49 @@ public:
                       .arg(formatHours(*worst)));
         else
             spec.budgetGpuHours = *v;
+    }
+
+    // `health_check: true|false|{threshold: value, ...}` (docs/sweeps.md "Health check"). Read
+    // after the command: unset, it is on for the bundled trainer and off for a command (whose
+    // cluster may not have orrery-train deployed).
+    void parseHealthCheck(const YAML::Node &n, SweepSpec &spec)
+    {
+        HealthCheckSpec &h = spec.healthCheck;
+        h.enabled = !m_command;
+        if (!n)
+            return;
+        h.line = lineOf(n);
+        if (n.IsScalar() && (n.Scalar() == "true" || n.Scalar() == "false")) {
+            h.enabled = n.Scalar() == "true";
+            return;
+        }
+        if (!n.IsMap()) {
+            error(n,
+                  QStringLiteral("health_check: expected true, false or thresholds such as "
+                                 "{min_matmul_gflops: 5000, min_busbw_gbps: 10}"));
+            return;
+        }
+        if (!expectMap(n, QStringLiteral("health_check"), healthCheckThresholdNames()))
+            return;
+        h.enabled = true;
+        for (const auto &item : n) {
+            const QString key = QString::fromStdString(item.first.Scalar());
+            if (!healthCheckThresholdNames().contains(key))
+                continue;  // reported by expectMap
+            const auto v = number(item.second, QStringLiteral("health_check.") + key);
+            if (!v)
+                continue;
+            if (*v < 0)
+                error(item.second,
+                      QStringLiteral("health_check.%1 must be at least 0, got %2").arg(key).arg(*v));
+            else if (key == QLatin1String("memory_fraction") && (*v <= 0 || *v > 0.95))
+                error(item.second,
+                      QStringLiteral("health_check.memory_fraction takes a fraction of the GPU's free memory "
+                                     "in (0, 0.95], got %1")
+                          .arg(*v));
+            else
+                h.thresholds.append({key, *v});
+        }
     }
 
     // Orrery's `config_file: FILE` or `{base: FILE, allow_new_keys: false}` (configfile.h): the

@@ -161,6 +161,11 @@ QByteArray renderSbatch(const QByteArray &templ, const SbatchJob &job)
         dirs.list.append(d.toUtf8());
     values["trial_dirs"] = dirs;
     values["setup"] = {Value::Kind::Code, job.setup.join(QLatin1Char('\n')).toUtf8(), {}};
+    // The health check's words as a bash array's items (none: the check is off).
+    Value health{Value::Kind::List, QByteArray(), {}};
+    for (const QString &w : job.healthCheck)
+        health.list.append(w.toUtf8());
+    values["health_check"] = health;
 
     QByteArray out;
     const QList<QByteArray> lines = templ.split('\n');

@@ -171,6 +171,7 @@ SbatchJob sbatchJobFor(const ClusterProfile &profile, const core::LaunchBatch &b
     job.defaultAccount = profile.account;
     job.setup = profile.setup;
     job.trainer = profile.trainerPath;
+    job.healthCheck = batch.healthCheck;
     return job;
 }
 

@@ -8,6 +8,7 @@
 #include "sweeptest.h"
 #include "testsupport.h"
 
+#include "orrery/core/healthreport.h"
 #include "orrery/core/localexecutor.h"
 #include "orrery/core/store.h"
 #include "orrery/core/sweeprunner.h"
@@ -22,6 +23,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QThread>
 
@@ -406,6 +408,49 @@ private slots:
         QCOMPARE(t[0].state, QStringLiteral("completed"));
         QCOMPARE(toString(store->run(t[1].runId)->status), toString(RunStatus::Killed));
         QVERIFY(lastStep(*store, t[1].runId) < kLongSteps);
+    }
+
+    // The health check (docs/sweeps.md "Health check"), on by default for the trainer, runs before
+    // each trial on this one node: the runner stores its verdict with the attempt. A node made bad
+    // by the check's test hook (a broken device cannot be caused here) fails the attempt before
+    // the trainer starts, with the node and cause in its exit.json.
+    void theHealthCheckRunsFirstAndAFailingOneStopsTheTrial()
+    {
+        qputenv("SLURMD_NODENAME", "local-node");
+        const auto restore = qScopeGuard([] {
+            qunsetenv("SLURMD_NODENAME");
+            qunsetenv("ORRERY_HEALTH_CHECK_FAIL");
+        });
+        auto store = TrackingStore::open(db());
+        LocalExecutor executor(trainer(), cli(), root());
+        SweepRunner runner(*store, executor, *m_schema);
+        const QString good = writeSpec(QStringLiteral("healthy"),
+                                       "name: healthy\nmethod: grid\nparameters:\n  train.steps: {value: 4}\n"
+                                       "health_check: {cpu_memory_mb: 16}\n");
+        const SweepId ok = runner.submit(plan(good));
+        QVERIFY(tickUntil(runner, ok, [&] { return runner.isDone(ok); }));
+        const Trial passed = latest(*store, ok)[0];
+        QCOMPARE(passed.state, QStringLiteral("completed"));
+        const QList<HealthNodeLine> nodes = healthNodes(passed.health);
+        QCOMPARE(nodes.size(), 1);
+        QCOMPARE(nodes[0].node, QStringLiteral("local-node"));
+        QVERIFY(nodes[0].pass);
+        QVERIFY2(nodes[0].figures.contains(QLatin1String("GFLOP/s")), qPrintable(nodes[0].figures));
+
+        qputenv("ORRERY_HEALTH_CHECK_FAIL", "local-node");
+        const QString bad = writeSpec(QStringLiteral("bad-node"),
+                                      "name: bad-node\nmethod: grid\nparameters:\n  train.steps: {value: 4}\n"
+                                      "health_check: {cpu_memory_mb: 16}\nretries: 0\n");
+        const SweepId id = runner.submit(plan(bad));
+        QVERIFY(tickUntil(runner, id, [&] { return runner.isDone(id); }));
+        const Trial failed = latest(*store, id)[0];
+        QCOMPARE(failed.state, QStringLiteral("failed"));
+        QVERIFY2(failed.exitReason.startsWith(QLatin1String("health check failed on local-node")),
+                 qPrintable(failed.exitReason));
+        QVERIFY(!healthNodes(failed.health).isEmpty());
+        QVERIFY(!healthNodes(failed.health).front().pass);
+        // The trainer never started: no events.
+        QVERIFY(!QFile::exists(QDir(failed.runDir).filePath(QStringLiteral("events.jsonl"))));
     }
 
     // The user stops one running trial: it checkpoints and ends stopped, tagged as the user's

@@ -6,11 +6,14 @@
 #include "testsupport.h"
 
 #include "orrery/remote/sbatch.h"
+#include "orrery/remote/shell.h"
 #include "orrery/remote/slurmexecutor.h"
 
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -432,6 +435,105 @@ private Q_SLOTS:
         } catch (const SbatchError &e) {
             QVERIFY2(e.message().contains(QStringLiteral("{{node_rank}}")), qPrintable(e.message()));
         }
+    }
+
+    // The health check's words (docs/sweeps.md "Health check") become a bash array; off, an empty
+    // one; a cluster's own template from before health checks renders and runs without it.
+    void healthCheckWordsAndATemplateWithoutThem()
+    {
+        SbatchJob j = job();
+        QVERIFY(render(j).contains("\nhealth_check=()\n"));
+        j.healthCheck = QStringList{QStringLiteral("--health-check"), QStringLiteral("--set"),
+                                    QStringLiteral("min_busbw_gbps=10")};
+        const QByteArray on = render(j);
+        const QByteArray words = QByteArray("\nhealth_check=(") +
+            orrery::remote::shellQuote("--health-check") + ' ' + orrery::remote::shellQuote("--set") + ' ' +
+            orrery::remote::shellQuote("min_busbw_gbps=10") + ")\n";
+        QVERIFY2(on.contains(words), on.constData());
+        QByteArray old = orrery::remote::defaultSbatchTemplate();
+        old.replace("{{health_check}}", "");
+        QVERIFY(!renderSbatch(old, j).contains("min_busbw_gbps"));
+    }
+
+    // In a real bash with a stand-in srun: a check that fails without naming a node, and a
+    // cluster without the trainer, each end the task with exit.json (cause "health") and the
+    // program never runs; a check that passes lets it run.
+    void aFailedHealthCheckEndsTheTaskBeforeTheProgram_data()
+    {
+        QTest::addColumn<QString>("trainer");
+        QTest::addColumn<int>("checkStatus");
+        QTest::addColumn<QByteArray>("reason");
+        QTest::newRow("check-fails") << QStringLiteral("check") << 1
+                                     << QByteArray("the health check failed (exit 1)");
+        QTest::newRow("no-trainer") << QStringLiteral("/nonexistent/orrery-train") << 0
+                                    << QByteArray("orrery-train (which runs it) is not on this cluster");
+        QTest::newRow("check-passes") << QStringLiteral("check") << 0 << QByteArray();
+    }
+    void aFailedHealthCheckEndsTheTaskBeforeTheProgram()
+    {
+        QFETCH(QString, trainer);
+        QFETCH(int, checkStatus);
+        QFETCH(QByteArray, reason);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString runDir = tmp.filePath(QStringLiteral("run 'a'"));
+        QVERIFY(QDir().mkpath(runDir));
+        orrery::core::TaskLaunch task;
+        task.runDir = runDir;
+        task.command.argv = QStringList{QStringLiteral("my-train")};
+        task.command.env = {{QStringLiteral("ORRERY_RUN_DIR"), runDir}};
+        for (const auto &[name, data] : orrery::remote::runDirFiles(task)) {
+            QFile f(runDir + QLatin1Char('/') + QString::fromUtf8(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(data);
+        }
+        const QString bin = tmp.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
+        // The stand-in check records its words; the stand-in program that it ran.
+        writeExecutable(bin + QStringLiteral("/check"),
+                        "#!/bin/bash\nprintf '%s\\n' \"$@\" > \"$CHECK_OUT\"\nexit \"$CHECK_STATUS\"\n");
+        writeExecutable(bin + QStringLiteral("/my-train"), "#!/bin/bash\ntouch \"$ORRERY_RUN_DIR/ran\"\n");
+        SbatchJob j = job();
+        j.sweepDir = tmp.path();
+        j.trialDirs = QStringList{runDir};
+        j.setup.clear();
+        j.commands = true;
+        j.trainer = trainer == QLatin1String("check") ? bin + QStringLiteral("/check") : trainer;
+        j.healthCheck = QStringList{QStringLiteral("--health-check"), QStringLiteral("--set"),
+                                    QStringLiteral("timeout_s=5")};
+        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
+        QFile script(scriptPath);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(render(j));
+        script.close();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+        env.insert(QStringLiteral("HOME"), tmp.path());
+        env.insert(QStringLiteral("CHECK_STATUS"), QString::number(checkStatus));
+        env.insert(QStringLiteral("CHECK_OUT"), tmp.filePath(QStringLiteral("check-args")));
+        QByteArray err;
+        const int status = bash({scriptPath}, env, &err);
+        QFile verdict(runDir + QStringLiteral("/exit.json"));
+        QVERIFY(verdict.open(QIODevice::ReadOnly));
+        const QJsonObject v = QJsonDocument::fromJson(verdict.readAll()).object();
+        if (reason.isEmpty()) {
+            QCOMPARE(status, 0);
+            QVERIFY2(QFile::exists(runDir + QStringLiteral("/ran")), err.constData());
+            QCOMPARE(v.value(QStringLiteral("state")).toString(), QStringLiteral("completed"));
+            QFile args(tmp.filePath(QStringLiteral("check-args")));
+            QVERIFY(args.open(QIODevice::ReadOnly));
+            QCOMPARE(args.readAll(),
+                     "--health-check\n--set\ntimeout_s=5\n--run-dir\n" + runDir.toUtf8() + '\n');
+            return;
+        }
+        QCOMPARE(status, 1);
+        QVERIFY(!QFile::exists(runDir + QStringLiteral("/ran")));
+        QCOMPARE(v.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(v.value(QStringLiteral("cause")).toString(), QStringLiteral("health"));
+        QVERIFY2(v.value(QStringLiteral("reason")).toString().toUtf8().contains(reason),
+                 qPrintable(v.value(QStringLiteral("reason")).toString()));
     }
 
     // A cluster's own template from before command sweeps is refused for one, with what to copy.

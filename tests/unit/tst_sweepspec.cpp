@@ -366,6 +366,49 @@ retries: 2
             "10}\n"
             "parameters:\n  seed: {value: 1}\n",
             3, "budget.gpu_hours 10 is less than one trial could use (02:00:00 × 8 GPUs = 16 GPU-hours)");
+        // health_check (docs/sweeps.md "Health check"), each error at the key's or the value's line.
+        row("health-check-not-a-bool-or-mapping",
+            "method: grid\nhealth_check: yes-please\nparameters:\n  seed: {value: 1}\n", 2,
+            "health_check: expected true, false or thresholds");
+        row("health-check-unknown-threshold",
+            "method: grid\nhealth_check:\n  min_matmul_gflops: 10\n  min_speed: 3\nparameters:\n  seed: "
+            "{value: 1}\n",
+            4, "min_speed");
+        row("health-check-negative-threshold",
+            "method: grid\nhealth_check: {min_busbw_gbps: -1}\nparameters:\n  seed: {value: 1}\n", 2,
+            "health_check.min_busbw_gbps must be at least 0");
+        row("health-check-fraction-too-large",
+            "method: grid\nhealth_check: {memory_fraction: 1.5}\nparameters:\n  seed: {value: 1}\n", 2,
+            "memory_fraction takes a fraction");
+        row("health-check-not-a-number",
+            "method: grid\nhealth_check: {timeout_s: soon}\nparameters:\n  seed: {value: 1}\n", 2,
+            "health_check.timeout_s: expected a finite number");
+    }
+
+    void healthCheckIsOnForTheTrainerAndOptInForACommand()
+    {
+        const SpecParse trainer = parse("method: grid\nparameters:\n  seed: {value: 1}\n");
+        QVERIFY2(trainer.spec, qPrintable(allErrors(trainer)));
+        QVERIFY(trainer.spec->healthCheck.enabled);
+        QCOMPARE(healthCheckArgs(trainer.spec->healthCheck), QStringList{QStringLiteral("--health-check")});
+        const SpecParse off = parse("method: grid\nhealth_check: false\nparameters:\n  seed: {value: 1}\n");
+        QVERIFY2(off.spec, qPrintable(allErrors(off)));
+        QVERIFY(!off.spec->healthCheck.enabled);
+        QVERIFY(healthCheckArgs(off.spec->healthCheck).isEmpty());
+        const SpecParse command =
+            parse("command: [python, t.py]\nmethod: grid\nparameters:\n  lr: {value: 1}\n");
+        QVERIFY2(command.spec, qPrintable(allErrors(command)));
+        QVERIFY(!command.spec->healthCheck.enabled);
+        // A mapping of thresholds turns it on, and the trainer gets them as --set words, in order.
+        const SpecParse opted = parse("command: [python, t.py]\nmethod: grid\nparameters:\n  lr: {value: 1}\n"
+                                      "health_check: {min_matmul_gflops: 5000, memory_fraction: 0.25}\n");
+        QVERIFY2(opted.spec, qPrintable(allErrors(opted)));
+        QVERIFY(opted.spec->healthCheck.enabled);
+        QCOMPARE(opted.spec->healthCheck.line, 5);
+        QCOMPARE(healthCheckArgs(opted.spec->healthCheck),
+                 (QStringList{QStringLiteral("--health-check"), QStringLiteral("--set"),
+                              QStringLiteral("min_matmul_gflops=5000"), QStringLiteral("--set"),
+                              QStringLiteral("memory_fraction=0.25")}));
     }
 
     void budgetAndTimeLimitParse()

@@ -23,7 +23,7 @@ struct HealthThresholds {
     double minMemoryGbps = -1;  // per device
     double minBusbwGbps = -1;  // the all-reduce's bus bandwidth, per node
     double memoryFraction = 0.5;  // of a GPU's free memory, written and read back
-    double cpuMemoryMb = 256;  // the memory test's size on CPU
+    double cpuMemoryMb = 64;  // the memory test's size on CPU: a check of the path, not of every DIMM
     double matmulTolerance = 1e-3;  // largest error relative to the reference's largest value
     double timeoutS = 120;  // to meet the other nodes and finish the all-reduce
     double maxEccErrors = 0;  // uncorrected ECC errors since the driver loaded (NVML's volatile count)

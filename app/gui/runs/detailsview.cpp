@@ -5,6 +5,7 @@
 #include "storereader.h"
 
 #include "orrery/core/format.h"
+#include "orrery/core/healthreport.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
@@ -156,6 +157,25 @@ void DetailsView::fill(const Read &read)
         field(a, tr("submitted"), when(t.submittedMs));
         field(a, tr("ended"), when(t.endedMs));
         field(a, tr("run dir"), t.runDir);
+        // The health check's verdict per node (docs/sweeps.md "Health check"), as `runs show` says it.
+        const QList<core::HealthNodeLine> nodes = core::healthNodes(t.health);
+        if (!nodes.isEmpty()) {
+            int failed = 0;
+            for (const core::HealthNodeLine &n : nodes)
+                failed += n.pass ? 0 : 1;
+            QTreeWidgetItem *health =
+                field(a, tr("health check"),
+                      failed == 0 ? tr("passed on %n node(s)", nullptr, int(nodes.size()))
+                                  : tr("failed on %1 of %n node(s)", nullptr, int(nodes.size())).arg(failed));
+            for (const core::HealthNodeLine &n : nodes) {
+                QTreeWidgetItem *item =
+                    field(health, n.node,
+                          (n.pass ? tr("passed") : tr("failed: %1").arg(n.reason)) +
+                              (n.figures.isEmpty() ? QString() : QStringLiteral(" · ") + n.figures));
+                if (!n.pass)
+                    item->setForeground(1, QColor(0xe53935)  // the sweep tree's colour for failed);
+            }
+        }
     }
 
     QTreeWidgetItem *artifacts =

@@ -42,6 +42,9 @@ struct LaunchBatch {
     int batch = 0;  // 0, 1, ... within the sweep: names the batch's files (sbatch script, queue)
     QList<TaskLaunch> tasks;
     int maxConcurrent = 1;
+    // The deep health check before each task's program (healthCheckArgs: `--health-check --set
+    // NAME=VALUE ...` for orrery-train, run once per node); empty: none.
+    QStringList healthCheck;
     SweepResources resources;  // ranks per trial = nodes x max(1, gpus_per_node)
     // Nodes the batch must not run on (the cluster's suspect nodes: sbatch --exclude). The
     // local executor has one node and ignores it.

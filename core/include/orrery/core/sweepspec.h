@@ -137,6 +137,20 @@ int allocatedCpus(const SweepResources &r);
 using TrialParams = QList<std::pair<QString, QVariant>>;  // in the spec's parameter order
 
 // One problem found in a spec: file:line: message (line 0: the file as a whole).
+// Orrery's `health_check:` (docs/sweeps.md "Health check"): `orrery-train --health-check` on
+// every node of an attempt before its program starts. `true`/`false`, or a mapping of
+// thresholds (which turns it on). Unset: on for the bundled trainer, off for a command.
+struct HealthCheckSpec {
+    bool enabled = false;
+    // The trainer's threshold names (healthCheckThresholdNames) and values, in spec order.
+    QList<std::pair<QString, double>> thresholds;
+    int line = 0;  // the key's line; 0: not in the spec (the default applies)
+};
+// The names a `health_check:` mapping takes (what `orrery-train --health-check --set` takes).
+QStringList healthCheckThresholdNames();
+// The trainer's words for it: `--health-check --set NAME=VALUE ...`; empty when it is off.
+QStringList healthCheckArgs(const HealthCheckSpec &h);
+
 struct SpecError {
     QString file;
     int line = 0;
@@ -184,6 +198,7 @@ struct SweepSpec {
     // `description`, `job`, `scheduler`, ...): one line each, "FILE:LINE: ...", for `sweep plan`
     // and `submit` to show (never an error, never silent).
     QList<SpecError> warnings;
+    HealthCheckSpec healthCheck;  // resolved: enabled is the default where the spec has no key
 };
 
 struct SpecParse {

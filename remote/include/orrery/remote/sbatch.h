@@ -39,6 +39,10 @@ struct SbatchJob {
     // Some task's words hold {{node_rank}}, {{master_addr}} or {{master_port}} (command.late): the
     // template must fill them (a copy made before launchers does not).
     bool nodeWords = false;
+    // orrery-train's health-check words (core::healthCheckArgs), run on every node before the
+    // task's program; empty: no check. A cluster's own template without {{health_check}} (made
+    // before health checks) runs without it.
+    QStringList healthCheck;
 };
 
 // The template shipped with Orrery (compiled in from resources/sbatch/array.sbatch).

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The deep health check on the fixture's two-node Slurm (docs/sweeps.md "Health check"): a
+// two-node trial of a command runs `orrery-train --health-check` on both nodes before its
+// program, through the real sbatch template, srun and the CLI's runner. With node2 made bad
+// (ORRERY_HEALTH_CHECK_FAIL in the cluster's setup lines: a test hook, as a broken GPU cannot be
+// caused on purpose here) the attempt fails before the program starts, exit.json names node2
+// with cause "health", and the attempt keeps both nodes' verdicts; without it the trial runs.
+#include "remotesupport.h"
+
+#include "orrery/core/healthreport.h"
+#include "orrery/core/store.h"
+
+#include <QCoreApplication>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QUuid>
+
+using namespace orrery::core;
+
+class TestHealthSlurm : public QObject {
+    Q_OBJECT
+
+    orrery::test::TestCluster m_cluster;
+    orrery::test::CliUser m_user;
+    using Result = orrery::test::CliUser::Result;
+    Result orrery(const QStringList &args, int timeoutMs = 120'000) { return m_user.run(args, timeoutMs); }
+
+    // A cluster profile on the fixture that runs the trainer built here, with these setup lines.
+    void addCluster(const QString &name, const QStringList &setup)
+    {
+        const QString root = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_health_slurm-") +
+            QUuid::createUuid().toString(QUuid::Id128);
+        QStringList args = orrery::test::fixtureClusterAdd(m_cluster, name, root);
+        args << QStringLiteral("--trainer-path") << qEnvironmentVariable("ORRERY_TRAINER");
+        for (const QString &line : setup)
+            args << QStringLiteral("--setup") << line;
+        const Result add = orrery(args);
+        QVERIFY2(add.code == 0, qPrintable(add.err));
+    }
+
+    // One two-node trial of a command that only marks that it ran; the check opted in.
+    int submit(const QString &cluster)
+    {
+        const QString path = m_user.filePath(cluster + QStringLiteral(".yaml"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return -1;
+        f.write("name: health\n"
+                "experiment: health-slurm\n"
+                "command: [touch, \"{{run_dir}}/program-ran\"]\n"
+                "method: grid\n"
+                "parameters:\n"
+                "  x: {value: 1}\n"
+                "resources: {nodes: 2, cpus_per_task: 1, time: \"00:05:00\"}\n"
+                "health_check: {cpu_memory_mb: 16, timeout_s: 60}\n");
+        f.close();
+        const Result r = orrery({QStringLiteral("sweep"), QStringLiteral("submit"), path,
+                                 QStringLiteral("--cluster"), cluster, QStringLiteral("--json")});
+        if (r.code != 0)
+            qWarning("%s", qPrintable(r.err + r.out));
+        return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt(-1);
+    }
+
+    QString watchToTheEnd(int sweep)
+    {
+        QProcess p;
+        m_user.start(p,
+                     {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
+                      QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
+        if (!p.waitForFinished(150'000)) {
+            p.kill();
+            p.waitForFinished();
+            return QStringLiteral("(watch timed out)\n") + QString::fromUtf8(p.readAll());
+        }
+        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        ORRERY_SKIP_WITHOUT_TRAINER();
+        QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
+        QVERIFY(m_user.isValid());
+    }
+
+    void aBadNodeFailsTheAttemptBeforeTheProgram()
+    {
+        addCluster(QStringLiteral("bad-node2"), {QStringLiteral("export ORRERY_HEALTH_CHECK_FAIL=node2")});
+        const int sweep = submit(QStringLiteral("bad-node2"));
+        QVERIFY(sweep > 0);
+        const QString out = watchToTheEnd(sweep);
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const QList<Trial> trials = store->trials(sweep);
+        QCOMPARE(trials.size(), 1);
+        const Trial &t = trials.front();
+        QVERIFY2(t.state == QStringLiteral("failed"),
+                 qPrintable(t.state + QLatin1Char(' ') + t.exitReason + out));
+        QVERIFY2(t.exitReason.contains(QLatin1String("health check failed on node2")),
+                 qPrintable(t.exitReason));
+        // The program never started.
+        QVERIFY(!QFile::exists(QDir(t.runDir).filePath(QStringLiteral("program-ran"))));
+        QFile exitFile(QDir(t.runDir).filePath(QStringLiteral("exit.json")));
+        QVERIFY(exitFile.open(QIODevice::ReadOnly));
+        const QJsonObject exit = QJsonDocument::fromJson(exitFile.readAll()).object();
+        QCOMPARE(exit.value(QStringLiteral("node")).toString(), QStringLiteral("node2"));
+        QCOMPARE(exit.value(QStringLiteral("cause")).toString(), QStringLiteral("health"));
+        // Both nodes' verdicts, with their figures, are the attempt's.
+        const QList<HealthNodeLine> nodes = healthNodes(t.health);
+        QCOMPARE(nodes.size(), 2);
+        QCOMPARE(nodes[0].node, QStringLiteral("node1"));
+        QVERIFY(nodes[0].pass);
+        QCOMPARE(nodes[1].node, QStringLiteral("node2"));
+        QVERIFY(!nodes[1].pass);
+        QVERIFY2(nodes[0].figures.contains(QLatin1String("all-reduce")), qPrintable(nodes[0].figures));
+        // `runs show` says it, a line per node.
+        const Result show =
+            orrery({QStringLiteral("runs"), QStringLiteral("show"), QString::number(t.runId)});
+        QVERIFY2(show.out.contains(QLatin1String("node2  failed")), qPrintable(show.out));
+        QVERIFY2(show.out.contains(QLatin1String("node1  passed")), qPrintable(show.out));
+    }
+
+    void healthyNodesRunTheProgram()
+    {
+        addCluster(QStringLiteral("healthy"), {});
+        const int sweep = submit(QStringLiteral("healthy"));
+        QVERIFY(sweep > 0);
+        const QString out = watchToTheEnd(sweep);
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const Trial t = store->trials(sweep).front();
+        QVERIFY2(t.state == QStringLiteral("completed"),
+                 qPrintable(t.state + QLatin1Char(' ') + t.exitReason + out));
+        QVERIFY(QFile::exists(QDir(t.runDir).filePath(QStringLiteral("program-ran"))));
+        const QList<HealthNodeLine> nodes = healthNodes(t.health);
+        QCOMPARE(nodes.size(), 2);
+        QVERIFY(nodes[0].pass && nodes[1].pass);
+    }
+};
+
+ORRERY_TEST_MAIN(TestHealthSlurm, QCoreApplication)
+#include "tst_health_slurm.moc"
