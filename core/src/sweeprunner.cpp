@@ -285,15 +285,17 @@ struct SweepRunner::Impl {
         if (suspects.isEmpty())
             return {};
         QStringList schedulable;
+        QStringList words;
         try {
             schedulable = executor.schedulableNodes(batch.resources);
         } catch (const std::exception &e) {
-            // Not known this time: every suspect is excluded; sbatch says so if none is left.
-            qWarning("%s: the partition's nodes: %s", qPrintable(executor.name()), e.what());
+            // Not known this time: every suspect is excluded (sbatch says so if none is left),
+            // and the attempt's detail says why.
+            words << QStringLiteral("the partition's nodes are not known (%1)")
+                         .arg(QString::fromUtf8(e.what()));
         }
         const Exclusion ex = excludedNodes(suspects, schedulable, batch.resources.nodes);
         batch.excludeNodes = ex.exclude;
-        QStringList words;
         if (!ex.exclude.isEmpty())
             words << QStringLiteral("suspect nodes kept out: %1").arg(ex.exclude.join(QStringLiteral(", ")));
         if (!ex.note.isEmpty())
