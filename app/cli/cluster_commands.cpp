@@ -8,10 +8,16 @@
 #include "output.h"
 #include "statusblock.h"
 
+#include "runs_commands.h"
+
+#include "orrery/core/sweeprules.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
+#include "orrery/remote/nodes.h"
 #include "orrery/remote/profile.h"
+#include "orrery/remote/slurm.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -38,6 +44,8 @@ const char *const kClusterUsage =
     "       orrery cluster test NAME [--json] [--accept-new-host-key]\n"
     "       orrery cluster deploy NAME [--json] [--accept-new-host-key]\n"
     "       orrery cluster remove NAME\n"
+    "       orrery cluster nodes NAME [--suspect] [--clear NODE | --clear-all]\n"
+    "                            [--add NODE --reason TEXT] [--json]\n"
     "HOST may be a Host alias of ~/.ssh/config (its HostName, User, Port, IdentityFile and\n"
     "ProxyJump apply). Profiles never hold a password: keys come from ssh-agent or a key file,\n"
     "and a passphrase or password is asked on a terminal when needed.\n"
@@ -536,6 +544,142 @@ std::function<void(const QString &, const remote::DeployProgress &)> deployProgr
     };
 }
 
+namespace {
+
+// `orrery cluster nodes`: the suspect list is the store's (no connection needed to read or edit
+// it); the node table is one sinfo, with the suspects marked (remote::nodeViews).
+QJsonObject suspectJson(const core::SuspectNode &s, qint64 now)
+{
+    return {
+        {QStringLiteral("node"), s.node},
+        {QStringLiteral("reason"), s.reason},
+        {QStringLiteral("source"), s.source},
+        {QStringLiteral("since"), QDateTime::fromMSecsSinceEpoch(s.sinceMs).toString(Qt::ISODate)},
+        {QStringLiteral("expires"),
+         s.expiresMs == 0 ? QJsonValue() : QDateTime::fromMSecsSinceEpoch(s.expiresMs).toString(Qt::ISODate)},
+        {QStringLiteral("expires_in"), remote::expiresIn(s, now)}};
+}
+
+QString localTime(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+}
+
+int nodes(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString name = p.positionalArguments().value(0);
+    const QString who = QStringLiteral("orrery cluster nodes");
+    const bool json = p.isSet(QStringLiteral("json"));
+    const int edits = int(p.isSet(QStringLiteral("clear"))) + int(p.isSet(QStringLiteral("clear-all"))) +
+        int(p.isSet(QStringLiteral("add")));
+    if (edits > 1)
+        return usage(QStringLiteral("nodes: give one of --clear, --clear-all and --add"));
+    if (p.isSet(QStringLiteral("reason")) && !p.isSet(QStringLiteral("add")))
+        return usage(QStringLiteral("nodes: --reason goes with --add NODE"));
+    int code = kOk;
+    const std::optional<ClusterProfile> profile = load(QStringLiteral("nodes"), name, code);
+    if (!profile)
+        return code;
+    auto store = openStore(ctx);
+    if (!store)
+        return kFailed;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    try {
+        if (p.isSet(QStringLiteral("add"))) {
+            const core::SuspectNode s = core::userSuspect(profile->name, p.value(QStringLiteral("add")),
+                                                          p.value(QStringLiteral("reason")), now);
+            store->addSuspectNode(s);
+            if (!json)
+                out(QStringLiteral("%1: %2 is suspect (kept out of new submissions until cleared)\n")
+                        .arg(profile->name, s.node));
+        } else if (p.isSet(QStringLiteral("clear")) || p.isSet(QStringLiteral("clear-all"))) {
+            const QString node = p.value(QStringLiteral("clear"));
+            if (p.isSet(QStringLiteral("clear")))
+                if (const QString e = core::nodeNameError(node); !e.isEmpty()) {
+                    err(QStringLiteral("%1: --clear: %2\n").arg(who, e));
+                    return kUsage;
+                }
+            const int n = store->clearSuspectNodes(profile->name, node, now);
+            if (p.isSet(QStringLiteral("clear")) && n == 0) {
+                err(QStringLiteral(
+                        "%1: %2 is not a suspect node of %3 (see `orrery cluster nodes %3 --suspect`)\n")
+                        .arg(who, node, profile->name));
+                return kFailed;
+            }
+            if (!json)
+                out(QStringLiteral("%1: %2 suspect node%3 cleared\n")
+                        .arg(profile->name)
+                        .arg(n)
+                        .arg(n == 1 ? QString() : QStringLiteral("s")));
+        }
+    } catch (const std::invalid_argument &e) {
+        err(QStringLiteral("%1: %2\n").arg(who, QString::fromUtf8(e.what())));
+        return kUsage;
+    }
+    const QList<core::SuspectNode> suspects = store->suspectNodes(profile->name, now);
+    if (edits > 0 || p.isSet(QStringLiteral("suspect"))) {
+        if (json) {
+            QJsonArray items;
+            for (const core::SuspectNode &s : suspects)
+                items.append(suspectJson(s, now));
+            printJson({{QStringLiteral("cluster"), profile->name}, {QStringLiteral("suspect"), items}});
+        } else if (edits == 0 || !suspects.isEmpty()) {
+            QList<QStringList> rows;
+            for (const core::SuspectNode &s : suspects)
+                rows.append({s.node, s.source, localTime(s.sinceMs), remote::expiresIn(s, now), s.reason});
+            if (rows.isEmpty())
+                out(QStringLiteral("%1: no suspect nodes\n").arg(profile->name));
+            else
+                out(formatTable({QStringLiteral("NODE"), QStringLiteral("SOURCE"), QStringLiteral("SINCE"),
+                                 QStringLiteral("EXPIRES IN"), QStringLiteral("REASON")},
+                                rows));
+        }
+        return kOk;
+    }
+    // The whole table: one sinfo on the cluster.
+    remote::slurm::ClusterInfo info;
+    try {
+        remote::Connection connection(profile->endpoint(), terminalCallbacks(false));
+        remote::SlurmClient slurm(connection);
+        info = slurm.clusterInfo();
+    } catch (const remote::RemoteError &e) {
+        err(QStringLiteral("%1 %2: %3\n").arg(who, profile->name, e.message()));
+        return kFailed;
+    }
+    const QList<remote::NodeView> views = remote::nodeViews(info, suspects);
+    if (json) {
+        QJsonArray items;
+        for (const remote::NodeView &v : views) {
+            QJsonObject o{{QStringLiteral("node"), v.node.name},
+                          {QStringLiteral("listed"), v.listed},
+                          {QStringLiteral("state"), v.node.state},
+                          {QStringLiteral("cpus"), v.node.cpusTotal},
+                          {QStringLiteral("gpus"), v.node.gpusTotal},
+                          {QStringLiteral("gres"), v.node.gres},
+                          {QStringLiteral("partitions"), QJsonArray::fromStringList(v.node.partitions)}};
+            if (v.suspect)
+                o.insert(QStringLiteral("suspect"), suspectJson(*v.suspect, now));
+            items.append(o);
+        }
+        printJson({{QStringLiteral("cluster"), profile->name}, {QStringLiteral("nodes"), items}});
+        return kOk;
+    }
+    QList<QStringList> rows;
+    for (const remote::NodeView &v : views)
+        rows.append({v.node.name, v.listed ? v.node.state : QStringLiteral("(not in sinfo)"),
+                     v.listed ? QString::number(v.node.cpusTotal) : QString(),
+                     v.listed ? QString::number(v.node.gpusTotal) : QString(),
+                     v.node.partitions.join(QLatin1Char(',')),
+                     v.suspect ? QStringLiteral("suspect (%1): %2").arg(v.suspect->source, v.suspect->reason)
+                               : QString()});
+    out(formatTable({QStringLiteral("NODE"), QStringLiteral("STATE"), QStringLiteral("CPUS"),
+                     QStringLiteral("GPUS"), QStringLiteral("PARTITIONS"), QStringLiteral("ORRERY")},
+                    rows));
+    return kOk;
+}
+
+}  // namespace
+
 int runCluster(const QStringList &args)
 {
     // The verbs are dispatched by the command table (clusterVerbs); only the help comes here.
@@ -557,7 +701,21 @@ QList<VerbInfo> clusterVerbs()
             verb("show", "NAME [--json]", "one profile", show),
             verb("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs", test),
             verb("deploy", "NAME [--json]", "build the bundled trainer on the cluster (cached)", deploy),
-            verb("remove", "NAME", "remove a profile", removeCluster)};
+            verb("remove", "NAME", "remove a profile", removeCluster),
+            parsedVerb(
+                QStringLiteral("nodes"), {QStringLiteral("NAME")},
+                {QCommandLineOption(QStringLiteral("suspect"),
+                                    QStringLiteral("only the suspect nodes: reason, source, since, expiry")),
+                 QCommandLineOption(QStringLiteral("add"),
+                                    QStringLiteral("keep NODE out of new submissions (with --reason)"),
+                                    QStringLiteral("NODE")),
+                 QCommandLineOption(QStringLiteral("reason"), QStringLiteral("why NODE is added"),
+                                    QStringLiteral("TEXT")),
+                 QCommandLineOption(QStringLiteral("clear"), QStringLiteral("let NODE be used again"),
+                                    QStringLiteral("NODE")),
+                 QCommandLineOption(QStringLiteral("clear-all"), QStringLiteral("clear every suspect node")),
+                 QCommandLineOption(QStringLiteral("json"), QStringLiteral("one JSON object"))},
+                QStringLiteral("the cluster's nodes, suspect ones marked (bad nodes kept out)"), nodes)};
 }
 
 }  // namespace orrery::cli

@@ -104,6 +104,8 @@ void MonitorFeeds::readStoreOnce()
         if (!m_store)
             m_store = core::TrackingStore::open(m_options.dbPath);
         snapshot = readStore(*m_store, m_trialsOf.load(), m_sparkWidth.load(), 50, &m_progress);
+        if (m_options.cluster)
+            snapshot.suspects = m_store->suspectNodes(m_options.cluster->name);
     } catch (const std::exception &e) {
         snapshot = {};
         snapshot.valid = true;

@@ -303,7 +303,7 @@ Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs)
     return t;
 }
 
-Table nodeTable(const ClusterSnapshot &cluster)
+Table nodeTable(const ClusterSnapshot &cluster, const QList<core::SuspectNode> &suspects)
 {
     Table t;
     t.header = {QStringLiteral("NODE"),      QStringLiteral("STATE"),     QStringLiteral("CPUS ALLOC"),
@@ -311,12 +311,29 @@ Table nodeTable(const ClusterSnapshot &cluster)
     t.rightAligned = {2, 3, 4};
     t.flexColumn = 5;
     t.dropOrder = {5};
-    for (const remote::slurm::Node &n : cluster.info.nodes)
-        t.rows.append(
-            {n.name, n.state, QStringLiteral("%1/%2").arg(n.cpusAllocated).arg(n.cpusTotal),
-             formatMegabytes(n.memoryAllocatedMb) + QLatin1Char('/') + formatMegabytes(n.memoryMb),
-             n.gpusTotal > 0 ? QStringLiteral("%1/%2").arg(n.gpusUsed).arg(n.gpusTotal) : QStringLiteral("-"),
-             n.partitions.join(QLatin1Char(','))});
+    if (!suspects.isEmpty()) {
+        // Orrery's own word on a node: kept out of submissions, and why.
+        t.header << QStringLiteral("ORRERY");
+        t.flexColumn = 6;
+        t.dropOrder = {5, 6};
+    }
+    for (const remote::slurm::Node &n : cluster.info.nodes) {
+        QStringList row{n.name,
+                        n.state,
+                        QStringLiteral("%1/%2").arg(n.cpusAllocated).arg(n.cpusTotal),
+                        formatMegabytes(n.memoryAllocatedMb) + QLatin1Char('/') + formatMegabytes(n.memoryMb),
+                        n.gpusTotal > 0 ? QStringLiteral("%1/%2").arg(n.gpusUsed).arg(n.gpusTotal)
+                                        : QStringLiteral("-"),
+                        n.partitions.join(QLatin1Char(','))};
+        if (!suspects.isEmpty()) {
+            QString mark;
+            for (const core::SuspectNode &s : suspects)
+                if (s.node == n.name)
+                    mark = QStringLiteral("suspect (%1): %2").arg(s.source, s.reason);
+            row << mark;
+        }
+        t.rows.append(row);
+    }
     return t;
 }
 
@@ -650,7 +667,7 @@ QList<ScreenLine> MonitorModel::clusterLines(int width, qint64 nowMs) const
             out.append({lines[i], i == 0 ? Style::ColumnHeader : Style::Normal});
     };
     add(partitionTable(m_cluster, m_options.glyphs));
-    add(nodeTable(m_cluster));
+    add(nodeTable(m_cluster, m_store.suspects));
     if (m_cluster.queue.isEmpty())
         out.append({cut(QStringLiteral("no jobs of yours in the queue"), width, ellipsis), Style::Dim});
     else

@@ -81,6 +81,8 @@ struct StoreSnapshot {
     // shown on the status line until the next key.
     QString actionMessage;
     bool actionFailed = false;
+    // The monitor's cluster's suspect nodes (docs/sweeps.md "Bad nodes kept out"), unexpired.
+    QList<core::SuspectNode> suspects;
 };
 
 // One read of the store: the sweeps (at most maxSweeps: every active one first, then the most
@@ -121,7 +123,8 @@ struct Table {
 QStringList layoutTable(const Table &table, int width, const QString &ellipsis);
 
 Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs);
-Table nodeTable(const ClusterSnapshot &cluster);
+// The nodes; those in `suspects` (the store's, for this cluster) marked with why, in a last column.
+Table nodeTable(const ClusterSnapshot &cluster, const QList<core::SuspectNode> &suspects = {});
 Table queueTable(const ClusterSnapshot &cluster);
 Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs);
 Table trialTable(const StoreSnapshot &store);

@@ -13,6 +13,7 @@
 #include <QJsonObject>
 #include <QSaveFile>
 #include <QStandardPaths>
+#include <QSysInfo>
 
 #include <algorithm>
 #include <cerrno>
@@ -295,6 +296,7 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
             if (alive(pid) || supervisorAlive) {
                 st.state = TaskStatus::State::Running;
                 st.detail = QStringLiteral("pid %1").arg(pid);
+                st.nodes = QStringList{QSysInfo::machineHostName()};  // the one node it has
                 if (const qint64 started = o.value(QLatin1String("started")).toInteger(); started > 0)
                     st.elapsedMs = std::max<qint64>(0, QDateTime::currentMSecsSinceEpoch() - started);
             } else {
@@ -304,6 +306,7 @@ QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
         } else if (state == QLatin1String("ended")) {
             st.state = TaskStatus::State::Ended;
             st.detail = o.value(QLatin1String("detail")).toString();
+            st.nodes = QStringList{QSysInfo::machineHostName()};
             if (o.contains(QLatin1String("exit_code")))
                 st.exitCode = o.value(QLatin1String("exit_code")).toInt();
             if (o.contains(QLatin1String("elapsed_ms")))

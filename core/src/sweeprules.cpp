@@ -9,9 +9,11 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 #include <QJsonValue>
+#include <QRegularExpression>
 #include <QSet>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace orrery::core {
 
@@ -83,6 +85,111 @@ std::optional<AttemptVerdict> attemptVerdict(const AttemptOutcome &outcome)
     return v;
 }
 
+// --- bad nodes --------------------------------------------------------------------------------
+
+namespace {
+const QString kNodeFaultPrefix = QStringLiteral("node fault on ");
+}
+
+std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome)
+{
+    if (outcome.before != TrialState::Queued && outcome.before != TrialState::Running)
+        return std::nullopt;  // stopped or cancelled by us: not the node's doing
+    NodeFault f;
+    if (outcome.exitJson) {
+        const QJsonObject o = QJsonDocument::fromJson(*outcome.exitJson).object();
+        f.cause = o.value(QLatin1String("cause")).toString();
+        if (o.value(QLatin1String("state")).toString() != QLatin1String("failed") ||
+            (f.cause != QLatin1String("health") && f.cause != QLatin1String("node")))
+            return std::nullopt;
+        const QString node = o.value(QLatin1String("node")).toString().trimmed();
+        f.nodes = !node.isEmpty()       ? QStringList{node}
+            : outcome.nodes.size() == 1 ? outcome.nodes
+                                        : QStringList();
+        f.reason = o.value(QLatin1String("reason")).toString();
+        if (f.reason.isEmpty())
+            f.reason = f.cause == QLatin1String("health") ? QStringLiteral("health check failed")
+                                                          : QStringLiteral("node-level failure");
+    } else if (outcome.status.state == TaskStatus::State::Ended) {
+        const QString word = outcome.status.detail.section(QLatin1Char(' '), 0, 0);
+        if (word == QLatin1String("NODE_FAIL")) {
+            f.cause = QStringLiteral("node-fail");
+            f.nodes = outcome.nodes;
+            f.reason = QStringLiteral("Slurm reported NODE_FAIL");
+        } else if (word == QLatin1String("OUT_OF_MEMORY") && outcome.nodes.size() == 1) {
+            // On one node the OOM-kill is that node's; over several, Slurm does not say whose.
+            f.cause = QStringLiteral("oom");
+            f.nodes = outcome.nodes;
+            f.reason = QStringLiteral("Slurm reported OUT_OF_MEMORY");
+        } else {
+            return std::nullopt;
+        }
+    } else {
+        return std::nullopt;
+    }
+    f.nodes.removeAll(QString());
+    if (f.nodes.isEmpty())
+        return std::nullopt;  // nobody to blame: an ordinary failure
+    return f;
+}
+
+QString nodeFaultReason(const NodeFault &fault)
+{
+    return QStringLiteral("%1%2 (%3): %4")
+        .arg(kNodeFaultPrefix, fault.nodes.join(QLatin1Char(',')), fault.cause, fault.reason);
+}
+
+bool isNodeFault(const Trial &attempt)
+{
+    return attempt.trialState() == TrialState::Failed && attempt.exitReason.startsWith(kNodeFaultPrefix);
+}
+
+QString nodeNameError(const QString &node)
+{
+    static const QRegularExpression name(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9._\\-]*$"));
+    if (node.isEmpty())
+        return QStringLiteral("a node name is required");
+    if (!name.match(node).hasMatch() || node.size() > 255)
+        return QStringLiteral("'%1' is not a node name (letters, digits, '.', '_' and '-')")
+            .arg(node.left(100));
+    return {};
+}
+
+SuspectNode userSuspect(const QString &cluster, const QString &node, const QString &reason, qint64 nowMs)
+{
+    if (const QString e = nodeNameError(node); !e.isEmpty())
+        throw std::invalid_argument(e.toStdString());
+    if (reason.trimmed().isEmpty())
+        throw std::invalid_argument("a reason is required (--reason TEXT): it is shown with the node");
+    return SuspectNode{cluster, node, reason.trimmed(), QStringLiteral("user"), nowMs, 0};
+}
+
+Exclusion excludedNodes(const QList<SuspectNode> &suspects, const QStringList &schedulable, int needed)
+{
+    Exclusion e;
+    QStringList candidates;  // oldest first
+    for (const SuspectNode &s : suspects)
+        if ((schedulable.isEmpty() || schedulable.contains(s.node)) && !candidates.contains(s.node))
+            candidates << s.node;
+    if (!schedulable.isEmpty()) {
+        const qsizetype room = std::max<qsizetype>(0, schedulable.size() - std::max(1, needed));
+        while (candidates.size() > room)
+            e.dropped << candidates.takeFirst();
+    }
+    e.exclude = candidates;
+    if (!e.dropped.isEmpty())
+        e.note =
+            QStringLiteral("suspect node%1 %2 not excluded: the partition has %3 node%4 and a trial needs "
+                           "%5; excluding %6 would leave too few")
+                .arg(e.dropped.size() == 1 ? QString() : QStringLiteral("s"),
+                     e.dropped.join(QStringLiteral(", ")))
+                .arg(schedulable.size())
+                .arg(schedulable.size() == 1 ? QString() : QStringLiteral("s"))
+                .arg(std::max(1, needed))
+                .arg(e.dropped.size() == 1 ? QStringLiteral("it") : QStringLiteral("them"));
+    return e;
+}
+
 // --- an attempt's time span ------------------------------------------------------------------
 
 qint64 runningAttemptStartMs(qint64 submittedMs, std::optional<qint64> elapsedMs, qint64 nowMs)
@@ -108,19 +215,28 @@ AttemptSpan endedSpan(qint64 startedMs, qint64 submittedMs, std::optional<qint64
 
 LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowMs)
 {
-    LiveAttempt live{read};
+    LiveAttempt live{read, false, false, {}};
     Trial &t = live.trial;
     if (!status.detail.isEmpty())
         t.detail = status.detail;
     const bool running = status.state == TaskStatus::State::Running;
+    if (!status.nodes.isEmpty())
+        t.nodes = status.nodes.join(QLatin1Char(','));
+    if (status.state == TaskStatus::State::Queued && read.trialState() == TrialState::Running &&
+        !read.nodes.isEmpty() && status.nodes.isEmpty()) {
+        live.requeuedFrom = read.nodes.split(QLatin1Char(','), Qt::SkipEmptyParts);
+        t.nodes.clear();
+        t.detail = QStringLiteral("requeued by the scheduler from %1; %2")
+                       .arg(live.requeuedFrom.join(QLatin1Char(',')), t.detail);
+    }
     if (running && t.startedMs == 0)
         t.startedMs = runningAttemptStartMs(t.submittedMs, status.elapsedMs, nowMs);
     if (running && read.trialState() == TrialState::Queued) {
         t.setState(TrialState::Running);
         live.startedRunning = true;
     }
-    live.changed =
-        t.trialState() != read.trialState() || t.detail != read.detail || t.startedMs != read.startedMs;
+    live.changed = t.trialState() != read.trialState() || t.detail != read.detail ||
+        t.startedMs != read.startedMs || t.nodes != read.nodes;
     return live;
 }
 
@@ -138,6 +254,8 @@ AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &en
             continue;
         if (a.trialState() == TrialState::Preempted)
             ++c.preemptions;
+        else if (isNodeFault(a))
+            ++c.nodeFaults;
         else if (phaseOf(a.trialState()) == Phase::Failed) {
             ++c.failures;
             c.previousReason = a.exitReason;
@@ -153,6 +271,8 @@ QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, Tria
         return c.preemptions + 1 > kMaxPreemptions
             ? QStringLiteral("preempted %1 times").arg(c.preemptions + 1)
             : QString();
+    if (isNodeFault(ended) && c.nodeFaults + 1 <= kMaxNodeFaults)
+        return {};  // a bad node's doing, not the trial's: retried elsewhere, `retries` untouched
     if (c.failures + 1 > retries)
         return retries == 0 ? QStringLiteral("no retries (retries: 0)")
                             : QStringLiteral("failed %1 times").arg(c.failures + 1);
@@ -169,6 +289,7 @@ Trial nextAttempt(const Trial &t)
     next.state.clear();
     next.exitReason.clear();
     next.detail.clear();
+    next.nodes.clear();
     next.task.clear();
     next.slurmJobId.clear();
     next.slurmTaskId.clear();

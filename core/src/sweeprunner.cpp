@@ -234,6 +234,7 @@ struct SweepRunner::Impl {
         batch.healthCheck = healthCheckArgs(spec.healthCheck);
         batch.maxConcurrent = std::max(1, spec.maxConcurrent);
         batch.resources = spec.resources;
+        const QString keptOut = excludeSuspects(batch);
         for (const Trial &t : attempts)
             batch.tasks.append(taskLaunch(spec, t.index, t.attempt, t.runDir,
                                           typedParams(t.params, spec.parameters), t.config.toUtf8(),
@@ -260,6 +261,8 @@ struct SweepRunner::Impl {
                 if (failure.isEmpty()) {
                     t.task = ids[i];
                     t.setState(TrialState::Queued);
+                    if (!keptOut.isEmpty())
+                        t.detail = keptOut;
                     const qsizetype underscore = t.task.indexOf(QLatin1Char('_'));
                     if (underscore > 0) {  // a Slurm array task: job id and task id for people
                         t.slurmJobId = t.task.left(underscore);
@@ -277,6 +280,77 @@ struct SweepRunner::Impl {
         });
         if (!failure.isEmpty())
             throw std::runtime_error(failure.toStdString());
+    }
+
+    // The cluster's suspect nodes into `batch` (sbatch --exclude), as many as leave the trial
+    // room (excludedNodes). Returns what the attempts' detail says meanwhile: which nodes are
+    // kept out, and which are not because the trial would not fit without them.
+    QString excludeSuspects(LaunchBatch &batch)
+    {
+        const QList<SuspectNode> suspects = store.suspectNodes(executor.name());
+        if (suspects.isEmpty())
+            return {};
+        QStringList schedulable;
+        QStringList words;
+        try {
+            schedulable = executor.schedulableNodes(batch.resources);
+        } catch (const std::exception &e) {
+            // Not known this time: every suspect is excluded (sbatch says so if none is left),
+            // and the attempt's detail says why.
+            words << QStringLiteral("the partition's nodes are not known (%1)")
+                         .arg(QString::fromUtf8(e.what()));
+        }
+        const Exclusion ex = excludedNodes(suspects, schedulable, batch.resources.nodes);
+        batch.excludeNodes = ex.exclude;
+        if (!ex.exclude.isEmpty())
+            words << QStringLiteral("suspect nodes kept out: %1").arg(ex.exclude.join(QStringLiteral(", ")));
+        if (!ex.note.isEmpty())
+            words << ex.note;
+        return words.join(QStringLiteral("; "));
+    }
+
+    // A failure blamed on nodes: each is recorded as the cluster's suspect, kept out of its
+    // submissions for kSuspectExpiryMs (the retry of this very trial included).
+    void markSuspects(const Sweep &sw, const Trial &t, const NodeFault &fault, qint64 now, TickReport &report)
+    {
+        for (const QString &node : fault.nodes) {
+            store.addSuspectNode(SuspectNode{
+                executor.name(), node,
+                QStringLiteral("%1 (trial %2 of sweep %3)").arg(fault.reason).arg(t.index).arg(sw.name),
+                fault.cause, now, now + kSuspectExpiryMs});
+            report.events << QStringLiteral("%1: node %2 of %3 marked suspect (%4): kept out of new "
+                                            "submissions for %5 h")
+                                 .arg(sw.name, node, executor.name(), fault.cause)
+                                 .arg(kSuspectExpiryMs / 3'600'000);
+        }
+    }
+
+    // The scheduler requeued a running task itself (Slurm's --requeue): where the nodes it ran on
+    // have failed, they are the cluster's suspects. The task comes back by itself (its next run
+    // resumes from the checkpoint, ORRERY_RESUME), so no attempt is used up.
+    void requeuedByScheduler(const Sweep &sw, const Trial &t, const QStringList &nodes, qint64 now,
+                             TickReport &report)
+    {
+        QHash<QString, QString> failed;
+        try {
+            failed = executor.failedNodes(nodes);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: the state of %2: %3")
+                                 .arg(executor.name(), nodes.join(QLatin1Char(',')),
+                                      QString::fromUtf8(e.what()));
+        }
+        report.events << QStringLiteral("%1: trial %2 requeued by the scheduler from %3")
+                             .arg(sw.name)
+                             .arg(t.index)
+                             .arg(nodes.join(QLatin1Char(',')));
+        for (auto it = failed.cbegin(); it != failed.cend(); ++it)
+            markSuspects(
+                sw, t,
+                NodeFault{
+                    {it.key()},
+                    QStringLiteral("node-fail"),
+                    QStringLiteral("the task was requeued when %1 became %2").arg(it.key(), it.value())},
+                now, report);
     }
 
     // New trials: runs, and trial rows at attempt 0.
@@ -996,6 +1070,8 @@ void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
             const LiveAttempt live = liveAttempt(a.trial, st, now);
             if (live.startedRunning)
                 report.events << QStringLiteral("%1: trial %2 running").arg(a.sweep.name).arg(a.trial.index);
+            if (!live.requeuedFrom.isEmpty())
+                requeuedByScheduler(a.sweep, live.trial, live.requeuedFrom, now, report);
             // Written back only over the state read: a user who stopped or cancelled the attempt
             // since the tick read it (stopTrial, cancel: no lease needed) wins, and the next tick
             // settles it.
@@ -1025,9 +1101,15 @@ void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus 
         outcome.exitJson = exitChunk->data;
     outcome.readAnswered = !tick.chunks.isEmpty();
     outcome.before = t.trialState();
-    const std::optional<AttemptVerdict> verdict = attemptVerdict(outcome);
+    if (!st.nodes.isEmpty())
+        t.nodes = st.nodes.join(QLatin1Char(','));
+    outcome.nodes = t.nodes.split(QLatin1Char(','), Qt::SkipEmptyParts);
+    std::optional<AttemptVerdict> verdict = attemptVerdict(outcome);
     if (!verdict)
         return;  // nothing known yet: ask again next tick
+    const std::optional<NodeFault> fault = verdict->settled() ? std::nullopt : nodeFault(outcome);
+    if (fault && verdict->ended == TrialState::Failed)
+        verdict->reason = nodeFaultReason(*fault);  // the retry rule counts it apart (isNodeFault)
     if (!st.detail.isEmpty())
         t.detail = st.detail;
     if (exitChunk)  // the run ends as exit.json says (an unreadable one ends nothing)
@@ -1050,6 +1132,8 @@ void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus 
     t.exitReason = verdict->exitReason();
     if (!store.updateTrialIf(storedState, t))
         return;  // stopped or cancelled meanwhile: settled as such next tick, not resubmitted
+    if (fault && verdict->ended == TrialState::Failed)
+        markSuspects(sw, t, *fault, now, report);
     if (verdict->ended == TrialState::Completed) {
         report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
         return;

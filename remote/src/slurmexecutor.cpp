@@ -3,6 +3,7 @@
 
 #include "logging.h"
 #include "orrery/core/capture.h"
+#include "orrery/core/sweeprules.h"
 #include "orrery/core/usage.h"
 #include "orrery/remote/batchread.h"
 #include "orrery/remote/shell.h"
@@ -195,6 +196,24 @@ QByteArray previewSbatch(const ClusterProfile &profile, const QString &configDir
     return batchScript(profile, configDir, core::firstBatch(plan, trials, sweepDir));
 }
 
+QList<QByteArray> sbatchArguments(const core::LaunchBatch &batch, const QByteArray &scriptName)
+{
+    QList<QByteArray> argv{"sbatch", "--parsable",
+                           // The runner's task ids depend on it, so it is not left to a template override.
+                           "--array=0-" + QByteArray::number(batch.tasks.size() - 1) + '%' +
+                               QByteArray::number(batch.maxConcurrent)};
+    // The cluster's suspect nodes (docs/sweeps.md "Bad nodes kept out"). Names come from Slurm or
+    // the user: one argument, quoted by commandLine, and refused when Slurm could not take it.
+    if (!batch.excludeNodes.isEmpty()) {
+        for (const QString &node : batch.excludeNodes)
+            if (const QString error = core::nodeNameError(node); !error.isEmpty())
+                refuse(QStringLiteral("--exclude: %1").arg(error));
+        argv << "--exclude=" + batch.excludeNodes.join(QLatin1Char(',')).toUtf8();
+    }
+    argv << scriptName;
+    return argv;
+}
+
 // --- the executor ---------------------------------------------------------------------------
 
 SlurmExecutor::SlurmExecutor(ClusterProfile profile, Connection &connection, QString configDir)
@@ -282,12 +301,7 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
         line += " && " + p;
     line += " && " + commandLine(QList<QByteArray>{"rm", "-f", "--"} + staleVerdicts) + ") && " +
         commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
-        commandLine(QList<QByteArray>{
-            "sbatch", "--parsable",
-            // The runner's task ids depend on it, so it is not left to a template override.
-            "--array=0-" + QByteArray::number(batch.tasks.size() - 1) + '%' +
-                QByteArray::number(batch.maxConcurrent),
-            scriptName});
+        commandLine(sbatchArguments(batch, scriptName));
     if (line.size() > kMaxCommandLine)
         refuse(
             QStringLiteral("batch %1 of %2: %3 run directories outside the sweep directory make the command "
@@ -341,6 +355,7 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
         TaskStatus status = taskStatusOf(job.state, job.reason);
         if (status.state == TaskStatus::State::Running || status.state == TaskStatus::State::Ended)
             status.elapsedMs = core::parseSlurmDuration(job.elapsed).ms;  // "0:00": none yet
+        status.nodes = slurm::expandHostList(job.nodeList).value;  // pending: none yet
         for (const QString &id : expandArrayTasks(job.jobId))
             if (wanted.contains(id))
                 statuses.insert(id, status);
@@ -355,6 +370,7 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
             if (!wanted.contains(a.jobId))
                 continue;
             TaskStatus status = taskStatusOf(a.state);
+            status.nodes = slurm::expandHostList(a.nodeList).value;
             if (status.state == TaskStatus::State::Ended) {
                 status.exitCode = a.exitCode;
                 if (a.signal != 0)
@@ -373,6 +389,29 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
             statuses.insert(id, unknown);
         }
     return statuses;
+}
+
+QStringList SlurmExecutor::schedulableNodes(const core::SweepResources &resources)
+{
+    if (!m_clusterInfo)
+        m_clusterInfo = m_slurm.clusterInfo();
+    const QString wanted = !resources.partition.isEmpty() ? resources.partition : m_profile.partition;
+    for (const slurm::Partition &p : std::as_const(m_clusterInfo->partitions))
+        if (wanted.isEmpty() ? p.isDefault : p.name == wanted)
+            return p.nodes;
+    return {};  // a partition sinfo does not list: sbatch will say so
+}
+
+QHash<QString, QString> SlurmExecutor::failedNodes(const QStringList &nodes)
+{
+    QHash<QString, QString> failed;
+    if (nodes.isEmpty())
+        return failed;
+    m_clusterInfo = m_slurm.clusterInfo();  // now, not as it was: a node just went down
+    for (const slurm::Node &n : std::as_const(m_clusterInfo->nodes))
+        if (nodes.contains(n.name) && slurm::isNodeUnusable(n.state))
+            failed.insert(n.name, n.state);
+    return failed;
 }
 
 void SlurmExecutor::cancel(const QStringList &taskIds)

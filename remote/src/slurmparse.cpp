@@ -336,6 +336,17 @@ Parsed<ClusterInfo> parseSinfo(const QByteArray &out)
     return {info, {}};
 }
 
+bool isNodeUnusable(const QString &state)
+{
+    const QString s = state.trimmed().toLower();
+    if (s.isEmpty() || s.endsWith(QLatin1Char('*')))  // "*": not responding
+        return true;
+    for (const char *word : {"down", "drain", "fail", "power", "future", "unknown", "maint", "reboot"})
+        if (s.startsWith(QLatin1String(word)) || s.contains(QLatin1Char('+') + QLatin1String(word)))
+            return true;
+    return false;
+}
+
 Parsed<QList<Record>> parseScontrol(const QByteArray &out)
 {
     Parsed<QList<Record>> result;
@@ -368,7 +379,7 @@ Parsed<QList<Record>> parseScontrol(const QByteArray &out)
 
 QByteArray sacctFormat()
 {
-    return QByteArrayLiteral("JobID,State,ExitCode,Elapsed");
+    return QByteArrayLiteral("JobID,State,ExitCode,Elapsed,NodeList");
 }
 
 Parsed<QList<Accounting>> parseSacct(const QByteArray &out)
@@ -377,15 +388,21 @@ Parsed<QList<Accounting>> parseSacct(const QByteArray &out)
     int number = 0;
     for (const QByteArray &raw : lines(out)) {
         ++number;
-        // -P: '|' between fields; none of these four can contain it.
+        // -P: '|' between fields; none of these five can contain it. Four: an older format
+        // (before NodeList was asked for), still read.
         const QList<QByteArray> f = raw.split('|');
-        if (f.size() != 4)
-            return {{}, lineError(number, QStringLiteral("expected 4 fields"), raw)};
+        if (f.size() != 4 && f.size() != 5)
+            return {{}, lineError(number, QStringLiteral("expected 5 fields"), raw)};
         Accounting a;
         a.jobId = QString::fromUtf8(f[0]).trimmed();
         a.state = QString::fromUtf8(f[1]).trimmed().section(QLatin1Char(' '), 0, 0);
         const QString exit = QString::fromUtf8(f[2]).trimmed();
         a.elapsed = QString::fromUtf8(f[3]).trimmed();
+        if (f.size() == 5) {
+            a.nodeList = orEmpty(QString::fromUtf8(f[4]).trimmed());
+            if (a.nodeList == QLatin1String("None assigned"))
+                a.nodeList.clear();
+        }
         static const QRegularExpression jobStep(QStringLiteral("^\\d+(_\\d+)?(\\.[A-Za-z0-9+]+)?$"));
         if (!jobStep.match(a.jobId).hasMatch())
             return {{}, lineError(number, QStringLiteral("not a job id"), raw)};
@@ -395,6 +412,89 @@ Parsed<QList<Accounting>> parseSacct(const QByteArray &out)
         if (a.state.isEmpty())
             return {{}, lineError(number, QStringLiteral("no job state"), raw)};
         result.value.append(a);
+    }
+    return result;
+}
+
+namespace {
+
+constexpr qsizetype kMaxHosts = 100'000;
+
+// Expands one host-list element (no top-level comma): its first bracket group, then the rest
+// recursively, so "rack[1-2]-n[1-2]" gives every combination in Slurm's order.
+QString expandHostElement(const QString &element, QStringList &out)
+{
+    const qsizetype open = element.indexOf(QLatin1Char('['));
+    if (open < 0) {
+        if (element.contains(QLatin1Char(']')))
+            return QStringLiteral("'%1': ']' without '['").arg(element);
+        out << element;
+        return {};
+    }
+    const qsizetype close = element.indexOf(QLatin1Char(']'), open);
+    if (close < 0)
+        return QStringLiteral("'%1': '[' without ']'").arg(element);
+    const QString prefix = element.left(open);
+    const QString rest = element.mid(close + 1);
+    QStringList tails;
+    if (const QString error = expandHostElement(rest, tails); !error.isEmpty())
+        return error;
+    static const QRegularExpression range(QStringLiteral("^(\\d+)(?:-(\\d+))?$"));
+    for (const QString &part : element.mid(open + 1, close - open - 1).split(QLatin1Char(','))) {
+        const QRegularExpressionMatch m = range.match(part.trimmed());
+        if (!m.hasMatch())
+            return QStringLiteral("'%1': '%2' is not a number or a range").arg(element, part);
+        const QString firstText = m.captured(1);
+        const QString lastText = m.hasCaptured(2) ? m.captured(2) : firstText;
+        bool okFirst = false, okLast = false;
+        const qint64 first = firstText.toLongLong(&okFirst);
+        const qint64 last = lastText.toLongLong(&okLast);
+        if (!okFirst || !okLast || last < first)
+            return QStringLiteral("'%1': '%2' is not a range").arg(element, part);
+        if ((last - first + 1) * tails.size() + out.size() > kMaxHosts)
+            return QStringLiteral("'%1': more than %2 hosts").arg(element).arg(kMaxHosts);
+        // Zero padding as written: "08-10" keeps two digits.
+        const int width = int(firstText.size());
+        for (qint64 i = first; i <= last; ++i) {
+            const QString number = QStringLiteral("%1").arg(i, width, 10, QLatin1Char('0'));
+            for (const QString &tail : std::as_const(tails))
+                out << prefix + number + tail;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+Parsed<QStringList> expandHostList(const QString &hostList)
+{
+    Parsed<QStringList> result;
+    const QString text = hostList.trimmed();
+    if (text.isEmpty() || text == QLatin1String("(null)") || text == QLatin1String("None assigned") ||
+        text == QLatin1String("N/A"))
+        return result;
+    // Split at the commas outside brackets.
+    QStringList elements;
+    int depth = 0;
+    qsizetype start = 0;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (text[i] == QLatin1Char('['))
+            ++depth;
+        else if (text[i] == QLatin1Char(']'))
+            --depth;
+        else if (text[i] == QLatin1Char(',') && depth == 0) {
+            elements << text.mid(start, i - start);
+            start = i + 1;
+        }
+        if (depth < 0 || depth > 1)
+            return {{}, QStringLiteral("'%1': unbalanced brackets").arg(text.left(200))};
+    }
+    elements << text.mid(start);
+    for (const QString &element : std::as_const(elements)) {
+        if (element.trimmed().isEmpty())
+            return {{}, QStringLiteral("'%1': an empty host name").arg(text.left(200))};
+        if (const QString error = expandHostElement(element.trimmed(), result.value); !error.isEmpty())
+            return {{}, error};
     }
     return result;
 }

@@ -28,6 +28,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -178,7 +179,7 @@ private Q_SLOTS:
         QVERIFY(m_fingerprint.startsWith(QLatin1String("SHA256:")));
         // Profiles an interrupted run of this test left (the test config directory is shared).
         static const QRegularExpression mine(
-            QStringLiteral("^(unknown|changed|pam|relay|fixture|queue)-[0-9a-f]{8}$"));
+            QStringLiteral("^(unknown|changed|pam|relay|fixture|queue|suspects)-[0-9a-f]{8}$"));
         for (const remote::ClusterProfile &p : remote::ProfileStore().list())
             if (mine.match(p.name).hasMatch())
                 remote::ProfileStore().remove(p.name);
@@ -234,6 +235,44 @@ private Q_SLOTS:
         for (const auto &n : view->nodeStrip()->nodes())
             QVERIFY2(n.gpusTotal > 0, qPrintable(n.name));  // the fixture's fake GPUs
         QVERIFY(view->linkLabel()->text().contains(QLatin1String("connected")));
+    }
+
+    // The store's suspect nodes of the cluster are marked on the node strip, and its context
+    // menu clears one (docs/sweeps.md "Bad nodes kept out").
+    void suspectNodesAreShownAndClearedFromTheStrip()
+    {
+        const remote::ClusterProfile p = profile(QStringLiteral("suspects"));
+        save(p);
+        {
+            auto store = core::TrackingStore::open(m_dir.filePath(QStringLiteral("orrery.sqlite")));
+            store->addSuspectNode(core::SuspectNode{p.name, QStringLiteral("node2"),
+                                                    QStringLiteral("ECC errors"), QStringLiteral("user"),
+                                                    1000, 0});
+        }
+        ClusterView *view = m_window->clusterView();
+        m_window->tabs()->setCurrentWidget(view);
+        view->setCluster(p.name);
+        NodeStrip *strip = view->nodeStrip();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            strip->suspectOf(QStringLiteral("node2")).has_value() && strip->nodes().size() == 2, 30'000);
+        QCOMPARE(strip->suspectOf(QStringLiteral("node2"))->reason, QStringLiteral("ECC errors"));
+        QVERIFY(!strip->suspectOf(QStringLiteral("node1")));
+        int node1 = -1, node2 = -1;
+        for (int i = 0; i < strip->nodes().size(); ++i)
+            (strip->nodes()[i].name == QLatin1String("node1") ? node1 : node2) = i;
+        // A node that is not suspect has nothing to clear.
+        std::unique_ptr<QMenu> menu(strip->menuAt(strip->tileRect(node1).center()));
+        QVERIFY(menu);
+        QVERIFY(!menu->findChild<QAction *>(QStringLiteral("clearSuspect"))->isEnabled());
+        menu.reset(strip->menuAt(strip->tileRect(node2).center()));
+        QAction *clear = menu->findChild<QAction *>(QStringLiteral("clearSuspect"));
+        QVERIFY(clear && clear->isEnabled());
+        QVERIFY(clear->text().contains(QLatin1String("node2")));
+        clear->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(strip->suspects().isEmpty(), 10'000);
+        auto store = core::TrackingStore::open(m_dir.filePath(QStringLiteral("orrery.sqlite")),
+                                               core::TrackingStore::Mode::ReadOnly);
+        QVERIFY(store->suspectNodes(p.name).isEmpty());
     }
 
     void aChangedHostKeyIsRefusedWithBothFingerprints()

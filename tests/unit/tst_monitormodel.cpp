@@ -576,6 +576,24 @@ private Q_SLOTS:
         QVERIFY(lineWith(screen, QStringLiteral("reading the store")));
     }
 
+    // The store's suspect nodes are marked in the cluster panel's node table, with why.
+    void render_suspectNodesMarked()
+    {
+        MonitorModel m({});
+        m.setCluster(fixtureCluster());
+        StoreSnapshot s = storeSnapshot();
+        QVERIFY(!joined(m.render(160, 40, 0)).contains(QLatin1String("ORRERY")));
+        s.suspects = {orrery::core::SuspectNode{QStringLiteral("fixture"), QStringLiteral("vm2"),
+                                                QStringLiteral("NODE_FAIL (trial 3 of sweep a)"),
+                                                QStringLiteral("node-fail"), 1, 2}};
+        m.setStore(s);
+        const QList<ScreenLine> screen = m.render(160, 40, 0);
+        const ScreenLine *vm2 = lineWith(screen, QStringLiteral("suspect (node-fail): NODE_FAIL (trial 3"));
+        QVERIFY2(vm2 && vm2->text.startsWith(QLatin1String("vm2")), qPrintable(joined(screen)));
+        const ScreenLine *vm1 = lineWith(screen, QStringLiteral("vm1 "));
+        QVERIFY2(vm1 && !vm1->text.contains(QLatin1String("suspect")), qPrintable(joined(screen)));
+    }
+
     void render_connectionProblemKeepsOldData()
     {
         MonitorModel m({});

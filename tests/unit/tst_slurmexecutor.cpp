@@ -215,6 +215,26 @@ private Q_SLOTS:
         QCOMPARE(orrery::remote::expandArrayTasks(id), expected);
     }
 
+    // The suspect nodes travel as one quoted --exclude argument; a name Slurm could not take is
+    // refused before anything is sent.
+    void sbatchExcludesSuspectNodes()
+    {
+        orrery::core::LaunchBatch batch;
+        batch.tasks.resize(3);
+        batch.maxConcurrent = 2;
+        QCOMPARE(orrery::remote::sbatchArguments(batch, "batch-0.sbatch"),
+                 (QList<QByteArray>{"sbatch", "--parsable", "--array=0-2%2", "batch-0.sbatch"}));
+        batch.excludeNodes = {QStringLiteral("node2"), QStringLiteral("gpu-07.rack1")};
+        QCOMPARE(orrery::remote::sbatchArguments(batch, "batch-0.sbatch"),
+                 (QList<QByteArray>{"sbatch", "--parsable", "--array=0-2%2", "--exclude=node2,gpu-07.rack1",
+                                    "batch-0.sbatch"}));
+        for (const char *bad : {"node2;rm -rf ~", "-x", "node 2", "n,m"}) {
+            batch.excludeNodes = {QString::fromLatin1(bad)};
+            QVERIFY_THROWS_EXCEPTION(orrery::remote::RemoteError,
+                                     orrery::remote::sbatchArguments(batch, "batch-0.sbatch"));
+        }
+    }
+
     // --- the batch reader ----------------------------------------------------------------------
     void batchReadFraming_data()
     {

@@ -432,6 +432,71 @@ private Q_SLOTS:
         }
     }
 
+    void sacctNodeList()
+    {
+        const auto r =
+            slurm::parseSacct("7_1|NODE_FAIL|0:0|00:00:30|node[1-2]\n8|PENDING|0:0|00:00:00|None assigned\n");
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value[0].nodeList, QStringLiteral("node[1-2]"));
+        QCOMPARE(r.value[0].state, QStringLiteral("NODE_FAIL"));
+        QCOMPARE(r.value[1].nodeList, QString());
+        QVERIFY(slurm::sacctFormat().endsWith(",NodeList"));
+    }
+
+    void hostList_data()
+    {
+        QTest::addColumn<QString>("list");
+        QTest::addColumn<QStringList>("hosts");
+        QTest::addColumn<bool>("ok");
+        QTest::newRow("one") << "node2" << QStringList{QStringLiteral("node2")} << true;
+        QTest::newRow("range") << "node[1-3,5]"
+                               << QStringList{QStringLiteral("node1"), QStringLiteral("node2"),
+                                              QStringLiteral("node3"), QStringLiteral("node5")}
+                               << true;
+        QTest::newRow("padding-and-plain") << "gpu[08-10],login"
+                                           << QStringList{QStringLiteral("gpu08"), QStringLiteral("gpu09"),
+                                                          QStringLiteral("gpu10"), QStringLiteral("login")}
+                                           << true;
+        QTest::newRow("two-groups") << "rack[1-2]-n[1-2]"
+                                    << QStringList{QStringLiteral("rack1-n1"), QStringLiteral("rack1-n2"),
+                                                   QStringLiteral("rack2-n1"), QStringLiteral("rack2-n2")}
+                                    << true;
+        QTest::newRow("several-lists") << "a[1-2],b3,c[7]"
+                                       << QStringList{QStringLiteral("a1"), QStringLiteral("a2"),
+                                                      QStringLiteral("b3"), QStringLiteral("c7")}
+                                       << true;
+        QTest::newRow("empty") << "" << QStringList() << true;
+        QTest::newRow("pending-none-assigned") << "None assigned" << QStringList() << true;
+        QTest::newRow("null") << "(null)" << QStringList() << true;
+        QTest::newRow("unclosed") << "node[1-2" << QStringList() << false;
+        QTest::newRow("stray-close") << "node1]" << QStringList() << false;
+        QTest::newRow("backwards-range") << "node[3-1]" << QStringList() << false;
+        QTest::newRow("not-a-number") << "node[a-b]" << QStringList() << false;
+        QTest::newRow("empty-element") << "node1,,node2" << QStringList() << false;
+        QTest::newRow("too-many") << "n[1-999999999]" << QStringList() << false;
+    }
+    void hostList()
+    {
+        QFETCH(QString, list);
+        QFETCH(QStringList, hosts);
+        QFETCH(bool, ok);
+        const auto r = slurm::expandHostList(list);
+        QCOMPARE(r.ok(), ok);
+        if (ok)
+            QCOMPARE(r.value, hosts);
+        else
+            QVERIFY(!r.error.isEmpty());
+    }
+
+    void nodeUnusable()
+    {
+        for (const char *state : {"down", "down*", "drained", "draining", "drained*", "fail", "failing",
+                                  "idle*", "powered_down", "future", "unknown", "idle+drain", "mixed+drain"})
+            QVERIFY2(slurm::isNodeUnusable(QString::fromLatin1(state)), state);
+        for (const char *state : {"idle", "mixed", "allocated", "completing", "reserved", "planned"})
+            QVERIFY2(!slurm::isNodeUnusable(QString::fromLatin1(state)), state);
+    }
+
     void version_data()
     {
         QTest::addColumn<QByteArray>("out");

@@ -766,6 +766,43 @@ private Q_SLOTS:
         QCOMPARE(store->findRun(d.run.uuid.left(8))->id, run);
     }
 
+    // --- suspect nodes: per cluster, with reason, source, since and expiry ----------------------
+    void suspectNodesPerClusterExpireAndClear()
+    {
+        auto s = TrackingStore::open(freshPath());
+        const QString c = QStringLiteral("gpu-cluster");
+        QVERIFY(s->suspectNodes(c).isEmpty());
+        const SuspectNode auto2{
+            c, QStringLiteral("node2"), QStringLiteral("NODE_FAIL"), QStringLiteral("node-fail"), 1000, 5000};
+        const SuspectNode user7{
+            c, QStringLiteral("node7"), QStringLiteral("bad fan"), QStringLiteral("user"), 2000, 0};
+        s->addSuspectNode(user7);
+        s->addSuspectNode(auto2);
+        s->addSuspectNode(SuspectNode{QStringLiteral("other"), QStringLiteral("node2"), QStringLiteral("x"),
+                                      QStringLiteral("user"), 1500, 0});
+        // Oldest first, this cluster only; the automatic entry until it expires, the user's for good.
+        QCOMPARE(s->suspectNodes(c, 4999), (QList<SuspectNode>{auto2, user7}));
+        QCOMPARE(s->suspectNodes(c, 5000), QList<SuspectNode>{user7});
+        // A node that fails again: the newer entry replaces the older.
+        const SuspectNode again{c,
+                                QStringLiteral("node2"),
+                                QStringLiteral("health check failed on node2"),
+                                QStringLiteral("health"),
+                                6000,
+                                9000};
+        s->addSuspectNode(again);
+        QCOMPARE(s->suspectNodes(c, 6000), (QList<SuspectNode>{user7, again}));
+        // Clearing one, then all; another cluster's list is left alone.
+        QCOMPARE(s->clearSuspectNodes(c, QStringLiteral("node7"), 6000), 1);
+        QCOMPARE(s->suspectNodes(c, 6000), QList<SuspectNode>{again});
+        QCOMPARE(s->clearSuspectNodes(c, QStringLiteral("node7"), 6000), 0);
+        QCOMPARE(s->clearSuspectNodes(c, {}, 6000), 1);
+        QVERIFY(s->suspectNodes(c, 6000).isEmpty());
+        QCOMPARE(s->suspectNodes(QStringLiteral("other"), 6000).size(), 1);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 s->addSuspectNode(SuspectNode{c, QString(), {}, {}, 1, 0}));
+    }
+
     // --- sweep leases: one follower acts on a sweep at a time ----------------------------------
     void sweepLeaseOneHolderAtATime()
     {

@@ -410,6 +410,37 @@ private Q_SLOTS:
         QCOMPARE(l.trial.exitReason, read.exitReason);
     }
 
+    // The nodes of an attempt come from the executor's poll; a running attempt the scheduler
+    // queued again (Slurm's --requeue after a node failure) says where it was requeued from, once.
+    void liveAttemptNodes()
+    {
+        Trial queued = attempt(0, TrialState::Queued);
+        queued.startedMs = 0;
+        TaskStatus st = live(TaskStatus::State::Running, "RUNNING", 1000);
+        st.nodes = QStringList{QStringLiteral("node1"), QStringLiteral("node2")};
+        LiveAttempt l = orrery::core::liveAttempt(queued, st, kNow);
+        QCOMPARE(l.trial.nodes, QStringLiteral("node1,node2"));
+        QVERIFY(l.requeuedFrom.isEmpty());
+        // The same nodes again: nothing new to write.
+        Trial running = l.trial;
+        QVERIFY(!orrery::core::liveAttempt(running, st, kNow).changed);
+        // Requeued: queued again with no nodes.
+        l = orrery::core::liveAttempt(running, live(TaskStatus::State::Queued, "PENDING (BeginTime)"), kNow);
+        QCOMPARE(l.requeuedFrom, (QStringList{QStringLiteral("node1"), QStringLiteral("node2")}));
+        QVERIFY(l.changed);
+        QCOMPARE(l.trial.nodes, QString());
+        QCOMPARE(l.trial.detail,
+                 QStringLiteral("requeued by the scheduler from node1,node2; PENDING (BeginTime)"));
+        QCOMPARE(l.trial.state, text(TrialState::Running));
+        // The next poll, still pending: asked once only.
+        QVERIFY(
+            orrery::core::liveAttempt(l.trial, live(TaskStatus::State::Queued, "PENDING (BeginTime)"), kNow)
+                .requeuedFrom.isEmpty());
+        // A queued attempt that is still queued was never requeued.
+        QVERIFY(orrery::core::liveAttempt(queued, live(TaskStatus::State::Queued, "PENDING"), kNow)
+                    .requeuedFrom.isEmpty());
+    }
+
     void endedSpan_data()
     {
         QTest::addColumn<qint64>("startedMs");  // 0: never seen running
@@ -935,6 +966,195 @@ private Q_SLOTS:
         const auto g = orrery::core::sweepVerdict(c, SweepSpec(), SweepState::Running, 0, {}, why);
         QVERIFY(g);
         QCOMPARE(g->message, why + QStringLiteral("; 1 completed, 1 stopped early, 0 failed"));
+    }
+
+    // --- bad nodes ---------------------------------------------------------------------------
+
+    void nodeFault_data()
+    {
+        QTest::addColumn<AttemptOutcome>("outcome");
+        QTest::addColumn<QStringList>("nodes");  // blamed; empty: not a node fault
+        QTest::addColumn<QString>("cause");
+        QTest::addColumn<QString>("reason");
+
+        const auto withExit = [](const char *json, QStringList nodes = {}) {
+            AttemptOutcome o;
+            o.status = ended("COMPLETED", 0);
+            o.exitJson = QByteArray(json);
+            o.nodes = std::move(nodes);
+            return o;
+        };
+        const auto slurmSays = [](const char *detail, QStringList nodes) {
+            AttemptOutcome o;
+            o.status = ended(detail);
+            o.nodes = std::move(nodes);
+            return o;
+        };
+        const QStringList two{QStringLiteral("node1"), QStringLiteral("node2")};
+        const QStringList one{QStringLiteral("node2")};
+        QTest::newRow("health-check-names-its-node")
+            << withExit(R"({"state":"failed","reason":"health check failed on node2: matmul","node":"node2",)"
+                        R"("cause":"health","t":5})",
+                        two)
+            << one << "health"
+            << "health check failed on node2: matmul";
+        QTest::newRow("rank-cuda-error-names-its-node")
+            << withExit(R"({"state":"failed","reason":"CUDA error","node":"gpu07","cause":"node"})", two)
+            << QStringList{QStringLiteral("gpu07")} << "node"
+            << "CUDA error";
+        QTest::newRow("cause-without-node-blames-a-one-node-attempt")
+            << withExit(R"({"state":"failed","cause":"node"})", one) << one << "node"
+            << "node-level failure";
+        QTest::newRow("cause-without-node-on-two-nodes-blames-nobody")
+            << withExit(R"({"state":"failed","cause":"health"})", two) << QStringList() << ""
+            << "";
+        QTest::newRow("ordinary-failure-is-the-trials")
+            << withExit(R"({"state":"failed","reason":"loss is nan","node":"node2"})", one) << QStringList()
+            << ""
+            << "";
+        QTest::newRow("unknown-cause-is-the-trials")
+            << withExit(R"({"state":"failed","cause":"user","node":"node2"})", one) << QStringList() << ""
+            << "";
+        QTest::newRow("preempted-with-a-cause-is-not-a-fault")
+            << withExit(R"({"state":"preempted","cause":"node","node":"node2"})", one) << QStringList() << ""
+            << "";
+        QTest::newRow("unreadable-exit-json") << withExit("{oops", one) << QStringList() << ""
+                                              << "";
+        QTest::newRow("slurm-node-fail-blames-the-attempts-nodes")
+            << slurmSays("NODE_FAIL", two) << two << "node-fail"
+            << "Slurm reported NODE_FAIL";
+        QTest::newRow("slurm-node-fail-without-nodes-blames-nobody")
+            << slurmSays("NODE_FAIL", {}) << QStringList() << ""
+            << "";
+        QTest::newRow("oom-on-one-node-blames-it") << slurmSays("OUT_OF_MEMORY", one) << one << "oom"
+                                                   << "Slurm reported OUT_OF_MEMORY";
+        QTest::newRow("oom-over-two-nodes-blames-nobody")
+            << slurmSays("OUT_OF_MEMORY", two) << QStringList() << ""
+            << "";
+        QTest::newRow("failed-exit-status-is-the-trials")
+            << slurmSays("FAILED (exit 1)", one) << QStringList() << ""
+            << "";
+        AttemptOutcome stopping = slurmSays("NODE_FAIL", one);
+        stopping.before = TrialState::Stopping;
+        QTest::newRow("stopped-by-us-is-not-a-fault") << stopping << QStringList() << ""
+                                                      << "";
+        AttemptOutcome unknown;
+        unknown.status = unknownTask();
+        unknown.nodes = one;
+        QTest::newRow("unknown-task-is-lost-not-a-fault") << unknown << QStringList() << ""
+                                                          << "";
+    }
+    void nodeFault()
+    {
+        QFETCH(AttemptOutcome, outcome);
+        QFETCH(QStringList, nodes);
+        QFETCH(QString, cause);
+        QFETCH(QString, reason);
+        const std::optional<NodeFault> f = orrery::core::nodeFault(outcome);
+        QCOMPARE(f.has_value(), !nodes.isEmpty());
+        if (!f)
+            return;
+        QCOMPARE(f->nodes, nodes);
+        QCOMPARE(f->cause, cause);
+        QCOMPARE(f->reason, reason);
+        // The stored reason is recognised as a node fault, and an ordinary one is not.
+        Trial t = attempt(0, TrialState::Failed, nodeFaultReason(*f) + QStringLiteral(" (step 4)"));
+        QVERIFY(isNodeFault(t));
+        QVERIFY(!isNodeFault(attempt(0, TrialState::Failed, reason)));
+        t.setState(TrialState::Stopped);
+        QVERIFY(!isNodeFault(t));
+    }
+
+    // A failure on a bad node does not use up `retries` (retries: 0 still resubmits), is bounded
+    // like preemptions, and does not count towards "failed the same way twice".
+    void nodeFaultsDoNotUseRetries()
+    {
+        const NodeFault f{
+            {QStringLiteral("node2")}, QStringLiteral("node-fail"), QStringLiteral("NODE_FAIL")};
+        const QString bad = nodeFaultReason(f);
+        QCOMPARE(bad, QStringLiteral("node fault on node2 (node-fail): NODE_FAIL"));
+        const auto decide = [](QList<Trial> earlier, const Trial &ended, int retries) {
+            Trial asRead = ended;
+            asRead.setState(TrialState::Running);
+            earlier << asRead;
+            return decideResubmission(earlier, ended, retries, 1'000'000);
+        };
+        ResubmitDecision r = decide({}, attempt(0, TrialState::Failed, bad), 0);
+        QCOMPARE(int(r.action), int(Resubmit::Yes));
+        QCOMPARE(r.next.attempt, 1);
+        QVERIFY(orrery::core::runnerResubmits({attempt(0, TrialState::Failed, bad)},
+                                              attempt(0, TrialState::Failed, bad), 0));
+        // Twice the same node fault is still the node's, not the trial's.
+        r = decide({attempt(0, TrialState::Failed, bad)}, attempt(1, TrialState::Failed, bad), 0);
+        QCOMPARE(int(r.action), int(Resubmit::Yes));
+        // Node faults before an ordinary failure leave its `retries` whole.
+        QList<Trial> faults;
+        for (int i = 0; i < 3; ++i)
+            faults << attempt(i, TrialState::Failed, bad);
+        r = decide(faults, attempt(3, TrialState::Failed, QStringLiteral("loss is nan")), 1);
+        QCOMPARE(int(r.action), int(Resubmit::Yes));
+        r = decide(faults, attempt(3, TrialState::Failed, QStringLiteral("loss is nan")), 0);
+        QCOMPARE(r.why, QStringLiteral("no retries (retries: 0)"));
+        // Bounded: past kMaxNodeFaults a node fault is an ordinary failure (here: no retries).
+        faults.clear();
+        for (int i = 0; i < kMaxNodeFaults; ++i)
+            faults << attempt(i, TrialState::Failed, bad);
+        r = decide(faults, attempt(kMaxNodeFaults, TrialState::Failed, bad), 0);
+        QCOMPARE(int(r.action), int(Resubmit::GivenUp));
+        QCOMPARE(r.why, QStringLiteral("no retries (retries: 0)"));
+        faults.removeLast();
+        r = decide(faults, attempt(kMaxNodeFaults - 1, TrialState::Failed, bad), 0);
+        QCOMPARE(int(r.action), int(Resubmit::Yes));
+    }
+
+    void excludedNodes_data()
+    {
+        QTest::addColumn<QStringList>("suspects");  // oldest first
+        QTest::addColumn<QStringList>("schedulable");
+        QTest::addColumn<int>("needed");
+        QTest::addColumn<QStringList>("exclude");
+        QTest::addColumn<QStringList>("dropped");
+        const QStringList n12{QStringLiteral("node1"), QStringLiteral("node2")};
+        const QStringList n1234 = n12 + QStringList{QStringLiteral("node3"), QStringLiteral("node4")};
+        QTest::newRow("none") << QStringList() << n12 << 1 << QStringList() << QStringList();
+        QTest::newRow("one-of-two-leaves-room") << QStringList{QStringLiteral("node2")} << n12 << 1
+                                                << QStringList{QStringLiteral("node2")} << QStringList();
+        QTest::newRow("all-of-two-keeps-the-newest-out")
+            << n12 << n12 << 1 << QStringList{QStringLiteral("node2")}
+            << QStringList{QStringLiteral("node1")};
+        QTest::newRow("two-node-trial-on-two-nodes-excludes-nothing")
+            << QStringList{QStringLiteral("node2")} << n12 << 2 << QStringList()
+            << QStringList{QStringLiteral("node2")};
+        QTest::newRow("oldest-dropped-first")
+            << QStringList{QStringLiteral("node3"), QStringLiteral("node1"), QStringLiteral("node4")} << n1234
+            << 2 << QStringList{QStringLiteral("node1"), QStringLiteral("node4")}
+            << QStringList{QStringLiteral("node3")};
+        QTest::newRow("outside-the-partition-is-not-passed")
+            << QStringList{QStringLiteral("gpu9"), QStringLiteral("node2")} << n12 << 1
+            << QStringList{QStringLiteral("node2")} << QStringList();
+        QTest::newRow("partition-unknown-excludes-every-suspect")
+            << n12 << QStringList() << 1 << n12 << QStringList();
+        QTest::newRow("zero-nodes-counts-as-one") << n12 << n12 << 0 << QStringList{QStringLiteral("node2")}
+                                                  << QStringList{QStringLiteral("node1")};
+    }
+    void excludedNodes()
+    {
+        QFETCH(QStringList, suspects);
+        QFETCH(QStringList, schedulable);
+        QFETCH(int, needed);
+        QFETCH(QStringList, exclude);
+        QFETCH(QStringList, dropped);
+        QList<SuspectNode> list;
+        for (const QString &n : suspects)
+            list << SuspectNode{QStringLiteral("c"), n, QStringLiteral("r"), QStringLiteral("node"), 1, 0};
+        const Exclusion e = orrery::core::excludedNodes(list, schedulable, needed);
+        QCOMPARE(e.exclude, exclude);
+        QCOMPARE(e.dropped, dropped);
+        QCOMPARE(e.note.isEmpty(), dropped.isEmpty());
+        if (!dropped.isEmpty())
+            QVERIFY2(e.note.contains(dropped.join(QStringLiteral(", "))) &&
+                         e.note.contains(QLatin1String("too few")),
+                     qPrintable(e.note));
     }
 };
 

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "clusterview.h"
 
+#include "storewriter.h"
+
+#include "orrery/remote/nodes.h"
 #include "orrery/remote/profile.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QContextMenuEvent>
 #include <QDateTime>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QHelpEvent>
 #include <QLabel>
+#include <QMenu>
 #include <QPainter>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -100,6 +105,52 @@ void NodeStrip::setNodes(const QList<remote::slurm::Node> &nodes)
     update();
 }
 
+void NodeStrip::setSuspects(const QList<core::SuspectNode> &suspects)
+{
+    m_suspects = suspects;
+    update();
+}
+
+std::optional<core::SuspectNode> NodeStrip::suspectOf(const QString &node) const
+{
+    for (const core::SuspectNode &s : m_suspects)
+        if (s.node == node)
+            return s;
+    return std::nullopt;
+}
+
+int NodeStrip::tileAt(const QPoint &pos) const
+{
+    for (int i = 0; i < m_nodes.size(); ++i)
+        if (tileRect(i).contains(pos))
+            return i;
+    return -1;
+}
+
+QMenu *NodeStrip::menuAt(const QPoint &pos)
+{
+    const int i = tileAt(pos);
+    if (i < 0)
+        return nullptr;
+    const QString name = m_nodes[i].name;
+    auto *menu = new QMenu(this);
+    QAction *clear = menu->addAction(tr("Clear suspect %1").arg(name));
+    clear->setObjectName(QStringLiteral("clearSuspect"));
+    clear->setEnabled(suspectOf(name).has_value());
+    clear->setToolTip(tr("Let new submissions use %1 again").arg(name));
+    connect(clear, &QAction::triggered, this, [this, name] { Q_EMIT clearSuspectRequested(name); });
+    return menu;
+}
+
+void NodeStrip::contextMenuEvent(QContextMenuEvent *event)
+{
+    QMenu *menu = menuAt(event->pos());
+    if (!menu)
+        return;
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    menu->popup(event->globalPos());
+}
+
 QColor NodeStrip::stateColor(const QString &stateIn)
 {
     const QString state = stateIn.toLower();
@@ -155,7 +206,9 @@ void NodeStrip::paintEvent(QPaintEvent *)
         const remote::slurm::Node &n = m_nodes[i];
         const QRect r = tileRect(i);
         const QColor c = stateColor(n.state);
-        p.setPen(QPen(c, 2));
+        const bool suspect = suspectOf(n.name).has_value();
+        // A suspect node: a dashed red frame, whatever Slurm says of it.
+        p.setPen(suspect ? QPen(QColor(0xd3, 0x2f, 0x2f), 2, Qt::DashLine) : QPen(c, 2));
         p.setBrush(palette().base());
         p.drawRoundedRect(r.adjusted(1, 1, -1, -1), 4, 4);
         p.fillRect(QRect(r.left() + 2, r.top() + 2, 6, r.height() - 4), c);
@@ -191,6 +244,18 @@ void NodeStrip::paintEvent(QPaintEvent *)
     }
 }
 
+QString NodeStrip::suspectText(const QString &node) const
+{
+    const std::optional<core::SuspectNode> s = suspectOf(node);
+    if (!s)
+        return {};
+    return tr("\n\nSuspect (%1): %2\nkept out of new submissions since %3, expires: %4\n"
+              "(right-click to clear)")
+        .arg(s->source, s->reason,
+             QDateTime::fromMSecsSinceEpoch(s->sinceMs).toString(QStringLiteral("yyyy-MM-dd HH:mm")),
+             remote::expiresIn(*s, QDateTime::currentMSecsSinceEpoch()));
+}
+
 bool NodeStrip::event(QEvent *e)
 {
     if (e->type() == QEvent::ToolTip) {
@@ -201,15 +266,16 @@ bool NodeStrip::event(QEvent *e)
                 QToolTip::showText(help->globalPos(),
                                    tr("%1 — %2\npartitions: %3\nCPUs: %4 allocated, %5 idle of %6%7\n"
                                       "memory: %8 allocated of %9\nGPUs: %10 used of %11 (%12)")
-                                       .arg(n.name, n.state, n.partitions.join(QStringLiteral(", ")))
-                                       .arg(n.cpusAllocated)
-                                       .arg(n.cpusIdle)
-                                       .arg(n.cpusTotal)
-                                       .arg(n.cpuLoad >= 0 ? tr(", load %1").arg(n.cpuLoad) : QString())
-                                       .arg(memoryText(n.memoryAllocatedMb), memoryText(n.memoryMb))
-                                       .arg(n.gpusUsed)
-                                       .arg(n.gpusTotal)
-                                       .arg(n.gres.isEmpty() ? tr("no GRES") : n.gres),
+                                           .arg(n.name, n.state, n.partitions.join(QStringLiteral(", ")))
+                                           .arg(n.cpusAllocated)
+                                           .arg(n.cpusIdle)
+                                           .arg(n.cpusTotal)
+                                           .arg(n.cpuLoad >= 0 ? tr(", load %1").arg(n.cpuLoad) : QString())
+                                           .arg(memoryText(n.memoryAllocatedMb), memoryText(n.memoryMb))
+                                           .arg(n.gpusUsed)
+                                           .arg(n.gpusTotal)
+                                           .arg(n.gres.isEmpty() ? tr("no GRES") : n.gres) +
+                                       suspectText(n.name),
                                    this);
                 return true;
             }
@@ -295,6 +361,14 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
             pollNow();
     });
     connect(m_hub, &ClusterHub::polled, this, &ClusterView::showPoll);
+    connect(m_nodes, &NodeStrip::clearSuspectRequested, this, [this](const QString &node) {
+        if (!m_writer)
+            return;
+        const QString name = cluster();
+        m_writer->write<int>(
+            this, [name, node](core::TrackingStore &s) { return s.clearSuspectNodes(name, node); },
+            [this](int) { readSuspects(); });
+    });
     connect(m_hub, &ClusterHub::statusChanged, this, [this](const QString &name) {
         if (name == cluster())
             showLink();
@@ -426,6 +500,7 @@ void ClusterView::showPoll(const QString &name, const ClusterPoll &poll)
                             p.timeLimit};
     fill(m_partitions, rows, {2, 3, 4});
     m_nodes->setNodes(poll.info.nodes);
+    readSuspects();
 
     rows.clear();
     for (const remote::slurm::Job &j : poll.queue)
@@ -434,6 +509,22 @@ void ClusterView::showPoll(const QString &name, const ClusterPoll &poll)
             j.nodeList, j.elapsed, j.timeLimit, j.gres};
     fill(m_queue, rows, {0, 5});
     Q_EMIT pollShown();
+}
+
+// The store's word on the cluster's nodes, read on the writer's thread, shown when it comes.
+void ClusterView::readSuspects()
+{
+    if (!m_writer)
+        return;
+    const QString name = cluster();
+    m_writer->write<QList<core::SuspectNode>>(
+        this, [name](core::TrackingStore &s) { return s.suspectNodes(name); },
+        [this, name](QList<core::SuspectNode> suspects) {
+            if (name != cluster())
+                return;  // the choice changed meanwhile
+            m_nodes->setSuspects(suspects);
+            Q_EMIT suspectsShown();
+        });
 }
 
 }  // namespace orrery::gui

@@ -10,10 +10,15 @@
 
 #include "clusterhub.h"
 
+#include "orrery/core/store.h"
+
+#include <optional>
+
 #include <QTimer>
 #include <QWidget>
 
 class QCheckBox;
+class QMenu;
 class QComboBox;
 class QLabel;
 class QPushButton;
@@ -21,13 +26,23 @@ class QTableWidget;
 
 namespace orrery::gui {
 
-// The node strip: one tile per node, wrapped to the width.
+class StoreWriter;
+
+// The node strip: one tile per node, wrapped to the width. The cluster's suspect nodes (the ones
+// Orrery keeps out of submissions: docs/sweeps.md "Bad nodes kept out") get a dashed red frame,
+// why in the tooltip, and a context-menu entry that clears them.
 class NodeStrip : public QWidget {
     Q_OBJECT
 public:
     explicit NodeStrip(QWidget *parent = nullptr);
     void setNodes(const QList<remote::slurm::Node> &nodes);
     const QList<remote::slurm::Node> &nodes() const { return m_nodes; }
+    void setSuspects(const QList<core::SuspectNode> &suspects);
+    const QList<core::SuspectNode> &suspects() const { return m_suspects; }
+    std::optional<core::SuspectNode> suspectOf(const QString &node) const;
+    // The context menu of the tile at `pos` (nullptr: no tile there), owned by the caller; a
+    // suspect's has "Clear suspect NODE".
+    QMenu *menuAt(const QPoint &pos);
     // A node state's colour: idle green, mixed/allocated/completing shades of blue, down, drained
     // and failed red, anything Slurm does not vouch for ("*" not responding, unknown) grey.
     static QColor stateColor(const QString &state);
@@ -37,13 +52,20 @@ public:
     int heightForWidth(int width) const override;
     QSize sizeHint() const override;
 
+Q_SIGNALS:
+    void clearSuspectRequested(const QString &node);
+
 protected:
     void paintEvent(QPaintEvent *event) override;
     bool event(QEvent *event) override;  // tooltips
+    void contextMenuEvent(QContextMenuEvent *event) override;
 
 private:
     int columnsFor(int width) const;
+    int tileAt(const QPoint &pos) const;
+    QString suspectText(const QString &node) const;  // the tooltip's part on it
     QList<remote::slurm::Node> m_nodes;
+    QList<core::SuspectNode> m_suspects;
 };
 
 class ClusterView : public QWidget {
@@ -57,6 +79,9 @@ public:
     void setCluster(const QString &name);
     void setPollInterval(int ms) { m_timer.setInterval(ms); }
     bool mineOnly() const;
+    // Where the cluster's suspect nodes are read and cleared (the window's one writer). Without
+    // it the strip shows none.
+    void setStoreWriter(StoreWriter *writer) { m_writer = writer; }
 
     QTableWidget *partitionsTable() const { return m_partitions; }
     QTableWidget *queueTable() const { return m_queue; }
@@ -72,6 +97,7 @@ Q_SIGNALS:
     void manageRequested();
     void jobLogsRequested(const QString &cluster, const QString &jobId);
     void pollShown();  // a poll's result (or error) is on screen
+    void suspectsShown();  // the store's suspect nodes of the cluster are on the strip
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -80,8 +106,10 @@ protected:
 private:
     void showPoll(const QString &cluster, const ClusterPoll &poll);
     void showLink();
+    void readSuspects();
 
     ClusterHub *m_hub;
+    StoreWriter *m_writer = nullptr;
     QComboBox *m_clusters;
     QLabel *m_link;
     QPushButton *m_connect;

@@ -99,6 +99,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_video->fetcher()->setWriter(m_writer);
     m_tabs->addTab(m_video, tr("Video"));
     m_clusterView = new ClusterView(m_hub, this);
+    m_clusterView->setStoreWriter(m_writer);
     m_tabs->addTab(m_clusterView, tr("Cluster"));
     connect(m_clusterView, &ClusterView::manageRequested, this, &MainWindow::openConnectionManager);
     connect(m_clusterView, &ClusterView::jobLogsRequested, this, &MainWindow::openJobLogs);

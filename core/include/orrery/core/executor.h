@@ -137,6 +137,24 @@ public:
     virtual QList<FileChunk> readFiles(const QList<FileRead> &reads) = 0;
     // The task's standard output and error files (`sweep logs`), which may not exist yet.
     virtual QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) = 0;
+    // The nodes a trial with these resources may be placed on (Slurm: its partition's nodes, one
+    // sinfo the first time, then remembered), so the runner never excludes so many suspect nodes
+    // that a trial can no longer fit (docs/sweeps.md "Bad nodes kept out"). Empty: not known, or
+    // nothing to exclude from (the local executor's one node).
+    virtual QStringList schedulableNodes(const SweepResources &resources)
+    {
+        Q_UNUSED(resources);
+        return {};
+    }
+    // Of these nodes, those the scheduler runs no jobs on any more (Slurm: down, drained,
+    // failing, not responding), each with the scheduler's word for its state: how the runner tells
+    // a task Slurm requeued after a node failure from one requeued for another reason. One round
+    // trip; empty where nothing is known (the local executor).
+    virtual QHash<QString, QString> failedNodes(const QStringList &nodes)
+    {
+        Q_UNUSED(nodes);
+        return {};
+    }
 };
 
 }  // namespace orrery::core

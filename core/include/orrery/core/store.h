@@ -203,6 +203,19 @@ struct SweepLease {
     bool heldBy(const QString &follower) const { return !holder.isEmpty() && holder == follower; }
 };
 
+// A node Orrery keeps out of a cluster's submissions (docs/sweeps.md "Bad nodes kept out"): an
+// attempt failed there for a node-level cause, or the user said so (`orrery cluster nodes --add`).
+struct SuspectNode {
+    QString cluster;
+    QString node;
+    QString reason;  // "health check failed on node2: ...", "NODE_FAIL (trial 3 of sweep x)"
+    QString source;  // who said so: "health", "node", "node-fail", "oom", "user"
+    qint64 sinceMs = 0;  // unix ms
+    qint64 expiresMs = 0;  // unix ms; 0: never (the user's own entries)
+
+    bool operator==(const SuspectNode &) const = default;
+};
+
 // One attempt of one trial; its states and their order are TrialState's (states.h).
 struct Trial {
     qint64 id = 0;
@@ -418,6 +431,16 @@ public:
     // Gives back `follower`'s lease on `sweep`, or on every sweep when `sweep` is 0 (a clean exit);
     // another follower's lease is left alone. Returns how many were released.
     int releaseSweepLeases(const QString &follower, SweepId sweep = 0);
+
+    // --- suspect nodes: per cluster, the nodes kept out of submissions -------------------------
+    // Adds `node` (or replaces its entry: a node that fails again gets the newer reason, source
+    // and expiry). Throws for an empty cluster or node name.
+    void addSuspectNode(const SuspectNode &node);
+    // The cluster's suspects not expired at `nowMs` (0: this machine's clock), oldest first.
+    QList<SuspectNode> suspectNodes(const QString &cluster, qint64 nowMs = 0) const;
+    // Removes `node` from the cluster's list, or every node when `node` is empty; expired entries
+    // of the cluster go too. Returns how many unexpired entries were removed.
+    int clearSuspectNodes(const QString &cluster, const QString &node = {}, qint64 nowMs = 0);
 
     // --- MLflow mirror bookkeeping -----------------------------------------------------------
     struct MirrorState {

@@ -43,7 +43,59 @@ struct AttemptOutcome {
     std::optional<QByteArray> exitJson;
     bool readAnswered = true;  // false: the tick's batched read failed, exit.json was not looked for
     TrialState before = TrialState::Running;  // the attempt's state as the tick read it
+    // The nodes the attempt ran on (the executor's word, else what the trial recorded): whom a
+    // node-level failure without a named node blames.
+    QStringList nodes;
 };
+
+// --- bad nodes (docs/sweeps.md "Bad nodes kept out") -------------------------------------------
+
+// How long an automatic suspect stays out of submissions: a day, long enough for an admin to see
+// the node drained or fixed, short enough that a transient fault does not shrink the cluster
+// for good. The user's own entries (`orrery cluster nodes --add`) never expire.
+constexpr qint64 kSuspectExpiryMs = 24 * 3600 * 1000LL;
+// How many times a trial may fail on a bad node and come back without using up `retries` (as
+// kMaxPreemptions bounds preemptions): past it, a node fault counts as an ordinary failure.
+constexpr int kMaxNodeFaults = 5;
+
+// A failure blamed on nodes rather than on the trial.
+struct NodeFault {
+    QStringList nodes;  // the nodes blamed; never empty
+    // "health" (the health check failed), "node" (the node itself: a rank's CUDA/NCCL device
+    // error, a node-level OOM-kill, as exit.json's "cause" says), "node-fail" (Slurm's
+    // NODE_FAIL), "oom" (Slurm's OUT_OF_MEMORY on a one-node attempt).
+    QString cause;
+    QString reason;  // what happened, in words ("health check failed on node2: ...")
+};
+// Which failures are node-level, and which node: exit.json with state failed and "cause" health
+// or node (its "node", else the attempt's node when it had one); with no exit.json, Slurm's
+// NODE_FAIL (the attempt's nodes) or OUT_OF_MEMORY on a one-node attempt. nullopt for anything
+// else, and where no node can be named.
+std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome);
+// The reason an attempt that failed on a bad node records: "node fault on node2 (health): <why>".
+// isNodeFault recognises it in a stored attempt (so the retry rule counts it apart, after a
+// restart too, without a column of its own).
+QString nodeFaultReason(const NodeFault &fault);
+bool isNodeFault(const Trial &attempt);
+
+// Empty when `node` can be a Slurm node name (letters, digits, '.', '_', '-'; not starting with
+// '-'), else why not: what `orrery cluster nodes --add` and sbatch --exclude accept.
+QString nodeNameError(const QString &node);
+// The user's own suspect (`orrery cluster nodes --add`, the Cluster tab): source "user", never
+// expiring. Throws std::invalid_argument naming what is wrong: a node name Slurm could not have,
+// an empty reason.
+SuspectNode userSuspect(const QString &cluster, const QString &node, const QString &reason, qint64 nowMs);
+
+// Which suspects a submission may exclude: those in `schedulable` (the partition's nodes; a name
+// outside it would make sbatch refuse the job), at most as many as leave `needed` nodes (the
+// trial's `nodes`), the oldest dropped first. `suspects` oldest first; `schedulable` empty: not
+// known, every suspect is excluded.
+struct Exclusion {
+    QStringList exclude;  // for LaunchBatch::excludeNodes
+    QStringList dropped;  // suspects left in so the trial still fits
+    QString note;  // empty, or why some suspects were not excluded
+};
+Exclusion excludedNodes(const QList<SuspectNode> &suspects, const QStringList &schedulable, int needed);
 
 struct AttemptVerdict {
     // How the task ended: completed, failed, preempted or lost.
@@ -95,6 +147,11 @@ struct LiveAttempt {
     Trial trial;  // with the executor's detail, its start once seen running, running once running
     bool startedRunning = false;  // queued until this poll, running now
     bool changed = false;  // something to write
+    // Running on these nodes until this poll, queued again now: the scheduler requeued the task
+    // itself (Slurm's --requeue, after a node failure or a preemption). The runner asks whether
+    // those nodes failed (Executor::failedNodes). The attempt forgets them (so it asks once) and
+    // says so in its detail.
+    QStringList requeuedFrom;
 };
 LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowMs);
 
@@ -105,14 +162,16 @@ LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowM
 // counted against it. `attempts` may hold other trials' attempts too.
 struct AttemptCounts {
     int failures = 0, preemptions = 0;
+    int nodeFaults = 0;  // failures blamed on a bad node (isNodeFault): not in `failures`
     QString previousReason;  // the last counted failure's
 };
 AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended);
 
 // The retry rule for `ended`, the latest attempt of its trial, which ended `verdict` (failed,
 // lost or preempted) with ended.exitReason: empty when the runner resubmits it, else why not.
-// Preemptions do not use up `retries` but are limited to kMaxPreemptions (sweeprunner.h); a
-// failure is retried up to `retries` times, but not after failing the same way twice.
+// Preemptions do not use up `retries` but are limited to kMaxPreemptions (sweeprunner.h); nor do
+// failures on a bad node (isNodeFault), limited to kMaxNodeFaults; a failure is retried up to
+// `retries` times, but not after failing the same way twice.
 QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries);
 
 // The attempt after `t`: the same trial, run dir, params and config (so it resumes from the

@@ -46,6 +46,12 @@ public:
     QList<core::FileChunk> readFiles(const QList<core::FileRead> &reads) override;
     // <sweepDir>/logs/<arrayjob>_<task>.out and .err, as the template names them (%A_%a).
     QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) override;
+    // The nodes of the partition a trial runs in (its `partition`, else the profile's, else the
+    // cluster's default): one sinfo the first time, then remembered for this executor's life.
+    QStringList schedulableNodes(const core::SweepResources &resources) override;
+    // One sinfo (fresh, not the cached one): those of `nodes` isNodeUnusable says Slurm runs
+    // nothing on, with their state.
+    QHash<QString, QString> failedNodes(const QStringList &nodes) override;
 
     // What readFiles uses: nullopt until the first read, then whether perl was found.
     std::optional<bool> hasPerl() const { return m_perl; }
@@ -61,6 +67,7 @@ private:
     SlurmClient m_slurm;
     std::optional<bool> m_perl;
     QString m_root;
+    std::optional<slurm::ClusterInfo> m_clusterInfo;  // schedulableNodes' sinfo
 };
 
 // --- the pure pieces, tested on their own (tests/unit/tst_slurmexecutor.cpp) -----------------
@@ -89,6 +96,11 @@ QByteArray batchScript(const ClusterProfile &profile, const QString &configDir,
 QByteArray previewSbatch(const ClusterProfile &profile, const QString &configDir,
                          const core::SubmitPlan &plan, const QList<core::PlannedTrial> &trials,
                          const QString &sweepDirName);
+
+// The sbatch command line launch() runs for `batch` (its script named `scriptName`): --parsable,
+// the --array range with the throttle, and --exclude=<the batch's excludeNodes> where it has any.
+// Throws RemoteError for a node name Slurm could not take.
+QList<QByteArray> sbatchArguments(const core::LaunchBatch &batch, const QByteArray &scriptName);
 
 // A Slurm job state (squeue's %T, sacct's State) and reason as the runner sees it: PENDING,
 // REQUEUED, CONFIGURING, RESIZING, SUSPENDED... → Queued ("PENDING (Resources)");

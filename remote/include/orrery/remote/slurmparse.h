@@ -93,6 +93,11 @@ struct ClusterInfo {
 QByteArray sinfoFormat();
 Parsed<ClusterInfo> parseSinfo(const QByteArray &out);
 
+// Whether Slurm runs no new jobs on a node in this state (sinfo's StateLong): down, drained or
+// draining, failing, not responding ("idle*": the "*" suffix), powered down, future, unknown.
+// idle, mixed, allocated, completing, reserved... are usable.
+bool isNodeUnusable(const QString &state);
+
 // The number of GPUs in a GRES string: "gpu:4" → 4, "gpu:a100:2(IDX:0-1),gpu:v100:1(IDX:3)" → 3,
 // "gpu:0", "(null)", "N/A", "" → 0. Other GRES (shard, mps) do not count.
 int gpuCount(const QString &gres);
@@ -109,9 +114,17 @@ struct Accounting {
     int exitCode = 0;
     int signal = 0;
     QString elapsed;
+    QString nodeList;  // as Slurm prints it ("node[1-2]"); "None assigned" is empty
 };
 QByteArray sacctFormat();
 Parsed<QList<Accounting>> parseSacct(const QByteArray &out);
+
+// A Slurm host list expanded as `scontrol show hostnames` does, without the round trip:
+// "node[1-3,5]" → node1, node2, node3, node5; "gpu[08-10],login" → gpu08, gpu09, gpu10, login
+// (zero padding kept); "rack[1-2]-n[1-2]" → rack1-n1, rack1-n2, rack2-n1, rack2-n2. "", "(null)",
+// "None assigned" → none. An error for an unclosed bracket or a range that is not one, and for a
+// list past 100,000 names (no real partition is; a typo like "n[1-999999999]" would be).
+Parsed<QStringList> expandHostList(const QString &hostList);
 
 // `sinfo -V` / `sbatch -V`: "slurm 22.05.8", "slurm-wlm 22.05.8", "slurm 24.11.0-1" → "22.05.8".
 Parsed<QString> parseVersion(const QByteArray &out);
