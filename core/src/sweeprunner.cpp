@@ -486,7 +486,7 @@ struct SweepRunner::Impl {
     void resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st, const FileChunk *exitChunk, Tick &tick,
                       qint64 now, TickReport &report);
     void resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick, TickReport &report);
-    void noteProgress(LiveAttempt &live, bool progressed, qint64 now);
+    void noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now);
     void endHung(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex, TickReport &report);
     void notify(const Sweep &sw, Notice::Kind kind, const QString &state, std::optional<int> trial,
                 const QString &message, TickReport &report);
@@ -1015,7 +1015,8 @@ void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
             LiveAttempt live = liveAttempt(a.trial, st, now);
             if (st.state == TaskStatus::State::Running)
-                noteProgress(live, tick.progressed.value(i), now);
+                if (const SweepSpec *spec = specOrSkip(a.sweep))
+                    noteProgress(live, *spec, tick.progressed.value(i), now);
             if (live.startedRunning)
                 report.events << QStringLiteral("%1: trial %2 running").arg(a.sweep.name).arg(a.trial.index);
             // Written back only over the state read: a user who stopped or cancelled the attempt
@@ -1305,7 +1306,7 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
 // `hang_timeout: auto`) and stored as its progressMs at most every kProgressWriteMs. A hung
 // attempt being ended keeps the progress it was judged by (what it prints as it ends is not a
 // recovery).
-void SweepRunner::Impl::noteProgress(LiveAttempt &live, bool progressed, qint64 now)
+void SweepRunner::Impl::noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now)
 {
     Trial &t = live.trial;
     if (!progressed || isHungAttempt(t) || t.startedMs <= 0)
@@ -1315,7 +1316,9 @@ void SweepRunner::Impl::noteProgress(LiveAttempt &live, bool progressed, qint64 
         const QMutexLocker lock(&memory.mutex);
         qint64 &gap = memory.longestGapMs[t.id];
         gap = std::max(gap, now - t.progressMs);
-        if (now - t.progressMs < kProgressWriteMs)
+        // A short hang_timeout (seconds, in tests) is judged at a finer grain.
+        const qint64 grain = std::min(kProgressWriteMs, hangLimits(spec.hangTimeoutMs, gap).progressMs / 4);
+        if (now - t.progressMs < grain)
             return;
     }
     t.progressMs = now;
@@ -1377,6 +1380,8 @@ void SweepRunner::Impl::notify(const Sweep &sw, Notice::Kind kind, const QString
     n.trial = trial;
     n.message = message;
     n.timeMs = QDateTime::currentMSecsSinceEpoch();
+    if (const SweepSpec *spec = specOrSkip(sw))
+        n.target = spec->notify;
     report.notices << n;
 }
 

@@ -11,11 +11,20 @@
 #include <QByteArray>
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 #include <optional>
 
 namespace orrery::core {
+
+// Where notices go (`notify:` in a spec, `--notify` on the command line): a command run with the
+// notice as JSON on stdin (its words, no shell), or a URL the notice is POSTed to.
+struct NotifyTarget {
+    QStringList command;  // program and arguments; empty for a URL
+    QString url;  // http:// or https://; empty for a command
+    bool operator==(const NotifyTarget &) const = default;
+};
 
 struct Notice {
     enum class Kind : std::uint8_t {
@@ -31,6 +40,9 @@ struct Notice {
     std::optional<int> trial;  // the trial's index, for trial notices
     QString message;  // the one line a person reads
     qint64 timeMs = 0;  // unix ms, this machine's clock
+    // Where the sweep's spec says to send it (`notify:`); nullopt: the spec names nowhere (a face
+    // may still send it where its user asked: `--notify`, the desktop). Not part of the JSON.
+    std::optional<NotifyTarget> target;
 };
 
 // "sweep_ended", "trial_failed", "trial_hung", "budget_stopped".

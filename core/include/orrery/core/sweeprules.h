@@ -159,7 +159,7 @@ constexpr int kHangPaceFactor = 5;
 constexpr qint64 kAutoStartupGraceMs = 15 * 60'000;
 // After a hung attempt was asked to end (SIGTERM, after its stacks were asked for), how long it
 // has before it is killed outright (SIGCONT + SIGKILL here, a plain scancel on Slurm).
-constexpr qint64 kHangKillGraceMs = 20'000;
+constexpr qint64 kHangKillGraceMs = 10'000;
 // How many times one trial may hang and be resumed; hangs do not use up `retries` (a hang is
 // usually the node's or the interconnect's fault, as a preemption is the scheduler's).
 constexpr int kMaxHangs = 3;

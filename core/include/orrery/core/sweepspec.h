@@ -7,6 +7,7 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/metricgoal.h"
+#include "orrery/core/notice.h"
 #include "orrery/core/pyvalue.h"
 
 #include <QByteArray>
@@ -144,13 +145,6 @@ struct SpecError {
     QString toString() const;
 };
 
-// Where notices go (`notify:` in a spec, `--notify` on the command line): a command run with the
-// notice as JSON on stdin (its words, no shell), or a URL the notice is POSTed to.
-struct NotifyTarget {
-    QStringList command;  // program and arguments; empty for a URL
-    QString url;  // http:// or https://; empty for a command
-    bool operator==(const NotifyTarget &) const = default;
-};
 // `notify:`'s value: one word that is an http(s) URL, else a command. A single string is split
 // into words as a shell splits them (quotes and backslashes; nothing is expanded and no shell
 // runs). nullopt + *why for an empty command, a malformed URL or unbalanced quotes.
