@@ -1297,9 +1297,11 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
     if (!verdict)
         return;
     report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
-    notify(sw, budgetStop.isEmpty() ? Notice::Kind::SweepEnded : Notice::Kind::BudgetStopped,
-           toText(verdict->state), std::nullopt,
-           QStringLiteral("%1 %2: %3").arg(sw.name, toText(verdict->state), verdict->message), report);
+    // The budget's stop is its own notice where it held trials back (the verdict then says so).
+    const bool byBudget = verdict->message.startsWith(QLatin1String("stopped by its budget"));
+    notify(sw, byBudget ? Notice::Kind::BudgetStopped : Notice::Kind::SweepEnded, toText(verdict->state),
+           std::nullopt, QStringLiteral("%1 %2: %3").arg(sw.name, toText(verdict->state), verdict->message),
+           report);
 }
 
 // An attempt seen running: whether it progressed this tick, remembered (the longest gap, for

@@ -88,6 +88,7 @@ private Q_SLOTS:
         // Ended and resubmitted within hang_timeout + one tick of its last progress, give or take
         // the progress grain (a quarter of the timeout) and a second of Slurm's polling.
         const qint64 took = trials[1].submittedMs - trials[0].progressMs;
+        qInfo("last progress → resubmitted on Slurm: %lld ms (hang_timeout 6000 ms)", took);
         QVERIFY2(took <= 6000 + 500 + 1500 + 1000, qPrintable(QString::number(took)));
 
         QFile f(notices);

@@ -126,6 +126,7 @@ private Q_SLOTS:
         // Ended and resumed within hang_timeout + one tick (the tick is 250 ms here; the launch
         // of the next attempt and the progress's grain of a quarter of the timeout make the rest).
         const qint64 detected = all[1].submittedMs - all[0].progressMs;
+        qInfo("last progress → resubmitted: %lld ms (hang_timeout 3000 ms)", detected);
         QVERIFY2(detected <= 3000 + 250 + 2500, qPrintable(QString::number(detected)));
         QVERIFY2(f.events.join(QLatin1Char('\n')).contains(QStringLiteral("trial 0 hung: no progress for")),
                  qPrintable(f.events.join(QLatin1Char('\n'))));
@@ -178,7 +179,32 @@ private Q_SLOTS:
         QVERIFY2(events.contains(QStringLiteral("did not end on SIGTERM")), qPrintable(events));
         // Stopped → hung after the timeout → killed after the grace → resumed, each within a tick.
         const qint64 took = all[1].submittedMs - stoppedAt;
+        qInfo("SIGSTOP → resubmitted: %lld ms (hang_timeout 3000 ms + kill grace %lld ms)", took,
+              core::kHangKillGraceMs);
         QVERIFY2(took <= 3000 + core::kHangKillGraceMs + 4 * 250 + 2500, qPrintable(QString::number(took)));
+    }
+
+    // A trial that fails for good gives one trial_failed notice, then the sweep's end one; a
+    // follower that only reads (another holds the lease) gives none.
+    void aFailureForGoodIsNoticedOnce()
+    {
+        auto db = core::TrackingStore::open(m_home.filePath(QStringLiteral("fail.sqlite")));
+        SweepOperations ops(*db, options());
+        const core::SweepId id =
+            ops.submit(spec(QStringLiteral("echo broken >&2; exit 3"), QStringLiteral("auto")), {});
+        auto other = core::TrackingStore::open(m_home.filePath(QStringLiteral("fail.sqlite")));
+        SweepOperations::Options readerOptions = options();
+        readerOptions.follower.id = QStringLiteral("another-follower");
+        SweepOperations reader(*other, readerOptions);
+        QList<core::Notice> readOnly;
+        const Followed f = follow(ops, id, 30000, [&] { readOnly << reader.tick(id).notices; });
+        QCOMPARE(f.notices.size(), 2);
+        QCOMPARE(f.notices[0].kind, core::Notice::Kind::TrialFailed);
+        QVERIFY2(f.notices[0].message.contains(QStringLiteral("no retries")),
+                 qPrintable(f.notices[0].message));
+        QCOMPARE(f.notices[1].kind, core::Notice::Kind::SweepEnded);
+        QCOMPARE(f.notices[1].state, QStringLiteral("failed"));
+        QVERIFY(readOnly.isEmpty());
     }
 };
 
