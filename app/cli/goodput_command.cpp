@@ -39,6 +39,7 @@ QJsonObject partsJson(const GoodputParts &g)
                        {QStringLiteral("eval_s"), g.evalS},
                        {QStringLiteral("sample_s"), g.sampleS},
                        {QStringLiteral("lost_s"), g.lostS},
+                       {QStringLiteral("hung_s"), g.hungS},
                        {QStringLiteral("rest_s"), g.restS},
                        {QStringLiteral("overrun_s"), g.overrunS},
                        {QStringLiteral("lost_steps"), g.lostSteps},
@@ -100,13 +101,14 @@ QString attemptsTable(const RunGoodput &r)
                         secondsText(g.wallS), secondsText(g.queueS), secondsText(g.startupS),
                         secondsText(g.trainingS), secondsText(g.checkpointS),
                         secondsText(g.evalS + g.sampleS), secondsText(g.lostS), QString::number(g.lostSteps),
-                        secondsText(g.restS),
+                        secondsText(g.hungS), secondsText(g.restS),
                         a.processes ? QStringLiteral("%1-%2").arg(a.resumeStep).arg(a.lastStep) : QString()});
     }
     return formatTable({QStringLiteral("ATTEMPT"), QStringLiteral("STATE"), QStringLiteral("WALL"),
                         QStringLiteral("QUEUE"), QStringLiteral("START-UP"), QStringLiteral("TRAINING"),
                         QStringLiteral("CKPT"), QStringLiteral("EVAL+SAMPLES"), QStringLiteral("LOST"),
-                        QStringLiteral("LOST STEPS"), QStringLiteral("REST"), QStringLiteral("STEPS")},
+                        QStringLiteral("LOST STEPS"), QStringLiteral("HUNG"), QStringLiteral("REST"),
+                        QStringLiteral("STEPS")},
                        rows);
 }
 

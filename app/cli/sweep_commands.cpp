@@ -135,6 +135,15 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
     const int count = countOption(QStringLiteral("submit"), p);
     if (count < 0)
         return kUsage;
+    std::optional<NotifyTarget> notify;
+    if (!notifyOption(QStringLiteral("submit"), p, notify))
+        return kUsage;
+    if (notify && !watch) {
+        err(QStringLiteral(
+            "orrery sweep submit: --notify needs --watch: the notices are sent by the follower "
+            "(or put `notify:` in the spec, for every follower)\n"));
+        return kUsage;
+    }
     try {
         auto store = openStore(ctx);
         SweepOperations ops(*store, cliOperations());
@@ -177,7 +186,7 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
             out(QStringLiteral("follow it with `orrery sweep watch %1` (it runs without you)\n").arg(id));
             return kOk;
         }
-        return watchSweep(ops, sw, json, TickPace{1000, 15000});
+        return watchSweep(ops, sw, json, TickPace{1000, 15000}, notify);
     } catch (const OperationError &e) {
         return reportFailure(QStringLiteral("submit"), e);
     }
@@ -203,6 +212,11 @@ QList<VerbInfo> sweepVerbs()
         valued(QStringLiteral("cluster"), QStringLiteral("a cluster profile (default: this machine)"),
                QStringLiteral("NAME"));
     const QString sweep = QStringLiteral("SWEEP"), trial = QStringLiteral("TRIAL");
+    const QCommandLineOption notify = valued(
+        QStringLiteral("notify"),
+        QStringLiteral("send the sweep's notices (ended, trial failed or hung, budget stop) as JSON to a "
+                       "command's stdin or POST them to an http(s) URL"),
+        QStringLiteral("TARGET"));
     const QCommandLineOption count =
         valued(QStringLiteral("count"),
                QStringLiteral("at most N trials (W&B's `wandb agent --count`; a random or bayes spec "
@@ -216,7 +230,8 @@ QList<VerbInfo> sweepVerbs()
                     flag(QStringLiteral("dry-run"),
                          QStringLiteral("print the worst-case GPU-hours, the "
                                         "trials and the launch; submit nothing")),
-                    flag(QStringLiteral("watch"), QStringLiteral("follow the sweep to its end")), json},
+                    flag(QStringLiteral("watch"), QStringLiteral("follow the sweep to its end")), notify,
+                    json},
                    QStringLiteral("submit a sweep (--dry-run: its worst-case GPU-hours)"), sweepSubmit),
         parsedVerb(QStringLiteral("list"), {}, {json},
                    QStringLiteral("every sweep: state, trials done, GPU-hours, best value"), sweepList),
@@ -226,7 +241,8 @@ QList<VerbInfo> sweepVerbs()
                    {valued(QStringLiteral("pace"),
                            QStringLiteral(
                                "a tick every FAST s while things change, slowing to SLOW s (default 1,15)"),
-                           QStringLiteral("FAST,SLOW"))},
+                           QStringLiteral("FAST,SLOW")),
+                    notify},
                    QStringLiteral("follow live (Ctrl-C detaches)"), sweepWatch),
         parsedVerb(QStringLiteral("cancel"), {sweep}, {},
                    QStringLiteral("cancel every trial still queued or running"), sweepCancel),

@@ -17,9 +17,11 @@
 #include "orrery/core/sweeprunner.h"
 #include "orrery/remote/sweepoperations.h"
 
+#include <QCommandLineParser>
 #include <QStringList>
 
 #include <memory>
+#include <optional>
 
 namespace orrery::cli {
 
@@ -45,7 +47,13 @@ void printSweepSummary(const core::SweepOverview &o);
 
 int sweepWatch(const Context &ctx, const QCommandLineParser &p);
 // Follows the sweep until it ends or Ctrl-C; exit status as `watch`.
-int watchSweep(remote::SweepOperations &ops, const core::Sweep &sweep, bool json, const core::TickPace &pace);
+// `notify`: where `--notify` sends the sweep's notices, besides where its spec's `notify:` does.
+int watchSweep(remote::SweepOperations &ops, const core::Sweep &sweep, bool json, const core::TickPace &pace,
+               const std::optional<core::NotifyTarget> &notify = std::nullopt);
+// `--notify TARGET` of submit and watch: nullopt when not given; false (after printing the usage
+// error naming `verb`) when TARGET is neither a command nor an http(s) URL.
+bool notifyOption(const QString &verb, const QCommandLineParser &p,
+                  std::optional<core::NotifyTarget> &target);
 
 int sweepCancel(const Context &ctx, const QCommandLineParser &p);
 int sweepStop(const Context &ctx, const QCommandLineParser &p);

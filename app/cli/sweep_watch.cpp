@@ -9,6 +9,7 @@
 #include "sweep_commands.h"
 
 #include "orrery/core/format.h"
+#include "orrery/remote/notify.h"
 
 #include <QDateTime>
 #include <QThread>
@@ -79,9 +80,42 @@ QString plainLine(const SweepOverview &o)
     return line;
 }
 
+// The tick's notices, where the spec's `notify:` and `--notify` say: each target once, in turn
+// (a delivery is bounded by remote::kNotifyTimeoutMs). A failed one is said, the watch goes on.
+void deliverNotices(const QList<Notice> &notices, const std::optional<NotifyTarget> &flag, StatusBlock &block,
+                    const QString &stamp)
+{
+    for (const Notice &n : notices) {
+        QList<NotifyTarget> targets;
+        if (n.target)
+            targets << *n.target;
+        if (flag && !targets.contains(*flag))
+            targets << *flag;
+        for (const NotifyTarget &t : targets) {
+            const remote::NotifyResult r = remote::deliverNotice(t, n);
+            if (!r.ok) {
+                block.clear();
+                err(QStringLiteral("[%1] %2\n").arg(stamp, r.error));
+            }
+        }
+    }
+}
+
 }  // namespace
 
-int watchSweep(SweepOperations &ops, const Sweep &swIn, bool json, const TickPace &pace)
+bool notifyOption(const QString &verb, const QCommandLineParser &p, std::optional<NotifyTarget> &target)
+{
+    if (!p.isSet(QStringLiteral("notify")))
+        return true;
+    QString why;
+    target = parseNotifyTarget({p.value(QStringLiteral("notify"))}, &why);
+    if (!target)
+        err(QStringLiteral("orrery sweep %1: --notify: %2\n").arg(verb, why));
+    return target.has_value();
+}
+
+int watchSweep(SweepOperations &ops, const Sweep &swIn, bool json, const TickPace &pace,
+               const std::optional<NotifyTarget> &notify)
 {
     std::optional<InterruptScope> interrupts(std::in_place);  // Ctrl-C detaches
     QString lastLine, lastHolder;
@@ -113,6 +147,7 @@ int watchSweep(SweepOperations &ops, const Sweep &swIn, bool json, const TickPac
             block.clear();
             err(QStringLiteral("[%1] %2\n").arg(stamp, e));
         }
+        deliverNotices(report.notices, notify, block, stamp);
         const SweepOverview o = ops.overview(ops.sweep(swIn.id), &progress);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         if (block.live()) {
@@ -173,12 +208,15 @@ int sweepWatch(const Context &ctx, const QCommandLineParser &p)
         }
         pace = {int(fast * 1000), int(slow * 1000)};
     }
+    std::optional<NotifyTarget> notify;
+    if (!notifyOption(QStringLiteral("watch"), p, notify))
+        return kUsage;
     try {
         auto store = openStore(ctx);
         // The lease outlives four of the slowest ticks, so a quiet watch keeps it.
         SweepOperations ops(*store, cliOperations(pace.slowMs));
         const Sweep sw = ops.sweep(p.positionalArguments().front());
-        return watchSweep(ops, sw, false, pace);
+        return watchSweep(ops, sw, false, pace, notify);
     } catch (const OperationError &e) {
         return reportFailure(QStringLiteral("watch"), e);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/goodput.h"
 
+#include "orrery/core/sweeprules.h"
+
 #include <QDateTime>
 #include <QMap>
 
@@ -66,6 +68,7 @@ GoodputParts &GoodputParts::operator+=(const GoodputParts &o)
     sampleS += o.sampleS;
     lostS += o.lostS;
     restS += o.restS;
+    hungS += o.hungS;
     wallS += o.wallS;
     overrunS += o.overrunS;
     lostSteps += o.lostSteps;
@@ -170,6 +173,13 @@ RunGoodput computeRunGoodput(const QList<Trial> &attemptsIn, const QList<Process
         const double rest =
             g.wallS - (g.queueS + g.startupS + g.trainingS + g.checkpointS + g.evalS + g.sampleS + g.lostS);
         g.restS = std::max(0.0, rest);
+        // A hung attempt (ended by the runner): from its last progress to its end, out of rest.
+        if (slot.trial && slot.trial->exitReason.startsWith(QLatin1String(kHungPrefix))) {
+            const Trial &t = *slot.trial;
+            const qint64 from = t.progressMs >= begin ? t.progressMs : t.startedMs > 0 ? t.startedMs : begin;
+            g.hungS = std::min(g.restS, seconds(std::max<qint64>(0, end - from)));
+            g.restS -= g.hungS;
+        }
         // Within the clocks' resolution (a process start from /proc is in 10 ms ticks, events
         // in whole ms) an excess is rounding, not a disagreement worth a note.
         constexpr double kResolutionS = 0.01;
@@ -223,6 +233,7 @@ QList<GoodputPart> labelledParts(const GoodputParts &g)
         {QStringLiteral("samples"), g.sampleS},
         {g.lostSteps > 0 ? QStringLiteral("lost (%1 steps redone)").arg(g.lostSteps) : QStringLiteral("lost"),
          g.lostS},
+        {QStringLiteral("hung"), g.hungS},
         {QStringLiteral("rest"), g.restS}};
 }
 

@@ -332,6 +332,24 @@ void LocalExecutor::cancel(const QStringList &taskIds)
     }
 }
 
+void LocalExecutor::kill(const QStringList &taskIds)
+{
+    for (const QString &id : taskIds)
+        writeAtomically(id + QStringLiteral(".cancel"), "cancel\n");
+    for (const QString &id : taskIds) {
+        const QJsonObject o = readJson(id + QStringLiteral(".json"));
+        if (o.value(QLatin1String("state")).toString() != QLatin1String("running"))
+            continue;
+        const qint64 pid = o.value(QLatin1String("pid")).toInteger();
+        if (pid <= 0)
+            continue;
+        // SIGKILL ends a stopped process as well; the SIGCONT first lets a stopped process's
+        // parent (the launcher of its ranks) see the group's end without waiting on it.
+        ::kill(-pid_t(pid), SIGCONT);
+        ::kill(-pid_t(pid), SIGKILL);
+    }
+}
+
 FileChunk listDirectory(const QString &dir, qint64 maxEntries)
 {
     FileChunk c;

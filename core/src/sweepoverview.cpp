@@ -142,6 +142,9 @@ QJsonObject overviewJson(const SweepOverview &o)
                   {QStringLiteral("trials"), trials}};
     if (o.goodput) {
         j.insert(QStringLiteral("goodput"), o.goodput->goodput());
+        // Time lost to hangs (docs/sweeps.md "Hangs"), where there was any.
+        if (o.goodput->hungS > 0)
+            j.insert(QStringLiteral("hung_s"), o.goodput->hungS);
     }
     if (o.best) {
         QJsonObject b{{QStringLiteral("run_id"), o.best->run},

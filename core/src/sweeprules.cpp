@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/sweeprules.h"
 
+#include "orrery/core/format.h"
 #include "orrery/core/sweeprunner.h"
 
 #include "textutil.h"
@@ -254,6 +255,8 @@ AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &en
             continue;
         if (a.trialState() == TrialState::Preempted)
             ++c.preemptions;
+        else if (isHungAttempt(a))  // hangs have their own bound (kMaxHangs), not `retries`
+            ++c.hangs;
         else if (isNodeFault(a))
             ++c.nodeFaults;
         else if (phaseOf(a.trialState()) == Phase::Failed) {
@@ -267,6 +270,8 @@ AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &en
 QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries)
 {
     const AttemptCounts c = countEarlierAttempts(attempts, ended);
+    if (isHungAttempt(ended))
+        return c.hangs + 1 > kMaxHangs ? QStringLiteral("hung %1 times").arg(c.hangs + 1) : QString();
     if (verdict == TrialState::Preempted)
         return c.preemptions + 1 > kMaxPreemptions
             ? QStringLiteral("preempted %1 times").arg(c.preemptions + 1)
@@ -296,6 +301,9 @@ Trial nextAttempt(const Trial &t)
     next.submittedMs = 0;
     next.startedMs = 0;
     next.endedMs = 0;
+    next.progressMs = 0;  // this attempt's own progress (the hang rule's)
+    next.health.clear();
+    next.expectedStartMs = 0;
     next.userRetry = false;
     return next;
 }
@@ -337,6 +345,61 @@ bool runnerResubmits(const QList<Trial> &attempts, const Trial &latest, int retr
         countEarlierAttempts(attempts, latest).preemptions >= kMaxPreemptions;
     return runnerMayRetry && !latest.task.isEmpty() && !outOfPreemptions &&
         whyNotResubmitted(attempts, latest, state, retries).isEmpty();
+}
+
+// --- hangs ---------------------------------------------------------------------------------
+
+HangLimits hangLimits(std::optional<qint64> hangTimeoutMs, qint64 longestGapMs)
+{
+    HangLimits l;
+    if (hangTimeoutMs) {
+        l.progressMs = *hangTimeoutMs;
+        l.startupMs = 2 * *hangTimeoutMs;
+        l.rule = QStringLiteral("hang_timeout %1").arg(formatDuration(*hangTimeoutMs));
+        return l;
+    }
+    const qint64 paced = kHangPaceFactor * std::max<qint64>(longestGapMs, 0);
+    l.progressMs = std::max(kHangFloorMs, paced);
+    l.startupMs = kAutoStartupGraceMs;
+    l.rule = paced > kHangFloorMs ? QStringLiteral("hang_timeout auto: %1, %2 × the longest gap seen, %3")
+                                        .arg(formatDuration(l.progressMs))
+                                        .arg(kHangPaceFactor)
+                                        .arg(formatDuration(longestGapMs))
+                                  : QStringLiteral("hang_timeout auto: %1").arg(formatDuration(l.progressMs));
+    return l;
+}
+
+bool isHungAttempt(const Trial &t)
+{
+    return t.exitReason.startsWith(QLatin1String(kHungPrefix));
+}
+
+QList<Hang> hungAttempts(const QMap<int, Trial> &latest, std::optional<qint64> hangTimeoutMs,
+                         const QHash<int, qint64> &longestGapMs, qint64 nowMs)
+{
+    QList<Hang> hangs;
+    for (const Trial &t : latest) {
+        if (t.trialState() != TrialState::Running || t.startedMs <= 0)
+            continue;
+        const HangLimits l = hangLimits(hangTimeoutMs, longestGapMs.value(t.index, 0));
+        const bool progressed = t.progressMs >= t.startedMs;
+        const qint64 since = progressed ? t.progressMs : t.startedMs;
+        const qint64 limit = progressed ? l.progressMs : l.startupMs;
+        const qint64 idle = nowMs - since;
+        if (isHungAttempt(t)) {
+            if (idle > limit + kHangKillGraceMs)
+                hangs.append({t.index, Hang::Action::Kill, t.exitReason});
+            continue;
+        }
+        if (idle <= limit)
+            continue;
+        const QString message = progressed
+            ? QStringLiteral("no progress for %1 (%2)").arg(formatDuration(idle), l.rule)
+            : QStringLiteral("no progress in the %1 since it started (%2; %3 allowed before the first)")
+                  .arg(formatDuration(idle), l.rule, formatDuration(limit));
+        hangs.append({t.index, Hang::Action::End, message});
+    }
+    return hangs;
 }
 
 // --- early stopping --------------------------------------------------------------------------

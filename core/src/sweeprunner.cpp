@@ -4,6 +4,7 @@
 #include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
 #include "orrery/core/healthreport.h"
+#include "orrery/core/format.h"
 #include "orrery/core/runfiles.h"
 #include "orrery/core/sweeprules.h"
 #include "orrery/core/sweepsearch.h"
@@ -16,6 +17,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
+#include <QMutex>
+#include <QMutexLocker>
 #include <QRandomGenerator>
 #include <QSet>
 #include <QSysInfo>
@@ -122,8 +125,33 @@ struct Tick {
     QList<int> healthReadOf;
     QList<bool> healthChanged;
     QList<FileChunk> chunks;  // one per read; empty: the read failed
+    // Progress (docs/sweeps.md "Hangs"): per active attempt, whether anything of it grew this
+    // tick (events, stdout metrics, TensorBoard records, its output logs); and the size-only
+    // reads of the running attempts' logs (active index, read index).
+    QList<bool> progressed;
+    QList<std::pair<qsizetype, qsizetype>> logSizeReads;
     QHash<SweepId, QList<Trial>> relaunch;  // the resubmissions decided this tick, by sweep
 };
+
+// What this process has seen of the running attempts' progress, shared by its runners (the
+// monitor and the window make a runner per tick): each output log's last size, so that its
+// growth counts as progress, and each attempt's longest gap between two signs of progress (the
+// pace `hang_timeout: auto` derives its limit from). Only what this process saw: a follower that
+// starts anew learns the pace again, the floor holding meanwhile.
+struct ProgressMemory {
+    QMutex mutex;
+    QHash<QString, qint64> logSizes;  // by executor name and path
+    QHash<qint64, qint64> longestGapMs;  // by trial (attempt) id
+};
+ProgressMemory &progressMemory()
+{
+    static ProgressMemory memory;
+    return memory;
+}
+
+// An attempt's progress is stored at most this often (it is a time, compared against limits of
+// minutes): a trial that logs every step writes its trial row every 5 s, not at every tick.
+constexpr qint64 kProgressWriteMs = 5'000;
 
 }  // namespace
 
@@ -540,6 +568,10 @@ struct SweepRunner::Impl {
     void resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st, const FileChunk *exitChunk, Tick &tick,
                       qint64 now, TickReport &report);
     void resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick, TickReport &report);
+    void noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now);
+    void endHung(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex, TickReport &report);
+    void notify(const Sweep &sw, Notice::Kind kind, const QString &state, std::optional<int> trial,
+                const QString &message, TickReport &report);
     void decideSweep(const Sweep &sw, Tick &tick, TickReport &report);
     void stopEarly(const Sweep &sw, const SweepSpec &spec, const QList<Trial> &attempts,
                    QMap<int, Trial> &latestByIndex, TickReport &report);
@@ -845,6 +877,19 @@ void SweepRunner::Impl::planReads(Tick &tick)
         tick.reads.append({logs.front(), offset});
     }
     planHealthReads(tick);
+    // The running attempts' output logs, their sizes only (maxBytes 0): growth is progress.
+    for (qsizetype i = 0; i < tick.active.size(); ++i) {
+        const Tick::Active &a = tick.active[i];
+        if (a.trial.task.isEmpty() || !tick.acting.contains(a.sweep.id) ||
+            tick.status.value(a.trial.task).state != TaskStatus::State::Running)
+            continue;
+        for (const QString &log : executor.logPaths(a.sweep.rootDir, a.trial.task, a.trial.runDir)) {
+            tick.logSizeReads.append({i, tick.reads.size()});
+            FileRead r{log, 0};
+            r.maxBytes = 0;
+            tick.reads.append(r);
+        }
+    }
     planRunFiles(tick);
 }
 
@@ -936,12 +981,28 @@ void SweepRunner::Impl::ingest(Tick &tick, TickReport &report)
 {
     QElapsedTimer ingestClock;
     ingestClock.start();
+    tick.progressed = QList<bool>(tick.active.size(), false);
+    if (!tick.chunks.isEmpty()) {
+        ProgressMemory &memory = progressMemory();
+        const QMutexLocker lock(&memory.mutex);
+        for (const auto &[active, read] : tick.logSizeReads) {
+            const FileChunk &c = tick.chunks[read];
+            if (!c.exists)
+                continue;
+            const QString key = executor.name() + QLatin1Char('\n') + tick.reads[read].path;
+            const auto seen = memory.logSizes.constFind(key);
+            if (seen != memory.logSizes.constEnd() && c.size > *seen)
+                tick.progressed[active] = true;
+            memory.logSizes.insert(key, c.size);
+        }
+    }
     store.writeTransaction([&] {
         for (qsizetype i = 0; i < tick.active.size() && !tick.chunks.isEmpty(); ++i) {
             const FileChunk &c = tick.chunks[i];
             if (!c.exists || c.data.isEmpty())
                 continue;
             report.bytes += c.data.size();
+            tick.progressed[i] = true;
             const IngestResult r =
                 store.ingestEvents(tick.active[i].trial.runId, kEvents, tick.eventOffsets[i], c.data);
             report.points += r.points;
@@ -975,6 +1036,7 @@ void SweepRunner::Impl::ingestStdout(const StdoutRead &sr, Tick &tick, TickRepor
     const StdoutMetrics m = parseMetricLines(c.data, *rules, lastStep, QDateTime::currentMSecsSinceEpoch());
     if (m.consumed == 0)
         return;
+    tick.progressed[sr.active] = true;
     report.bytes += m.consumed;
     report.points += store.ingestTextMetrics(run, sr.file, sr.offset, m.consumed, m.lines, m.points).points;
     if (c.size > sr.offset + c.data.size())
@@ -1002,6 +1064,8 @@ void SweepRunner::Impl::ingestRunFiles(const RunFilesRead &rf, Tick &tick, TickR
             mediaDir = tensorboardMediaDir(r ? r->uuid : QString::number(run));
         }
         const TfIngest r = ingestTfEventsChunk(store, run, e.file, e.offset, c.data, mediaDir);
+        if (r.consumed > 0)
+            tick.progressed[rf.active] = true;
         report.bytes += r.consumed;
         report.points += r.points;
         if (r.consumed == 0 && r.needBytes > c.data.size())
@@ -1067,7 +1131,10 @@ void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
             continue;
         const TaskStatus st = tick.status.value(a.trial.task);
         if (st.state == TaskStatus::State::Queued || st.state == TaskStatus::State::Running) {
-            const LiveAttempt live = liveAttempt(a.trial, st, now);
+            LiveAttempt live = liveAttempt(a.trial, st, now);
+            if (st.state == TaskStatus::State::Running)
+                if (const SweepSpec *spec = specOrSkip(a.sweep))
+                    noteProgress(live, *spec, tick.progressed.value(i), now);
             if (live.startedRunning)
                 report.events << QStringLiteral("%1: trial %2 running").arg(a.sweep.name).arg(a.trial.index);
             if (!live.requeuedFrom.isEmpty())
@@ -1129,11 +1196,21 @@ void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus 
         store.updateTrial(t);
         return;
     }
-    t.exitReason = verdict->exitReason();
+    // A hung attempt the runner ended (endHung) keeps its mark as its reason, whatever the
+    // trainer said of the SIGTERM: the retry rule counts it as a hang, not a failure.
+    const bool hung = isHungAttempt(t) && verdict->ended != TrialState::Completed;
+    if (hung)
+        t.setState(TrialState::Failed);
+    else
+        t.exitReason = verdict->exitReason();
     if (!store.updateTrialIf(storedState, t))
         return;  // stopped or cancelled meanwhile: settled as such next tick, not resubmitted
     if (fault && verdict->ended == TrialState::Failed)
         markSuspects(sw, t, *fault, now, report);
+    if (hung) {
+        resubmitOrNot(sw, t, TrialState::Failed, tick, report);
+        return;
+    }
     if (verdict->ended == TrialState::Completed) {
         report.events << QStringLiteral("%1: trial %2 completed").arg(sw.name).arg(t.index);
         return;
@@ -1158,18 +1235,28 @@ void SweepRunner::Impl::resubmitOrNot(const Sweep &sw, Trial t, TrialState verdi
         t.exitReason = r.exitReason;
         store.updateTrial(t);
     }
+    // The notice of a hang is sent as the hung attempt ends, with what became of it; a trial
+    // that fails for good (not resubmitted) is noticed too.
+    const bool hung = isHungAttempt(t);
+    const Notice::Kind kind = hung ? Notice::Kind::TrialHung : Notice::Kind::TrialFailed;
     switch (r.action) {
     case Resubmit::GivenUp:
         report.events << QStringLiteral("%1: trial %2 %3: %4; %5")
                              .arg(sw.name)
                              .arg(t.index)
                              .arg(toText(verdict), t.exitReason, r.why);
+        notify(sw, kind, t.state, t.index,
+               QStringLiteral("trial %1 %2: %3; %4").arg(t.index).arg(toText(verdict), t.exitReason, r.why),
+               report);
         return;
     case Resubmit::OverBudget:
         report.events << QStringLiteral("%1: trial %2 %3: %4 (%5)")
                              .arg(sw.name)
                              .arg(t.index)
                              .arg(toText(verdict), t.exitReason, held);
+        notify(sw, kind, t.state, t.index,
+               QStringLiteral("trial %1 %2: %3 (%4)").arg(t.index).arg(toText(verdict), t.exitReason, held),
+               report);
         return;
     case Resubmit::Yes:
         tick.relaunch[sw.id].append(r.next);
@@ -1179,6 +1266,13 @@ void SweepRunner::Impl::resubmitOrNot(const Sweep &sw, Trial t, TrialState verdi
                              .arg(t.index)
                              .arg(toText(verdict), t.exitReason)
                              .arg(r.next.attempt + 1);
+        if (hung)
+            notify(sw, kind, t.state, t.index,
+                   QStringLiteral("trial %1 %2; resubmitted (attempt %3), resuming from its checkpoint")
+                       .arg(t.index)
+                       .arg(t.exitReason)
+                       .arg(r.next.attempt + 1),
+                   report);
         return;
     }
 }
@@ -1205,6 +1299,7 @@ void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &rep
     }
     const QList<Trial> attempts = store.trials(sw.id);
     QMap<int, Trial> latestByIndex = latest(attempts);
+    endHung(sw, *spec, latestByIndex, report);
     stopEarly(sw, *spec, attempts, latestByIndex, report);
     // metric.target reached (targetReached): nothing new is launched, and what waits is stopped.
     const QString targetStop = stopAtTarget(sw, *spec, latestByIndex, report);
@@ -1327,8 +1422,97 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
         store.setSweepState(sw.id, toText(verdict->state));
         store.setSweepMessage(sw.id, verdict->message);
     });
-    if (verdict)
-        report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
+    if (!verdict)
+        return;
+    report.events << QStringLiteral("%1: %2 (%3)").arg(sw.name, toText(verdict->state), verdict->message);
+    // The budget's stop is its own notice where it held trials back (the verdict then says so).
+    const bool byBudget = verdict->message.startsWith(QLatin1String("stopped by its budget"));
+    notify(sw, byBudget ? Notice::Kind::BudgetStopped : Notice::Kind::SweepEnded, toText(verdict->state),
+           std::nullopt, QStringLiteral("%1 %2: %3").arg(sw.name, toText(verdict->state), verdict->message),
+           report);
+}
+
+// An attempt seen running: whether it progressed this tick, remembered (the longest gap, for
+// `hang_timeout: auto`) and stored as its progressMs at most every kProgressWriteMs. A hung
+// attempt being ended keeps the progress it was judged by (what it prints as it ends is not a
+// recovery).
+void SweepRunner::Impl::noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now)
+{
+    Trial &t = live.trial;
+    if (!progressed || isHungAttempt(t) || t.startedMs <= 0)
+        return;
+    if (t.progressMs >= t.startedMs) {
+        ProgressMemory &memory = progressMemory();
+        const QMutexLocker lock(&memory.mutex);
+        qint64 &gap = memory.longestGapMs[t.id];
+        gap = std::max(gap, now - t.progressMs);
+        // A short hang_timeout (seconds, in tests) is judged at a finer grain.
+        const qint64 grain = std::min(kProgressWriteMs, hangLimits(spec.hangTimeoutMs, gap).progressMs / 4);
+        if (now - t.progressMs < grain)
+            return;
+    }
+    t.progressMs = now;
+    live.changed = true;
+}
+
+// Hangs (hungAttempts): a newly hung attempt is marked (its exit reason says why) and ended with
+// the executor's cancel (SIGTERM); one still running kHangKillGraceMs past its limit is killed.
+// It is resubmitted as it ends (resolveEnded), without using up `retries`.
+void SweepRunner::Impl::endHung(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex,
+                                TickReport &report)
+{
+    QHash<int, qint64> gaps;
+    {
+        ProgressMemory &memory = progressMemory();
+        const QMutexLocker lock(&memory.mutex);
+        for (const Trial &t : latestByIndex)
+            if (const auto it = memory.longestGapMs.constFind(t.id); it != memory.longestGapMs.constEnd())
+                gaps.insert(t.index, *it);
+    }
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (const Hang &h : hungAttempts(latestByIndex, spec.hangTimeoutMs, gaps, now)) {
+        Trial &t = latestByIndex[h.trial];
+        try {
+            if (h.action == Hang::Action::Kill) {
+                executor.kill({t.task});
+                report.events << QStringLiteral("%1: trial %2 did not end on SIGTERM within %3: killed")
+                                     .arg(sw.name)
+                                     .arg(t.index)
+                                     .arg(formatDuration(kHangKillGraceMs));
+                continue;
+            }
+            const QString was = t.state;
+            t.exitReason = QLatin1String(kHungPrefix) + h.message;
+            if (!store.updateTrialIf(was, t))
+                continue;  // a user stopped or cancelled it since it was read
+            executor.cancel({t.task});
+            report.events << QStringLiteral("%1: trial %2 hung: %3; ending it")
+                                 .arg(sw.name)
+                                 .arg(t.index)
+                                 .arg(h.message);
+        } catch (const std::exception &e) {
+            report.errors << QStringLiteral("%1: ending hung trial %2: %3")
+                                 .arg(sw.name)
+                                 .arg(t.index)
+                                 .arg(QString::fromUtf8(e.what()));
+        }
+    }
+}
+
+void SweepRunner::Impl::notify(const Sweep &sw, Notice::Kind kind, const QString &state,
+                               std::optional<int> trial, const QString &message, TickReport &report)
+{
+    Notice n;
+    n.kind = kind;
+    n.sweepId = sw.id;
+    n.sweep = sw.name;
+    n.state = state;
+    n.trial = trial;
+    n.message = message;
+    n.timeMs = QDateTime::currentMSecsSinceEpoch();
+    if (const SweepSpec *spec = specOrSkip(sw))
+        n.target = spec->notify;
+    report.notices << n;
 }
 
 // One poll, one read and one ingest for every sweep; then, on the sweeps this follower holds the
@@ -1377,6 +1561,7 @@ followActiveSweeps(TrackingStore &store, const TrainerSchema &schema,
         total.moreToRead |= r.moreToRead;
         total.ingestMs += r.ingestMs;
         total.events << r.events;
+        total.notices << r.notices;
         total.errors << r.errors;
         total.followedElsewhere << r.followedElsewhere;
     }

@@ -13,7 +13,9 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QSet>
+#include <QUrl>
 
 #include <yaml-cpp/yaml.h>
 
@@ -166,6 +168,9 @@ const QStringList kTopLevel{
     QStringLiteral("budget"),         QStringLiteral("program"),         QStringLiteral("config_file"),
     QStringLiteral("launch"),         QStringLiteral("capture"),         QStringLiteral("tensorboard"),
     QStringLiteral("artifacts"),      QStringLiteral("health_check")};
+// Orrery's keys for hangs and notifications (docs/sweeps.md "Resilient sweeps"), kept apart
+// from kTopLevel so that each resilience key's block stays its own.
+const QStringList kHangAndNotifyKeys{QStringLiteral("hang_timeout"), QStringLiteral("notify")};
 // W&B's command macros Orrery expands (each a whole element of `command`), as W&B's agent does
 // (wandb_agent.py, wandb/sdk/launch/sweeps/utils.py create_sweep_command_args).
 const QStringList kWandbMacros{QStringLiteral("${env}"),
@@ -717,7 +722,7 @@ public:
                   QStringLiteral("a sweep spec is a YAML mapping (name:, method:, parameters:, ...)"));
             return;
         }
-        expectMap(root, QStringLiteral("sweep"), kTopLevel, kIgnoredTopLevel);
+        expectMap(root, QStringLiteral("sweep"), kTopLevel + kHangAndNotifyKeys, kIgnoredTopLevel);
         for (const auto &item : root)
             if (item.first.IsScalar() &&
                 kIgnoredTopLevel.contains(QString::fromStdString(item.first.Scalar())))
@@ -830,6 +835,8 @@ public:
         parseEarlyTerminate(root["early_terminate"], spec);
         parseResources(root["resources"], spec);
         parseBudget(root["budget"], spec);
+        parseHangTimeout(root["hang_timeout"], spec);
+        parseNotify(root["notify"], spec);
         parseConfigFile(root["config_file"], spec);
         parseCommand(root, spec);
         parseHealthCheck(root["health_check"], spec);
@@ -1286,6 +1293,60 @@ public:
         }
     }
 
+    // Orrery's `hang_timeout: 10m` (docs/sweeps.md "Hangs"): how long a running attempt may show
+    // no progress before it is ended and resumed; `auto` (or no key) derives it from the attempt's
+    // own pace (sweeprules.h hangLimits). Under a minute is allowed (tests use seconds) but
+    // warned about: a checkpoint or an evaluation easily pauses the output that long.
+    void parseHangTimeout(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n)
+            return;
+        const auto t = text(n, QStringLiteral("hang_timeout"));
+        if (!t || t->trimmed() == QLatin1String("auto"))
+            return;
+        QString why;
+        const std::optional<qint64> ms = parseHangDuration(*t, &why);
+        if (!ms) {
+            error(n, QStringLiteral("hang_timeout %1: %2").arg(quoted(*t), why));
+            return;
+        }
+        if (*ms < 60'000)
+            warn(n,
+                 QStringLiteral("hang_timeout %1 is under a minute: a checkpoint, an evaluation or a slow "
+                                "start may show no progress that long, and the attempt is then ended")
+                     .arg(quoted(*t)));
+        spec.hangTimeoutMs = *ms;
+    }
+
+    // Orrery's `notify:` (docs/sweeps.md "Notifications"): a command as a list of words or a
+    // string (split into words as a shell would, without running one), or an http(s) URL.
+    void parseNotify(const YAML::Node &n, SweepSpec &spec)
+    {
+        if (!n)
+            return;
+        QStringList words;
+        if (n.IsSequence()) {
+            for (const YAML::Node &w : n) {
+                const auto s = text(w, QStringLiteral("notify"));
+                if (!s)
+                    return;
+                words << *s;
+            }
+        } else {
+            const auto s = text(n, QStringLiteral("notify"));
+            if (!s)
+                return;
+            words << *s;
+        }
+        QString why;
+        const std::optional<NotifyTarget> target = parseNotifyTarget(words, &why);
+        if (!target) {
+            error(n, QStringLiteral("notify: %1").arg(why));
+            return;
+        }
+        spec.notify = *target;
+    }
+
     // Orrery's `config_file: FILE` or `{base: FILE, allow_new_keys: false}` (configfile.h): the
     // program's own config, each trial's copy with its parameters set. The base is read and the
     // parameters' paths checked by parseSweepSpecAt, which knows where the spec is.
@@ -1581,6 +1642,121 @@ PyDict nestParams(const SweepSpec &spec, const TrialParams &params, bool asWandb
         put(root, parts, 0, value);
     }
     return root;
+}
+
+// --- hang_timeout and notify (docs/sweeps.md "Resilient sweeps") ------------------------------
+
+namespace {
+
+// Words as a POSIX shell splits them: blanks separate, single quotes keep everything, double
+// quotes keep everything but a backslash before `"`, `\`, `$` or a backtick, a backslash outside
+// quotes keeps the next character. Nothing is expanded. nullopt for unbalanced quotes.
+std::optional<QStringList> shellWords(const QString &text)
+{
+    QStringList words;
+    QString word;
+    bool inWord = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text[i];
+        if (c == QLatin1Char('\'')) {
+            const qsizetype end = text.indexOf(QLatin1Char('\''), i + 1);
+            if (end < 0)
+                return std::nullopt;
+            word += text.mid(i + 1, end - i - 1);
+            inWord = true;
+            i = end;
+        } else if (c == QLatin1Char('"')) {
+            qsizetype j = i + 1;
+            for (; j < text.size() && text[j] != QLatin1Char('"'); ++j) {
+                if (text[j] == QLatin1Char('\\') && j + 1 < text.size() &&
+                    QStringLiteral("\"\\$`").contains(text[j + 1]))
+                    ++j;
+                word += text[j];
+            }
+            if (j >= text.size())
+                return std::nullopt;
+            inWord = true;
+            i = j;
+        } else if (c == QLatin1Char('\\')) {
+            if (i + 1 < text.size())
+                word += text[++i];
+            inWord = true;
+        } else if (c == QLatin1Char(' ') || c == QLatin1Char('\t') || c == QLatin1Char('\n')) {
+            if (inWord)
+                words << word;
+            word.clear();
+            inWord = false;
+        } else {
+            word += c;
+            inWord = true;
+        }
+    }
+    if (inWord)
+        words << word;
+    return words;
+}
+
+}  // namespace
+
+std::optional<NotifyTarget> parseNotifyTarget(const QStringList &words, QString *why)
+{
+    auto fail = [why](const QString &message) {
+        if (why)
+            *why = message;
+        return std::nullopt;
+    };
+    QStringList argv = words;
+    if (words.size() == 1) {
+        const QString w = words.front().trimmed();
+        if (w.startsWith(QLatin1String("http://")) || w.startsWith(QLatin1String("https://"))) {
+            const QUrl url(w, QUrl::StrictMode);
+            if (!url.isValid() || url.host().isEmpty())
+                return fail(QStringLiteral("%1 is not a valid URL (e.g. https://hooks.example.org/orrery)")
+                                .arg(quoted(w)));
+            NotifyTarget t;
+            t.url = w;
+            return t;
+        }
+        const auto split = shellWords(words.front());
+        if (!split)
+            return fail(QStringLiteral("%1 has an unbalanced quote").arg(quoted(words.front())));
+        argv = *split;
+    }
+    if (argv.isEmpty() || argv.front().isEmpty())
+        return fail(QStringLiteral("expected a command (a list of words, or a string) or an http(s) URL"));
+    for (const QString &w : argv)
+        if (w.contains(QChar(0)))
+            return fail(QStringLiteral("a command word holds a NUL byte"));
+    NotifyTarget t;
+    t.command = argv;
+    return t;
+}
+
+std::optional<qint64> parseHangDuration(const QString &text, QString *why)
+{
+    const QString t = text.trimmed();
+    auto fail = [why, &t]() -> std::optional<qint64> {
+        if (why)
+            *why = QStringLiteral("expected a duration such as 90s, 10m, 1h or 1h30m, or auto");
+        (void)t;
+        return std::nullopt;
+    };
+    if (t.isEmpty())
+        return fail();
+    bool plain = false;
+    const qint64 seconds = t.toLongLong(&plain);
+    if (plain)
+        return seconds > 0 && seconds < 365LL * 86400 ? std::optional<qint64>(seconds * 1000) : fail();
+    static const QRegularExpression re(QStringLiteral("^(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?$"));
+    const QRegularExpressionMatch m = re.match(t);
+    if (!m.hasMatch())
+        return fail();
+    const qint64 h = m.captured(1).toLongLong(), min = m.captured(2).toLongLong(),
+                 s = m.captured(3).toLongLong();
+    if (h > 24 * 365 || min > 60 * 24 * 365 || s > 86400LL * 365)
+        return fail();
+    const qint64 ms = ((h * 60 + min) * 60 + s) * 1000;
+    return ms > 0 ? std::optional<qint64>(ms) : fail();
 }
 
 }  // namespace orrery::core

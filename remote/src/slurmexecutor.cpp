@@ -447,6 +447,30 @@ void SlurmExecutor::cancel(const QStringList &taskIds)
     }
 }
 
+void SlurmExecutor::kill(const QStringList &taskIds)
+{
+    if (taskIds.isEmpty())
+        return;
+    requireTaskIds(taskIds);
+    QList<QByteArray> ids;
+    for (const QString &id : taskIds)
+        ids << id.toUtf8();
+    // For a hung task only (sweeprules.h hungAttempts): it already had cancel's SIGTERM and did
+    // not end. scancel without a signal is Slurm's job termination: slurmstepd sends SIGCONT and
+    // SIGTERM, then SIGKILL after KillWait, through its own process tracking.
+    const ExecResult r =
+        m_connection.exec(commandLine(QList<QByteArray>{"scancel"} + ids), kCommandTimeout).result();
+    static const QRegularExpression benign(
+        QStringLiteral("already completing or completed|Invalid job id|Job has already finished"),
+        QRegularExpression::CaseInsensitiveOption);
+    for (const QByteArray &message : r.err.split('\n')) {
+        const QString text = QString::fromUtf8(message).trimmed();
+        if (!text.isEmpty() && !benign.match(text).hasMatch())
+            refuse(QStringLiteral("%1: ending %2: %3")
+                       .arg(m_profile.name, taskIds.join(QLatin1Char(',')), text));
+    }
+}
+
 QList<core::FileChunk> SlurmExecutor::readFiles(const QList<core::FileRead> &reads)
 {
     if (reads.isEmpty())

@@ -4,6 +4,7 @@
 #include "testsupport.h"
 
 #include "environmentmodel.h"
+#include "follower.h"
 #include "mainwindow.h"
 
 #include "orrery/remote/diagnostics.h"
@@ -34,6 +35,36 @@ private Q_SLOTS:
         QCOMPARE(model.index(1, EnvironmentModel::DetailColumn).data().toString(), QStringLiteral("2 — fix"));
         model.setChecks({});
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    // The follower's notices become desktop notifications (docs/gui.md): the window asks for one
+    // per notice. CI has no notification daemon nor tray, so the request is what is checked.
+    void noticesBecomeDesktopNotifications()
+    {
+        MainWindow window(QDir::temp().filePath(
+            QStringLiteral("tst_mainwindow-n-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        window.setFollowing(false);
+        QSignalSpy asked(&window, &MainWindow::desktopNotification);
+        auto *follower = window.findChild<orrery::gui::Follower *>();
+        QVERIFY(follower);
+        orrery::gui::FollowSummary s;
+        orrery::core::Notice hung;
+        hung.kind = orrery::core::Notice::Kind::TrialHung;
+        hung.sweep = QStringLiteral("tiny-lr");
+        hung.trial = 3;
+        hung.message = QStringLiteral("trial 3 hung: no progress for 12m00s (hang_timeout 10m00s)");
+        orrery::core::Notice ended = hung;
+        ended.kind = orrery::core::Notice::Kind::SweepEnded;
+        ended.trial.reset();
+        ended.message = QStringLiteral("tiny-lr finished: 4 completed");
+        s.notices = {hung, ended};
+        Q_EMIT follower->ticked(s);
+        QCOMPARE(asked.size(), 2);
+        QCOMPARE(asked[0][0].toString(), QStringLiteral("Orrery: tiny-lr"));
+        QCOMPARE(asked[0][1].toString(), hung.message);
+        QCOMPARE(asked[1][1].toString(), ended.message);
+        Q_EMIT follower->ticked(orrery::gui::FollowSummary{});  // a tick without notices asks nothing
+        QCOMPARE(asked.size(), 2);
     }
 
     void environmentTabShowsTheDoctorChecks()

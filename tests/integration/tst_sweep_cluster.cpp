@@ -127,7 +127,7 @@ class TestSweepCluster : public QObject {
         auto partsAddUp = [](const QJsonObject &o) {
             double sum = 0;
             for (const char *k : {"queue_s", "startup_s", "training_s", "checkpoint_s", "eval_s", "sample_s",
-                                  "lost_s", "rest_s"})
+                                  "lost_s", "hung_s", "rest_s"})
                 sum += o.value(QLatin1String(k)).toDouble();
             const double wall = o.value(QLatin1String("wall_s")).toDouble();
             return wall > 0 && std::abs(sum - wall) <= 0.01 * wall &&

@@ -221,6 +221,32 @@ private Q_SLOTS:
         QCOMPARE(r.run, 7);
     }
 
+    // A hung attempt (docs/sweeps.md "Hangs"): from its last progress to its end is its own part,
+    // out of rest; the parts still add up to the wall; an attempt that was not hung has none.
+    void timeLostToAHangIsItsOwnPart()
+    {
+        Trial hung = attempt(0, "failed", 0, 2, 100);
+        hung.exitReason = QStringLiteral("hung: no progress for 1m05s (hang_timeout 1m00s)");
+        hung.progressMs = ms(30);
+        const RunGoodput r = computeRunGoodput(
+            {hung, attempt(1, "completed", 101, 103, 150)},
+            {process({2, 30, 25, 0, 20, 3, 25}), process({103, 149, 50, 20, 50, 4, 40})}, 0, ms(200));
+        QCOMPARE(r.attempts.size(), 2);
+        const GoodputParts &g = r.attempts[0].parts;
+        QCOMPARE(g.hungS, 70.0);  // 30 → 100
+        QCOMPARE(g.restS, 98.0 - 3 - 25 - 70.0);  // the wall less queue, start-up and training
+        QVERIFY(std::abs(g.sumOfParts() - g.wallS) < 1e-9);
+        QCOMPARE(r.attempts[1].parts.hungS, 0.0);
+        QCOMPARE(r.total.hungS, 70.0);
+        QCOMPARE(labelledParts(r.total)[7].label, QStringLiteral("hung"));
+        QCOMPARE(labelledParts(r.total)[7].seconds, 70.0);
+        // Never seen progressing: hung from its start.
+        hung.progressMs = 0;
+        const RunGoodput never = computeRunGoodput({hung}, {}, 0, ms(200));
+        QCOMPARE(never.attempts[0].parts.hungS, 98.0);
+        QCOMPARE(never.attempts[0].parts.restS, 0.0);
+    }
+
     // A process belongs to the attempt its life overlaps most, not to the order the records come
     // in, nor to a retry submitted seconds after a short attempt's process started.
     void processesGoToTheirAttempts()

@@ -7,10 +7,13 @@
 // slowly; here each is pinned on its own.
 #include "testsupport.h"
 
+#include "orrery/core/notice.h"
 #include "orrery/core/sweeprules.h"
 #include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <cmath>
 
@@ -27,6 +30,7 @@ Q_DECLARE_METATYPE(QList<Trial>)
 Q_DECLARE_METATYPE(QList<ProcessPhases>)
 Q_DECLARE_METATYPE(SweepSpec)
 Q_DECLARE_METATYPE(MetricHistories)
+Q_DECLARE_METATYPE(std::optional<qint64>)
 
 namespace {
 
@@ -1155,6 +1159,160 @@ private Q_SLOTS:
             QVERIFY2(e.note.contains(dropped.join(QStringLiteral(", "))) &&
                          e.note.contains(QLatin1String("too few")),
                      qPrintable(e.note));
+    }
+
+    // --- hangs (docs/sweeps.md "Hangs") ---
+
+    void hangLimits_data()
+    {
+        QTest::addColumn<std::optional<qint64>>("timeout");
+        QTest::addColumn<qint64>("gap");
+        QTest::addColumn<qint64>("progress");
+        QTest::addColumn<qint64>("startup");
+        QTest::addColumn<QString>("rule");
+        constexpr qint64 kMin = 60000;
+        QTest::newRow("explicit: the gap and twice it before the first progress")
+            << std::optional<qint64>(10 * kMin) << qint64(0) << 10 * kMin << 20 * kMin
+            << QStringLiteral("hang_timeout 10m00s");
+        QTest::newRow("explicit wins over the pace")
+            << std::optional<qint64>(20000) << 30 * kMin << qint64(20000) << qint64(40000)
+            << QStringLiteral("hang_timeout 20s");
+        QTest::newRow("auto, no gap seen: the floor")
+            << std::optional<qint64>() << qint64(0) << kHangFloorMs << kAutoStartupGraceMs
+            << QStringLiteral("hang_timeout auto: 5m00s");
+        QTest::newRow("auto, a short gap: still the floor")
+            << std::optional<qint64>() << qint64(30000) << kHangFloorMs << kAutoStartupGraceMs
+            << QStringLiteral("hang_timeout auto: 5m00s");
+        QTest::newRow("auto, a 2-minute evaluation: 5 x it")
+            << std::optional<qint64>() << 2 * kMin << 10 * kMin << kAutoStartupGraceMs
+            << QStringLiteral("hang_timeout auto: 10m00s, 5 × the longest gap seen, 2m00s");
+    }
+    void hangLimits()
+    {
+        QFETCH(std::optional<qint64>, timeout);
+        QFETCH(qint64, gap);
+        const HangLimits l = orrery::core::hangLimits(timeout, gap);
+        QTEST(l.progressMs, "progress");
+        QTEST(l.startupMs, "startup");
+        QTEST(l.rule, "rule");
+    }
+
+    void hungAttempts_data()
+    {
+        QTest::addColumn<Trial>("t");
+        QTest::addColumn<std::optional<qint64>>("timeout");
+        QTest::addColumn<qint64>("gap");
+        QTest::addColumn<int>("action");  // -1 none, 0 End, 1 Kill
+        QTest::addColumn<QString>("message");
+        constexpr qint64 kMin = 60000;
+        auto running = [](qint64 startedAgo, qint64 progressAgo) {
+            Trial t = attempt(0, TrialState::Running);
+            t.startedMs = kNow - startedAgo;
+            t.progressMs = progressAgo < 0 ? 0 : kNow - progressAgo;
+            return t;
+        };
+        const std::optional<qint64> tenMin(10 * kMin);
+        QTest::newRow("progress 9 minutes ago: not hung")
+            << running(kHour, 9 * kMin) << tenMin << qint64(0) << -1 << QString();
+        QTest::newRow("no progress for 12m: hung")
+            << running(kHour, 12 * kMin) << tenMin << qint64(0) << 0
+            << QStringLiteral("no progress for 12m00s (hang_timeout 10m00s)");
+        QTest::newRow("before its first progress, within the startup grace")
+            << running(15 * kMin, -1) << tenMin << qint64(0) << -1 << QString();
+        QTest::newRow("before its first progress, past the startup grace")
+            << running(25 * kMin, -1) << tenMin << qint64(0) << 0
+            << QStringLiteral(
+                   "no progress in the 25m00s since it started (hang_timeout 10m00s; 20m00s allowed "
+                   "before the first)");
+        // progressMs of an earlier attempt (before this one started) is not this attempt's.
+        Trial stale = running(3 * kMin, 30 * kMin);
+        QTest::newRow("an earlier attempt's progress is not this one's")
+            << stale << tenMin << qint64(0) << -1 << QString();
+        Trial queued = running(kHour, 30 * kMin);
+        queued.setState(TrialState::Queued);
+        QTest::newRow("queued: never judged") << queued << tenMin << qint64(0) << -1 << QString();
+        Trial notStarted = running(kHour, 30 * kMin);
+        notStarted.startedMs = 0;
+        QTest::newRow("running without a start: not judged")
+            << notStarted << tenMin << qint64(0) << -1 << QString();
+        QTest::newRow("auto: the floor")
+            << running(kHour, 6 * kMin) << std::optional<qint64>() << qint64(0) << 0
+            << QStringLiteral("no progress for 6m00s (hang_timeout auto: 5m00s)");
+        QTest::newRow("auto: a slow pace allows more")
+            << running(kHour, 6 * kMin) << std::optional<qint64>() << 2 * kMin << -1 << QString();
+        Trial marked = running(kHour, 10 * kMin + 10000);
+        marked.exitReason = QStringLiteral("hung: no progress for 10m (hang_timeout 10m)");
+        QTest::newRow("marked, within the kill grace: left to end")
+            << marked << tenMin << qint64(0) << -1 << QString();
+        marked.progressMs = kNow - 10 * kMin - kHangKillGraceMs - 1;
+        QTest::newRow("marked, past the kill grace: killed")
+            << marked << tenMin << qint64(0) << 1 << marked.exitReason;
+    }
+    void hungAttempts()
+    {
+        QFETCH(Trial, t);
+        QFETCH(std::optional<qint64>, timeout);
+        QFETCH(qint64, gap);
+        QFETCH(int, action);
+        QMap<int, Trial> latest;
+        latest.insert(t.index, t);
+        const QList<Hang> hangs = orrery::core::hungAttempts(latest, timeout, {{t.index, gap}}, kNow);
+        QCOMPARE(hangs.size(), action < 0 ? 0 : 1);
+        if (action < 0)
+            return;
+        QCOMPARE(hangs.front().trial, t.index);
+        QCOMPARE(int(hangs.front().action), action);
+        QTEST(hangs.front().message, "message");
+    }
+
+    // A hang does not use up `retries` (even 0), but a trial that hangs kMaxHangs times is given up.
+    void hangsHaveTheirOwnBound()
+    {
+        const QString hung = QStringLiteral("hung: no progress for 12m (hang_timeout 10m)");
+        QList<Trial> attempts;
+        for (int i = 0; i < kMaxHangs; ++i) {
+            attempts << attempt(i, TrialState::Failed, hung);
+            const ResubmitDecision r = decideResubmission(attempts, attempts.back(), 0, 100);
+            QCOMPARE(r.action, Resubmit::Yes);
+            QCOMPARE(r.next.progressMs, qint64(0));
+        }
+        attempts << attempt(kMaxHangs, TrialState::Failed, hung);
+        const ResubmitDecision r = decideResubmission(attempts, attempts.back(), 0, 100);
+        QCOMPARE(r.action, Resubmit::GivenUp);
+        QCOMPARE(r.why, QStringLiteral("hung %1 times").arg(kMaxHangs + 1));
+        // Hangs before a failure do not count against retries: one retry left after three hangs.
+        QList<Trial> mixed = attempts.mid(0, 2);
+        mixed << attempt(2, TrialState::Failed, QStringLiteral("exit 1"));
+        QCOMPARE(decideResubmission(mixed, mixed.back(), 1, 100).action, Resubmit::Yes);
+        QCOMPARE(decideResubmission(mixed, mixed.back(), 0, 100).action, Resubmit::GivenUp);
+    }
+
+    void noticeJson()
+    {
+        Notice n;
+        n.kind = Notice::Kind::TrialHung;
+        n.sweepId = 4;
+        n.sweep = QStringLiteral("tiny \"lr\"");
+        n.state = QStringLiteral("failed");
+        n.trial = 3;
+        n.message = QStringLiteral("trial 3 hung: no progress for 12m");
+        n.timeMs = 1795654923500;
+        const QByteArray json = toJson(n);
+        QVERIFY(!json.contains('\n'));  // one line
+        const QJsonObject o = QJsonDocument::fromJson(json).object();
+        QCOMPARE(o.value(QStringLiteral("v")).toInt(), 1);
+        QCOMPARE(o.value(QStringLiteral("kind")).toString(), QStringLiteral("trial_hung"));
+        QCOMPARE(o.value(QStringLiteral("sweep_id")).toInteger(), 4);
+        QCOMPARE(o.value(QStringLiteral("sweep")).toString(), n.sweep);
+        QCOMPARE(o.value(QStringLiteral("state")).toString(), QStringLiteral("failed"));
+        QCOMPARE(o.value(QStringLiteral("trial")).toInt(), 3);
+        QCOMPARE(o.value(QStringLiteral("message")).toString(), n.message);
+        QCOMPARE(o.value(QStringLiteral("time")).toString(), QStringLiteral("2026-11-26T01:02:03.500Z"));
+        QCOMPARE(o.value(QStringLiteral("t")).toDouble(), 1795654923.5);
+        n.kind = Notice::Kind::SweepEnded;
+        n.trial.reset();
+        QVERIFY(!toJson(n).contains("\"trial\""));
+        QVERIFY(toJson(n).contains("\"kind\":\"sweep_ended\""));
     }
 };
 

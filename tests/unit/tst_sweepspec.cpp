@@ -425,6 +425,56 @@ retries: 2
         QVERIFY2(q.spec, qPrintable(allErrors(q)));
         QVERIFY(!q.spec->budgetGpuHours);
     }
+    void hangTimeoutAndNotify()
+    {
+        const QByteArray grid = "method: grid\nparameters:\n  seed: {value: 1}\n";
+        {
+            const SpecParse p = parse(grid);
+            QVERIFY(p.spec);
+            QVERIFY(!p.spec->hangTimeoutMs);
+            QVERIFY(!p.spec->notify);
+        }
+        {
+            const SpecParse p = parse(grid + "hang_timeout: 1h30m\nnotify: [notify-send, \"a b\"]\n");
+            QVERIFY2(p.spec, qPrintable(p.errors.value(0).toString()));
+            QCOMPARE(*p.spec->hangTimeoutMs, qint64(90 * 60'000));
+            QCOMPARE(p.spec->notify->command,
+                     (QStringList{QStringLiteral("notify-send"), QStringLiteral("a b")}));
+            QVERIFY(p.spec->warnings.isEmpty());
+        }
+        {
+            const SpecParse p =
+                parse(grid + "hang_timeout: 20s\nnotify: \"sh -c 'cat > \\\"$0\\\"' out.json\"\n");
+            QVERIFY2(p.spec, qPrintable(p.errors.value(0).toString()));
+            QCOMPARE(*p.spec->hangTimeoutMs, qint64(20'000));
+            QCOMPARE(p.spec->notify->command,
+                     (QStringList{QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("cat > \"$0\""),
+                                  QStringLiteral("out.json")}));
+            QCOMPARE(p.spec->warnings.size(), 1);  // under a minute
+            QVERIFY(p.spec->warnings.front().message.contains(QStringLiteral("under a minute")));
+        }
+        {
+            const SpecParse p = parse(grid + "hang_timeout: auto\nnotify: https://hooks.example.org/x?y=1\n");
+            QVERIFY(p.spec);
+            QVERIFY(!p.spec->hangTimeoutMs);
+            QCOMPARE(p.spec->notify->url, QStringLiteral("https://hooks.example.org/x?y=1"));
+            QVERIFY(p.spec->notify->command.isEmpty());
+        }
+        const QList<std::pair<QByteArray, QString>> bad{
+            {"hang_timeout: 10 minutes\n", QStringLiteral("hang_timeout '10 minutes': expected a duration")},
+            {"hang_timeout: 0s\n", QStringLiteral("hang_timeout '0s': expected a duration")},
+            {"notify: \"\"\n", QStringLiteral("notify: expected a command")},
+            {"notify: \"echo 'x\"\n", QStringLiteral("has an unbalanced quote")},
+            {"notify: \"http://\"\n", QStringLiteral("is not a valid URL")},
+        };
+        for (const auto &[yaml, message] : bad) {
+            const SpecParse p = parse(grid + yaml);
+            QVERIFY2(!p.spec, yaml.constData());
+            QVERIFY2(p.errors.front().message.contains(message), qPrintable(p.errors.front().message));
+            QCOMPARE(p.errors.front().line, 4);
+        }
+    }
+
     void errors()
     {
         QFETCH(QByteArray, yaml);

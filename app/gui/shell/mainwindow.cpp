@@ -50,6 +50,7 @@
 #include <QProgressDialog>
 #include <QSettings>
 #include <QStatusBar>
+#include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTreeView>
@@ -672,8 +673,27 @@ void MainWindow::followed(const FollowSummary &s)
         m_ingestLabel->setText(tr("ingesting: catching up (%1 KiB this tick)").arg(s.bytes / 1024));
     for (const QString &e : s.events)
         statusBar()->showMessage(e, 8000);
+    for (const core::Notice &n : s.notices)
+        notifyDesktop(n);
     if ((s.points || !s.events.isEmpty()) && !m_refreshTimer.isActive())
         m_refreshTimer.start();
+}
+
+void MainWindow::notifyDesktop(const core::Notice &notice)
+{
+    const QString title = core::noticeTitle(notice);
+    Q_EMIT desktopNotification(title, notice.message);
+    if (!QSystemTrayIcon::isSystemTrayAvailable())
+        return;  // no tray (offscreen, a bare X session): the status bar has the event
+    if (!m_tray) {
+        m_tray = new QSystemTrayIcon(windowIcon(), this);
+        m_tray->setToolTip(tr("Orrery"));
+        m_tray->show();
+    }
+    const bool bad =
+        notice.kind != core::Notice::Kind::SweepEnded || notice.state != QLatin1String("finished");
+    m_tray->showMessage(title, notice.message, bad ? QSystemTrayIcon::Warning : QSystemTrayIcon::Information,
+                        10000);
 }
 
 void MainWindow::importRunDirectories(const QString &root, const QString &experiment)

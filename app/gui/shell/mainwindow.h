@@ -24,6 +24,7 @@ class QLabel;
 class QLineEdit;
 class QComboBox;
 class QTableView;
+class QSystemTrayIcon;
 class QTabWidget;
 class QTreeView;
 
@@ -100,6 +101,9 @@ Q_SIGNALS:
     void logsOpened(orrery::gui::LogView *view);
     void logsFailed(const QString &message);
     void importFinished(int runs, int points);
+    // A notice turned into a desktop notification (shown through the system tray where there is
+    // one: freedesktop notifications on Linux desktops). Emitted whether or not a tray shows it.
+    void desktopNotification(const QString &title, const QString &body);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -111,6 +115,7 @@ private:
     void showSnapshot(const Snapshot &snapshot);
     void syncTableSelection();
     void followed(const FollowSummary &summary);
+    void notifyDesktop(const core::Notice &notice);
     void showClusterStatus();
     void treeContextMenu(const QPoint &pos);
     void showActivity(const QString &text, bool busy);
@@ -121,6 +126,7 @@ private:
     QString m_writerProblem;  // why the writer cannot write the open file ("": it can)
     bool m_opening = false;  // the writer is opening a file (its failure is the file's)
     Follower *m_follower;
+    QSystemTrayIcon *m_tray = nullptr;  // made at the first notice, where the desktop has a tray
     RunSelection *m_selection;
     QTabWidget *m_tabs;
     EnvironmentModel *m_environment;

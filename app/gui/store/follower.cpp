@@ -6,9 +6,12 @@
 #include "orrery/core/store.h"
 #include "orrery/core/sweeprunner.h"
 #include "orrery/core/sweepspec.h"
+#include "orrery/remote/notify.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
+#include <QLoggingCategory>
+#include <QThreadPool>
 
 #include <optional>
 
@@ -138,6 +141,16 @@ void Follower::tick()
             s.backlog = report.moreToRead;
             s.events = report.events;
             s.errors = report.errors;
+            s.notices = report.notices;
+            // The spec's `notify:` targets, on a pool thread: a slow webhook must not hold up the
+            // store writer. A failure is logged (the window's own notification still shows).
+            for (const core::Notice &n : report.notices)
+                if (n.target)
+                    QThreadPool::globalInstance()->start([n] {
+                        const remote::NotifyResult d = remote::deliverNotice(*n.target, n);
+                        if (!d.ok)
+                            qWarning("%s", qPrintable(d.error));
+                    });
             for (const core::SweepLease &l : report.followedElsewhere)
                 s.elsewhere.push_back(l.holder);
             s.atMs = QDateTime::currentMSecsSinceEpoch();

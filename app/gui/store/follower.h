@@ -7,6 +7,7 @@
 // one summary per tick.
 #pragma once
 
+#include "orrery/core/notice.h"
 #include "orrery/remote/executors.h"
 
 #include <QObject>
@@ -26,6 +27,10 @@ struct FollowSummary {
     bool backlog = false;  // a file had more to read than one tick takes: ticking again soon
     QStringList events, errors;
     QStringList elsewhere;  // holders of the sweeps another follower acts on (this one only reads)
+    // What a person is told about (a sweep ended, a trial failed for good or hung, a budget
+    // stopped a sweep): the window shows them on the desktop. Their spec's `notify:` targets are
+    // served by the follower itself, off the writer's thread.
+    QList<core::Notice> notices;
     qint64 atMs = 0;
 };
 

@@ -132,6 +132,10 @@ public:
     virtual QHash<QString, TaskStatus> poll(const QStringList &taskIds) = 0;
     // Stops these tasks (SIGTERM first: the trainer checkpoints). Unknown or ended ids are ignored.
     virtual void cancel(const QStringList &taskIds) = 0;
+    // Ends these tasks outright, for a hung task that did not end on cancel's SIGTERM: a stopped
+    // (SIGSTOP) or wedged process does not act on TERM. Nothing is checkpointed. The default is
+    // cancel (an executor whose cancel already ends everything).
+    virtual void kill(const QStringList &taskIds) { cancel(taskIds); }
     // Reads several files at once (Slurm: one round trip for all of them). One chunk per read,
     // in order; a missing file gives exists == false.
     virtual QList<FileChunk> readFiles(const QList<FileRead> &reads) = 0;

@@ -13,6 +13,8 @@
 //   lost        steps redone after a resume (on the attempt that redid them, at its time per
 //               step), and the steps after the last checkpoint of an attempt that ended with no
 //               later attempt to redo them
+//   hung        an attempt the runner ended as hung (sweeprules.h hungAttempts): from its last
+//               progress to its end, taken out of rest (a hung process logs no phases)
 //   rest        wall − all of the above: the trainer's end, time after its last event (a killed
 //               process; the executor noticing the end), gaps the trainer cannot see. Never
 //               negative: where the parts exceed the wall (a process whose clock says it started
@@ -34,6 +36,7 @@ namespace orrery::core {
 struct GoodputParts {
     double queueS = 0, startupS = 0, trainingS = 0, checkpointS = 0, evalS = 0, sampleS = 0, lostS = 0,
            restS = 0;
+    double hungS = 0;  // time lost to hangs (docs/sweeps.md "Hangs")
     double wallS = 0;
     double overrunS = 0;  // how far the measured parts exceeded the wall (0 when they fit)
     qint64 lostSteps = 0;
@@ -41,13 +44,13 @@ struct GoodputParts {
     double goodput() const { return wallS > 0 ? trainingS / wallS : 0; }
     double sumOfParts() const
     {
-        return queueS + startupS + trainingS + checkpointS + evalS + sampleS + lostS + restS;
+        return queueS + startupS + trainingS + checkpointS + evalS + sampleS + lostS + hungS + restS;
     }
     GoodputParts &operator+=(const GoodputParts &o);
 };
 
 // The parts in the order every face lists them, each with its label ("queue", "start-up",
-// "training", "checkpoints", "evaluation", "samples", "lost (12 steps redone)", "rest"); the wall
+// "training", "checkpoints", "evaluation", "samples", "lost (12 steps redone)", "hung", "rest"); the wall
 // is not among them (they add up to it).
 struct GoodputPart {
     QString label;

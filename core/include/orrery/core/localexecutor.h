@@ -27,6 +27,8 @@ public:
     QStringList launch(const LaunchBatch &batch) override;
     QHash<QString, TaskStatus> poll(const QStringList &taskIds) override;
     void cancel(const QStringList &taskIds) override;
+    // SIGCONT then SIGKILL to each running task's process group (a stopped process dies too).
+    void kill(const QStringList &taskIds) override;
     QList<FileChunk> readFiles(const QList<FileRead> &reads) override;
     QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) override;
 

@@ -163,6 +163,7 @@ LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowM
 struct AttemptCounts {
     int failures = 0, preemptions = 0;
     int nodeFaults = 0;  // failures blamed on a bad node (isNodeFault): not in `failures`
+    int hangs = 0;  // attempts the runner ended as hung (isHungAttempt)
     QString previousReason;  // the last counted failure's
 };
 AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &ended);
@@ -204,6 +205,54 @@ ResubmitDecision decideResubmission(const QList<Trial> &attempts, const Trial &e
 // it failed, was lost or preempted, was launched (has a task), and the retry rule says yes. A
 // trial out of preemptions is stored failed: the rule given "failed" would misjudge it.
 bool runnerResubmits(const QList<Trial> &attempts, const Trial &latest, int retries);
+
+// --- hangs (docs/sweeps.md "Hangs") ---------------------------------------------------------
+
+// `hang_timeout: auto`: an attempt may go this many times its longest gap between two signs of
+// progress seen so far without any, and never less than the floor: 5 minutes covers a checkpoint
+// write or an evaluation pass of the bundled trainer's configs with room to spare.
+constexpr qint64 kHangFloorMs = 5 * 60'000;
+constexpr int kHangPaceFactor = 5;
+// `auto`: how long an attempt may run before its first progress (LibTorch, the rendezvous, the
+// model and the checkpoint load, a data loader's warm-up). An explicit hang_timeout T allows 2 T.
+constexpr qint64 kAutoStartupGraceMs = 15 * 60'000;
+// After a hung attempt was asked to end (SIGTERM, after its stacks were asked for), how long it
+// has before it is killed outright (SIGCONT + SIGKILL here, a plain scancel on Slurm).
+constexpr qint64 kHangKillGraceMs = 10'000;
+// How many times one trial may hang and be resumed; hangs do not use up `retries` (a hang is
+// usually the node's or the interconnect's fault, as a preemption is the scheduler's).
+constexpr int kMaxHangs = 3;
+// What a hung attempt's exit reason starts with: the runner's mark, read back by the retry rule.
+inline constexpr char kHungPrefix[] = "hung: ";
+
+struct HangLimits {
+    qint64 progressMs = kHangFloorMs;  // the longest allowed gap between two signs of progress
+    qint64 startupMs = kAutoStartupGraceMs;  // the longest allowed wait for the first one
+    QString rule;  // how the limit came about: "hang_timeout 10m", "hang_timeout auto: ..."
+};
+// The limits for one attempt: the spec's hang_timeout (nullopt: auto), and the longest gap
+// between two signs of its progress this follower has seen (0: none yet).
+HangLimits hangLimits(std::optional<qint64> hangTimeoutMs, qint64 longestGapMs);
+
+// True when the runner marked the attempt hung (its exit reason starts with kHungPrefix).
+bool isHungAttempt(const Trial &t);
+
+struct Hang {
+    enum class Action : std::uint8_t {
+        End,  // newly hung: mark it, ask for its stacks, end it (SIGTERM)
+        Kill,  // marked before and still running kHangKillGraceMs later: kill it outright
+    };
+    int trial = 0;  // index
+    Action action = Action::End;
+    QString message;  // End: "no progress for 12m (hang_timeout 10m)"
+};
+// The running attempts among `latest` (the latest attempt of each trial) that are hung now. An
+// attempt is judged only once it runs (startedMs set): from its last progress (progressMs, where
+// it is not before its start) against limits.progressMs, or, with none yet, from its start
+// against limits.startupMs. `longestGapMs`: per trial index (hangLimits). A marked attempt
+// (isHungAttempt) is not judged again; it is killed once kHangKillGraceMs passed beyond its limit.
+QList<Hang> hungAttempts(const QMap<int, Trial> &latest, std::optional<qint64> hangTimeoutMs,
+                         const QHash<int, qint64> &longestGapMs, qint64 nowMs);
 
 // --- early stopping --------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "orrery/core/executor.h"
+#include "orrery/core/notice.h"
 #include "orrery/core/store.h"
 #include "orrery/core/sweepplan.h"
 #include "orrery/core/sweepspec.h"
@@ -66,6 +67,9 @@ struct TickReport {
     double ingestMs = 0;  // of the tick, the time spent storing what was read
     QStringList events;  // what happened, one line each, for the user ("trial 3 failed: ...")
     QStringList errors;  // what went wrong talking to the executor; retried next tick
+    // What a person is told about (notice.h): a sweep ended, a trial failed for good, a hang was
+    // ended, a budget stopped a sweep. Only the lease holder decides, so each comes once.
+    QList<Notice> notices;
     // Sweeps this tick only read because another follower holds their lease: its holder and
     // expiry. Their trials are counted in active/running, nothing was decided for them.
     QList<SweepLease> followedElsewhere;

@@ -7,6 +7,7 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/metricgoal.h"
+#include "orrery/core/notice.h"
 #include "orrery/core/pyvalue.h"
 
 #include <QByteArray>
@@ -158,6 +159,14 @@ struct SpecError {
     QString toString() const;
 };
 
+// `notify:`'s value: one word that is an http(s) URL, else a command. A single string is split
+// into words as a shell splits them (quotes and backslashes; nothing is expanded and no shell
+// runs). nullopt + *why for an empty command, a malformed URL or unbalanced quotes.
+std::optional<NotifyTarget> parseNotifyTarget(const QStringList &words, QString *why);
+// A hang_timeout such as "90s", "10m", "1h", "1h30m" or a plain number of seconds, in ms;
+// nullopt + *why when it is not one (or not positive).
+std::optional<qint64> parseHangDuration(const QString &text, QString *why);
+
 struct SweepSpec {
     QString file;  // as given (for messages)
     QString name;
@@ -194,6 +203,11 @@ struct SweepSpec {
     // Orrery's: `budget: {gpu_hours: N}`: no trial is launched that could take the sweep past N
     // GPU-hours (usage.h budgetState; needs resources.time). nullopt: no budget.
     std::optional<double> budgetGpuHours;
+    // Orrery's `hang_timeout`: how long a running attempt may show no progress before it is ended
+    // and resumed (sweeprules.h hangLimits). nullopt: `auto`, derived from the attempt's own pace.
+    std::optional<qint64> hangTimeoutMs;
+    // Orrery's `notify`: where the follower sends the sweep's notices (notice.h). nullopt: nowhere.
+    std::optional<NotifyTarget> notify;
     // Keys the spec holds that Orrery accepts and does not act on (W&B's `project`, `entity`,
     // `description`, `job`, `scheduler`, ...): one line each, "FILE:LINE: ...", for `sweep plan`
     // and `submit` to show (never an error, never silent).

@@ -42,6 +42,9 @@ public:
     // Pending tasks are cancelled; running ones get SIGTERM in their batch shell and their
     // steps (the trainer checkpoints and exits; nothing is SIGKILLed): one remote command.
     void cancel(const QStringList &taskIds) override;
+    // A plain `scancel` of each task: Slurm's own end of a job (SIGCONT and SIGTERM to every
+    // process, SIGKILL after the cluster's KillWait), which a stopped or wedged step cannot ignore.
+    void kill(const QStringList &taskIds) override;
     // One remote `perl` reading every file (batchread.h); where perl is missing, per-file SFTP.
     QList<core::FileChunk> readFiles(const QList<core::FileRead> &reads) override;
     // <sweepDir>/logs/<arrayjob>_<task>.out and .err, as the template names them (%A_%a).
