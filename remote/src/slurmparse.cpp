@@ -451,7 +451,8 @@ QString expandHostElement(const QString &element, QStringList &out)
         const qint64 last = lastText.toLongLong(&okLast);
         if (!okFirst || !okLast || last < first)
             return QStringLiteral("'%1': '%2' is not a range").arg(element, part);
-        if ((last - first + 1) * tails.size() + out.size() > kMaxHosts)
+        // The range alone first: its product with the tails cannot overflow then.
+        if (last - first >= kMaxHosts || (last - first + 1) * tails.size() + out.size() > kMaxHosts)
             return QStringLiteral("'%1': more than %2 hosts").arg(element).arg(kMaxHosts);
         // Zero padding as written: "08-10" keeps two digits.
         const int width = int(firstText.size());

@@ -57,13 +57,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #elif ORRERY_FUZZ_PARSER == 5
     const auto r = slurm::parseSacct(input);
     checkResult(r);
-    for (const slurm::Accounting &a : r.value)
+    for (const slurm::Accounting &a : r.value) {
         check(a.exitCode >= 0 && a.signal >= 0);
+        // The attempt's nodes: a host list Slurm printed, expanded without a round trip.
+        const auto hosts = slurm::expandHostList(a.nodeList);
+        checkResult(hosts);
+        for (const QString &h : hosts.value)
+            check(!h.isEmpty());
+    }
 #elif ORRERY_FUZZ_PARSER == 6
     const auto r = slurm::parseVersion(input);
     checkResult(r);
     check(slurm::gpuCount(QString::fromUtf8(input)) >= 0);
     slurm::isJobId(QString::fromUtf8(input));
+    slurm::isNodeUnusable(QString::fromUtf8(input));
+    // Any text as a host list: a clear error, or names none of which is empty (at most 100,000).
+    const auto hosts = slurm::expandHostList(QString::fromUtf8(input));
+    checkResult(hosts);
+    check(hosts.value.size() <= 100'000);
+    for (const QString &h : hosts.value)
+        check(!h.isEmpty());
 #else
 #error "ORRERY_FUZZ_PARSER must name a parser (1-6)"
 #endif

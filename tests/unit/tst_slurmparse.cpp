@@ -474,6 +474,8 @@ private Q_SLOTS:
         QTest::newRow("not-a-number") << "node[a-b]" << QStringList() << false;
         QTest::newRow("empty-element") << "node1,,node2" << QStringList() << false;
         QTest::newRow("too-many") << "n[1-999999999]" << QStringList() << false;
+        QTest::newRow("too-many-with-tails") << "a[1-9000000000000000000]-b[1-2]" << QStringList() << false;
+        QTest::newRow("too-many-combined") << "a[1-1000]-b[1-1000]" << QStringList() << false;
     }
     void hostList()
     {
