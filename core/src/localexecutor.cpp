@@ -166,7 +166,9 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         for (const auto &[name, data] : t.files)  // a config-file sweep's config, args.json
             writeAtomically(QDir(t.runDir).filePath(name), data);
         QFile::remove(QDir(t.runDir).filePath(QStringLiteral("exit.json")));
-        QDir(QDir(t.runDir).filePath(QStringLiteral("health"))).removeRecursively();  // a previous attempt's
+        // A previous attempt's health check: the runner reads health.json as this attempt's.
+        QFile::remove(QDir(t.runDir).filePath(QStringLiteral("health.json")));
+        QDir(QDir(t.runDir).filePath(QStringLiteral("health"))).removeRecursively();
         const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
         QFile::remove(id + QStringLiteral(".cancel"));
         writeJson(id + QStringLiteral(".json"), {{QStringLiteral("state"), QStringLiteral("queued")}});

@@ -269,6 +269,7 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
             for (const auto &[name, data] : taskFiles)
                 files.append({relative + '/' + name, data, 0600});
             staleVerdicts << relative + "/exit.json";
+            staleVerdicts << relative + "/health.json";  // the health check's, read with the attempt
         } else {
             const QByteArray dir = runDir.toUtf8();
             QByteArray moves = commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir});
@@ -280,6 +281,7 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
             }
             prepare << moves;
             staleVerdicts << dir + "/exit.json";
+            staleVerdicts << dir + "/health.json";
         }
     }
     // The W&B capture module, with the batch (a cluster needs no Orrery installation for it).

@@ -85,6 +85,10 @@ struct Fixture {
                 t.index = index++;
                 t.runId = r;
                 t.setState(TrialState::Completed);
+                if (index == 6)  // runs[5]: its health check failed on one of two nodes
+                    t.health = QStringLiteral(
+                        R"j({"node1":{"pass":true,"device":"cpu","matmul_gflops":12.5,"duration_ms":800},)j"
+                        R"j("node2":{"pass":false,"reason":"cpu: matmul result off by 0.5","device":"cpu"}})j");
                 store->addTrial(t);
                 runs.push_back(r);
             }
@@ -381,6 +385,15 @@ private Q_SLOTS:
         window.selection()->select({f.runs[5]}, nullptr);
         QTRY_COMPARE(window.detailsView()->run(), f.runs[5]);
         QTRY_VERIFY(window.detailsView()->topLevelItemCount() > 3);
+        // Its attempt's health check, a line per node (docs/sweeps.md "Health check").
+        const QList<QTreeWidgetItem *> health = window.detailsView()->findItems(
+            QStringLiteral("health check"), Qt::MatchExactly | Qt::MatchRecursive, 0);
+        QCOMPARE(health.size(), 1);
+        QCOMPARE(health[0]->text(1), QStringLiteral("failed on 1 of 2 node(s)"));
+        QCOMPARE(health[0]->childCount(), 2);
+        QCOMPARE(health[0]->child(1)->text(0), QStringLiteral("node2"));
+        QCOMPARE(health[0]->child(1)->text(1), QStringLiteral("failed: cpu: matmul result off by 0.5"));
+        QCOMPARE(health[0]->child(0)->text(1), QStringLiteral("passed · matmul 12.5 GFLOP/s · 800 ms"));
     }
 
     // A sweep submitted by the CLI and left alone (nobody watches): the window's follower ingests

@@ -454,6 +454,9 @@ int runHealthCheck(const std::string &runDir, const HealthThresholds &given, con
             d.failure = std::to_string(d.ecc) + " uncorrected ECC errors (limit " +
                 std::to_string(static_cast<long long>(t.maxEccErrors)) + ")";
     }
+    std::unique_ptr<ProcessGroup> group;
+    const AllreduceResult ar = allreduce(group, r, allreduceDevice, t);
+    // XIDs raised while the matmuls, memory tests and all-reduce ran.
     for (const auto &[dev, xid] : nvml.xidsSeen())
         for (DeviceResult &d : devices)
             if (d.nvml == dev) {
@@ -461,9 +464,8 @@ int runHealthCheck(const std::string &runDir, const HealthThresholds &given, con
                 if (d.failure.empty())
                     d.failure = "XID " + std::to_string(xid) + " during the check";
             }
-    std::unique_ptr<ProcessGroup> group;
-    const AllreduceResult ar = allreduce(group, r, allreduceDevice, t);
-    // The group is on the CPU for the gather of the verdicts (Gloo), whatever the all-reduce used.
+    // The verdicts are gathered over a CPU group (Gloo): the all-reduce's own on CPU; on GPUs one
+    // of its own at the next port.
     std::unique_ptr<ProcessGroup> cpuGroup;
     if (group && ar.failure.empty() && cuda) {
         Rendezvous next = r;

@@ -172,8 +172,8 @@ void DetailsView::fill(const Read &read)
                     field(health, n.node,
                           (n.pass ? tr("passed") : tr("failed: %1").arg(n.reason)) +
                               (n.figures.isEmpty() ? QString() : QStringLiteral(" · ") + n.figures));
-                if (!n.pass)
-                    item->setForeground(1, QColor(0xe53935)  // the sweep tree's colour for failed);
+                if (!n.pass)  // the sweep tree's colour for failed
+                    item->setForeground(1, QColor(0xe53935));
             }
         }
     }
