@@ -440,7 +440,8 @@ struct SweepRunner::Impl {
         for (const Trial &t : byIndex) {
             if (t.trialState() == TrialState::Cancelled || t.trialState() == TrialState::Cancelling)
                 return;
-            active += t.isActive() ? 1 : 0;
+            // A pending attempt (held by the executor's limits) is launched before any new trial.
+            active += t.isActive() || t.trialState() == TrialState::Pending ? 1 : 0;
         }
         QString held;
         const int budget = budgetRoom(sweep, spec, &held);
@@ -491,7 +492,7 @@ struct SweepRunner::Impl {
         int active = 0;
         QList<FinishedTrial> finished;
         for (const Trial &t : latestByIndex) {
-            if (t.isActive())
+            if (t.isActive() || t.trialState() == TrialState::Pending)  // pending: suggested, held
                 ++active;
             else if (hasEnded(t.trialState()))
                 finished.append(
@@ -631,6 +632,7 @@ void SweepRunner::cancel(SweepId sweepId)
         for (Trial t : pending) {
             t.setState(TrialState::Cancelled);
             t.exitReason = QStringLiteral("cancelled by the user before it was submitted");
+            t.submittedMs = t.submittedMs > 0 ? t.submittedMs : now;  // no time spent: a span of 0
             t.endedMs = now;
             d->store.updateTrial(t);
             if (t.runId)
