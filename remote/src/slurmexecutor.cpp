@@ -451,6 +451,13 @@ void SlurmExecutor::cancel(const QStringList &taskIds)
     if (taskIds.isEmpty())
         return;
     requireTaskIds(taskIds);
+    // Every task this executor launched is one array task ("123_4"): a bare job id would cancel
+    // the whole array, every other trial of its batch with it.
+    for (const QString &id : taskIds)
+        if (!id.contains(QLatin1Char('_')))
+            refuse(QStringLiteral("'%1' names a whole job array, not one of its tasks: cancel takes task ids "
+                                  "such as %1_0")
+                       .arg(id));
     QList<QByteArray> ids;
     for (const QString &id : taskIds)
         ids << id.toUtf8();

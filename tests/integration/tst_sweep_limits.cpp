@@ -135,6 +135,16 @@ private Q_SLOTS:
         QCOMPARE(executor.submitLimits(), limits);  // remembered
         QCOMPARE(connection.commandCount(), commands);
 
+        // One array task at a time, never the whole array: a bare job id is refused before any
+        // command runs.
+        try {
+            executor.cancel({QStringLiteral("1")});
+            QFAIL("cancel took a whole array's id");
+        } catch (const orrery::remote::RemoteError &e) {
+            QVERIFY2(e.message().contains(QLatin1String("whole job array")), qPrintable(e.message()));
+        }
+        QCOMPARE(connection.commandCount(), commands);
+
         LaunchBatch batch;
         batch.sweepName = QStringLiteral("too-big");
         batch.sweepDir = m_root + QStringLiteral("/too-big");
