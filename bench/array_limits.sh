@@ -44,6 +44,7 @@ max_concurrent: $concurrent
 resources: {nodes: 1, cpus_per_task: 1, mem: 64M, time: "00:05:00"}
 YAML
 start=$(date +%s.%N)
+echo "submitting $trials trials at $(date -u +%T)" >&2
 id=$("${orrery[@]}" sweep submit "$work/sweep.yaml" --cluster fixture --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 "${orrery[@]}" sweep watch "$id" --pace 0.5,2 >/dev/null 2>&1 || true
 end=$(date +%s.%N)
@@ -53,7 +54,8 @@ s = json.load(sys.stdin)
 trials = s["trials"]
 arrays = collections.Counter(t["task"].split("_")[0] for t in trials)
 once = all(t["attempts"] == 1 and t["state"] == "completed" for t in trials)
-print(f"sweep {s[\"state\"]}: {len(trials)} trials, every one run exactly once: {once}")
+state = s["state"]
+print(f"sweep {state}: {len(trials)} trials, every one run exactly once: {once}")
 print("arrays (job id: tasks):", ", ".join(f"{k}: {v}" for k, v in sorted(arrays.items())))
 '
 echo "wall: $(echo "$end - $start" | bc) s for $trials trials (MaxArraySize $(scontrol show config | awk '/^MaxArraySize/ {print $3}'))"
