@@ -71,7 +71,7 @@ QString statusTable(const SweepOverview &o)
         if (!sw.metricName.isEmpty())
             row << (r.latest ? formatNumber(*r.latest) : QStringLiteral("-"))
                 << (r.best ? formatNumber(*r.best) : QStringLiteral("-"));
-        QString note = r.trial.isActive() ? r.trial.detail : r.trial.exitReason;
+        QString note = o.trialNote(r.trial);
         if (note.size() > 60)
             note = note.left(57) + QStringLiteral("...");
         row << note;
@@ -94,6 +94,8 @@ void printSweepSummary(const SweepOverview &o)
             .arg(sw.id)
             .arg(sw.name, sw.cluster.isEmpty() ? QStringLiteral("this machine") : sw.cluster, o.stateText(),
                  sw.message.isEmpty() ? o.countsLine() : sw.message, describeUsage(o.usage, o.price)));
+    if (!o.waiting.isEmpty())  // why queued trials wait, before the table that cuts notes short
+        out(QStringLiteral("waiting: %1\n").arg(o.waiting));
     out(statusTable(o));
     if (o.best) {
         out(QStringLiteral("\nbest: %1 (%2 last = %3)\n")

@@ -4,6 +4,7 @@
 #include "orrery/core/format.h"
 #include "orrery/core/healthreport.h"
 #include "orrery/core/params.h"
+#include "orrery/core/pendingreason.h"
 #include "orrery/core/sweepoverview.h"
 
 #include <QDateTime>
@@ -160,8 +161,10 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         params.append(core::paramsFromJson(s.trial.params));
     const QStringList compact = compactParams(params);
     QHash<int, core::Usage> usage;
-    for (const core::Trial &t : store.trials(trialsOf))
+    const QList<core::Trial> attempts = store.trials(trialsOf);
+    for (const core::Trial &t : attempts)
         usage[t.index] += core::attemptUsage(t, snap.takenMs);
+    snap.trialsWaiting = core::queuedSummary(core::latestAttempts(attempts), snap.takenMs);
     for (qsizetype i = 0; i < summaries.size(); ++i) {
         const core::TrialSummary &s = summaries[i];
         TrialRow row;
@@ -716,6 +719,11 @@ QList<ScreenLine> MonitorModel::trialLines(int width, int rows) const
     if (m_store.trials.isEmpty()) {
         out.append({cut(QStringLiteral("no trials yet"), width, ellipsis), Style::Dim});
         return out;
+    }
+    // Why queued trials wait, above their table (the sweep status line's words).
+    if (!m_store.trialsWaiting.isEmpty() && rows > 2) {
+        out.append({cut(QStringLiteral("waiting: ") + m_store.trialsWaiting, width, ellipsis), Style::Dim});
+        --rows;
     }
     const QStringList lines = layoutTable(trialTable(m_store), width, ellipsis);
     out.append({lines.front(), Style::ColumnHeader});

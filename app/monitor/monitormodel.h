@@ -76,6 +76,7 @@ struct StoreSnapshot {
     QList<SweepSummary> sweeps;  // active first, then newest
     core::SweepId trialsOf = 0;  // whose trials `trials` holds (0: none)
     QList<TrialRow> trials;  // by index
+    QString trialsWaiting;  // why its queued trials wait (core/pendingreason.h queuedSummary)
     appcommon::LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
     // The outcome of a user action run on the store worker since the last snapshot (a cancel):
     // shown on the status line until the next key.

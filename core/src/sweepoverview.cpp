@@ -2,6 +2,7 @@
 #include "orrery/core/sweepoverview.h"
 
 #include "orrery/core/format.h"
+#include "orrery/core/pendingreason.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -66,6 +67,13 @@ QString SweepOverview::stateText() const
     return sweep.state;
 }
 
+QString SweepOverview::trialNote(const Trial &t) const
+{
+    if (const QString waits = pendingText(t, nowMs); !waits.isEmpty())
+        return waits;
+    return t.isActive() || t.trialState() == TrialState::Pending ? t.detail : t.exitReason;
+}
+
 SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
                                 const OverviewOptions &options)
 {
@@ -76,6 +84,8 @@ SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
     o.attempts = store.trials(sweep.id);
     o.trials = store.trialSummaries(sweep.id);
     o.counts = countPhases(o.attempts);
+    o.nowMs = now;
+    o.waiting = queuedSummary(latestAttempts(o.attempts), now);
     o.usage = usageOf(o.attempts, now);
     for (const Trial &t : std::as_const(o.attempts))
         o.trialUsage[t.index] += attemptUsage(t, now);
@@ -115,7 +125,10 @@ QJsonObject overviewJson(const SweepOverview &o)
                       {QStringLiteral("run_dir"), r.trial.runDir},
                       {QStringLiteral("detail"), r.trial.detail},
                       {QStringLiteral("reason"), r.trial.exitReason},
+                      {QStringLiteral("note"), o.trialNote(r.trial)},
                       {QStringLiteral("usage"), usageJson(o.trialUsage.value(r.trial.index), o.price)}};
+        if (r.trial.expectedStartMs > 0 && r.trial.trialState() == TrialState::Queued)
+            t.insert(QStringLiteral("expected_start_ms"), r.trial.expectedStartMs);
         if (r.latest)
             t.insert(QStringLiteral("latest"), jsonNumber(*r.latest));
         if (r.best)
@@ -140,6 +153,8 @@ QJsonObject overviewJson(const SweepOverview &o)
                                {QStringLiteral("stopped"), o.counts.stopped}}},
                   {QStringLiteral("usage"), usageJson(o.usage, o.price)},
                   {QStringLiteral("trials"), trials}};
+    if (!o.waiting.isEmpty())
+        j.insert(QStringLiteral("waiting"), o.waiting);
     if (o.goodput) {
         j.insert(QStringLiteral("goodput"), o.goodput->goodput());
         // Time lost to hangs (docs/sweeps.md "Hangs"), where there was any.

@@ -220,6 +220,9 @@ LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowM
     Trial &t = live.trial;
     if (!status.detail.isEmpty())
         t.detail = status.detail;
+    // A queued attempt's expected start, as the scheduler now says it (0: none given).
+    if (status.state == TaskStatus::State::Queued)
+        t.expectedStartMs = status.expectedStartMs.value_or(0);
     const bool running = status.state == TaskStatus::State::Running;
     if (!status.nodes.isEmpty())
         t.nodes = status.nodes.join(QLatin1Char(','));
@@ -237,7 +240,7 @@ LiveAttempt liveAttempt(const Trial &read, const TaskStatus &status, qint64 nowM
         live.startedRunning = true;
     }
     live.changed = t.trialState() != read.trialState() || t.detail != read.detail ||
-        t.startedMs != read.startedMs || t.nodes != read.nodes;
+        t.startedMs != read.startedMs || t.nodes != read.nodes || t.expectedStartMs != read.expectedStartMs;
     return live;
 }
 
@@ -402,6 +405,39 @@ QList<Hang> hungAttempts(const QMap<int, Trial> &latest, std::optional<qint64> h
     return hangs;
 }
 
+// --- array limits --------------------------------------------------------------------------
+
+int submitRoom(const SubmitLimits &limits, int active, int waiting, QString *why)
+{
+    int room = std::max(0, waiting);
+    QString binding;
+    const auto cap = [&](int limit, int allowed, const QString &words) {
+        if (limit > 0 && allowed < room) {
+            room = std::max(0, allowed);
+            binding = words.arg(limit);
+        }
+    };
+    cap(limits.maxArraySize, limits.maxArraySize, QStringLiteral("the cluster's MaxArraySize %1"));
+    cap(limits.maxSubmitJobs, limits.maxSubmitJobs - active,
+        QStringLiteral("your limit of %1 submitted jobs (MaxSubmitJobs)"));
+    cap(limits.maxJobCount, limits.maxJobCount - active, QStringLiteral("the cluster's MaxJobCount %1"));
+    if (why)
+        *why = binding;
+    return room;
+}
+
+int laterBatchRoom(int maxConcurrent, int active, int budgetRoom, const SubmitLimits &limits, int waiting,
+                   QString *why)
+{
+    const int wanted = std::min({std::max(1, maxConcurrent) - active, budgetRoom, waiting});
+    if (wanted <= 0) {
+        if (why)
+            why->clear();
+        return 0;
+    }
+    return submitRoom(limits, active, wanted, why);
+}
+
 // --- early stopping --------------------------------------------------------------------------
 
 bool stopsEarly(const SweepSpec &spec)
@@ -445,7 +481,9 @@ SweepTally tallyTrials(const QMap<int, Trial> &latest)
         if (t.isActive()) {
             ++c.active;
             c.running += t.trialState() == TrialState::Running ? 1 : 0;
-        } else if (t.trialState() == TrialState::Completed)
+        } else if (t.trialState() == TrialState::Pending)
+            ++c.pending;
+        else if (t.trialState() == TrialState::Completed)
             ++c.completed;
         else if (t.trialState() == TrialState::Stopped)
             ++c.stopped;
@@ -495,7 +533,10 @@ std::optional<SweepVerdict> sweepVerdict(const SweepTally &c, const SweepSpec &s
     const bool open = c.cancelled == 0 && now != SweepState::Cancelling;
     const int toLaunch = spec.method == SearchMethod::Bayes ? spec.runCap : spec.budgetGpuHours ? planned : 0;
     const bool unlaunched = open && c.trials < toLaunch;
-    const bool moreToCome = unlaunched && budgetStop.isEmpty() && targetStop.isEmpty();
+    // Pending attempts wait on the executor's limits (submitRoom), not on the budget: they are
+    // launched as room frees, so the sweep goes on while any is left.
+    const bool moreToCome =
+        (unlaunched || (open && c.pending > 0)) && budgetStop.isEmpty() && targetStop.isEmpty();
     if (c.active > 0 || moreToCome)
         return std::nullopt;
     SweepVerdict v;

@@ -179,6 +179,7 @@ struct SweepRunner::Impl {
     // The sample files already recorded per run, with the size recorded (a file still being
     // written is recorded again as it grows).
     QHash<RunId, QHash<QString, qint64>> samplesSeen;
+    std::optional<SubmitLimits> submitLimits;  // limits(): asked of the executor once
 
     // The latest attempt of each trial index, keyed by it.
     static QMap<int, Trial> latest(const QList<Trial> &all)
@@ -251,30 +252,63 @@ struct SweepRunner::Impl {
         return *it;
     }
 
-    // Launches attempts (new trials or relaunches) as one batch and records them. `attempts`
-    // hold index, attempt, run, run dir, params and config; on success each gets its task id.
+    // The executor's limits on what may be queued, asked once per runner (one round trip on a
+    // cluster); none where it cannot say (the launch's own refusal then holds what does not fit).
+    const SubmitLimits &limits()
+    {
+        if (!submitLimits) {
+            try {
+                submitLimits = executor.submitLimits();
+            } catch (const std::exception &) {
+                submitLimits = SubmitLimits{};
+            }
+        }
+        return *submitLimits;
+    }
+
+    // Launches attempts (new trials, relaunches or pending ones) as one batch and records them.
+    // `attempts` hold index, attempt, run, run dir, params and config (and their id where they
+    // are already recorded as pending); on success each gets its task id. What the executor's
+    // limits leave no room for (submitRoom), or a launch it refused for a limit (LaunchHeld), is
+    // recorded pending, with why in its detail: launchPending hands it over on a later tick.
     void launch(const Sweep &sweep, const SweepSpec &spec, QList<Trial> attempts)
     {
+        const QList<Trial> recorded = store.trials(sweep.id);
+        int active = 0, launchedBefore = 0;
+        for (const Trial &t : latestAttempts(recorded))
+            active += t.isActive() ? 1 : 0;
+        for (const Trial &t : recorded)
+            launchedBefore += t.trialState() == TrialState::Pending ? 0 : 1;
+        QString limitWhy;
+        const int room = submitRoom(limits(), active, int(attempts.size()), &limitWhy);
         LaunchBatch batch;
         batch.sweepName = sweep.name;
         batch.sweepDir = sweep.rootDir;
-        batch.batch = int(store.trials(sweep.id).size());
+        // Every launch records at least one attempt that is not pending: the number grows.
+        batch.batch = launchedBefore;
         batch.healthCheck = healthCheckArgs(spec.healthCheck);
         batch.maxConcurrent = std::max(1, spec.maxConcurrent);
         batch.resources = spec.resources;
         const QString keptOut = excludeSuspects(batch);
-        for (const Trial &t : attempts)
+        for (const Trial &t : attempts.mid(0, room))
             batch.tasks.append(taskLaunch(spec, t.index, t.attempt, t.runDir,
                                           typedParams(t.params, spec.parameters), t.config.toUtf8(),
                                           sweep.baseConfig.toUtf8()));
         QStringList ids;
         QString failure;
+        QString held =
+            limitWhy.isEmpty() ? QString() : QStringLiteral("waiting for room under %1").arg(limitWhy);
+        qsizetype launched = batch.tasks.size();
         try {
-            ids = executor.launch(batch);
-            if (ids.size() != attempts.size())
+            if (!batch.tasks.isEmpty())
+                ids = executor.launch(batch);
+            if (ids.size() != batch.tasks.size())
                 failure = QStringLiteral("the executor returned %1 task ids for %2 trials")
                               .arg(ids.size())
-                              .arg(attempts.size());
+                              .arg(batch.tasks.size());
+        } catch (const LaunchHeld &e) {
+            held = QStringLiteral("held: %1").arg(QString::fromUtf8(e.what()));
+            launched = 0;
         } catch (const std::exception &e) {
             failure = QString::fromUtf8(e.what());
         }
@@ -283,10 +317,15 @@ struct SweepRunner::Impl {
             for (qsizetype i = 0; i < attempts.size(); ++i) {
                 Trial &t = attempts[i];
                 t.sweepId = sweep.id;
-                t.submittedMs = now;
                 t.gpus = allocatedGpus(spec.resources);
                 t.cpus = allocatedCpus(spec.resources);
-                if (failure.isEmpty()) {
+                if (i >= launched) {  // held back: recorded pending, launched later
+                    t.setState(TrialState::Pending);
+                    t.detail =
+                        held.startsWith(QLatin1String("held: ")) ? held : QStringLiteral("held: ") + held;
+                } else if (failure.isEmpty()) {
+                    t.submittedMs = now;
+                    t.detail.clear();
                     t.task = ids[i];
                     t.setState(TrialState::Queued);
                     if (!keptOut.isEmpty())
@@ -297,11 +336,15 @@ struct SweepRunner::Impl {
                         t.slurmTaskId = t.task.mid(underscore + 1);
                     }
                 } else {
+                    t.submittedMs = now;
                     t.setState(TrialState::Failed);
                     t.exitReason = QStringLiteral("could not be submitted: ") + failure;
                     t.endedMs = now;
                 }
-                t.id = store.addTrial(t);
+                if (t.id)
+                    store.updateTrial(t);
+                else
+                    t.id = store.addTrial(t);
                 if (t.runId)
                     store.setRunStatus(t.runId, failure.isEmpty() ? RunStatus::Scheduled : RunStatus::Failed);
             }
@@ -379,6 +422,36 @@ struct SweepRunner::Impl {
                     QStringLiteral("node-fail"),
                     QStringLiteral("the task was requeued when %1 became %2").arg(it.key(), it.value())},
                 now, report);
+    }
+
+    // The attempts recorded pending (held by the executor's limits or refused for one), launched
+    // as room frees: up to max_concurrent active at once, within the budget (laterBatchRoom).
+    void launchPending(const Sweep &sweep, const SweepSpec &spec, TickReport &report)
+    {
+        if (sweep.sweepState() == SweepState::Cancelling)
+            return;
+        QList<Trial> pending;
+        int active = 0;
+        for (const Trial &t : latest(store.trials(sweep.id))) {
+            if (t.trialState() == TrialState::Cancelled || t.trialState() == TrialState::Cancelling)
+                return;
+            if (t.trialState() == TrialState::Pending && t.id)
+                pending << t;
+            active += t.isActive() ? 1 : 0;
+        }
+        if (pending.isEmpty())
+            return;
+        QString budgetWhy, why;
+        const int room = laterBatchRoom(spec.maxConcurrent, active, budgetRoom(sweep, spec, &budgetWhy),
+                                        limits(), int(pending.size()), &why);
+        if (room <= 0)
+            return;
+        launch(sweep, spec, pending.mid(0, room));
+        report.events << QStringLiteral("%1: launched %2 pending trial%3 (%4 still pending)")
+                             .arg(sweep.name)
+                             .arg(room)
+                             .arg(room > 1 ? QStringLiteral("s") : QString())
+                             .arg(pending.size() - room);
     }
 
     // New trials: runs, and trial rows at attempt 0.
@@ -475,7 +548,8 @@ struct SweepRunner::Impl {
         for (const Trial &t : byIndex) {
             if (t.trialState() == TrialState::Cancelled || t.trialState() == TrialState::Cancelling)
                 return;
-            active += t.isActive() ? 1 : 0;
+            // A pending attempt (held by the executor's limits) is launched before any new trial.
+            active += t.isActive() || t.trialState() == TrialState::Pending ? 1 : 0;
         }
         QString held;
         const int budget = budgetRoom(sweep, spec, &held);
@@ -526,7 +600,7 @@ struct SweepRunner::Impl {
         int active = 0;
         QList<FinishedTrial> finished;
         for (const Trial &t : latestByIndex) {
-            if (t.isActive())
+            if (t.isActive() || t.trialState() == TrialState::Pending)  // pending: suggested, held
                 ++active;
             else if (hasEnded(t.trialState()))
                 finished.append(
@@ -583,7 +657,7 @@ struct SweepRunner::Impl {
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
     : d(std::make_unique<Impl>(
-          Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}, {}, {}}))
+          Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}, {}, {}, {}}))
 {
     if (d->follower.id.isEmpty())
         d->follower.id = processFollowerId();
@@ -651,20 +725,32 @@ void SweepRunner::cancel(SweepId sweepId)
     if (!sw)
         throw std::runtime_error(QStringLiteral("no sweep %1").arg(sweepId).toStdString());
     QStringList ids;
-    QList<Trial> active;
+    QList<Trial> active, pending;
     for (const Trial &t : Impl::latest(d->store.trials(sweepId)))
         if (t.isActive()) {
             if (!t.task.isEmpty())
                 ids << t.task;
             active << t;
+        } else if (t.trialState() == TrialState::Pending) {
+            pending << t;  // never handed to the executor: cancelled here and now
         }
     if (!ids.isEmpty())
         d->executor.cancel(ids);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
     d->store.writeTransaction([&] {
         for (Trial t : active) {
             t.setState(TrialState::Cancelling);
             t.exitReason = QStringLiteral("cancelled by the user");
             d->store.updateTrial(t);
+        }
+        for (Trial t : pending) {
+            t.setState(TrialState::Cancelled);
+            t.exitReason = QStringLiteral("cancelled by the user before it was submitted");
+            t.submittedMs = t.submittedMs > 0 ? t.submittedMs : now;  // no time spent: a span of 0
+            t.endedMs = now;
+            d->store.updateTrial(t);
+            if (t.runId)
+                d->store.endRun(t.runId, RunStatus::Killed, now);
         }
         d->store.setSweepState(sweepId,
                                toText(active.isEmpty() ? SweepState::Cancelled : SweepState::Cancelling));
@@ -1315,6 +1401,12 @@ void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &rep
         } catch (const std::exception &e) {
             report.errors << QStringLiteral("%1: trials within the budget: %2")
                                  .arg(sw.name, QString::fromUtf8(e.what()));
+        }
+        try {
+            launchPending(sw, *spec, report);
+        } catch (const std::exception &e) {
+            report.errors
+                << QStringLiteral("%1: pending trials: %2").arg(sw.name, QString::fromUtf8(e.what()));
         }
     }
     endIfDone(sw, *spec, report, targetStop);

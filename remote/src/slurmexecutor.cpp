@@ -31,6 +31,8 @@ constexpr std::chrono::seconds kCommandTimeout{60};
 // 128 KiB (MAX_ARG_STRLEN). Run dirs under the sweep dir cost ~16 bytes each, so this only
 // bites with thousands of run dirs outside it.
 constexpr qsizetype kMaxCommandLine = 120 * 1024;
+// Splits submitLimits' one answer into scontrol's and sacctmgr's parts.
+constexpr char kLimitsMarker[] = "orrery-limits-part";
 
 [[noreturn]] void refuse(const QString &message)
 {
@@ -328,8 +330,15 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
                 QStringLiteral("%1: %2; it may have been queued (check `squeue`)").arg(what, e.message()));
         throw;
     }
-    if (r.exitStatus != 0)
+    if (r.exitStatus != 0) {
+        // A limit that frees as jobs end (the user's submit limit, a full queue, an array over
+        // MaxArraySize): the runner holds the batch and tries again later, the sweep goes on.
+        if (const QString limit = slurm::limitRefusal(textOf(r)); !limit.isEmpty())
+            throw core::LaunchHeld(QStringLiteral("%1 was not queued: sbatch refused it for %2 (%3)")
+                                       .arg(what, limit, textOf(r))
+                                       .toStdString());
         refuse(QStringLiteral("%1 was not queued (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
+    }
     const auto submitted = slurm::parseSbatch(lastLine(r.out));
     if (!submitted.ok())
         refuse(QStringLiteral("%1: sbatch answered '%2' (%3); the job may be queued (check `squeue`)")
@@ -362,6 +371,8 @@ QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)
             if (wanted.contains(id))
                 statuses.insert(id, status);
     }
+
+    expectedStarts(arrays, statuses);
 
     QStringList missing;
     for (const QString &id : taskIds)
@@ -416,11 +427,79 @@ QHash<QString, QString> SlurmExecutor::failedNodes(const QStringList &nodes)
     return failed;
 }
 
+void SlurmExecutor::expectedStarts(const QStringList &arrays, QHash<QString, TaskStatus> &statuses)
+{
+    if (std::none_of(statuses.cbegin(), statuses.cend(),
+                     [](const TaskStatus &s) { return s.state == TaskStatus::State::Queued; }))
+        return;
+    // One more command, only while something waits: Slurm's expected starts, in the cluster's
+    // local time (hence its UTC offset first). A failure costs only the estimate.
+    const QByteArray line = "date +%z && " +
+        commandLine(QList<QByteArray>{"squeue", "--noheader", "--array", "--start",
+                                      "--jobs=" + arrays.join(QLatin1Char(',')).toUtf8(),
+                                      "--format=" + slurm::squeueStartFormat()});
+    try {
+        const ExecResult r = m_connection.exec(line, kCommandTimeout).result();
+        const auto starts = slurm::parseSqueueStart(r.out);
+        if (r.exitStatus != 0 || !starts.ok()) {
+            qCWarning(lcRemote) << m_profile.name << "squeue --start:" << textOf(r) << starts.error;
+            return;
+        }
+        for (auto it = starts.value.cbegin(); it != starts.value.cend(); ++it)
+            if (auto st = statuses.find(it.key());
+                st != statuses.end() && st->state == TaskStatus::State::Queued)
+                st->expectedStartMs = it.value();
+    } catch (const RemoteError &e) {
+        qCWarning(lcRemote) << m_profile.name << "squeue --start:" << e.message();
+    }
+}
+
+core::SubmitLimits SlurmExecutor::submitLimits()
+{
+    if (m_limits)
+        return *m_limits;
+    // One command: the controller's limits, and where the cluster keeps accounting, the user's
+    // associations and their QOS (MaxSubmitJobs, MaxSubmitJobsPerUser). Markers split the parts.
+    QByteArray line = "scontrol show config";
+    const bool accounting = m_slurm.hasAccounting();
+    if (accounting)
+        line += "; echo " + QByteArray(kLimitsMarker) +
+            "; sacctmgr -n -P show assoc user=\"$(id -un)\" format=MaxSubmitJobs,QOS 2>/dev/null; echo " +
+            QByteArray(kLimitsMarker) +
+            "; sacctmgr -n -P show qos format=Name,MaxSubmitJobsPerUser 2>/dev/null; true";
+    const ExecResult r = m_connection.exec(line, kCommandTimeout).result();
+    const QList<QByteArray> parts = r.out.split('\n');
+    QList<QByteArray> sections(1);
+    for (const QByteArray &l : parts) {
+        if (l.trimmed() == kLimitsMarker)
+            sections.append(QByteArray());
+        else
+            sections.back() += l + '\n';
+    }
+    const auto config = slurm::parseConfigLimits(sections.value(0));
+    if (!config.ok())
+        refuse(QStringLiteral("%1: `scontrol show config`: %2").arg(m_profile.name, config.error));
+    core::SubmitLimits limits{config.value.maxArraySize, config.value.maxJobCount, 0};
+    if (accounting)
+        limits.maxSubmitJobs = slurm::parseSubmitLimit(sections.value(1), sections.value(2));
+    qCInfo(lcRemote) << m_profile.name << "MaxArraySize" << limits.maxArraySize << "MaxJobCount"
+                     << limits.maxJobCount << "MaxSubmitJobs" << limits.maxSubmitJobs;
+    m_limits = limits;
+    return limits;
+}
+
 void SlurmExecutor::cancel(const QStringList &taskIds)
 {
     if (taskIds.isEmpty())
         return;
     requireTaskIds(taskIds);
+    // Every task this executor launched is one array task ("123_4"): a bare job id would cancel
+    // the whole array, every other trial of its batch with it.
+    for (const QString &id : taskIds)
+        if (!id.contains(QLatin1Char('_')))
+            refuse(QStringLiteral("'%1' names a whole job array, not one of its tasks: cancel takes task ids "
+                                  "such as %1_0")
+                       .arg(id));
     QList<QByteArray> ids;
     for (const QString &id : taskIds)
         ids << id.toUtf8();

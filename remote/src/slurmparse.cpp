@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/remote/slurmparse.h"
 
+#include <QDateTime>
 #include <QRegularExpression>
 #include <QSet>
+#include <QTimeZone>
 
 #include <algorithm>
 #include <limits>
@@ -496,6 +498,115 @@ Parsed<QStringList> expandHostList(const QString &hostList)
             return {{}, QStringLiteral("'%1': an empty host name").arg(text.left(200))};
         if (const QString error = expandHostElement(element.trimmed(), result.value); !error.isEmpty())
             return {{}, error};
+    }
+    return result;
+}
+
+// --- submit limits and the expected start ----------------------------------------------------
+
+Parsed<SubmitLimits> parseConfigLimits(const QByteArray &out)
+{
+    Parsed<SubmitLimits> result;
+    bool seen = false;
+    for (const QByteArray &raw : lines(out)) {
+        const qsizetype eq = raw.indexOf('=');
+        if (eq <= 0)
+            continue;
+        const QByteArray key = raw.left(eq).trimmed();
+        const QString value = QString::fromUtf8(raw.mid(eq + 1)).trimmed();
+        int *field = key == "MaxArraySize" ? &result.value.maxArraySize
+            : key == "MaxJobCount"         ? &result.value.maxJobCount
+                                           : nullptr;
+        if (!field)
+            continue;
+        if (!toInt(value, *field))
+            return {{}, QStringLiteral("%1 is not a number: '%2'").arg(QString::fromUtf8(key), value)};
+        seen = true;
+    }
+    if (!seen)
+        return {{}, QStringLiteral("no MaxArraySize or MaxJobCount in scontrol's configuration")};
+    return result;
+}
+
+int parseSubmitLimit(const QByteArray &assoc, const QByteArray &qos)
+{
+    int limit = 0;
+    const auto tighten = [&limit](const QString &text) {
+        int n = 0;
+        if (toInt(text.trimmed(), n) && n > 0)
+            limit = limit == 0 ? n : std::min(limit, n);
+    };
+    QSet<QString> named;
+    for (const QByteArray &raw : lines(assoc)) {
+        const QList<QByteArray> f = raw.split('|');
+        if (f.size() < 2)
+            continue;  // not a record: "You are not running a supported accounting_storage plugin"
+        tighten(QString::fromUtf8(f[0]));
+        for (const QByteArray &name : f[1].split(','))
+            if (!name.trimmed().isEmpty())
+                named.insert(QString::fromUtf8(name.trimmed()));
+    }
+    for (const QByteArray &raw : lines(qos)) {
+        const QList<QByteArray> f = raw.split('|');
+        if (f.size() >= 2 && named.contains(QString::fromUtf8(f[0].trimmed())))
+            tighten(QString::fromUtf8(f[1]));
+    }
+    return limit;
+}
+
+QString limitRefusal(const QString &sbatchError)
+{
+    // Slurm's reason codes (slurm.h's job_state_reason names, which sbatch prints for a policy
+    // refusal) and the messages of the errors ESLURM_ACCOUNTING_POLICY, EAGAIN and
+    // ESLURM_INVALID_ARRAY, as Slurm 22.05 prints them (captured on the fixture with
+    // MaxArraySize=50 and MaxJobCount=60: tst_slurmparse).
+    static const std::pair<QLatin1String, const char *> kLimits[] = {
+        {QLatin1String("QOSMaxSubmitJobPerUserLimit"), "the QOS's limit on jobs submitted per user"},
+        {QLatin1String("QOSMaxSubmitJobPerAccountLimit"), "the QOS's limit on jobs submitted per account"},
+        {QLatin1String("AssocMaxSubmitJobLimit"), "the association's limit on submitted jobs"},
+        {QLatin1String("AssocGrpSubmitJobsLimit"), "the group's limit on submitted jobs"},
+        {QLatin1String("QOSGrpSubmitJobsLimit"), "the QOS's group limit on submitted jobs"},
+        {QLatin1String("MaxSubmitJobs"), "the limit on submitted jobs"},
+        {QLatin1String("Job violates accounting/QOS policy"),
+         "the accounting/QOS policy (a limit on submitted jobs)"},
+        {QLatin1String("Resource temporarily unavailable"), "the cluster's MaxJobCount (its queue is full)"},
+        {QLatin1String("Slurm temporarily unable to accept job"),
+         "the cluster's MaxJobCount (its queue is full)"},
+        {QLatin1String("Invalid job array specification"), "the cluster's MaxArraySize"},
+    };
+    for (const auto &[needle, words] : kLimits)
+        if (sbatchError.contains(needle, Qt::CaseInsensitive))
+            return QStringLiteral("%1 (%2)").arg(QLatin1String(words), needle);
+    return {};
+}
+
+QByteArray squeueStartFormat()
+{
+    return QByteArray("%i") + kSep + "%S";
+}
+
+Parsed<QHash<QString, qint64>> parseSqueueStart(const QByteArray &out)
+{
+    Parsed<QHash<QString, qint64>> result;
+    const QList<QByteArray> all = lines(out);
+    static const QRegularExpression offsetPattern(QStringLiteral("^([+-])(\\d\\d)(\\d\\d)$"));
+    const QRegularExpressionMatch offset =
+        offsetPattern.match(all.isEmpty() ? QString() : QString::fromUtf8(all.front()).trimmed());
+    if (!offset.hasMatch())
+        return {{}, QStringLiteral("no time zone offset (date +%z) before squeue's answer")};
+    const int seconds = (offset.captured(2).toInt() * 3600 + offset.captured(3).toInt() * 60) *
+        (offset.captured(1) == QLatin1String("-") ? -1 : 1);
+    QStringList f;
+    for (qsizetype i = 1; i < all.size(); ++i) {
+        if (!splitFields(all[i], 2, f))
+            return {{}, lineError(int(i) + 1, QStringLiteral("expected 2 fields"), all[i])};
+        if (!isJobId(f[0]))
+            return {{}, lineError(int(i) + 1, QStringLiteral("not a job id"), all[i])};
+        const QDateTime local = QDateTime::fromString(f[1], Qt::ISODate);
+        if (!local.isValid())
+            continue;  // N/A, Unknown: Slurm has not computed one
+        QDateTime at(local.date(), local.time(), QTimeZone(seconds));
+        result.value.insert(f[0], at.toMSecsSinceEpoch());
     }
     return result;
 }

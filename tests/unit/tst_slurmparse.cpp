@@ -8,6 +8,9 @@
 #include "orrery/remote/slurmparse.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QFile>
+#include <QTimeZone>
 
 namespace slurm = orrery::remote::slurm;
 
@@ -497,6 +500,129 @@ private Q_SLOTS:
             QVERIFY2(slurm::isNodeUnusable(QString::fromLatin1(state)), state);
         for (const char *state : {"idle", "mixed", "allocated", "completing", "reserved", "planned"})
             QVERIFY2(!slurm::isNodeUnusable(QString::fromLatin1(state)), state);
+    }
+
+    // `scontrol show config` of the fixture's Slurm 22.05.8 (tests/data/slurm), as captured.
+    void configLimits2205()
+    {
+        QFile f(orrery::test::sourceFile(QStringLiteral("tests/data/slurm/scontrol-show-config-2205.txt")));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const auto r = slurm::parseConfigLimits(f.readAll());
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.maxArraySize, 1001);
+        QCOMPARE(r.value.maxJobCount, 10000);
+        QCOMPARE(r.value.maxSubmitJobs, 0);
+    }
+    void configLimitsLoweredAndMalformed()
+    {
+        // What the fixture printed with `--conf MaxArraySize=50 --conf MaxJobCount=60`.
+        auto r = slurm::parseConfigLimits("Configuration data as of 2026-11-26T01:33:02\n"
+                                          "MaxArraySize            = 50\n"
+                                          "MaxJobCount             = 60\n");
+        QVERIFY(r.ok());
+        QCOMPARE(r.value, (slurm::SubmitLimits{50, 60, 0}));
+        r = slurm::parseConfigLimits("MaxArraySize = lots\n");
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error.contains(QStringLiteral("MaxArraySize")), qPrintable(r.error));
+        r = slurm::parseConfigLimits("bash: scontrol: command not found\n");
+        QVERIFY(!r.ok());
+    }
+
+    // sacctmgr -n -P: the association's MaxSubmitJobs and the MaxSubmitJobsPerUser of the QOS it
+    // names (the documented format; the fixture keeps no accounting, where sacctmgr says so).
+    void submitLimit_data()
+    {
+        QTest::addColumn<QByteArray>("assoc");
+        QTest::addColumn<QByteArray>("qos");
+        QTest::addColumn<int>("limit");
+        QTest::newRow("no-accounting")
+            << QByteArray("You are not running a supported accounting_storage plugin\n"
+                          "Only 'accounting_storage/slurmdbd' is supported.\n")
+            << QByteArray() << 0;
+        QTest::newRow("association-limit") << QByteArray("500|normal\n") << QByteArray("normal|\n") << 500;
+        QTest::newRow("qos-limit-is-tighter")
+            << QByteArray("500|normal,long\n") << QByteArray("normal|\nlong|200\nother|5\n") << 200;
+        QTest::newRow("qos-of-others-does-not-count")
+            << QByteArray("|normal\n") << QByteArray("normal|\ndebug|10\n") << 0;
+        QTest::newRow("two-associations-take-the-smallest")
+            << QByteArray("1000|normal\n300|normal\n") << QByteArray("normal|\n") << 300;
+    }
+    void submitLimit()
+    {
+        QFETCH(QByteArray, assoc);
+        QFETCH(QByteArray, qos);
+        QFETCH(int, limit);
+        QCOMPARE(slurm::parseSubmitLimit(assoc, qos), limit);
+    }
+
+    // sbatch's refusals: a limit that frees as jobs end (held and tried again) or anything else.
+    void limitRefusal_data()
+    {
+        QTest::addColumn<QString>("error");
+        QTest::addColumn<QString>("limit");  // a word the explanation names; empty: not a limit
+        // Captured on the fixture (MaxArraySize=50, MaxJobCount=60).
+        QTest::newRow("array-too-big")
+            << "sbatch: error: Batch job submission failed: Invalid job array specification"
+            << "MaxArraySize";
+        QTest::newRow("queue-full")
+            << "sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying\n"
+               "sbatch: error: Batch job submission failed: Resource temporarily unavailable"
+            << "MaxJobCount";
+        // Slurm's words on a cluster with accounting (slurm_strerror and job_state_reason names).
+        QTest::newRow("qos-submit-limit")
+            << "sbatch: error: QOSMaxSubmitJobPerUserLimit\n"
+               "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job "
+               "submit limit, user's size and/or time limits)"
+            << "QOSMaxSubmitJobPerUserLimit";
+        QTest::newRow("assoc-submit-limit")
+            << "sbatch: error: AssocMaxSubmitJobLimit\nsbatch: error: Batch job submission failed: Job "
+               "violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+            << "AssocMaxSubmitJobLimit";
+        QTest::newRow("policy-alone")
+            << "sbatch: error: Batch job submission failed: Job violates "
+               "accounting/QOS policy (job submit limit, user's size and/or time limits)"
+            << "accounting/QOS policy";
+        QTest::newRow("bad-partition-is-not-a-limit")
+            << "sbatch: error: Batch job submission failed: Invalid partition name specified"
+            << "";
+        QTest::newRow("bad-gres-is-not-a-limit")
+            << "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification"
+            << "";
+        QTest::newRow("tar-failure-is-not-a-limit") << "tar: 3/trial.yaml: Cannot open: Permission denied"
+                                                    << "";
+    }
+    void limitRefusal()
+    {
+        QFETCH(QString, error);
+        QFETCH(QString, limit);
+        const QString words = slurm::limitRefusal(error);
+        QCOMPARE(words.isEmpty(), limit.isEmpty());
+        QVERIFY2(words.contains(limit), qPrintable(words));
+    }
+
+    // `date +%z` then `squeue -h -r --start -o %i<US>%S`, captured on the fixture: an array
+    // pending on Resources behind a job holding both nodes, and one that Slurm has no estimate for.
+    void squeueStart()
+    {
+        const QByteArray out = "+0000\n" + rec({"4_0", "2026-11-26T01:46:00"}) +
+            rec({"4_1", "2026-11-26T01:46:00"}) + rec({"5", "N/A"});
+        const auto r = slurm::parseSqueueStart(out);
+        QVERIFY2(r.ok(), qPrintable(r.error));
+        QCOMPARE(r.value.size(), 2);
+        QCOMPARE(r.value.value(QStringLiteral("4_0")),
+                 QDateTime(QDate(2026, 11, 26), QTime(1, 46), QTimeZone::utc()).toMSecsSinceEpoch());
+        QVERIFY(!r.value.contains(QStringLiteral("5")));
+        // The cluster's zone: the same wall time two hours ahead of UTC is two hours earlier.
+        const auto east = slurm::parseSqueueStart("+0200\n" + rec({"4_0", "2026-11-26T01:46:00"}));
+        QVERIFY(east.ok());
+        QCOMPARE(r.value.value(QStringLiteral("4_0")) - east.value.value(QStringLiteral("4_0")),
+                 2 * 3600 * 1000LL);
+        const auto west = slurm::parseSqueueStart("-0530\n" + rec({"4_0", "2026-11-26T01:46:00"}));
+        QCOMPARE(west.value.value(QStringLiteral("4_0")) - r.value.value(QStringLiteral("4_0")),
+                 qint64(5.5 * 3600 * 1000));
+        QVERIFY(!slurm::parseSqueueStart(rec({"4_0", "2026-11-26T01:46:00"})).ok());  // no offset line
+        QVERIFY(!slurm::parseSqueueStart("+0000\nnot a record\n").ok());
+        QVERIFY(slurm::parseSqueueStart("+0000\n").ok());  // nothing pending
     }
 
     void version_data()

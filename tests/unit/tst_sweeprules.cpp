@@ -16,6 +16,7 @@
 #include <QJsonObject>
 
 #include <cmath>
+#include <limits>
 
 #include <optional>
 
@@ -759,6 +760,118 @@ private Q_SLOTS:
     }
 
     // --- the sweep's verdict -----------------------------------------------------------------
+
+    // A queued attempt keeps Slurm's latest expected start; a start Slurm no longer gives is
+    // forgotten, not kept stale.
+    void liveAttemptKeepsTheExpectedStart()
+    {
+        Trial queued = attempt(0, TrialState::Queued);
+        queued.detail = QStringLiteral("PENDING (Resources)");
+        TaskStatus st = live(TaskStatus::State::Queued, "PENDING (Resources)");
+        st.expectedStartMs = kNow + 14 * 60'000;
+        LiveAttempt l = orrery::core::liveAttempt(queued, st, kNow);
+        QCOMPARE(l.trial.expectedStartMs, kNow + 14 * 60'000);
+        QVERIFY(l.changed);
+        l = orrery::core::liveAttempt(l.trial, st, kNow);
+        QVERIFY(!l.changed);
+        st.expectedStartMs.reset();
+        l = orrery::core::liveAttempt(l.trial, st, kNow);
+        QCOMPARE(l.trial.expectedStartMs, 0);
+        QVERIFY(l.changed);
+    }
+
+    // How many attempts one launch hands the executor under its limits.
+    void submitRoom_data()
+    {
+        QTest::addColumn<int>("maxArraySize");
+        QTest::addColumn<int>("maxJobCount");
+        QTest::addColumn<int>("maxSubmitJobs");
+        QTest::addColumn<int>("active");
+        QTest::addColumn<int>("waiting");
+        QTest::addColumn<int>("room");
+        QTest::addColumn<QString>("why");  // a word of the binding limit; empty: all fit
+        QTest::newRow("no-limits-all") << 0 << 0 << 0 << 0 << 1200 << 1200 << "";
+        // Slurm's default MaxArraySize 1001: indices 0-1000, so 1001 tasks fit in one array.
+        QTest::newRow("default-array-size-fits-1001") << 1001 << 10000 << 0 << 0 << 1001 << 1001 << "";
+        QTest::newRow("1200-trials-first-chunk") << 1001 << 10000 << 0 << 0 << 1200 << 1001 << "MaxArraySize";
+        QTest::newRow("submit-limit-counts-active")
+            << 1001 << 10000 << 100 << 70 << 50 << 30 << "MaxSubmitJobs";
+        QTest::newRow("submit-limit-reached") << 1001 << 10000 << 100 << 100 << 5 << 0 << "MaxSubmitJobs";
+        QTest::newRow("over-the-submit-limit-is-zero-not-negative")
+            << 1001 << 10000 << 100 << 120 << 5 << 0 << "MaxSubmitJobs";
+        QTest::newRow("job-count-counts-active") << 1001 << 60 << 0 << 50 << 40 << 10 << "MaxJobCount";
+        QTest::newRow("tightest-wins") << 50 << 60 << 0 << 0 << 120 << 50 << "MaxArraySize";
+        QTest::newRow("nothing-waiting") << 50 << 0 << 0 << 0 << 0 << 0 << "";
+    }
+    void submitRoom()
+    {
+        QFETCH(int, maxArraySize);
+        QFETCH(int, maxJobCount);
+        QFETCH(int, maxSubmitJobs);
+        QFETCH(int, active);
+        QFETCH(int, waiting);
+        QFETCH(int, room);
+        QFETCH(QString, why);
+        QString said;
+        QCOMPARE(orrery::core::submitRoom({maxArraySize, maxJobCount, maxSubmitJobs}, active, waiting, &said),
+                 room);
+        QCOMPARE(said.isEmpty(), why.isEmpty());
+        QVERIFY2(said.contains(why), qPrintable(said));
+    }
+
+    // Later batches top the sweep's active tasks up to max_concurrent, so the arrays of several
+    // batches (each with %max_concurrent) never run more than max_concurrent at once together.
+    void laterBatchRoom_data()
+    {
+        QTest::addColumn<int>("maxConcurrent");
+        QTest::addColumn<int>("active");
+        QTest::addColumn<int>("budgetRoom");
+        QTest::addColumn<int>("maxArraySize");
+        QTest::addColumn<int>("waiting");
+        QTest::addColumn<int>("room");
+        constexpr int kAny = std::numeric_limits<int>::max();
+        QTest::newRow("tops-up-to-max-concurrent") << 4 << 1 << kAny << 1001 << 100 << 3;
+        QTest::newRow("full-waits") << 4 << 4 << kAny << 1001 << 100 << 0;
+        QTest::newRow("first-chunk-still-queued-waits") << 4 << 1001 << kAny << 1001 << 199 << 0;
+        QTest::newRow("only-what-waits") << 200 << 50 << kAny << 50 << 20 << 20;
+        QTest::newRow("array-size-caps-the-top-up") << 200 << 50 << kAny << 50 << 70 << 50;
+        QTest::newRow("budget-caps") << 8 << 0 << 2 << 1001 << 100 << 2;
+        QTest::newRow("no-budget-left") << 8 << 0 << 0 << 1001 << 100 << 0;
+    }
+    void laterBatchRoom()
+    {
+        QFETCH(int, maxConcurrent);
+        QFETCH(int, active);
+        QFETCH(int, budgetRoom);
+        QFETCH(int, maxArraySize);
+        QFETCH(int, waiting);
+        QFETCH(int, room);
+        QCOMPARE(
+            orrery::core::laterBatchRoom(maxConcurrent, active, budgetRoom, {maxArraySize, 0, 0}, waiting),
+            room);
+    }
+
+    // Pending attempts (held by the executor's limits) keep a sweep going until they are
+    // launched; a cancelled sweep, a budget or a reached target ends it all the same.
+    void pendingKeepsTheSweepGoing()
+    {
+        QMap<int, Trial> latest;
+        latest.insert(0, attempt(0, TrialState::Completed, {}, false, 0));
+        latest.insert(1, attempt(0, TrialState::Pending, {}, false, 1));
+        const SweepTally c = tallyTrials(latest);
+        QCOMPARE(c.pending, 1);
+        QCOMPARE(c.failed, 0);
+        QCOMPARE(c.active, 0);
+        const SweepSpec grid;
+        QVERIFY(!orrery::core::sweepVerdict(c, grid, SweepState::Running, 2));
+        const auto cancelled = orrery::core::sweepVerdict(c, grid, SweepState::Cancelling, 2);
+        QVERIFY(cancelled);
+        QCOMPARE(cancelled->state, SweepState::Cancelled);
+        QVERIFY(orrery::core::sweepVerdict(c, grid, SweepState::Running, 2, {},
+                                           QStringLiteral("target reached")));
+        latest[1] = attempt(0, TrialState::Completed, {}, false, 1);
+        QVERIFY(orrery::core::sweepVerdict(tallyTrials(latest), grid, SweepState::Running, 2));
+    }
 
     void sweepVerdict_data()
     {

@@ -148,6 +148,8 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
                           : QString());
         setCell(sweep, UsageColumn, core::usageCell(node.usage, node.price));
         sweep->setToolTip(sweep->toolTip() + QLatin1Char('\n') + core::describeUsage(node.usage, node.price));
+        if (!node.waiting.isEmpty())  // why its queued trials wait (core/pendingreason.h)
+            sweep->setToolTip(sweep->toolTip() + tr("\nwaiting: %1").arg(node.waiting));
         for (const core::TrialSummary &t : node.trials) {
             QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
             trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
@@ -164,7 +166,8 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
             setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
             setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
             setCell(trial, UsageColumn, core::usageCell(node.trialUsage.value(t.trial.index), node.price));
-            trial->setToolTip(t.trial.exitReason.isEmpty() ? t.trial.detail : t.trial.exitReason);
+            const QString note = node.trialNote(t.trial);
+            trial->setToolTip(note.isEmpty() ? t.trial.detail : note);
         }
     }
 }

@@ -20,6 +20,7 @@
 #include <QStringList>
 
 #include <optional>
+#include <stdexcept>
 
 namespace orrery::core {
 
@@ -75,6 +76,25 @@ struct TaskStatus {
     std::optional<qint64> expectedStartMs;
 };
 
+// --- array limits (docs/sweeps.md "Array limits") ----------------------------------------------
+
+// What an executor takes at once, as its cluster states it; 0: no limit stated. The runner sizes
+// its batches by them (sweeprules.h submitRoom).
+struct SubmitLimits {
+    int maxArraySize = 0;  // a batch's tasks are indices 0..n-1 of one array: n must stay below it
+    int maxJobCount = 0;  // the tasks the scheduler keeps at once (Slurm: MaxJobCount)
+    int maxSubmitJobs = 0;  // the user's queued and running tasks (an association's or QOS's)
+    bool operator==(const SubmitLimits &) const = default;
+};
+
+// Thrown by Executor::launch when the batch was refused for a limit that frees as tasks end (a
+// full queue, the user's submit limit, an array larger than allowed): nothing was queued. The
+// runner keeps the attempts pending and tries again on a later tick; the sweep goes on.
+class LaunchHeld : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.
 // Or, with `list`, listing a directory: the regular files under it (recursively, at most
 // kMaxListDepth levels down, symbolic links not followed) with their sizes, in the same round
@@ -128,6 +148,10 @@ public:
     // an earlier attempt (a retry resumes from its checkpoint): launch removes its exit.json
     // before queueing, so the verdict read after this attempt ends is this attempt's.
     virtual QStringList launch(const LaunchBatch &batch) = 0;
+    // The cluster's limits on what may be queued (Slurm: MaxArraySize, MaxJobCount, the user's
+    // MaxSubmitJobs; asked once, then remembered). None by default: the local supervisor takes
+    // any batch. May throw like the others; the runner then launches as if there were none.
+    virtual SubmitLimits submitLimits() { return {}; }
     // The state of these tasks, in as few round trips as the executor can (Slurm: one squeue).
     virtual QHash<QString, TaskStatus> poll(const QStringList &taskIds) = 0;
     // Stops these tasks (SIGTERM first: the trainer checkpoints). Unknown or ended ids are ignored.

@@ -44,6 +44,10 @@ struct SweepOverview {
     std::optional<Price> price;  // the executor's price per GPU-hour, where one is known
     std::optional<SweepProgress> progress;  // with a tracker: steps, rates, ETAs
     std::optional<GoodputParts> goodput;  // with OverviewOptions::goodput: the sweep's total
+    // Why its queued trials wait, grouped (pendingreason.h queuedSummary): "12 queued: Resources
+    // (expected start in ~14 min); 1 never starts: PartitionTimeLimit — ..."; empty: none waits.
+    QString waiting;
+    qint64 nowMs = 0;  // the clock the overview was read at
 
     Goal goal() const { return sweep.metricGoal; }
     // The cost of what has run (nullopt without a price).
@@ -59,6 +63,10 @@ struct SweepOverview {
     QString stateText() const;
     enum class Verdict { Active, Good, Mixed, Bad };  // Mixed: finished, but some trials failed
     Verdict verdict() const;
+    // One trial's note, as every face shows it: why a queued trial waits (pendingText, with its
+    // expected start) or why a pending one is not submitted yet; else what the executor last said
+    // of an active one, or how an ended one ended.
+    QString trialNote(const Trial &t) const;
 };
 
 struct OverviewOptions {

@@ -254,6 +254,22 @@ struct Hang {
 QList<Hang> hungAttempts(const QMap<int, Trial> &latest, std::optional<qint64> hangTimeoutMs,
                          const QHash<int, qint64> &longestGapMs, qint64 nowMs);
 
+// --- array limits (docs/sweeps.md "Array limits") ----------------------------------------------
+
+// How many of `waiting` attempts one launch may hand the executor now: one batch is one array
+// with indices 0..n-1, so n stays within MaxArraySize (Slurm refuses an index at or above it),
+// and the sweep's `active` tasks (queued or running) count against the user's submit limit and
+// the cluster's job count. The rest stay pending in the store for a later tick. `*why` (where
+// given) names the limit that holds some back, empty when all fit.
+int submitRoom(const SubmitLimits &limits, int active, int waiting, QString *why = nullptr);
+
+// How many pending attempts a later tick launches: enough to bring the sweep's active tasks up to
+// max_concurrent (each batch's array carries %max_concurrent, so a later batch launched while an
+// earlier one still runs would let up to twice that run at once; topping up to max_concurrent keeps
+// the total within it), within `budgetRoom` and submitRoom. 0: none now.
+int laterBatchRoom(int maxConcurrent, int active, int budgetRoom, const SubmitLimits &limits, int waiting,
+                   QString *why = nullptr);
+
 // --- early stopping --------------------------------------------------------------------------
 
 struct EarlyStop {
@@ -297,6 +313,7 @@ QList<int> notStartedTrials(const QMap<int, Trial> &latest);
 // The latest attempts of a sweep's trials, counted for the sweep's verdict.
 struct SweepTally {
     int active = 0, running = 0, completed = 0, failed = 0, stopped = 0, cancelled = 0;
+    int pending = 0;  // recorded, not yet handed to the executor (held by its limits): still to launch
     qsizetype trials = 0;
 };
 // Failed counts every ended attempt that is not completed, stopped or cancelled (failed, lost,

@@ -39,6 +39,10 @@ public:
     // One squeue for all ids (by their array jobs); ids squeue no longer lists are asked of sacct
     // (one more command) where the cluster keeps accounting, else they are Unknown.
     QHash<QString, core::TaskStatus> poll(const QStringList &taskIds) override;
+    // MaxArraySize and MaxJobCount (`scontrol show config`) and, where the cluster keeps
+    // accounting, the user's MaxSubmitJobs of their associations and QOS (sacctmgr): one command
+    // the first time, then remembered.
+    core::SubmitLimits submitLimits() override;
     // Pending tasks are cancelled; running ones get SIGTERM in their batch shell and their
     // steps (the trainer checkpoints and exits; nothing is SIGKILLed): one remote command.
     void cancel(const QStringList &taskIds) override;
@@ -63,6 +67,9 @@ public:
 
 private:
     QList<core::FileChunk> readFilesSftp(const QList<core::FileRead> &reads);
+    // Fills the queued tasks' expected start (squeue --start): one more command, only when some
+    // task is queued.
+    void expectedStarts(const QStringList &arrays, QHash<QString, core::TaskStatus> &statuses);
 
     ClusterProfile m_profile;
     Connection &m_connection;
@@ -71,6 +78,7 @@ private:
     std::optional<bool> m_perl;
     QString m_root;
     std::optional<slurm::ClusterInfo> m_clusterInfo;  // schedulableNodes' sinfo
+    std::optional<core::SubmitLimits> m_limits;
 };
 
 // --- the pure pieces, tested on their own (tests/unit/tst_slurmexecutor.cpp) -----------------

@@ -126,6 +126,39 @@ Parsed<QList<Accounting>> parseSacct(const QByteArray &out);
 // list past 100,000 names (no real partition is; a typo like "n[1-999999999]" would be).
 Parsed<QStringList> expandHostList(const QString &hostList);
 
+// --- submit limits and the expected start (docs/sweeps.md "Array limits") ----------------------
+
+// The limits a sweep's submissions must stay under, as the cluster states them; 0: none stated.
+struct SubmitLimits {
+    int maxArraySize = 0;  // MaxArraySize: an array's task indices must be below it (default 1001)
+    int maxJobCount = 0;  // MaxJobCount: the job records slurmctld keeps at once (default 10000)
+    int maxSubmitJobs = 0;  // the user's association or QOS: MaxSubmitJobs[PerUser]
+    bool operator==(const SubmitLimits &) const = default;
+};
+// `scontrol show config` ("Key = Value" lines): MaxArraySize and MaxJobCount. An error when
+// neither is there (not scontrol's answer).
+Parsed<SubmitLimits> parseConfigLimits(const QByteArray &out);
+// The user's submit limit from accounting: `sacctmgr -n -P show assoc user=U
+// format=MaxSubmitJobs,QOS` (one "N|qos1,qos2" line per association) and `sacctmgr -n -P show
+// qos format=Name,MaxSubmitJobsPerUser` ("name|N"): the smallest limit of the user's associations
+// and of the QOS they name; 0 where none is set. Lines that are not records (a cluster without
+// accounting says so in words) are skipped.
+int parseSubmitLimit(const QByteArray &assoc, const QByteArray &qos);
+
+// Why sbatch refused a submission, where the reason is a limit that frees as jobs end (held and
+// tried again later, docs/sweeps.md "Array limits"): words for people naming the limit, or empty
+// for any other refusal. Recognized: QOSMaxSubmitJobPerUserLimit, AssocMaxSubmitJobLimit and the
+// other *SubmitJob* limits, "Job violates accounting/QOS policy", MaxJobCount reached ("Resource
+// temporarily unavailable", "Slurm temporarily unable to accept job") and an array larger than
+// MaxArraySize ("Invalid job array specification": the runner's --array is always well formed).
+QString limitRefusal(const QString &sbatchError);
+
+// `date +%z` then `squeue -h -r --start -o <squeueStartFormat()>`: each pending task's expected
+// start, in unix ms, by task id ("123_4"). Slurm prints it in the cluster's local time without a
+// zone, hence the offset line first. "N/A" (not computed yet) and past-less values are left out.
+QByteArray squeueStartFormat();
+Parsed<QHash<QString, qint64>> parseSqueueStart(const QByteArray &out);
+
 // `sinfo -V` / `sbatch -V`: "slurm 22.05.8", "slurm-wlm 22.05.8", "slurm 24.11.0-1" → "22.05.8".
 Parsed<QString> parseVersion(const QByteArray &out);
 

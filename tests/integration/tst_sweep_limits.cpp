@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Array limits and pending reasons (docs/sweeps.md "Array limits", "Why is it pending?") on a
+// fixture Slurm of its own, started with `MaxArraySize=50` (the `cluster_limits` fixture in
+// tests/CMakeLists.txt): the executor reads the limit, an array over it is refused by sbatch and
+// held (never fails the sweep), a 120-trial sweep runs in chunks of at most 50 with every trial
+// run once, a trial over the `debug` partition's MaxTime is said never to start, and a trial
+// waiting behind a job that holds both nodes gets Slurm's expected start.
+#include "remotesupport.h"
+
+#include "orrery/core/store.h"
+#include "orrery/remote/connection.h"
+#include "orrery/remote/shell.h"
+#include "orrery/remote/slurmexecutor.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSet>
+#include <QThread>
+#include <QUuid>
+
+#include <csignal>
+
+using namespace orrery::core;
+using orrery::remote::Connection;
+using orrery::remote::SlurmExecutor;
+
+class TestSweepLimits : public QObject {
+    Q_OBJECT
+
+    orrery::test::TestCluster m_cluster;
+    orrery::test::CliUser m_user;
+    using Result = orrery::test::CliUser::Result;
+    QString m_root;
+
+    Result orrery(const QStringList &args, int timeoutMs = 120'000) { return m_user.run(args, timeoutMs); }
+
+    QString writeSpec(const QString &name, const QByteArray &yaml)
+    {
+        const QString path = m_user.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(yaml);
+        return path;
+    }
+
+    int submit(const QString &spec)
+    {
+        const Result r =
+            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--cluster"),
+                    QStringLiteral("fixture"), QStringLiteral("--json")});
+        if (r.code != 0) {
+            QTest::qFail(qPrintable(r.err + r.out), __FILE__, __LINE__);
+            return 0;
+        }
+        return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
+    }
+
+    QJsonObject status(int sweep)
+    {
+        const Result r = orrery({QStringLiteral("sweep"), QStringLiteral("status"), QString::number(sweep),
+                                 QStringLiteral("--json")});
+        return QJsonDocument::fromJson(r.out.toUtf8()).object();
+    }
+
+    // Runs `sweep watch` until `done` says so (or the deadline); returns what it printed.
+    QString watchUntil(int sweep, int ms, const std::function<bool()> &done)
+    {
+        QProcess p;
+        m_user.start(p,
+                     {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
+                      QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
+        p.waitForStarted();
+        QDeadlineTimer deadline(ms);
+        while (!deadline.hasExpired() && p.state() == QProcess::Running && !done())
+            p.waitForFinished(500);
+        if (p.state() == QProcess::Running) {
+            // Ctrl-C: the watch detaches and gives its lease back, so a cancel need not wait for
+            // the lease to expire.
+            ::kill(pid_t(p.processId()), SIGINT);
+            if (!p.waitForFinished(20'000)) {
+                p.kill();
+                p.waitForFinished();
+            }
+        }
+        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    }
+
+    QByteArray slurm(const QString &command)
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SLURM_CONF"), m_cluster.value("SLURM_CONF"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), command});
+        p.waitForFinished(60'000);
+        return p.readAllStandardOutput() + p.readAllStandardError();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
+        QVERIFY(m_user.isValid());
+        if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
+            QFAIL("ORRERY_CLI must be set (CTest sets it)");
+        m_root = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_sweep_limits-") +
+            QUuid::createUuid().toString(QUuid::Id128);
+        const Result add =
+            orrery(orrery::test::fixtureClusterAdd(m_cluster, QStringLiteral("fixture"), m_root));
+        QVERIFY2(add.code == 0, qPrintable(add.err));
+    }
+
+    // The executor reads the fixture's limits in one command, and an array over MaxArraySize is
+    // refused by the real sbatch as a limit (LaunchHeld: held and tried again), not as an error.
+    void executorReadsLimitsAndHoldsARefusedArray()
+    {
+        Connection connection(orrery::test::clusterEndpoint(m_cluster));
+        orrery::remote::ClusterProfile profile;
+        profile.name = QStringLiteral("fixture");
+        profile.remoteRoot = m_root;
+        profile.partition = QStringLiteral("gpu");
+        SlurmExecutor executor(profile, connection, m_user.filePath(QStringLiteral("config")));
+        const SubmitLimits limits = executor.submitLimits();
+        QCOMPARE(limits.maxArraySize, 50);
+        QCOMPARE(limits.maxJobCount, 10000);  // Slurm's default
+        const auto commands = connection.commandCount();
+        QCOMPARE(executor.submitLimits(), limits);  // remembered
+        QCOMPARE(connection.commandCount(), commands);
+
+        // One array task at a time, never the whole array: a bare job id is refused before any
+        // command runs.
+        try {
+            executor.cancel({QStringLiteral("1")});
+            QFAIL("cancel took a whole array's id");
+        } catch (const orrery::remote::RemoteError &e) {
+            QVERIFY2(e.message().contains(QLatin1String("whole job array")), qPrintable(e.message()));
+        }
+        QCOMPARE(connection.commandCount(), commands);
+
+        LaunchBatch batch;
+        batch.sweepName = QStringLiteral("too-big");
+        batch.sweepDir = m_root + QStringLiteral("/too-big");
+        batch.resources.cpusPerTask = 1;
+        for (int i = 0; i < 51; ++i)  // indices 0-50: 50 is not below MaxArraySize
+            batch.tasks.append({QStringLiteral("%1/%2").arg(batch.sweepDir).arg(i), "x: 1\n", {}, {}});
+        try {
+            executor.launch(batch);
+            QFAIL("sbatch took an array over MaxArraySize");
+        } catch (const LaunchHeld &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("MaxArraySize")), e.what());
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QLatin1String("Invalid job array specification")),
+                     e.what());
+        }
+    }
+
+    // 120 trials of `true` against MaxArraySize 50: chunks of at most 50 launched as room frees,
+    // each trial run exactly once, the sweep finished.
+    void sweepLargerThanMaxArraySizeRunsInChunks()
+    {
+        QByteArray values;
+        for (int i = 0; i < 120; ++i)
+            values += (i ? ", " : "") + QByteArray::number(i);
+        const QString spec =
+            writeSpec(QStringLiteral("chunks.yaml"),
+                      "name: chunks\n"
+                      "command: [\"true\", \"{{i}}\"]\n"
+                      "method: grid\n"
+                      "parameters:\n  i: {values: [" +
+                          values +
+                          "]}\n"
+                          "max_concurrent: 200\n"
+                          "resources: {nodes: 1, cpus_per_task: 1, mem: 64M, time: \"00:05:00\"}\n");
+        const int sweep = submit(spec);
+        QVERIFY(sweep);
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        {
+            // The first chunk only: the rest recorded pending, with why.
+            const QList<Trial> first = store->trials(sweep);
+            QCOMPARE(first.size(), 120);
+            int queued = 0, pending = 0;
+            for (const Trial &t : first) {
+                queued += t.trialState() == TrialState::Queued ? 1 : 0;
+                if (t.trialState() == TrialState::Pending) {
+                    ++pending;
+                    QVERIFY2(t.detail.contains(QLatin1String("MaxArraySize 50")), qPrintable(t.detail));
+                    QVERIFY(t.task.isEmpty());
+                }
+            }
+            QCOMPARE(queued, 50);
+            QCOMPARE(pending, 70);
+            const Result shown =
+                orrery({QStringLiteral("sweep"), QStringLiteral("status"), QString::number(sweep)});
+            QVERIFY2(
+                shown.out.contains(QLatin1String("70 not submitted yet: waiting for room under the cluster's "
+                                                 "MaxArraySize 50")),
+                qPrintable(shown.out));
+        }
+        const QString watched = watchUntil(sweep, 170'000, [] { return false; });
+        const auto sw = store->sweep(sweep);
+        QVERIFY(sw);
+        QVERIFY2(sw->state == QLatin1String("finished"),
+                 qPrintable(sw->state + QLatin1Char(' ') + sw->message + watched.right(3000)));
+        const QList<Trial> attempts = store->trials(sweep);
+        QCOMPARE(attempts.size(), 120);  // one attempt each: nothing ran twice
+        QSet<int> indexes;
+        QHash<QString, int> perArray;
+        for (const Trial &t : attempts) {
+            QVERIFY2(t.trialState() == TrialState::Completed,
+                     qPrintable(QStringLiteral("trial %1: %2 %3").arg(t.index).arg(t.state, t.exitReason)));
+            QCOMPARE(t.attempt, 0);
+            indexes.insert(t.index);
+            ++perArray[t.slurmJobId];
+            QVERIFY2(t.slurmTaskId.toInt() < 50, qPrintable(t.task));
+        }
+        QCOMPARE(indexes.size(), 120);
+        QVERIFY2(perArray.size() >= 3, qPrintable(QStringList(perArray.keys()).join(QLatin1Char(' '))));
+        for (auto it = perArray.cbegin(); it != perArray.cend(); ++it)
+            QVERIFY2(it.value() <= 50, qPrintable(it.key()));
+    }
+
+    // A trial over the `debug` partition's MaxTime (30 min) pends with PartitionTimeLimit: the
+    // status says it never starts, and why.
+    void partitionTimeLimitNeverStarts()
+    {
+        const QString spec =
+            writeSpec(QStringLiteral("too-long.yaml"),
+                      "name: too-long\n"
+                      "command: [\"true\"]\n"
+                      "method: grid\n"
+                      "parameters:\n  i: {value: 1}\n"
+                      "resources: {nodes: 1, cpus_per_task: 1, partition: debug, time: \"01:00:00\"}\n");
+        const int sweep = submit(spec);
+        QVERIFY(sweep);
+        QString note;
+        const QString watched = watchUntil(sweep, 60'000, [&] {
+            const QJsonArray trials = status(sweep).value(QStringLiteral("trials")).toArray();
+            note =
+                trials.isEmpty() ? QString() : trials[0].toObject().value(QStringLiteral("note")).toString();
+            return note.contains(QLatin1String("PartitionTimeLimit"));
+        });
+        QVERIFY2(note.contains(QLatin1String("PartitionTimeLimit")), qPrintable(note + watched));
+        const Result shown =
+            orrery({QStringLiteral("sweep"), QStringLiteral("status"), QString::number(sweep)});
+        QVERIFY2(shown.out.contains(
+                     QStringLiteral("waiting: 1 never starts: PartitionTimeLimit — the time limit is "
+                                    "above the partition's maximum")),
+                 qPrintable(shown.out));
+        const Result cancel =
+            orrery({QStringLiteral("sweep"), QStringLiteral("cancel"), QString::number(sweep)});
+        QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
+    }
+
+    // Behind a job that holds both nodes, a trial pends on Resources with Slurm's expected start
+    // (squeue --start), stored and shown.
+    void expectedStartWhilePendingOnResources()
+    {
+        const QByteArray blocker =
+            slurm(QStringLiteral("sbatch --parsable -N2 --exclusive -t 5 -o /dev/null --wrap 'sleep 300'"))
+                .trimmed();
+        QVERIFY2(!blocker.isEmpty() && blocker.toInt() > 0, blocker.constData());
+        const QString spec = writeSpec(QStringLiteral("waits.yaml"),
+                                       "name: waits\n"
+                                       "command: [\"true\"]\n"
+                                       "method: grid\n"
+                                       "parameters:\n  i: {value: 1}\n"
+                                       "resources: {nodes: 1, cpus_per_task: 1, time: \"00:05:00\"}\n");
+        const int sweep = submit(spec);
+        QJsonObject trial;
+        const QString watched = watchUntil(sweep, 90'000, [&] {
+            const QJsonArray trials = status(sweep).value(QStringLiteral("trials")).toArray();
+            trial = trials.isEmpty() ? QJsonObject() : trials[0].toObject();
+            return trial.contains(QStringLiteral("expected_start_ms")) &&
+                trial.value(QStringLiteral("note")).toString().contains(QLatin1String("(Resources)"));
+        });
+        slurm(QStringLiteral("scancel ") + QString::fromUtf8(blocker));
+        const qint64 start = qint64(trial.value(QStringLiteral("expected_start_ms")).toDouble());
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        // Slurm plans it after the blocker's 5-minute limit, give or take its scheduling rounds.
+        QVERIFY2(start > now && start < now + 30 * 60'000,
+                 qPrintable(QString::number(start - now) + QString::fromUtf8(QJsonDocument(trial).toJson()) +
+                            watched));
+        const QString note = trial.value(QStringLiteral("note")).toString();
+        QVERIFY2(note.contains(QLatin1String("(Resources), expected start in ~")), qPrintable(note));
+        const Result cancel =
+            orrery({QStringLiteral("sweep"), QStringLiteral("cancel"), QString::number(sweep)});
+        QVERIFY2(cancel.code == 0, qPrintable(cancel.err));
+    }
+};
+
+ORRERY_TEST_MAIN(TestSweepLimits, QCoreApplication)
+#include "tst_sweep_limits.moc"
