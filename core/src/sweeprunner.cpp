@@ -3,8 +3,8 @@
 
 #include "orrery/core/command.h"
 #include "orrery/core/earlystop.h"
-#include "orrery/core/healthreport.h"
 #include "orrery/core/format.h"
+#include "orrery/core/healthreport.h"
 #include "orrery/core/runfiles.h"
 #include "orrery/core/sweeprules.h"
 #include "orrery/core/sweepsearch.h"
@@ -1260,7 +1260,8 @@ void SweepRunner::Impl::resolveEnded(const Sweep &sw, Trial t, const TaskStatus 
     std::optional<AttemptVerdict> verdict = attemptVerdict(outcome);
     if (!verdict)
         return;  // nothing known yet: ask again next tick
-    const std::optional<NodeFault> fault = verdict->settled() ? std::nullopt : nodeFault(outcome);
+    const std::optional<NodeFault> fault =
+        verdict->settled() || !executor.choosesNodes() ? std::nullopt : nodeFault(outcome);
     if (fault && verdict->ended == TrialState::Failed)
         verdict->reason = nodeFaultReason(*fault);  // the retry rule counts it apart (isNodeFault)
     if (!st.detail.isEmpty())

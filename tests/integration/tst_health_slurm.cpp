@@ -9,6 +9,7 @@
 
 #include "orrery/core/healthreport.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweeprules.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -95,12 +96,22 @@ private Q_SLOTS:
         const QString out = watchToTheEnd(sweep);
         auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
         const QList<Trial> trials = store->trials(sweep);
-        QCOMPARE(trials.size(), 1);
-        const Trial &t = trials.front();
-        QVERIFY2(t.state == QStringLiteral("failed"),
-                 qPrintable(t.state + QLatin1Char(' ') + t.exitReason + out));
-        QVERIFY2(t.exitReason.contains(QLatin1String("health check failed on node2")),
-                 qPrintable(t.exitReason));
+        // The trial needs both nodes of the partition, so node2 cannot be kept out: each retry
+        // fails its health check again, none uses up `retries` (0 here), and after kMaxNodeFaults
+        // node faults the next counts as the trial's own failure (docs/sweeps.md "Bad nodes kept
+        // out"). Every attempt says why.
+        QCOMPARE(trials.size(), kMaxNodeFaults + 1);
+        for (const Trial &a : trials) {
+            QVERIFY2(a.state == QStringLiteral("failed"),
+                     qPrintable(a.state + QLatin1Char(' ') + a.exitReason + out));
+            QVERIFY2(a.exitReason.contains(QLatin1String("health check failed on node2")),
+                     qPrintable(a.exitReason));
+        }
+        const QList<SuspectNode> suspects = store->suspectNodes(QStringLiteral("bad-node2"));
+        QCOMPARE(suspects.size(), 1);
+        QCOMPARE(suspects.front().node, QStringLiteral("node2"));
+        QCOMPARE(suspects.front().source, QStringLiteral("health"));
+        const Trial &t = trials.back();
         // The program never started.
         QVERIFY(!QFile::exists(QDir(t.runDir).filePath(QStringLiteral("program-ran"))));
         QFile exitFile(QDir(t.runDir).filePath(QStringLiteral("exit.json")));

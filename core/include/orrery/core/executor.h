@@ -165,6 +165,10 @@ public:
     virtual QList<FileChunk> readFiles(const QList<FileRead> &reads) = 0;
     // The task's standard output and error files (`sweep logs`), which may not exist yet.
     virtual QStringList logPaths(const QString &sweepDir, const QString &taskId, const QString &runDir) = 0;
+    // True where a retry can be placed on other nodes than the failed attempt's (Slurm): only then
+    // is a failure blamed on a node a node fault (kept out, retried without using `retries`). This
+    // machine's executor has one node: a failed health check here is the trial's failure.
+    virtual bool choosesNodes() const { return false; }
     // The nodes a trial with these resources may be placed on (Slurm: its partition's nodes, one
     // sinfo the first time, then remembered), so the runner never excludes so many suspect nodes
     // that a trial can no longer fit (docs/sweeps.md "Bad nodes kept out"). Empty: not known, or

@@ -27,6 +27,8 @@ public:
     // `configDir` holds the per-cluster sbatch template override (<configDir>/clusters/NAME.sbatch).
     SlurmExecutor(ClusterProfile profile, Connection &connection, QString configDir);
 
+    // Slurm places each retry on nodes of its choosing (--exclude keeps the suspects out).
+    bool choosesNodes() const override { return true; }
     QString name() const override;
     // The profile's remote root; "~" or "$HOME" at its start resolved on the cluster (one command
     // the first time, then remembered).
