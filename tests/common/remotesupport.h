@@ -7,9 +7,12 @@
 
 #include "orrery/remote/session.h"
 
+#include <QDeadlineTimer>
+#include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <functional>
 #include <optional>
 
 namespace orrery::test {
@@ -73,6 +76,39 @@ public:
         p.setProcessEnvironment(env());
         p.start(qEnvironmentVariable("ORRERY_CLI"), QStringList{QStringLiteral("--db"), db()} + args);
         p.closeWriteChannel();
+    }
+
+    // Writes `bytes` to NAME in this user's home (a sweep spec, a script): its path, "" when it
+    // cannot.
+    QString writeFile(const QString &name, const QByteArray &bytes) const
+    {
+        const QString path = filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
+            return {};
+        return path;
+    }
+
+    // Follows the sweep with `sweep watch` (a tick every 0.25 to 0.5 s) until it ends; `during` is
+    // called every 100 ms meanwhile. Returns what the watcher printed, led by "(watch timed out)"
+    // when the sweep did not end within `timeoutMs`.
+    QString watchSweep(int sweep, int timeoutMs, const std::function<void()> &during = {}) const
+    {
+        QProcess p;
+        start(p,
+              {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
+               QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
+        QDeadlineTimer deadline(timeoutMs);
+        while (!p.waitForFinished(100)) {
+            if (during)
+                during();
+            if (deadline.hasExpired()) {
+                p.kill();
+                p.waitForFinished();
+                return QStringLiteral("(watch timed out)\n") + QString::fromUtf8(p.readAll());
+            }
+        }
+        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
     }
 
 private:

@@ -66,15 +66,7 @@ class TestBadNodes : public QObject {
         return re.match(out).captured(1);
     }
 
-    QString writeSpec(const QString &name, const QByteArray &yaml)
-    {
-        const QString path = m_user.filePath(name);
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return {};
-        f.write(yaml);
-        return path;
-    }
+    QString writeSpec(const QString &name, const QByteArray &yaml) { return m_user.writeFile(name, yaml); }
 
     int submit(const QString &spec)
     {
@@ -86,24 +78,10 @@ class TestBadNodes : public QObject {
         return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
     }
 
-    // Follows the sweep with `sweep watch` until it ends; `during` is called every 100 ms.
+    // Follows the sweep to its end (CliUser::watchSweep); `during` every 100 ms.
     QString watchToTheEnd(int sweep, const std::function<void()> &during = {})
     {
-        QProcess p;
-        m_user.start(p,
-                     {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
-                      QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
-        QDeadlineTimer deadline(150'000);
-        while (!p.waitForFinished(100)) {
-            if (during)
-                during();
-            if (deadline.hasExpired()) {
-                p.kill();
-                p.waitForFinished();
-                return QStringLiteral("(watch timed out)\n") + QString::fromUtf8(p.readAll());
-            }
-        }
-        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        return m_user.watchSweep(sweep, 150'000, during);
     }
 
     QJsonArray suspects()

@@ -66,19 +66,7 @@ class TestHealthSlurm : public QObject {
         return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt(-1);
     }
 
-    QString watchToTheEnd(int sweep)
-    {
-        QProcess p;
-        m_user.start(p,
-                     {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
-                      QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
-        if (!p.waitForFinished(150'000)) {
-            p.kill();
-            p.waitForFinished();
-            return QStringLiteral("(watch timed out)\n") + QString::fromUtf8(p.readAll());
-        }
-        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
-    }
+    QString watchToTheEnd(int sweep) { return m_user.watchSweep(sweep, 150'000); }
 
 private Q_SLOTS:
     void initTestCase()

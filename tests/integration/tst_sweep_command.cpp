@@ -95,35 +95,12 @@ class TestSweepCommand : public QObject {
     using Result = orrery::test::CliUser::Result;
     Result orrery(const QStringList &args, int timeoutMs = 120'000) { return m_user.run(args, timeoutMs); }
 
-    QString writeSpec(const QString &name, const QByteArray &yaml)
-    {
-        const QString path = m_user.filePath(name);
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return {};
-        f.write(yaml);
-        return path;
-    }
+    QString writeSpec(const QString &name, const QByteArray &yaml) { return m_user.writeFile(name, yaml); }
 
-    // Follows the sweep with `sweep watch` (a tick every 0.25 to 0.5 s) until it ends; `during` is
-    // called every 100 ms meanwhile. Returns what the watcher printed.
+    // Follows the sweep to its end (CliUser::watchSweep); `during` every 100 ms.
     QString watchToTheEnd(int sweep, const std::function<void()> &during = {})
     {
-        QProcess p;
-        m_user.start(p,
-                     {QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
-                      QStringLiteral("--pace"), QStringLiteral("0.25,0.5")});
-        QDeadlineTimer deadline(240'000);
-        while (!p.waitForFinished(100)) {
-            if (during)
-                during();
-            if (deadline.hasExpired()) {
-                p.kill();
-                p.waitForFinished();
-                return QStringLiteral("(watch timed out)\n") + QString::fromUtf8(p.readAll());
-            }
-        }
-        return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        return m_user.watchSweep(sweep, 240'000, during);
     }
 
 private Q_SLOTS:

@@ -41,15 +41,7 @@ class TestSweepLimits : public QObject {
 
     Result orrery(const QStringList &args, int timeoutMs = 120'000) { return m_user.run(args, timeoutMs); }
 
-    QString writeSpec(const QString &name, const QByteArray &yaml)
-    {
-        const QString path = m_user.filePath(name);
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return {};
-        f.write(yaml);
-        return path;
-    }
+    QString writeSpec(const QString &name, const QByteArray &yaml) { return m_user.writeFile(name, yaml); }
 
     int submit(const QString &spec)
     {
