@@ -100,8 +100,12 @@ std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome)
     if (outcome.exitJson) {
         const QJsonObject o = QJsonDocument::fromJson(*outcome.exitJson).object();
         f.cause = o.value(QLatin1String("cause")).toString();
-        if (o.value(QLatin1String("state")).toString() != QLatin1String("failed") ||
-            (f.cause != QLatin1String("health") && f.cause != QLatin1String("node")))
+        if (o.value(QLatin1String("state")).toString() != QLatin1String("failed"))
+            return std::nullopt;
+        if (f.cause.isEmpty() && !deviceFaultWords(o.value(QLatin1String("reason")).toString()).isEmpty())
+            f.cause = QStringLiteral("device");
+        if (f.cause != QLatin1String("health") && f.cause != QLatin1String("node") &&
+            f.cause != QLatin1String("device"))
             return std::nullopt;
         const QString node = o.value(QLatin1String("node")).toString().trimmed();
         f.nodes = !node.isEmpty()       ? QStringList{node}
@@ -132,6 +136,17 @@ std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome)
     if (f.nodes.isEmpty())
         return std::nullopt;  // nobody to blame: an ordinary failure
     return f;
+}
+
+QString deviceFaultWords(const QString &reason)
+{
+    static const QRegularExpression words(
+        QStringLiteral("uncorrectable ECC error|unspecified launch failure|fallen off the bus|"
+                       "(?:device|devices|device\\(s\\)) (?:is |are |is/are )?busy or unavailable|"
+                       "no CUDA-capable device|unhandled cuda error|unhandled system error|\\bXid\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch m = words.match(reason);
+    return m.hasMatch() ? m.captured(0) : QString();
 }
 
 QString nodeFaultReason(const NodeFault &fault)

@@ -1135,6 +1135,34 @@ private Q_SLOTS:
         QTest::newRow("preempted-with-a-cause-is-not-a-fault")
             << withExit(R"({"state":"preempted","cause":"node","node":"node2"})", one) << QStringList() << ""
             << "";
+        // The bundled trainer writes the exception's text: CUDA's and NCCL's words for a broken
+        // GPU blame a one-node attempt's node; a model too large or a bug does not.
+        QTest::newRow("ecc-error-blames-the-one-node")
+            << withExit(R"({"state":"failed","reason":"CUDA error: uncorrectable ECC error encountered"})",
+                        one)
+            << one << "device"
+            << "CUDA error: uncorrectable ECC error encountered";
+        QTest::newRow("nccl-cuda-error-names-its-node")
+            << withExit(R"({"state":"failed","reason":"NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled )"
+                        R"(cuda error","node":"gpu07"})",
+                        two)
+            << QStringList{QStringLiteral("gpu07")} << "device"
+            << "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error";
+        QTest::newRow("device-fault-over-two-nodes-blames-nobody")
+            << withExit(R"({"state":"failed","reason":"CUDA error: unspecified launch failure"})", two)
+            << QStringList() << ""
+            << "";
+        QTest::newRow("cuda-oom-is-the-trials")
+            << withExit(R"({"state":"failed","reason":"CUDA out of memory. Tried to allocate 2.00 GiB"})",
+                        one)
+            << QStringList() << ""
+            << "";
+        QTest::newRow("illegal-memory-access-is-the-trials")
+            << withExit(
+                   R"({"state":"failed","reason":"CUDA error: an illegal memory access was encountered"})",
+                   one)
+            << QStringList() << ""
+            << "";
         QTest::newRow("unreadable-exit-json") << withExit("{oops", one) << QStringList() << ""
                                               << "";
         QTest::newRow("slurm-node-fail-blames-the-attempts-nodes")
@@ -1180,6 +1208,39 @@ private Q_SLOTS:
         QVERIFY(!isNodeFault(attempt(0, TrialState::Failed, reason)));
         t.setState(TrialState::Stopped);
         QVERIFY(!isNodeFault(t));
+    }
+
+    void deviceFaultWords_data()
+    {
+        QTest::addColumn<QString>("reason");
+        QTest::addColumn<QString>("words");
+        QTest::newRow("ecc") << "CUDA error: uncorrectable ECC error encountered"
+                             << "uncorrectable ECC error";
+        QTest::newRow("launch") << "CUDA error: unspecified launch failure"
+                                << "unspecified launch failure";
+        QTest::newRow("bus") << "GPU 3 has fallen off the bus"
+                             << "fallen off the bus";
+        QTest::newRow("busy") << "CUDA error: all CUDA-capable devices are busy or unavailable"
+                              << "devices are busy or unavailable";
+        QTest::newRow("none") << "CUDA error: no CUDA-capable device is detected"
+                              << "no CUDA-capable device";
+        QTest::newRow("nccl-system") << "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO)"
+                                     << "unhandled system error";
+        QTest::newRow("xid") << "NVRM: Xid 79 on GPU 0"
+                             << "Xid";
+        QTest::newRow("oom") << "CUDA out of memory"
+                             << "";
+        QTest::newRow("illegal") << "CUDA error: an illegal memory access was encountered"
+                                 << "";
+        QTest::newRow("xidden-word") << "xidden loss"
+                                     << "";
+        QTest::newRow("nan") << "loss is nan at step 40"
+                             << "";
+    }
+    void deviceFaultWords()
+    {
+        QFETCH(QString, reason);
+        QTEST(orrery::core::deviceFaultWords(reason), "words");
     }
 
     // A failure on a bad node does not use up `retries` (retries: 0 still resubmits), is bounded

@@ -62,16 +62,25 @@ constexpr int kMaxNodeFaults = 5;
 struct NodeFault {
     QStringList nodes;  // the nodes blamed; never empty
     // "health" (the health check failed), "node" (the node itself: a rank's CUDA/NCCL device
-    // error, a node-level OOM-kill, as exit.json's "cause" says), "node-fail" (Slurm's
-    // NODE_FAIL), "oom" (Slurm's OUT_OF_MEMORY on a one-node attempt).
+    // error, a node-level OOM-kill, as exit.json's "cause" says), "device" (exit.json's reason is
+    // a device fault: deviceFaultWords), "node-fail" (Slurm's NODE_FAIL), "oom" (Slurm's
+    // OUT_OF_MEMORY on a one-node attempt).
     QString cause;
     QString reason;  // what happened, in words ("health check failed on node2: ...")
 };
 // Which failures are node-level, and which node: exit.json with state failed and "cause" health
-// or node (its "node", else the attempt's node when it had one); with no exit.json, Slurm's
-// NODE_FAIL (the attempt's nodes) or OUT_OF_MEMORY on a one-node attempt. nullopt for anything
-// else, and where no node can be named.
+// or node (its "node", else the attempt's node when it had one), or without a cause a reason that
+// names a device fault (deviceFaultWords: the bundled trainer writes the exception's text, and
+// LibTorch's and NCCL's words for a broken GPU are these); with no exit.json, Slurm's NODE_FAIL
+// (the attempt's nodes) or OUT_OF_MEMORY on a one-node attempt. nullopt for anything else, and
+// where no node can be named.
 std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome);
+// The words of a failure that is the GPU's or the node's, not the program's: CUDA's
+// "uncorrectable ECC error encountered", "unspecified launch failure", "GPU has fallen off the bus",
+// "all CUDA-capable devices are busy or unavailable", "no CUDA-capable device is detected", NCCL's
+// "unhandled cuda error" and "unhandled system error", an Xid. Not "out of memory" nor "an illegal
+// memory access" (a model too large, a bug: the trial's own). Empty when `reason` names none.
+QString deviceFaultWords(const QString &reason);
 // The reason an attempt that failed on a bad node records: "node fault on node2 (health): <why>".
 // isNodeFault recognises it in a stored attempt (so the retry rule counts it apart, after a
 // restart too, without a column of its own).
