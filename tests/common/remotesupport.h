@@ -9,6 +9,8 @@
 
 #include <QDeadlineTimer>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 
@@ -87,6 +89,20 @@ public:
         if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
             return {};
         return path;
+    }
+
+    // `sweep submit SPEC --cluster CLUSTER --json`: the new sweep's id, or -1 with what the CLI
+    // said in *problem.
+    int submitSweep(const QString &spec, const QString &cluster, QString *problem) const
+    {
+        const Result r = run({QStringLiteral("sweep"), QStringLiteral("submit"), spec,
+                              QStringLiteral("--cluster"), cluster, QStringLiteral("--json")});
+        const int id = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt(-1);
+        if (r.code != 0 || id < 0) {
+            *problem = QStringLiteral("sweep submit (exit %1): %2").arg(r.code).arg(r.err + r.out);
+            return -1;
+        }
+        return id;
     }
 
     // Follows the sweep with `sweep watch` (a tick every 0.25 to 0.5 s) until it ends; `during` is

@@ -70,12 +70,11 @@ class TestBadNodes : public QObject {
 
     int submit(const QString &spec)
     {
-        const Result r =
-            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--cluster"),
-                    QStringLiteral("fixture"), QStringLiteral("--json")});
-        if (r.code != 0)
-            qWarning("%s", qPrintable(r.err + r.out));
-        return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
+        QString problem;
+        const int id = m_user.submitSweep(spec, QStringLiteral("fixture"), &problem);
+        if (id < 0)
+            qWarning("%s", qPrintable(problem));
+        return id;
     }
 
     // Follows the sweep to its end (CliUser::watchSweep); `during` every 100 ms.

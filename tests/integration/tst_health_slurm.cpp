@@ -46,24 +46,20 @@ class TestHealthSlurm : public QObject {
     // One two-node trial of a command that only marks that it ran; the check opted in.
     int submit(const QString &cluster)
     {
-        const QString path = m_user.filePath(cluster + QStringLiteral(".yaml"));
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return -1;
-        f.write("name: health\n"
-                "experiment: health-slurm\n"
-                "command: [touch, \"{{run_dir}}/program-ran\"]\n"
-                "method: grid\n"
-                "parameters:\n"
-                "  x: {value: 1}\n"
-                "resources: {nodes: 2, cpus_per_task: 1, time: \"00:05:00\"}\n"
-                "health_check: {cpu_memory_mb: 16, timeout_s: 60}\n");
-        f.close();
-        const Result r = orrery({QStringLiteral("sweep"), QStringLiteral("submit"), path,
-                                 QStringLiteral("--cluster"), cluster, QStringLiteral("--json")});
-        if (r.code != 0)
-            qWarning("%s", qPrintable(r.err + r.out));
-        return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt(-1);
+        const QString path = m_user.writeFile(cluster + QStringLiteral(".yaml"),
+                                              "name: health\n"
+                                              "experiment: health-slurm\n"
+                                              "command: [touch, \"{{run_dir}}/program-ran\"]\n"
+                                              "method: grid\n"
+                                              "parameters:\n"
+                                              "  x: {value: 1}\n"
+                                              "resources: {nodes: 2, cpus_per_task: 1, time: \"00:05:00\"}\n"
+                                              "health_check: {cpu_memory_mb: 16, timeout_s: 60}\n");
+        QString problem;
+        const int id = m_user.submitSweep(path, cluster, &problem);
+        if (id < 0)
+            qWarning("%s", qPrintable(problem));
+        return id;
     }
 
     QString watchToTheEnd(int sweep) { return m_user.watchSweep(sweep, 150'000); }

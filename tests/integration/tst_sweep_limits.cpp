@@ -45,14 +45,13 @@ class TestSweepLimits : public QObject {
 
     int submit(const QString &spec)
     {
-        const Result r =
-            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--cluster"),
-                    QStringLiteral("fixture"), QStringLiteral("--json")});
-        if (r.code != 0) {
-            QTest::qFail(qPrintable(r.err + r.out), __FILE__, __LINE__);
+        QString problem;
+        const int id = m_user.submitSweep(spec, QStringLiteral("fixture"), &problem);
+        if (id < 0) {
+            QTest::qFail(qPrintable(problem), __FILE__, __LINE__);
             return 0;
         }
-        return QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
+        return id;
     }
 
     QJsonObject status(int sweep)
