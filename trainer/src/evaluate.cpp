@@ -133,7 +133,7 @@ Evaluator::Evaluator(const Config &c, const ShapesSpec &spec, const torch::Devic
     m_dataScore = total / double(real.size());
 }
 
-torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
+torch::Tensor Evaluator::samples(DenoiserImpl &model, std::int64_t count)
 {
     std::vector<std::int64_t> labels;
     for (std::int64_t i = 0; i < count; ++i)
@@ -155,7 +155,7 @@ torch::Tensor Evaluator::samples(VideoUNet &model, std::int64_t count)
                       m_c.b("sample.clip_x0"), reference);
 }
 
-std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model)
+std::vector<std::pair<std::string, double>> Evaluator::evaluate(DenoiserImpl &model)
 {
     torch::NoGradGuard ng;
     std::vector<std::pair<std::string, double>> out;
@@ -169,7 +169,7 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(VideoUNet &model
         const auto ref = m_c.b("model.reference_frame") ? x0.select(2, 0) : torch::Tensor();
         for (std::size_t i = 0; i < times.size(); ++i) {
             const auto t = torch::full({B}, times[i], x0.options());
-            const auto v = model->forward(noisyInput(x0, noise, t), t, labels, ref).to(torch::kFloat32);
+            const auto v = model.forward(noisyInput(x0, noise, t), t, labels, ref).to(torch::kFloat32);
             sums[i] += torch::mse_loss(v, velocityTarget(x0, noise)).item<double>();
         }
     }

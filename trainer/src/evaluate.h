@@ -40,8 +40,8 @@ public:
     // only (it knows what their labels mean); real data get the held-out loss.
     Evaluator(const Config &c, const ShapesSpec &spec, const torch::Device &device, ClipSource clips = {});
     // sample.count clips (labels 0, 1, 2, ... mod classes) from fixed noise, with the sampler.
-    torch::Tensor samples(VideoUNet &model, std::int64_t count);
-    std::vector<std::pair<std::string, double>> evaluate(VideoUNet &model);
+    torch::Tensor samples(DenoiserImpl &model, std::int64_t count);
+    std::vector<std::pair<std::string, double>> evaluate(DenoiserImpl &model);
 
 private:
     const Config &m_c;

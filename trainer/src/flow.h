@@ -49,7 +49,7 @@ inline torch::Tensor flowLoss(const torch::Tensor &v, const torch::Tensor &targe
 // t_i = (1 - i/steps)^timePower: a power above 1 spends the steps near t = 0, where the last step
 // leaves t_last x (the model's error on the noise) in the sample (EDM's rho schedule does the same).
 // clipX0: each step's predicted clean clip is clamped to [-1, 1] before stepping towards it.
-torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
+torch::Tensor sampleFlow(DenoiserImpl &model, const torch::Tensor &noise, const torch::Tensor &labels,
                          std::int64_t nullLabel, int steps, double guidance, double timePower = 1.0,
                          bool clipX0 = false, const torch::Tensor &reference = {});
 

@@ -123,7 +123,7 @@ torch::Tensor UNetBlockImpl::forward(torch::Tensor x, const torch::Tensor &emb, 
     return x;
 }
 
-VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
+VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : DenoiserImpl(o)
 {
     const std::int64_t ch = o.channels, emb = 4 * o.channels;
     const std::int64_t inCh = o.inChannels * (o.referenceFrame ? 2 : 1) * o.patch * o.patch;
@@ -175,8 +175,8 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : m_opt(o)
     zeroInit(*convOut);
 }
 
-torch::Tensor VideoUNetImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
-                                     const torch::Tensor &labels, const torch::Tensor &reference)
+torch::Tensor DenoiserImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
+                                    const torch::Tensor &labels, const torch::Tensor &reference)
 {
     if (!m_opt.precondition)
         return network(x, t, labels, reference);
@@ -246,6 +246,13 @@ torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor
     if (m_opt.patch > 1)
         out = F::pixel_shuffle(out, m_opt.patch);
     return out.reshape({b, frames, c, h, w}).permute({0, 2, 1, 3, 4});
+}
+
+Denoiser makeDenoiser(const ModelOptions &o)
+{
+    if (o.arch == "unet")
+        return std::make_shared<VideoUNetImpl>(o);
+    throw std::runtime_error("model.arch " + o.arch + ": no such backbone (unet, dit)");
 }
 
 std::int64_t parameterCount(const torch::nn::Module &m)

@@ -12,12 +12,15 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace orrery::train {
 
 struct ModelOptions {
+    std::string arch = "unet";  // model.arch: unet | dit
     std::int64_t inChannels = 3;
     std::int64_t channels = 32;
     std::vector<std::int64_t> mult{1, 2};
@@ -29,11 +32,42 @@ struct ModelOptions {
     std::int64_t frames = 8;
     std::int64_t patch = 1;  // pixel-unshuffle p x p patches into channels first (DiT's patch size)
     bool referenceFrame = false;
+    // The DiT's (model.arch dit; dit.h): channels is its width, patch its spatial patch size.
+    std::int64_t depth = 4;  // transformer blocks
+    std::int64_t patchT = 1;  // frames per patch
+    double mlpRatio = 4.0;
+    bool fullAttention = false;  // joint space-time attention instead of spatial + temporal
+    // Both: each block's activations recomputed in the backward pass (recompute.h).
+    bool activationCheckpointing = false;
     // Preconditioning (EDM, Karras et al. 2022, written for rectified flow): the network predicts
     // the residual of the best linear estimate of v given x_t, for data of this mean and std.
     bool precondition = true;
     double dataMean = 0.0, dataStd = 0.5;
 };
+
+// What both backbones are: the velocity of noisy clips, preconditioned. forward() wraps the
+// backbone's network() in the preconditioning, so the UNet and the DiT share the objective, the
+// sampler, EMA, checkpoints and evaluation.
+class DenoiserImpl : public torch::nn::Module {
+public:
+    explicit DenoiserImpl(ModelOptions o) : m_opt(std::move(o)) { }
+    // x: noisy clips [B, C, T, H, W]; t: flow time in [0, 1] [B]; labels [B] (o.classes = none);
+    // reference: clean first frames [B, C, H, W] (when o.referenceFrame). Returns the velocity
+    // (float32 when preconditioned).
+    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
+                          const torch::Tensor &reference = {});
+    const ModelOptions &options() const { return m_opt; }
+
+protected:
+    // The backbone on preconditioned input: [B, C, T, H, W] in, the same shape out.
+    virtual torch::Tensor network(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
+                                  const torch::Tensor &reference) = 0;
+    ModelOptions m_opt;
+};
+using Denoiser = std::shared_ptr<DenoiserImpl>;
+
+// The backbone o.arch names ("unet" or "dit"), with fresh weights from torch's generator.
+Denoiser makeDenoiser(const ModelOptions &o);
 
 class ResBlockImpl : public torch::nn::Module {
 public:
@@ -86,20 +120,15 @@ private:
 };
 TORCH_MODULE(UNetBlock);
 
-class VideoUNetImpl : public torch::nn::Module {
+class VideoUNetImpl : public DenoiserImpl {
 public:
     explicit VideoUNetImpl(const ModelOptions &o);
-    // x: noisy clips [B, C, T, H, W]; t: flow time in [0, 1] [B]; labels [B] (o.classes = none);
-    // reference: clean first frames [B, C, H, W] (when o.referenceFrame). Returns the velocity
-    // (float32 when preconditioned).
-    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
-                          const torch::Tensor &reference = {});
-    const ModelOptions &options() const { return m_opt; }
+
+protected:
+    torch::Tensor network(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
+                          const torch::Tensor &reference) override;
 
 private:
-    torch::Tensor network(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
-                          const torch::Tensor &reference);
-    ModelOptions m_opt;
     torch::nn::Conv2d convIn{nullptr}, convOut{nullptr};
     torch::nn::GroupNorm normOut{nullptr};
     torch::nn::Linear time1{nullptr}, time2{nullptr};
@@ -107,7 +136,6 @@ private:
     torch::nn::ModuleList down, downsample, mid, up, upsample;
     std::vector<std::int64_t> m_downPerLevel;
 };
-TORCH_MODULE(VideoUNet);
 
 std::int64_t parameterCount(const torch::nn::Module &m);
 

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "train.h"
 
+#include "checkpoint.h"
 #include "data.h"
 #include "distributed.h"
 #include "evaluate.h"
 #include "flow.h"
 #include "model.h"
+#include "optimizer.h"
 #include "phases.h"
 #include "runlog.h"
 #include "sysmetrics.h"
@@ -24,9 +26,8 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
+
+#include <sys/resource.h>
 
 namespace orrery::train {
 
@@ -45,6 +46,14 @@ double now()
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// This process's peak resident memory (what a CPU rank's memory budget is about).
+double peakRssBytes()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) * 1024.0;  // Linux: kilobytes
+}
+
 // Linear warmup, then cosine from lr to lr * min_ratio at the last step.
 double learningRate(const Config &c, std::int64_t step)
 {
@@ -60,6 +69,7 @@ double learningRate(const Config &c, std::int64_t step)
 ModelOptions modelOptions(const Config &c)
 {
     ModelOptions o;
+    o.arch = c.s("model.arch");
     o.channels = c.i("model.channels");
     o.mult.clear();
     for (double m : c.list("model.channel_mult"))
@@ -77,6 +87,11 @@ ModelOptions modelOptions(const Config &c)
     o.precondition = c.b("model.precondition");
     o.dataMean = c.f("model.data_mean");
     o.dataStd = c.f("model.data_std");
+    o.depth = c.i("model.depth");
+    o.patchT = c.i("model.patch_t");
+    o.mlpRatio = c.f("model.mlp_ratio");
+    o.fullAttention = c.s("model.attention") == "full";
+    o.activationCheckpointing = c.b("train.activation_checkpointing");
     return o;
 }
 
@@ -113,115 +128,9 @@ ClipSource clipSource(const std::shared_ptr<VideoDataset> &videos)
     return [videos](std::uint64_t index) { return videos->clip(index); };
 }
 
-struct Checkpointer {
-    fs::path dir;
-    int keep;
-
-    static std::string name(std::int64_t step) { return "step-" + std::to_string(step) + ".ckpt"; }
-
-    std::optional<fs::path> latest() const
-    {
-        std::ifstream in(dir / "latest");
-        std::string file;
-        if (in && std::getline(in, file) && !file.empty() && fs::exists(dir / file))
-            return dir / file;
-        return std::nullopt;
-    }
-
-    void save(std::int64_t step, VideoUNet &model, VideoUNet &ema, const std::vector<torch::Tensor> &expAvg,
-              const std::vector<torch::Tensor> &expAvgSq, const std::vector<torch::Tensor> &steps,
-              std::uint64_t seed, int world)
-    {
-        torch::serialize::OutputArchive a;
-        for (const auto &p : model->named_parameters())
-            a.write("model/" + p.key(), p.value().detach().cpu());
-        for (const auto &p : model->named_buffers())
-            a.write("model_buf/" + p.key(), p.value().cpu());
-        for (const auto &p : ema->named_parameters())
-            a.write("ema/" + p.key(), p.value().detach().cpu());
-        for (std::size_t i = 0; i < expAvg.size(); ++i) {
-            a.write("optim/exp_avg/" + std::to_string(i), expAvg[i].cpu());
-            a.write("optim/exp_avg_sq/" + std::to_string(i), expAvgSq[i].cpu());
-            a.write("optim/step/" + std::to_string(i), steps[i].cpu());
-        }
-        // The data position and every random draw are functions of (seed, step, rank), so the
-        // step and the seed are the whole RNG and data state.
-        a.write("meta/step", torch::tensor(step));
-        a.write("meta/seed", torch::tensor(std::int64_t(seed)));
-        a.write("meta/world_size", torch::tensor(std::int64_t(world)));
-        std::ostringstream bytes;
-        a.save_to(bytes);
-        writeFileAtomically((dir / name(step)).string(), bytes.str());
-        writeFileAtomically((dir / "latest").string(), name(step) + "\n");
-        // Keep the newest `keep`.
-        std::vector<std::pair<std::int64_t, fs::path>> all;
-        static const std::regex re(R"(step-(\d+)\.ckpt)");
-        for (const auto &e : fs::directory_iterator(dir)) {
-            std::smatch m;
-            const std::string f = e.path().filename().string();
-            if (std::regex_match(f, m, re))
-                all.emplace_back(std::stoll(m[1]), e.path());
-        }
-        std::sort(all.begin(), all.end());
-        for (std::size_t i = 0; i + std::size_t(keep) < all.size(); ++i)
-            fs::remove(all[i].second);
-    }
-
-    std::int64_t load(const fs::path &file, VideoUNet &model, VideoUNet &ema,
-                      std::vector<torch::Tensor> &expAvg, std::vector<torch::Tensor> &expAvgSq,
-                      std::vector<torch::Tensor> &steps)
-    {
-        torch::serialize::InputArchive a;
-        a.load_from(file.string());
-        torch::NoGradGuard ng;
-        auto read = [&](const std::string &key, torch::Tensor &into) { readTensor(a, file, key, into); };
-        for (auto &p : model->named_parameters())
-            read("model/" + p.key(), p.value());
-        for (auto &p : model->named_buffers())
-            read("model_buf/" + p.key(), p.value());
-        for (auto &p : ema->named_parameters())
-            read("ema/" + p.key(), p.value());
-        for (std::size_t i = 0; i < expAvg.size(); ++i) {
-            read("optim/exp_avg/" + std::to_string(i), expAvg[i]);
-            read("optim/exp_avg_sq/" + std::to_string(i), expAvgSq[i]);
-            read("optim/step/" + std::to_string(i), steps[i]);
-        }
-        torch::Tensor step;
-        a.read("meta/step", step);
-        return step.item<std::int64_t>();
-    }
-
-    // Only the EMA weights (what evaluation and sampling use): no optimizer state in memory.
-    static std::int64_t loadEma(const fs::path &file, VideoUNet &ema)
-    {
-        torch::serialize::InputArchive a;
-        a.load_from(file.string());
-        torch::NoGradGuard ng;
-        for (auto &p : ema->named_parameters())
-            readTensor(a, file, "ema/" + p.key(), p.value());
-        for (auto &p : ema->named_buffers())
-            readTensor(a, file, "model_buf/" + p.key(), p.value());
-        torch::Tensor step;
-        a.read("meta/step", step);
-        return step.item<std::int64_t>();
-    }
-
-    static void readTensor(torch::serialize::InputArchive &a, const fs::path &file, const std::string &key,
-                           torch::Tensor &into)
-    {
-        torch::Tensor t;
-        if (!a.try_read(key, t))
-            throw std::runtime_error(file.string() + ": no '" + key + "' (a checkpoint of another model?)");
-        if (t.sizes() != into.sizes())
-            throw std::runtime_error(file.string() + ": '" + key +
-                                     "' has another shape (a different config?)");
-        into.copy_(t);
-    }
-};
-
 }  // namespace
 
-torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const torch::Tensor &labels,
+torch::Tensor sampleFlow(DenoiserImpl &model, const torch::Tensor &noise, const torch::Tensor &labels,
                          std::int64_t nullLabel, int steps, double guidance, double timePower, bool clipX0,
                          const torch::Tensor &reference)
 {
@@ -234,7 +143,7 @@ torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const tor
         const double t = std::pow(1.0 - double(i) / steps, timePower),
                      tNext = std::pow(1.0 - double(i + 1) / steps, timePower);
         const auto tt = torch::full({2 * b}, t, noise.options());
-        const auto v2 = model->forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
+        const auto v2 = model.forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
         const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
         auto v = vu + guidance * (vc - vu);
         if (clipX0) {
@@ -251,7 +160,7 @@ torch::Tensor sampleFlow(VideoUNet &model, const torch::Tensor &noise, const tor
 std::int64_t modelParameterCount(const Config &config)
 {
     torch::NoGradGuard ng;
-    return parameterCount(*VideoUNet(modelOptions(config)));
+    return parameterCount(*makeDenoiser(modelOptions(config)));
 }
 
 std::string evaluateCheckpoint(const Config &c, const std::string &path, const std::string &samplesDir)
@@ -267,20 +176,20 @@ std::string evaluateCheckpoint(const Config &c, const std::string &path, const s
         throw std::runtime_error(path + ": no such file");
     }
     const torch::Device device = useCuda(c) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
-    VideoUNet ema(modelOptions(c));
-    const std::int64_t step = Checkpointer::loadEma(file, ema);
+    const Denoiser ema = makeDenoiser(modelOptions(c));
+    const std::int64_t step = Checkpointer::loadEma(file, *ema);
     ema->to(device);
     ema->eval();
 
     Evaluator evaluator(c, shapesSpec(c), device, clipSource(videoDataset(c, 0, 1)));
     nlohmann::json out{{"checkpoint", file.string()}, {"step", step}};
     nlohmann::json metrics = nlohmann::json::object();
-    for (const auto &[k, v] : evaluator.evaluate(ema))
+    for (const auto &[k, v] : evaluator.evaluate(*ema))
         metrics[k] = v;
     out["metrics"] = metrics;
     if (!samplesDir.empty()) {
         fs::create_directories(samplesDir);
-        const auto generated = evaluator.samples(ema, c.i("sample.count"));
+        const auto generated = evaluator.samples(*ema, c.i("sample.count"));
         const std::string video = writeSamples(samplesDir, step, generated, int(c.i("sample.fps")), 4);
         out["samples"] = {(fs::path(samplesDir) / video).string(),
                           (fs::path(samplesDir) / ("step-" + std::to_string(step) + ".png")).string()};
@@ -362,34 +271,25 @@ int runTraining(const RunOptions &opt)
 
         const auto seed = std::uint64_t(c.i("seed"));
         torch::manual_seed(seed);  // the same initial weights on every rank
-        VideoUNet model(modelOptions(c));
-        VideoUNet ema(modelOptions(c));
+        const Denoiser model = makeDenoiser(modelOptions(c));
+        const Denoiser ema = makeDenoiser(modelOptions(c));
         model->to(device);
         ema->to(device);
-        std::vector<torch::Tensor> params, emaParams, expAvg, expAvgSq, steps;
-        for (auto &p : model->parameters()) {
-            params.push_back(p);
-            expAvg.push_back(torch::zeros_like(p));
-            expAvgSq.push_back(torch::zeros_like(p));
-            steps.push_back(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
-        }
-        for (auto &p : ema->parameters())
-            emaParams.push_back(p);
         {
             torch::NoGradGuard ng;
-            for (std::size_t i = 0; i < params.size(); ++i)
-                emaParams[i].copy_(params[i]);
-            for (auto &p : ema->parameters())
-                p.requires_grad_(false);
+            const auto from = model->parameters(), to = ema->parameters();
+            for (std::size_t i = 0; i < from.size(); ++i)
+                to[i].copy_(from[i]).requires_grad_(false);
         }
         ema->eval();
+        Optimizer optimizer(pg, c, model->parameters(), ema->parameters());
 
         Checkpointer ckpt{ckptDir, int(c.i("train.keep_checkpoints"))};
         std::string resumedFrom;
         if (opt.resume) {
             // Every rank reads the shared run dir's checkpoint.
             if (const auto file = ckpt.latest()) {
-                step = ckpt.load(*file, model, ema, expAvg, expAvgSq, steps);
+                step = Checkpointer::load(*file, *model, *ema, optimizer);
                 resumedFrom = file->filename().string();
                 resumeStep = checkpointStep = step;
             }
@@ -397,7 +297,6 @@ int runTraining(const RunOptions &opt)
 
         const std::int64_t B = c.i("train.batch_size"), accum = c.i("train.grad_accum"),
                            total = c.i("train.steps");
-        GradientSync sync(pg, params, c.f("dist.bucket_mb"));
         nlohmann::json params_json = nlohmann::json::object();
         for (const auto &[k, v] : c.flat())
             params_json[k] = v;
@@ -408,7 +307,10 @@ int runTraining(const RunOptions &opt)
                    {"precision", bf16 ? "bf16" : "fp32"},
                    {"rendezvous", r.source},
                    {"process_group", pg.backend()},
-                   {"gradient_buckets", sync.bucketCount()},
+                   {"gradient_buckets", optimizer.bucketCount()},
+                   {"arch", model->options().arch},
+                   {"shard", optimizer.sharding()},
+                   {"optimizer_state_bytes", optimizer.stateBytes()},
                    {"parameters", parameterCount(*model)},
                    {"resumed_from", resumedFrom},
                    {"config_file", opt.configPath},
@@ -443,8 +345,6 @@ int runTraining(const RunOptions &opt)
         auto normAcc = torch::zeros_like(lossAcc);
         double windowStart = now(), dataWait = 0;
         std::int64_t windowSteps = 0;
-        const double clip = c.f("optim.grad_clip");
-        const double decay = c.f("train.ema_decay");
         const bool unitWeight = c.s("train.loss_weighting") == "unit";
 
         auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
@@ -453,7 +353,7 @@ int runTraining(const RunOptions &opt)
             const auto back = clock.current();
             if (samples) {
                 enter(PhaseClock::Sample);
-                const auto generated = evaluator.samples(ema, c.i("sample.count"));
+                const auto generated = evaluator.samples(*ema, c.i("sample.count"));
                 const std::string name =
                     writeSamples((runDir / "samples").string(), at, generated, int(c.i("sample.fps")), 4);
                 log.artifact(at, "samples/" + name, "video");
@@ -461,15 +361,15 @@ int runTraining(const RunOptions &opt)
             }
             if (eval) {
                 enter(PhaseClock::Eval);
-                log.metrics(at, evaluator.evaluate(ema));
+                log.metrics(at, evaluator.evaluate(*ema));
             }
             enter(back);
         };
         auto checkpoint = [&](std::int64_t at) {
             const auto back = clock.current();
             enter(PhaseClock::Checkpoint);
+            ckpt.save(at, *model, *ema, optimizer, seed, r.worldSize, lead);
             if (lead) {
-                ckpt.save(at, model, ema, expAvg, expAvgSq, steps, seed, r.worldSize);
                 log.artifact(at, "checkpoints/" + Checkpointer::name(at), "checkpoint");
                 log.status("checkpointed", "step " + std::to_string(at));
             }
@@ -508,7 +408,7 @@ int runTraining(const RunOptions &opt)
             ++step;
             const double lr = learningRate(c, step);
             for (std::int64_t micro = 0; micro < accum; ++micro) {
-                sync.setSyncEnabled(micro == accum - 1);  // no sync on accumulation micro-steps
+                optimizer.setSyncEnabled(micro == accum - 1);  // no sync on accumulation micro-steps
                 double waited = 0;
                 Batch batch = loader.next(&waited);
                 dataWait += waited;
@@ -533,29 +433,7 @@ int runTraining(const RunOptions &opt)
                 loss.backward();
                 lossAcc += loss.detach();
             }
-            sync.finish();
-            std::vector<torch::Tensor> grads;
-            grads.reserve(params.size());
-            for (auto &p : params)
-                grads.push_back(p.grad());
-            {
-                torch::NoGradGuard ng;
-                const auto norm =
-                    torch::stack(at::_foreach_norm(grads)).norm();  // stays on the device: no sync
-                normAcc += norm;
-                if (clip > 0)
-                    at::_foreach_mul_(grads, torch::clamp_max(clip / (norm + 1e-6), 1.0));
-                // The kernel reads the step count; the caller increments it (as torch.optim does).
-                at::_foreach_add_(steps, 1.0);
-                at::_fused_adamw_(params, grads, expAvg, expAvgSq, {}, steps, lr, c.f("optim.beta1"),
-                                  c.f("optim.beta2"), c.f("optim.weight_decay"), 1e-8, false, false);
-                // EMA warm-up (as diffusers' EMAModel): early on the average follows the weights
-                // closely, else a short run's EMA would still be its random initialisation.
-                const double d = std::min(decay, (1.0 + double(step)) / (10.0 + double(step)));
-                at::_foreach_lerp_(emaParams, params, 1.0 - d);
-                for (auto &g : grads)
-                    g.zero_();
-            }
+            normAcc += optimizer.step(lr, step);
             ++windowSteps;
 
             if (step % logEvery == 0 || step == total) {
@@ -571,6 +449,7 @@ int runTraining(const RunOptions &opt)
                     {"perf/samples_per_s", double(windowSteps * B * accum * r.worldSize) / elapsed},
                     {"perf/step_time_s", elapsed / double(windowSteps)},
                     {"perf/data_wait_frac", dataWait / elapsed},
+                    {"perf/peak_rss_gb", peakRssBytes() / 1e9},
                 };
 #if ORRERY_TORCH_CUDA
                 if (cuda) {

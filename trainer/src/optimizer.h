@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+//
+// The optimizer step of data-parallel training: gradient sync across ranks (DDP-style buckets,
+// distributed.h), global-norm clipping, AdamW (the fused kernel) and the EMA of the weights.
+// dist.shard chooses what is partitioned across the ranks (ZeRO): none, the optimizer state
+// (stage 1), + the gradients (2), + the parameters (3).
+#pragma once
+
+#include "config.h"
+#include "distributed.h"
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace orrery::train {
+
+class Optimizer {
+public:
+    // `params` and `emaParams` in the same order (the model's and its EMA copy's parameters).
+    Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
+              std::vector<torch::Tensor> emaParams);
+    ~Optimizer();
+    Optimizer(const Optimizer &) = delete;
+    Optimizer &operator=(const Optimizer &) = delete;
+
+    // Before each micro-step's backward: whether its gradients are synchronised (with gradient
+    // accumulation, only the last micro-step's are).
+    void setSyncEnabled(bool on);
+    // After the last micro-step's backward: finishes the gradient sync, clips the global norm to
+    // optim.grad_clip, takes the AdamW step at `lr`, updates the EMA (decay warmed up by `step`)
+    // and zeroes the gradients. Returns the gradient norm before clipping, a device scalar (no
+    // host sync).
+    torch::Tensor step(double lr, std::int64_t step);
+
+    // The optimizer state, consolidated (whatever the world size and sharding): every rank calls
+    // save() (a sharded state is gathered), the state is written only where `out` is given.
+    void save(torch::serialize::OutputArchive *out);
+    // Loads a consolidated state written at any world size; `file` names it in errors.
+    void load(torch::serialize::InputArchive &in, const std::string &file);
+
+    std::size_t bucketCount() const;
+    // What dist.shard this optimizer runs ("none", "optimizer", "gradients", "parameters").
+    std::string sharding() const;
+    // This rank's optimizer-state bytes (AdamW's moments and step counts), as allocated.
+    std::int64_t stateBytes() const;
+
+private:
+    ProcessGroup &m_pg;
+    const Config &m_c;
+    std::vector<torch::Tensor> m_params, m_ema, m_expAvg, m_expAvgSq, m_steps;
+    std::unique_ptr<GradientSync> m_sync;
+};
+
+}  // namespace orrery::train
