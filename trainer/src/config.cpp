@@ -9,6 +9,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "shards.h"
+
 namespace orrery::train {
 
 namespace {
@@ -616,6 +618,13 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
                               " levels)");
     if (cfg.s("data.kind") != "moving_shapes" && cfg.s("data.path").empty())
         throw ConfigError("data.kind " + cfg.s("data.kind") + " needs data.path");
+    if (cfg.s("data.kind") == "shards" && isShardList(cfg.s("data.path"))) {
+        try {
+            expandSources(cfg.s("data.path"));
+        } catch (const std::invalid_argument &e) {
+            throw ConfigError(std::string("data.path: ") + e.what());
+        }
+    }
     const I size = cfg.i("data.size");
     const I divisor = (I(1) << (mult.size() - 1)) * cfg.i("model.patch");
     if (size % divisor != 0)

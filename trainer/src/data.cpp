@@ -117,7 +117,7 @@ Loader::Loader(ShapesSpec spec, std::int64_t batch, double labelDropout, IndexFn
       m_nextToBuild(firstSequence), m_nextToTake(firstSequence)
 {
     for (int i = 0; i < std::max(workers, 1); ++i)
-        m_threads.emplace_back([this] { work(); });
+        m_threads.emplace_back([this, i] { work(i); });
 }
 
 Loader::~Loader()
@@ -132,8 +132,18 @@ Loader::~Loader()
         t.join();
 }
 
-void Loader::work()
+namespace {
+thread_local int t_worker = -1;
+}
+
+int Loader::currentWorker()
 {
+    return t_worker;
+}
+
+void Loader::work(int worker)
+{
+    t_worker = worker;
     for (;;) {
         std::int64_t seq;
         {

@@ -73,9 +73,12 @@ public:
 
     // The next batch in sequence; `waitedSeconds` gets how long the caller waited for it.
     Batch next(double *waitedSeconds);
+    // The number of the loader worker running on this thread (0..workers-1), -1 on any other
+    // thread: a streamed ClipSource gives each worker its own shards.
+    static int currentWorker();
 
 private:
-    void work();
+    void work(int worker);
 
     ShapesSpec m_spec;
     ClipSource m_clips;

@@ -44,6 +44,15 @@ struct PacketFree {
 struct SwsFree {
     void operator()(SwsContext *s) const { sws_freeContext(s); }
 };
+// A custom I/O context and its buffer (avformat_close_input leaves both to us).
+struct IOFree {
+    void operator()(AVIOContext *c) const
+    {
+        if (c)
+            av_freep(&c->buffer);
+        avio_context_free(&c);
+    }
+};
 
 using Codec = std::unique_ptr<AVCodecContext, CodecFree>;
 using Output = std::unique_ptr<AVFormatContext, OutputFree>;
@@ -51,6 +60,7 @@ using Input = std::unique_ptr<AVFormatContext, InputClose>;
 using Frame = std::unique_ptr<AVFrame, FrameFree>;
 using Packet = std::unique_ptr<AVPacket, PacketFree>;
 using Sws = std::unique_ptr<SwsContext, SwsFree>;
+using IO = std::unique_ptr<AVIOContext, IOFree>;
 
 // FFmpeg's text for an error code.
 inline std::string errorText(int rc)

@@ -32,6 +32,7 @@ constexpr const char *kUsage =
     "       orrery-train --print-schema [--json]\n"
     "       orrery-train --check-config [--config FILE] [--set KEY=VALUE]...\n"
     "       orrery-train --inspect CHECKPOINT\n"
+    "       orrery-train --inspect-data [--config FILE] [--set KEY=VALUE]... [--nproc N]\n"
     "       orrery-train --evaluate CHECKPOINT|RUN_DIR [--config FILE] [--set KEY=VALUE]... [--samples-out "
     "DIR]\n"
     "       orrery-train --version [--json]\n"
@@ -50,6 +51,8 @@ constexpr const char *kUsage =
     "                     dir's latest) with these settings, e.g. other sample.* (JSON); the\n"
     "                     settings default to the run dir's config.resolved.yaml\n"
     "  --samples-out DIR  with --evaluate: also write its sample video and contact sheet there\n"
+    "  --inspect-data     streamed shards: data.path's sources, expanded, and the shards each\n"
+    "                     rank (of --nproc N, default 1) and loader worker reads (JSON)\n"
     "  --inspect-clip FILE  what the data loader reads from a video file with these settings:\n"
     "                     decoder, clip shape, mean colour and range (JSON)\n"
     "  --health-check     check this node before a run (once per node): a matmul and a memory\n"
@@ -175,7 +178,8 @@ int launch(int nproc, const std::vector<std::string> &args)
 int main(int argc, char **argv)
 {
     using namespace orrery::train;
-    bool version = false, json = false, printSchema = false, checkConfig = false, healthCheck = false;
+    bool version = false, json = false, printSchema = false, checkConfig = false, healthCheck = false,
+         inspectData = false;
     std::string configPath, runDir, inspect, inspectClip, evaluate, samplesOut;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
@@ -221,6 +225,8 @@ int main(int argc, char **argv)
         } else if (arg == "--samples-out") {
             if (!value(samplesOut))
                 return usageError("--samples-out needs a directory");
+        } else if (arg == "--inspect-data") {
+            inspectData = true;
         } else if (arg == "--inspect-clip") {
             if (!value(inspectClip))
                 return usageError("--inspect-clip needs a video file");
@@ -315,6 +321,15 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "orrery-train: %s\n", e.what());
             return 1;
         }
+    }
+    if (inspectData) {
+        if (opt.config.s("data.kind") != "shards" || !isShardList(opt.config.s("data.path")))
+            return usageError("--inspect-data needs data.kind shards and data.path a list of shards");
+        std::fputs(inspectShardAssignment(opt.config.s("data.path"), std::max(nproc, 1),
+                                          int(opt.config.i("data.workers")))
+                       .c_str(),
+                   stdout);
+        return 0;
     }
     if (!inspectClip.empty()) {
         try {

@@ -112,13 +112,21 @@ ShapesSpec shapesSpec(const Config &c)
 }
 
 // Real video (data.kind folder or shards): this rank's files; nullptr for the moving shapes.
-std::shared_ptr<VideoDataset> videoDataset(const Config &c, int rank, int world)
+// Streamed shards start a fresh epoch whose order follows from (seed, firstSequence).
+std::shared_ptr<VideoDataset> videoDataset(const Config &c, int rank, int world,
+                                           std::int64_t firstSequence = 0)
 {
     if (c.s("data.kind") == "moving_shapes")
         return nullptr;
+    StreamOptions stream;
+    stream.readAhead = int(c.i("data.read_ahead"));
+    stream.retries = int(c.i("data.source_retries"));
+    stream.timeoutS = c.f("data.source_timeout_s");
+    stream.seed = std::uint64_t(c.i("seed"));
+    stream.firstSequence = firstSequence;
     return std::make_shared<VideoDataset>(c.s("data.kind"), c.s("data.path"), c.i("data.frames"),
                                           c.i("data.size"), c.i("data.stride"), c.i("data.classes"), rank,
-                                          world);
+                                          world, int(c.i("data.workers")), stream);
 }
 
 ClipSource clipSource(const std::shared_ptr<VideoDataset> &videos)
@@ -329,12 +337,21 @@ int runTraining(const RunOptions &opt)
         // Batch `seq` (= step * accum + micro) of this rank: samples [((seq * world) + rank) * B, + B).
         // Real video: each rank reads its own files; the sample index still fixes the clip offset,
         // the noise and the time.
-        const std::shared_ptr<VideoDataset> videos = videoDataset(c, r.rank, r.worldSize);
+        const std::shared_ptr<VideoDataset> videos = videoDataset(c, r.rank, r.worldSize, step * accum);
         const ClipSource clips = clipSource(videos);
         Loader loader(
             spec, B, c.f("train.cfg_dropout"),
             [=](std::int64_t seq) { return (std::uint64_t(seq) * world + rank) * std::uint64_t(B); },
             step * accum, int(c.i("data.workers")), int(c.i("data.prefetch")), clips);
+        // Destroyed before the loader: its workers may be waiting for a streamed shard.
+        struct StopStreams {
+            const std::shared_ptr<VideoDataset> &videos;
+            ~StopStreams()
+            {
+                if (videos)
+                    videos->stopStreams();
+            }
+        } stopStreams{videos};
         Evaluator evaluator(c, spec, device, clips);
 
         std::signal(SIGUSR1, onStopSignal);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -43,13 +44,62 @@ bool isVideo(const fs::path &p)
 
 #if ORRERY_TRAINER_FFMPEG
 
-// Decodes frames first, first + stride, ... (T of them) of a video file, each resized to
-// size x size RGB. Throws with FFmpeg's reason when the file does not decode or is too short.
-torch::Tensor decodeClip(const std::string &path, std::int64_t frames, std::int64_t size, std::int64_t stride,
-                         std::uint64_t seed)
+// A tar member's bytes as FFmpeg's input (an AVIOContext's read and seek callbacks): the
+// container is parsed from memory, no temp file.
+struct MemoryInput {
+    const std::string *bytes;
+    std::int64_t pos = 0;
+
+    static int read(void *opaque, std::uint8_t *buf, int n)
+    {
+        auto *m = static_cast<MemoryInput *>(opaque);
+        const std::int64_t left = std::int64_t(m->bytes->size()) - m->pos;
+        if (left <= 0)
+            return AVERROR_EOF;
+        const int got = int(std::min<std::int64_t>(n, left));
+        std::memcpy(buf, m->bytes->data() + m->pos, std::size_t(got));
+        m->pos += got;
+        return got;
+    }
+    static std::int64_t seek(void *opaque, std::int64_t offset, int whence)
+    {
+        auto *m = static_cast<MemoryInput *>(opaque);
+        const auto size = std::int64_t(m->bytes->size());
+        if (whence & AVSEEK_SIZE)
+            return size;
+        whence &= ~AVSEEK_FORCE;
+        const std::int64_t to = whence == SEEK_SET ? offset
+            : whence == SEEK_CUR                   ? m->pos + offset
+            : whence == SEEK_END                   ? size + offset
+                                                   : -1;
+        if (to < 0 || to > size)
+            return AVERROR(EINVAL);
+        return m->pos = to;
+    }
+};
+
+// Decodes frames first, first + stride, ... (T of them) of a video file (or of `memory`, a tar
+// member's bytes, when given), each resized to size x size RGB. Throws with FFmpeg's reason when
+// the video does not decode or is too short.
+torch::Tensor decodeClip(const std::string &path, const std::string *memory, std::int64_t frames,
+                         std::int64_t size, std::int64_t stride, std::uint64_t seed)
 {
+    MemoryInput mem{memory};
+    ffmpeg::IO io;  // outlives the format context, which reads through it
     AVFormatContext *raw = nullptr;
-    int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+    if (memory) {
+        constexpr int kBufferBytes = 1 << 16;
+        auto *buffer = static_cast<unsigned char *>(av_malloc(kBufferBytes));
+        if (buffer)
+            io.reset(avio_alloc_context(buffer, kBufferBytes, 0, &mem, &MemoryInput::read, nullptr,
+                                        &MemoryInput::seek));
+        if (!io)
+            av_free(buffer);
+        if (!io || !(raw = avformat_alloc_context()))
+            throw std::runtime_error("out of memory");
+        raw->pb = io.get();
+    }
+    int rc = avformat_open_input(&raw, memory ? nullptr : path.c_str(), nullptr, nullptr);
     if (rc < 0)
         throw std::runtime_error("cannot open: " + ffmpeg::errorText(rc));
     ffmpeg::Input fmt(raw);
@@ -227,34 +277,13 @@ std::vector<TarMember> readTar(const std::string &path)
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw std::runtime_error("cannot open");
+    TarStream tar([&in](char *buf, std::size_t n) {
+        in.read(buf, std::streamsize(n));
+        return std::size_t(in.gcount());
+    });
     std::vector<TarMember> out;
-    char header[512];
-    for (;;) {
-        if (!in.read(header, 512))
-            throw std::runtime_error("truncated tar (no end-of-archive block)");
-        if (std::all_of(header, header + 512, [](char c) { return c == 0; }))
-            break;
-        std::string name(header, strnlen(header, 100));
-        const std::string prefix(header + 345, strnlen(header + 345, 155));
-        if (std::string_view(header + 257, 5) == "ustar" && !prefix.empty())
-            name = prefix + "/" + name;
-        const std::string sizeField(header + 124, strnlen(header + 124, 12));
-        std::size_t size = 0;
-        try {
-            size = std::stoull(sizeField.empty() ? "0" : sizeField, nullptr, 8);
-        } catch (const std::exception &) {
-            throw std::runtime_error("corrupt tar header for '" + name + "'");
-        }
-        if (size > (std::size_t(1) << 34))
-            throw std::runtime_error("implausible member size in '" + name + "'");
-        std::string data(size, '\0');
-        if (!in.read(data.data(), std::streamsize(size)))
-            throw std::runtime_error("truncated member '" + name + "'");
-        in.ignore(std::streamsize((512 - size % 512) % 512));
-        const char type = header[156];
-        if (type == '0' || type == '\0')
-            out.push_back({name, std::move(data)});
-    }
+    for (TarMember m; tar.next(m);)
+        out.push_back(std::move(m));
     return out;
 }
 
@@ -268,9 +297,23 @@ bool VideoDataset::available()
 }
 
 VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std::int64_t frames,
-                           std::int64_t size, std::int64_t stride, std::int64_t classes, int rank, int world)
+                           std::int64_t size, std::int64_t stride, std::int64_t classes, int rank, int world,
+                           int workers, const StreamOptions &stream)
     : m_kind(kind), m_frames(frames), m_size(size), m_stride(stride), m_classes(classes)
 {
+    if (kind == "shards" && isShardList(root)) {
+        const auto all = expandSources(root);
+        std::vector<std::string> mine;
+        for (std::size_t i = std::size_t(rank); i < all.size(); i += std::size_t(world))
+            mine.push_back(all[i]);
+        if (mine.empty())
+            throw std::runtime_error("data.path gives " + std::to_string(all.size()) +
+                                     " shards: none for rank " + std::to_string(rank) + " of " +
+                                     std::to_string(world));
+        m_streamed = mine.size();
+        m_streams = std::make_unique<ShardStreams>(std::move(mine), workers, stream);
+        return;
+    }
     if (!fs::is_directory(root))
         throw std::runtime_error("data.path " + root + " is not a directory");
     std::vector<fs::path> all;
@@ -302,9 +345,22 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
 
 std::vector<std::string> VideoDataset::takeWarnings()
 {
+    std::vector<std::string> out;
+    if (m_streams)
+        out = m_streams->takeWarnings();
     std::lock_guard lock(m_mutex);
-    return std::exchange(m_warnings, {});
+    out.insert(out.end(), m_warnings.begin(), m_warnings.end());
+    m_warnings.clear();
+    return out;
 }
+
+void VideoDataset::stopStreams()
+{
+    if (m_streams)
+        m_streams->stop();
+}
+
+VideoDataset::~VideoDataset() = default;
 
 torch::Tensor decodeVideoFile(const std::string &path, std::int64_t frames, std::int64_t size,
                               std::int64_t stride, std::uint64_t seed)
@@ -316,10 +372,62 @@ torch::Tensor decodeVideoFile(const std::string &path, std::int64_t frames, std:
         return readY4MClip(in, frames, size, stride, seed, std::int64_t(fs::file_size(path)));
     }
 #if ORRERY_TRAINER_FFMPEG
-    return decodeClip(path, frames, size, stride, seed);
+    return decodeClip(path, nullptr, frames, size, stride, seed);
 #else
     throw std::runtime_error("this orrery-train was built without FFmpeg: it reads .y4m files only");
 #endif
+}
+
+std::pair<torch::Tensor, std::int64_t> VideoDataset::decodeMember(const std::vector<TarMember> &members,
+                                                                  const TarMember &video, std::uint64_t index)
+{
+    // Its label from key.json {"label": n}, key.txt or key.cls.
+    const std::string key = video.name.substr(0, video.name.rfind('.'));
+    std::int64_t label = 0;
+    for (const TarMember &m : members) {
+        if (m.name == key + ".json") {
+            const auto j = nlohmann::json::parse(m.data, nullptr, false);
+            if (j.is_object() && j.contains("label") && j["label"].is_number_integer())
+                label = j["label"].get<std::int64_t>();
+        } else if (m.name == key + ".txt" || m.name == key + ".cls") {
+            try {
+                label = std::stoll(m.data);
+            } catch (const std::exception &) { }
+        }
+    }
+    label = ((label % m_classes) + m_classes) % m_classes;
+    if (isY4M(video.name)) {
+        std::istringstream in(video.data);
+        return {readY4MClip(in, m_frames, m_size, m_stride, index, std::int64_t(video.data.size())), label};
+    }
+#if ORRERY_TRAINER_FFMPEG
+    return {decodeClip(video.name, &video.data, m_frames, m_size, m_stride, index), label};
+#else
+    throw std::runtime_error("this orrery-train was built without FFmpeg: it reads .y4m files only");
+#endif
+}
+
+std::pair<torch::Tensor, std::int64_t> VideoDataset::streamedClip(std::uint64_t index)
+{
+    // The stream's next sample, whatever `index` is (streams are sequential); the index still
+    // picks the clip's first frame. A sample that does not decode costs a warning.
+    for (int failed = 0;;) {
+        const ShardSample sample = m_streams->next(Loader::currentWorker());
+        try {
+            const auto video = std::find_if(sample.members.begin(), sample.members.end(),
+                                            [](const TarMember &m) { return isVideo(m.name); });
+            if (video == sample.members.end())
+                throw std::runtime_error("no video in the sample");
+            return decodeMember(sample.members, *video, index);
+        } catch (const std::exception &e) {
+            std::lock_guard lock(m_mutex);
+            m_warnings.push_back("skipped " + sample.source + " " + sample.key + ": " + e.what());
+            // Shards without one decodable sample in a row of this many: the data is not what we read.
+            if (++failed >= kMaxUndecodableInARow)
+                throw std::runtime_error("no sample of the last " + std::to_string(failed) +
+                                         " from data.path decodes (see the warnings)");
+        }
+    }
 }
 
 std::string inspectVideoClip(const std::string &path, const Config &c)
@@ -338,6 +446,8 @@ std::string inspectVideoClip(const std::string &path, const Config &c)
 
 std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
 {
+    if (m_streams)
+        return streamedClip(index);
     // Try the sample's file, then the next ones: a corrupt file costs a warning, not the run.
     for (std::size_t attempt = 0; attempt < m_files.size(); ++attempt) {
         const std::size_t fileIndex = (index + attempt) % m_files.size();
@@ -350,7 +460,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
         try {
             if (m_kind == "folder")
                 return {decodeVideoFile(src.path, m_frames, m_size, m_stride, index), src.label};
-            // A shard: pick one of its videos; its label from key.json {"label": n} or key.txt.
+            // A shard: pick one of its videos.
             const auto members = readTar(src.path);
             std::vector<const TarMember *> videos;
             for (const TarMember &m : members)
@@ -358,41 +468,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
                     videos.push_back(&m);
             if (videos.empty())
                 throw std::runtime_error("no video in the shard");
-            const TarMember &video = *videos[mixSeed(index) % videos.size()];
-            const std::string key = video.name.substr(0, video.name.rfind('.'));
-            std::int64_t label = 0;
-            for (const TarMember &m : members) {
-                if (m.name == key + ".json") {
-                    const auto j = nlohmann::json::parse(m.data, nullptr, false);
-                    if (j.is_object() && j.contains("label") && j["label"].is_number_integer())
-                        label = j["label"].get<std::int64_t>();
-                } else if (m.name == key + ".txt" || m.name == key + ".cls") {
-                    try {
-                        label = std::stoll(m.data);
-                    } catch (const std::exception &) { }
-                }
-            }
-            label = ((label % m_classes) + m_classes) % m_classes;
-            if (isY4M(video.name)) {
-                std::istringstream in(video.data);
-                return {readY4MClip(in, m_frames, m_size, m_stride, index, std::int64_t(video.data.size())),
-                        label};
-            }
-            // FFmpeg reads files: the member goes to a private temp file for the decode.
-            char tmpl[] = "/tmp/orrery-train-XXXXXX";
-            const int fd = ::mkstemp(tmpl);
-            if (fd < 0)
-                throw std::runtime_error("cannot create a temp file");
-            const bool written =
-                ::write(fd, video.data.data(), video.data.size()) == ssize_t(video.data.size());
-            ::close(fd);
-            struct Unlink {
-                const char *p;
-                ~Unlink() { ::unlink(p); }
-            } unlink{tmpl};
-            if (!written)
-                throw std::runtime_error("cannot write a temp file");
-            return {decodeVideoFile(tmpl, m_frames, m_size, m_stride, index), label};
+            return decodeMember(members, *videos[mixSeed(index) % videos.size()], index);
         } catch (const std::exception &e) {
             std::lock_guard lock(m_mutex);
             if (!m_bad[fileIndex])

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "shards.h"
+
 namespace orrery::train {
 
 struct VideoSource {
@@ -29,8 +31,12 @@ class VideoDataset {
 public:
     // kind: "folder" or "shards". Throws std::runtime_error when nothing usable is found (without
     // FFmpeg only .y4m files count).
+    // A shards data.path that is a URL list (isShardList) is streamed (shards.h): `workers`
+    // streams of this rank's shards, with `stream`'s read-ahead, retries and timeout.
     VideoDataset(const std::string &kind, const std::string &root, std::int64_t frames, std::int64_t size,
-                 std::int64_t stride, std::int64_t classes, int rank, int world);
+                 std::int64_t stride, std::int64_t classes, int rank, int world, int workers = 1,
+                 const StreamOptions &stream = {});
+    ~VideoDataset();
 
     // The clip of sample `index` ([3, T, H, W] in [-1, 1]) and its label; decoding failures move
     // on to the next file and are recorded for warnings().
@@ -38,25 +44,31 @@ public:
 
     // Warnings since the last call ("skipped <file>: <why>"); thread-safe.
     std::vector<std::string> takeWarnings();
-    std::size_t fileCount() const { return m_files.size(); }
+    std::size_t fileCount() const { return m_streams ? m_streamed : m_files.size(); }
+    // Streamed shards: wakes the loader's workers waiting for a sample (they throw), before the
+    // loader joins them.
+    void stopStreams();
 
     // Whether formats other than Y4M are read (the FFmpeg libraries were found at build time).
     static bool available();
 
 private:
+    // A sample's clip: `video` decoded from memory, its label from the members of its key.
+    std::pair<torch::Tensor, std::int64_t> decodeMember(const std::vector<TarMember> &members,
+                                                        const TarMember &video, std::uint64_t index);
+    std::pair<torch::Tensor, std::int64_t> streamedClip(std::uint64_t index);
+    static constexpr int kMaxUndecodableInARow = 1000;
+
     std::string m_kind;
     std::int64_t m_frames, m_size, m_stride, m_classes;
     std::vector<VideoSource> m_files;
     std::mutex m_mutex;
     std::vector<std::string> m_warnings;
     std::vector<bool> m_bad;  // files that did not decode: skipped from then on, reported once
+    std::unique_ptr<ShardStreams> m_streams;  // streamed shards instead of m_files
+    std::size_t m_streamed = 0;
 };
 
-// One tar member (ustar): its name and bytes.
-struct TarMember {
-    std::string name;
-    std::string data;
-};
 // Reads every regular file of a tar archive; throws on a truncated or corrupt header.
 std::vector<TarMember> readTar(const std::string &path);
 
