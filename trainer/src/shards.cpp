@@ -85,6 +85,7 @@ std::vector<std::string> alternatives(const std::string &body, const std::string
     }
     if (out.size() > 1)
         return out;
+    out.clear();
     const auto dots = body.find("..");
     auto isNumber = [](const std::string &t) {
         return !t.empty() && t.size() < 19 &&
@@ -481,6 +482,7 @@ std::vector<std::string> ShardStreams::takeWarnings()
 void ShardStreams::warn(std::string text)
 {
     std::lock_guard lock(m_mutex);
+    m_lastFailure = text;
     m_warnings.push_back(std::move(text));
 }
 
@@ -504,8 +506,8 @@ ShardSample ShardStreams::next(int worker)
             if (!m_slots[(first + k) % m_slots.size()]->dead)
                 slot = m_slots[(first + k) % m_slots.size()].get();
         if (!slot)
-            throw std::runtime_error(
-                "no shard of data.path gives a sample: every source failed (see the warnings)");
+            throw std::runtime_error("no shard of data.path gives a sample: every source failed (the last: " +
+                                     m_lastFailure + ")");
         // The shard being read and up to read_ahead after it, never the same shard twice at once.
         const std::size_t window = std::min(std::size_t(m_options.readAhead) + 1, slot->sources.size());
         while (slot->window.size() < window) {

@@ -107,6 +107,7 @@ private:
     std::atomic<bool> m_stop{false};
     std::vector<std::unique_ptr<Slot>> m_slots;
     std::vector<std::string> m_warnings;
+    std::string m_lastFailure;  // for the error when every source has failed
 };
 
 }  // namespace orrery::train
