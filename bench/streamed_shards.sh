@@ -10,7 +10,8 @@
 #
 # Usage: bench/streamed_shards.sh [OUT]   (default /tmp/orrery-streamed-shards)
 # Env: TRAINER (default build/dev/bin/orrery-train), STEPS (default 60), SHARDS (default 8),
-#      SAMPLES (clips per shard, default 16), SETS (extra --set words for every run).
+#      SAMPLES (clips per shard, default 16), SETS (extra --set words for every run), NEED (the
+#      step's byte rate in bytes/s, e.g. a GPU step's; default: measured by the local-file run).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-/tmp/orrery-streamed-shards}
@@ -72,7 +73,7 @@ last=$((shards - 1))
 files="$out/shards/s-{0..$last}.tar"
 read -r wait sps < <(run local "$files" 2 0)
 sample_bytes=$(python3 -c "import os; print(os.path.getsize('$out/shards/s-0.tar') // $samples)")
-need=$(python3 -c "print(int($sample_bytes * $sps))")
+need=${NEED:-$(python3 -c "print(int($sample_bytes * $sps))")}
 printf '%-44s %10s %12s %14s\n' "source" "wait_frac" "samples/s" "all (KB/s)"
 printf '%-44s %10s %12s %14s\n' "local files ($files)" "$wait" "$sps" "-"
 # Each source is throttled to factor x need / workers (one open source per worker gives factor x
