@@ -14,6 +14,7 @@
 #include <optional>
 #include <poll.h>
 #include <random>
+#include <set>
 #include <spawn.h>
 #include <stdexcept>
 #include <sys/wait.h>
@@ -419,6 +420,7 @@ bool TarStream::next(TarMember &out)
 
 struct ShardStreams::Reader {
     std::string source;
+    std::size_t shard = 0;  // its index in the slot's sources
     std::deque<ShardSample> queue;  // under m_mutex
     std::size_t bytes = 0, delivered = 0;
     bool finished = false;
@@ -431,7 +433,9 @@ struct ShardStreams::Slot {
     std::size_t position = 0;
     std::uint64_t seed = 0, epoch = 0;
     std::deque<std::unique_ptr<Reader>> window;  // the shard being read first, then the read-ahead
-    std::size_t emptyInARow = 0;  // shards that gave nothing since the last sample
+    // Shards that gave nothing since the last sample (a set: epochs reshuffle, so a count of
+    // failures in a row would count one bad shard twice).
+    std::set<std::size_t> emptySinceSample;
     bool dead = false;
 };
 
@@ -486,10 +490,11 @@ void ShardStreams::warn(std::string text)
     m_warnings.push_back(std::move(text));
 }
 
-std::unique_ptr<ShardStreams::Reader> ShardStreams::open(const std::string &source)
+std::unique_ptr<ShardStreams::Reader> ShardStreams::open(const std::string &source, std::size_t shard)
 {
     auto reader = std::make_unique<Reader>();
     reader->source = source;
+    reader->shard = shard;
     reader->thread = std::thread([this, r = reader.get()] { readShard(*r); });
     return reader;
 }
@@ -519,21 +524,24 @@ ShardSample ShardStreams::next(int worker)
                 std::shuffle(slot->order.begin(), slot->order.end(), rng);
                 slot->position = 0;
             }
-            slot->window.push_back(open(slot->sources[slot->order[slot->position++]]));
+            const std::size_t shard = slot->order[slot->position++];
+            slot->window.push_back(open(slot->sources[shard], shard));
         }
         Reader &front = *slot->window.front();
         if (!front.queue.empty()) {
             ShardSample s = std::move(front.queue.front());
             front.queue.pop_front();
             front.bytes -= s.bytes;
-            slot->emptyInARow = 0;
+            slot->emptySinceSample.clear();
             lock.unlock();
             m_changed.notify_all();
             return s;
         }
         if (front.finished) {
-            if (front.delivered == 0 && ++slot->emptyInARow >= slot->sources.size())
-                slot->dead = true;  // a whole pass over its shards gave nothing
+            if (front.delivered == 0)
+                slot->emptySinceSample.insert(front.shard);
+            if (slot->emptySinceSample.size() == slot->sources.size())
+                slot->dead = true;  // every one of its shards failed since its last sample
             auto done = std::move(slot->window.front());
             slot->window.pop_front();
             lock.unlock();

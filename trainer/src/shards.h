@@ -97,7 +97,7 @@ public:
 private:
     struct Reader;
     struct Slot;
-    std::unique_ptr<Reader> open(const std::string &source);
+    std::unique_ptr<Reader> open(const std::string &source, std::size_t shard);
     void readShard(Reader &reader);
     void warn(std::string text);
 

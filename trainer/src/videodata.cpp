@@ -304,8 +304,9 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
     if (kind == "shards" && isShardList(root)) {
         const auto all = expandSources(root);
         std::vector<std::string> mine;
-        for (std::size_t i = std::size_t(rank); i < all.size(); i += std::size_t(world))
-            mine.push_back(all[i]);
+        for (const auto &list : shardsOfRank(all.size(), rank, world, 1))
+            for (std::size_t i : list)
+                mine.push_back(all[i]);
         if (mine.empty())
             throw std::runtime_error("data.path gives " + std::to_string(all.size()) +
                                      " shards: none for rank " + std::to_string(rank) + " of " +

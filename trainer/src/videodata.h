@@ -6,7 +6,9 @@
 // cluster without its development files, still trains on .y4m clips), everything else with the
 // FFmpeg libraries. Each rank reads its own subset of the files (file i belongs to rank i mod world
 // size). A file that does not decode is skipped — the next file is tried — and reported, never
-// fatal. FFmpeg's C API stays in videodata.cpp.
+// fatal. Shards named by a list (pipe: sources, braces) are streamed instead (shards.h). Tar
+// members are decoded from memory (FFmpeg through an AVIOContext). FFmpeg's C API stays in
+// videodata.cpp.
 #pragma once
 
 #include <torch/torch.h>
