@@ -76,7 +76,7 @@ private Q_SLOTS:
         QFETCH(QStringList, args);
         const Result r = train(QStringList{QStringLiteral("--check-config")} + args);
         QVERIFY2(r.code == 0, r.err.constData());
-        QVERIFY2(r.out.contains("arch: dit"), r.out.constData());
+        QVERIFY2(r.out.contains("arch: \"dit\""), r.out.constData());
         const auto at = r.out.indexOf("# model parameters: ");
         QVERIFY(at >= 0);
         QVERIFY(r.out.mid(at + 20).trimmed().toLongLong() > 10'000);
@@ -94,7 +94,7 @@ private Q_SLOTS:
             << QStringLiteral("data.frames 8 must be a multiple of model.patch_t 3");
         QTest::newRow("width not in heads")
             << QStringList{QStringLiteral("model.heads=5")}
-            << QStringLiteral("model.channels 96 must be a multiple of model.heads 5");
+            << QStringLiteral("model.channels 64 must be a multiple of model.heads 5");
         QTest::newRow("width for the positions")
             << QStringList{QStringLiteral("model.channels=30"), QStringLiteral("model.heads=5")}
             << QStringLiteral("model.channels 30 must be a multiple of 4");
@@ -119,6 +119,8 @@ private Q_SLOTS:
 
     // dit-tiny at the quickstart's budget (80 steps of 8 clips, warmup 10, bench/first_sample.sh):
     // the loss falls and the final samples hold the moving shapes, by the trainer's own measure.
+    // Measured with seeds 0-2: train/loss falls to 0.62-0.71 of its step-10 value, eval/loss
+    // 0.37-0.39, presence 0.97-1.0.
     void learnsTheMovingShapes()
     {
         const QString run = dir(QStringLiteral("learn"));
@@ -130,12 +132,12 @@ private Q_SLOTS:
         QVERIFY2(r.code == 0, r.err.constData());
         const auto loss = losses(run);
         QVERIFY(allFinite(loss));
-        QVERIFY2(loss.value(80) < LOSS_RATIO * loss.value(10),
+        QVERIFY2(loss.value(80) < 0.85 * loss.value(10),
                  qPrintable(QStringLiteral("%1 -> %2").arg(loss.value(10)).arg(loss.value(80))));
         const double evalLoss = metric(run, QStringLiteral("eval/loss")).value(80);
         const double presence = metric(run, QStringLiteral("eval/sample_presence")).value(80);
-        QVERIFY2(evalLoss < EVAL_LOSS_MAX, qPrintable(QString::number(evalLoss)));
-        QVERIFY2(presence >= PRESENCE_MIN, qPrintable(QString::number(presence)));
+        QVERIFY2(evalLoss < 0.45, qPrintable(QString::number(evalLoss)));
+        QVERIFY2(presence >= 0.75, qPrintable(QString::number(presence)));
     }
 
     void aResumedRunEqualsAnUninterruptedOne()
