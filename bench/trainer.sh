@@ -14,7 +14,8 @@
 # MFU = FLOPs of one training step / step time / peak. The FLOPs are counted by PyTorch's
 # FlopCounterMode over one step of the peer's model (forward and backward of every matrix
 # product, convolution and attention), which is orrery-train's model layer for layer: the table
-# shows both parameter counts, and no MFU is printed when they differ.
+# shows both parameter counts, and no MFU is printed when they differ. RSS GB is each process's
+# peak resident memory (orrery-train's perf/peak_rss_gb, the peer's getrusage maxrss).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${1:-$(mktemp -d /tmp/orrery-bench-trainer.XXXXXX)}
@@ -47,7 +48,8 @@ rows = [e["values"] for e in events if e.get("kind") == "metrics" and "perf/step
 mean = lambda k: sum(r.get(k, 0.0) for r in rows) / len(rows)
 print(json.dumps({"config": sys.argv[2], "who": "orrery-train", "parameters": start.get("parameters"),
                   "samples_per_s": mean("perf/samples_per_s"), "step_time_s": mean("perf/step_time_s"),
-                  "data_wait_frac": mean("perf/data_wait_frac"), "peak_mem_gb": mean("perf/gpu_mem_gb") or None}))
+                  "data_wait_frac": mean("perf/data_wait_frac"), "peak_mem_gb": mean("perf/gpu_mem_gb") or None,
+                  "peak_rss_gb": max(r.get("perf/peak_rss_gb", 0.0) for r in rows) or None}))
 PY
   modes=(eager)
   [[ $peer_compile == 1 ]] && modes+=(compile)
@@ -68,7 +70,7 @@ peak = float(sys.argv[2]) if sys.argv[2] else None
 if peak is None and any("H100" in str(r.get("device")) or "H200" in str(r.get("device")) for r in rows):
     peak = 989.4  # dense bf16 tensor-core peak of the SXM H100 and H200 (NVIDIA datasheet)
 print(f"\n{'config':8} {'who':16} {'params':>11} {'samples/s':>10} {'step ms':>9} {'data wait':>9} "
-      f"{'peak GB':>8} {'TFLOP/s':>8} {'MFU':>6} {'vs eager':>9} {'vs compile':>10}")
+      f"{'peak GB':>8} {'RSS GB':>7} {'TFLOP/s':>8} {'MFU':>6} {'vs eager':>9} {'vs compile':>10}")
 for cfg in dict.fromkeys(r["config"] for r in rows):
     mine = [r for r in rows if r["config"] == cfg]
     peers = {r["who"]: r for r in mine if r["who"].startswith("peer")}
@@ -81,7 +83,8 @@ for cfg in dict.fromkeys(r["config"] for r in rows):
                            if r["who"] == "orrery-train" and p in peers else "-")
         wait = f"{100 * r['data_wait_frac']:8.2f}%" if "data_wait_frac" in r else "-"
         mem = f"{r['peak_mem_gb']:8.2f}" if r.get("peak_mem_gb") else "-"
+        rss = f"{r['peak_rss_gb']:7.2f}" if r.get("peak_rss_gb") else "-"
         print(f"{cfg:8} {r['who']:16} {r.get('parameters') or 0:11d} {r['samples_per_s']:10.1f} "
-              f"{1e3 * r['step_time_s']:9.1f} {wait:>9} {mem:>8} {tf or 0:8.2f} {mfu:>6} "
+              f"{1e3 * r['step_time_s']:9.1f} {wait:>9} {mem:>8} {rss:>7} {tf or 0:8.2f} {mfu:>6} "
               f"{ratio('peer-eager'):>9} {ratio('peer-compile'):>10}")
 PY

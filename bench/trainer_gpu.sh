@@ -5,17 +5,18 @@
 # GPU"): builds orrery-train from the bundled source against that machine's own PyTorch, as a
 # cluster would, then runs the stages named on the command line.
 #
-# Usage: bench/trainer_gpu.sh [STAGE...]   (default: build bench data nccl stopcheck)
+# Usage: bench/trainer_gpu.sh [STAGE...]   (default: build bench dit data nccl stopcheck)
 #   build      cmake -S trainer against python3's torch (Release, sm_90 for H100/H200)
 #   bench      bench/trainer.sh for small, base and large: orrery-train against the PyTorch peer,
 #              eager and torch.compile, with MFU and peak memory
+#   dit        the same for the video DiT (dit-base, dit-large): bf16 MFU of the transformer backbone
 #   data       data wait of base with the moving shapes and with a folder of Y4M clips
 #   nccl       the NCCL path in one process (dist.process_group=always): health check, buckets,
 #              checkpoint, a stop and a resume, checked against an uninterrupted run
 #   stopcheck  step time of small with the stop flag agreed every 1, 10 and 50 steps (EVERY)
 #   profile    where the large model's step time goes (the peer, eager, under torch.profiler)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
-# Env: OUT (where logs go; default /tmp/orrery-gpu), DEPS (a folder with include/ and lib/ for
+# Env: OUT (where logs go; default /tmp/orrery-gpu), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +26,7 @@ build=${BUILD:-$root/build/gpu}
 train=${TRAINER:-$build/bin/orrery-train}
 python=$(command -v python3)
 stages=("$@")
-[[ ${#stages[@]} == 0 ]] && stages=(build bench data nccl stopcheck)
+[[ ${#stages[@]} == 0 ]] && stages=(build bench dit data nccl stopcheck)
 banner() { printf '\n=== %s (%s s)\n' "$*" "$SECONDS"; }
 fail=0
 
@@ -53,6 +54,11 @@ for stage in "${stages[@]}"; do
     banner "throughput: orrery-train against the PyTorch peer (eager, torch.compile)"
     TRAINER="$train" PYTHON="$python" CONFIGS="${CONFIGS:-small base large}" STEPS="${STEPS:-30}" WARMUP="${WARMUP:-10}" \
       "$root/bench/trainer.sh" "$out/bench" || fail=1
+    ;;
+  dit)
+    banner "throughput of the DiT: orrery-train against the PyTorch peer (eager, torch.compile)"
+    TRAINER="$train" PYTHON="$python" CONFIGS="${DIT_CONFIGS:-dit-base dit-large}" STEPS="${STEPS:-30}" \
+      WARMUP="${WARMUP:-10}" "$root/bench/trainer.sh" "$out/bench-dit" || fail=1
     ;;
   data)
     banner "data wait: base with moving shapes, and with a folder of Y4M clips"

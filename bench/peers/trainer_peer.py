@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The peer of orrery-train's throughput benchmark: the same video UNet and the same training step
-in eager PyTorch (Python), as a researcher would write it.
+"""The peer of orrery-train's throughput benchmark: the same video UNet (or DiT) and the same
+training step in eager PyTorch (Python), as a researcher would write it.
 
-Same architecture as trainer/src/model.cpp (patchify, per-frame ResBlocks with scale-shift
+model.arch dit: the video DiT of trainer/src/dit.cpp, layer for layer (patch embedding Linear,
+sin-cos space and time positions, adaLN-Zero blocks with fused QKV, factorised or full attention).
+Otherwise the same architecture as trainer/src/model.cpp (patchify, per-frame ResBlocks with scale-shift
 embedding, spatial attention at the configured levels, zero-initialised temporal attention at
 every level, skips), same rectified-flow loss and preconditioning with logit-normal times, same AdamW (fused=True),
 gradient clipping and EMA, bf16 autocast on CUDA. Data are random tensors of the clip shape
@@ -22,6 +24,7 @@ layer (the parameter counts are compared by bench/trainer.sh), so the count is a
 import argparse
 import json
 import math
+import resource
 import sys
 import time
 
@@ -40,7 +43,8 @@ def load_config(path):
     cfg = {"model.channels": 32, "model.channel_mult": [1, 2], "model.patch": 2, "model.res_blocks": 1,
            "model.attn_levels": [1], "model.temporal_layers": 1, "model.heads": 4, "data.frames": 8,
            "data.size": 32, "data.classes": 8, "train.batch_size": 8, "model.data_mean": -0.92,
-           "model.data_std": 0.35}
+           "model.data_std": 0.35, "model.arch": "unet", "model.depth": 4, "model.patch_t": 1,
+           "model.mlp_ratio": 4.0, "model.attention": "factorised"}
     section = None
     for raw in open(path):
         line = raw.split("#")[0].rstrip()
@@ -229,6 +233,102 @@ class VideoUNet(nn.Module):
         return out.reshape(b, frames, c, h, w).permute(0, 2, 1, 3, 4)
 
 
+def modulate(x, shift, scale):
+    return F.layer_norm(x, (x.shape[-1],), eps=1e-6) * (1 + scale) + shift
+
+
+def xavier(linear):
+    nn.init.xavier_uniform_(linear.weight)
+    nn.init.zeros_(linear.bias)
+    return linear
+
+
+def zero(module):
+    for p in module.parameters():
+        nn.init.zeros_(p)
+    return module
+
+
+class DiTAttention(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.proj = xavier(nn.Linear(width, 3 * width)), xavier(nn.Linear(width, width))
+
+    def forward(self, x):
+        n, l, w = x.shape
+        q = self.qkv(x).view(n, l, 3, self.heads, w // self.heads).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q[0], q[1], q[2])
+        return self.proj(o.transpose(1, 2).reshape(n, l, w))
+
+
+class DiTBlock(nn.Module):
+    def __init__(self, width, heads, mlp_ratio, full):
+        super().__init__()
+        self.full = full
+        self.attn = DiTAttention(width, heads)
+        self.temporal = None if full else DiTAttention(width, heads)
+        hidden = int(width * mlp_ratio)
+        self.fc1, self.fc2 = xavier(nn.Linear(width, hidden)), xavier(nn.Linear(hidden, width))
+        self.ada_ln = zero(nn.Linear(width, (6 if full else 9) * width))
+
+    def forward(self, x, c):
+        b, frames, s, w = x.shape
+        m = self.ada_ln(F.silu(c)).view(b, 1, 1, -1).chunk(6 if self.full else 9, -1)
+        h = modulate(x, m[0], m[1])
+        h = self.attn(h.view(b, frames * s, w) if self.full else h.view(b * frames, s, w)).view(x.shape)
+        out, nxt = x + m[2] * h, 3
+        if not self.full:
+            h = modulate(out, m[3], m[4]).transpose(1, 2).reshape(b * s, frames, w)
+            out = out + m[5] * self.temporal(h).view(b, s, frames, w).transpose(1, 2)
+            nxt = 6
+        h = self.fc2(F.gelu(self.fc1(modulate(out, m[nxt], m[nxt + 1])), approximate="tanh"))
+        return out + m[nxt + 2] * h
+
+
+def space_positions(rows, cols, width, device):
+    r = torch.arange(rows, device=device).repeat_interleave(cols)
+    c = torch.arange(cols, device=device).repeat(rows)
+    return torch.cat([sinusoidal(r, width // 2), sinusoidal(c, width // 2)], 1)
+
+
+class VideoDiT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        w, p, pt = cfg["model.channels"], cfg["model.patch"], cfg["model.patch_t"]
+        self.w, self.p, self.pt = w, p, pt
+        self.mean, self.std = cfg["model.data_mean"], cfg["model.data_std"]
+        self.patch_embed = xavier(nn.Linear(3 * pt * p * p, w))
+        self.time1, self.time2 = nn.Linear(w, w), nn.Linear(w, w)
+        for lin in (self.time1, self.time2):
+            nn.init.normal_(lin.weight, std=0.02)
+            nn.init.zeros_(lin.bias)
+        self.class_emb = nn.Embedding(cfg["data.classes"] + 1, w)
+        nn.init.normal_(self.class_emb.weight, std=0.02)
+        full = cfg["model.attention"] == "full"
+        self.blocks = nn.ModuleList([DiTBlock(w, cfg["model.heads"], cfg["model.mlp_ratio"], full)
+                                     for _ in range(cfg["model.depth"])])
+        self.final_ada_ln = zero(nn.Linear(w, 2 * w))
+        self.final_linear = zero(nn.Linear(w, 3 * pt * p * p))
+
+    forward = VideoUNet.forward
+
+    def network(self, x, t, labels):
+        b, c, frames, h, wd = x.shape
+        p, pt = self.p, self.pt
+        tn, hn, wn = frames // pt, h // p, wd // p
+        tokens = self.patch_embed(x.reshape(b, c, tn, pt, hn, p, wn, p).permute(0, 2, 4, 6, 1, 3, 5, 7)
+                                  .reshape(b, tn, hn * wn, c * pt * p * p))
+        pos = space_positions(hn, wn, self.w, x.device)[None] + sinusoidal(torch.arange(tn, device=x.device), self.w)[:, None]
+        tokens = tokens + pos.to(tokens.dtype)
+        cond = self.time2(F.silu(self.time1(sinusoidal(t * 1000.0, self.w).to(x.dtype)))) + self.class_emb(labels)
+        for blk in self.blocks:
+            tokens = blk(tokens, cond)
+        shift, scale = self.final_ada_ln(F.silu(cond)).view(b, 1, 1, -1).chunk(2, -1)
+        out = self.final_linear(modulate(tokens, shift, scale))
+        return out.view(b, tn, hn, wn, c, pt, p, p).permute(0, 4, 1, 5, 2, 6, 3, 7).reshape(b, c, frames, h, wd)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", required=True)
@@ -241,7 +341,7 @@ def main():
     cfg = load_config(args.config)
     dev = torch.device(args.device)
     torch.manual_seed(0)
-    model = VideoUNet(cfg).to(dev)
+    model = (VideoDiT if cfg["model.arch"] == "dit" else VideoUNet)(cfg).to(dev)
     ema = [p.detach().clone() for p in model.parameters()]
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.99), weight_decay=0.01, fused=True)
     b, f, s = cfg["train.batch_size"], cfg["data.frames"], cfg["data.size"]
@@ -293,10 +393,11 @@ def main():
         key = "self_cuda_time_total" if dev.type == "cuda" else "self_cpu_time_total"
         print(prof.key_averages().table(sort_by=key, row_limit=25), file=sys.stderr)
     peak = torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # kB on Linux
     print(json.dumps({"peer": "pytorch-compile" if args.compile else "pytorch-eager",
                       "parameters": sum(p.numel() for p in fwd.parameters()), "samples_per_s": b / dt,
                       "step_time_s": dt, "flops_per_step": flops, "tflops": flops / dt / 1e12,
-                      "peak_mem_gb": peak, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+                      "peak_mem_gb": peak, "peak_rss_gb": rss, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
                       "torch": torch.__version__}))
 
 

@@ -584,6 +584,27 @@ void walk(const YAML::Node &node, const std::string &prefix, const std::string &
     }
 }
 
+// The DiT cuts clips into whole space-time patches and its width into whole heads; its sin-cos
+// positions give half the width to rows and half to columns, each half cos + sin.
+void checkDiTShapes(const Config &cfg)
+{
+    const I size = cfg.i("data.size"), patch = cfg.i("model.patch");
+    const I frames = cfg.i("data.frames"), patchT = cfg.i("model.patch_t");
+    const I width = cfg.i("model.channels"), heads = cfg.i("model.heads");
+    if (size % patch != 0)
+        throw ConfigError("data.size " + std::to_string(size) + " must be a multiple of model.patch " +
+                          std::to_string(patch) + " (the DiT's patches)");
+    if (frames % patchT != 0)
+        throw ConfigError("data.frames " + std::to_string(frames) + " must be a multiple of model.patch_t " +
+                          std::to_string(patchT) + " (the DiT's frames per patch)");
+    if (width % heads != 0)
+        throw ConfigError("model.channels " + std::to_string(width) + " must be a multiple of model.heads " +
+                          std::to_string(heads) + " (the DiT's width is split into heads)");
+    if (width % 4 != 0)
+        throw ConfigError("model.channels " + std::to_string(width) +
+                          " must be a multiple of 4 (the DiT's sin-cos positions)");
+}
+
 }  // namespace
 
 Config loadConfig(const std::string &path, const std::vector<std::string> &overrides)
@@ -626,6 +647,10 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
         }
     }
     const I size = cfg.i("data.size");
+    if (cfg.s("model.arch") == "dit") {
+        checkDiTShapes(cfg);
+        return cfg;
+    }
     const I divisor = (I(1) << (mult.size() - 1)) * cfg.i("model.patch");
     if (size % divisor != 0)
         throw ConfigError("data.size " + std::to_string(size) + " must be divisible by " +

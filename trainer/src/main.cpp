@@ -341,8 +341,16 @@ int main(int argc, char **argv)
         }
     }
     if (checkConfig) {
+        // Building the model is the last check: what it refuses is a config error too.
+        std::int64_t parameters = 0;
+        try {
+            parameters = modelParameterCount(opt.config);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "orrery-train: %s\n", e.what());
+            return 2;
+        }
         std::fputs(opt.config.toYaml().c_str(), stdout);
-        std::printf("# model parameters: %lld\n", static_cast<long long>(modelParameterCount(opt.config)));
+        std::printf("# model parameters: %lld\n", static_cast<long long>(parameters));
         return 0;
     }
     if (runDir.empty())

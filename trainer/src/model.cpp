@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model.h"
 
+#include "dit.h"
+
 #include <cmath>
 
 namespace orrery::train {
@@ -19,6 +21,8 @@ std::int64_t groups(std::int64_t channels)
     return 1;
 }
 
+}  // namespace
+
 torch::Tensor sinusoidal(const torch::Tensor &positions, std::int64_t dim)
 {
     const std::int64_t half = dim / 2;
@@ -35,8 +39,6 @@ void zeroInit(torch::nn::Module &m)
     for (auto &p : m.parameters())
         p.zero_();
 }
-
-}  // namespace
 
 ResBlockImpl::ResBlockImpl(std::int64_t in, std::int64_t out, std::int64_t embDim)
 {
@@ -252,6 +254,8 @@ Denoiser makeDenoiser(const ModelOptions &o)
 {
     if (o.arch == "unet")
         return std::make_shared<VideoUNetImpl>(o);
+    if (o.arch == "dit")
+        return std::make_shared<VideoDiTImpl>(o);
     throw std::runtime_error("model.arch " + o.arch + ": no such backbone (unet, dit)");
 }
 

@@ -139,6 +139,11 @@ private:
 
 std::int64_t parameterCount(const torch::nn::Module &m);
 
+// Sinusoidal embeddings of positions [N] (any numbers: frames, timesteps x 1000), [N, dim] float32.
+torch::Tensor sinusoidal(const torch::Tensor &positions, std::int64_t dim);
+// Every parameter of m set to zero: a residual branch that starts switched off.
+void zeroInit(torch::nn::Module &m);
+
 // Var(x_t) = (1 - t)^2 s^2 + t^2 for data of std s, as [B, 1, 1, 1, 1] (float32): the
 // preconditioning's c_in = 1/sqrt of it and c_out = s/sqrt of it (VideoUNet::forward, flowLoss).
 inline torch::Tensor flowInputVariance(const torch::Tensor &t, double dataStd)
