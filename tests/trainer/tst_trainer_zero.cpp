@@ -41,29 +41,26 @@ QString lossMismatch(const QMap<qint64, double> &a, const QMap<qint64, double> &
 // two summation orders (measured: the fused kernel's vector and scalar paths), their norms do not.
 QString checkpointMismatch(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
 {
-    int compared = 0;
-    for (auto it = a.begin(); it != a.end(); ++it) {
-        if (!it.key().startsWith(prefix))
-            continue;
-        const QJsonObject x = it.value().toObject(), y = b[it.key()].toObject();
-        if (y.isEmpty())
-            return it.key() + QStringLiteral(" is missing");
+    const QList<TensorPair> pairs = tensorPairs(a, b, prefix);
+    for (const TensorPair &t : pairs) {
+        if (t.b.isEmpty())
+            return t.key + QStringLiteral(" is missing");
         double elements = 1;
-        for (const QJsonValue &d : x[QLatin1String("shape")].toArray())
+        for (const QJsonValue &d : t.a[QLatin1String("shape")].toArray())
             elements *= d.toDouble();
-        const double norm = x[QLatin1String("norm")].toDouble();
-        const double dNorm = std::abs(norm - y[QLatin1String("norm")].toDouble());
-        const double dSum = std::abs(x[QLatin1String("sum")].toDouble() - y[QLatin1String("sum")].toDouble());
-        if (dNorm > 1e-5 * std::max(norm, 1e-6) || dSum > 1e-5 * std::max(norm * std::sqrt(elements), 1e-6))
+        const double normA = t.a[QLatin1String("norm")].toDouble(),
+                     normB = t.b[QLatin1String("norm")].toDouble();
+        const double sumA = t.a[QLatin1String("sum")].toDouble(), sumB = t.b[QLatin1String("sum")].toDouble();
+        if (std::abs(normA - normB) > 1e-5 * std::max(normA, 1e-6) ||
+            std::abs(sumA - sumB) > 1e-5 * std::max(normA * std::sqrt(elements), 1e-6))
             return QStringLiteral("%1: norm %2 vs %3, sum %4 vs %5")
-                .arg(it.key())
-                .arg(norm, 0, 'g', 10)
-                .arg(y[QLatin1String("norm")].toDouble(), 0, 'g', 10)
-                .arg(x[QLatin1String("sum")].toDouble(), 0, 'g', 10)
-                .arg(y[QLatin1String("sum")].toDouble(), 0, 'g', 10);
-        ++compared;
+                .arg(t.key)
+                .arg(normA, 0, 'g', 10)
+                .arg(normB, 0, 'g', 10)
+                .arg(sumA, 0, 'g', 10)
+                .arg(sumB, 0, 'g', 10);
     }
-    return compared ? QString() : QStringLiteral("no tensor under ") + prefix;
+    return pairs.isEmpty() ? QStringLiteral("no tensor under ") + prefix : QString();
 }
 
 QList<double> stateBytesPerRank(const QString &runDir)
@@ -133,7 +130,7 @@ class TestTrainerZero : public QObject {
             if (checked)
                 r = train(base(dir(QStringLiteral("probe-") + arch), common(arch, 1)));
             QString why;
-            for (const QString &line : QString::fromUtf8(r.err).split(QLatin1Char('\n')))
+            for (const QString &line : QString::fromUtf8(r.err).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
                 if (!checked || line.contains(QLatin1String("no such backbone")))
                     why = line.trimmed();
             m_unavailable[arch] = why.isEmpty()
