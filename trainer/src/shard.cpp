@@ -9,9 +9,9 @@ namespace orrery::train {
 
 namespace {
 
-// Stage 2 holds a bucket's full-size gradient buffer only while its reduction is in flight; two
-// in flight still overlap communication with the backward pass and bound that memory to two
-// buckets (dist.bucket_mb each).
+// Stage 2 holds a bucket's full-size gradient buffer only while its reduction is in flight, and
+// Gloo's all-gather a full-size temporary: two in flight still overlap communication (with the
+// backward pass, with each other) and bound that memory to two buckets (dist.bucket_mb each).
 constexpr std::size_t kMaxInFlight = 2;
 
 }  // namespace
@@ -156,11 +156,14 @@ void ShardedParameters::gatherParameters()
     if (!m_pg.active())
         return;
     torch::NoGradGuard ng;
-    std::vector<torch::Tensor> mine;
-    std::vector<c10::intrusive_ptr<c10d::Work>> works;
+    std::deque<c10::intrusive_ptr<c10d::Work>> works;
     for (Bucket &b : m_buckets) {
-        mine.push_back(b.flat.narrow(0, b.slice * m_rank, b.slice).clone());
-        works.push_back(m_pg.allgatherAsync(b.flat, mine.back()));
+        if (works.size() >= kMaxInFlight) {
+            works.front()->wait();
+            works.pop_front();
+        }
+        auto mine = b.flat.narrow(0, b.slice * m_rank, b.slice).clone();
+        works.push_back(m_pg.allgatherAsync(b.flat, mine));
     }
     for (auto &w : works)
         w->wait();
