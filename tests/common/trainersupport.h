@@ -6,9 +6,11 @@
 
 #include "testsupport.h"
 
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
+#include <QProcess>
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +25,11 @@ struct Result {
 inline QString trainer()
 {
     return qEnvironmentVariable("ORRERY_TRAINER");
+}
+
+inline QString testConfig()
+{
+    return sourceFile(QStringLiteral("tests/trainer/test.yaml"));
 }
 
 inline Result train(const QStringList &args, int timeoutMs = 300'000)
@@ -74,25 +81,36 @@ inline QJsonObject inspect(const QString &ckpt)
     return QJsonDocument::fromJson(r.out).object()[QLatin1String("tensors")].toObject();
 }
 
+// The tensors of two checkpoints' --inspect under `prefix`: (key, a's, b's), b's empty where b
+// lacks it.
+struct TensorPair {
+    QString key;
+    QJsonObject a, b;
+};
+inline QList<TensorPair> tensorPairs(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
+{
+    QList<TensorPair> out;
+    for (auto it = a.begin(); it != a.end(); ++it)
+        if (it.key().startsWith(prefix))
+            out.push_back({it.key(), it.value().toObject(), b[it.key()].toObject()});
+    return out;
+}
+
 // Largest relative difference of the tensors' norms and sums (those named from `prefix`) between
 // two checkpoints; infinity when b lacks one of a's tensors or none was compared.
 inline double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
 {
     double worst = 0;
-    int compared = 0;
-    for (auto it = a.begin(); it != a.end(); ++it) {
-        if (!it.key().startsWith(prefix))
-            continue;
-        const QJsonObject x = it.value().toObject(), y = b[it.key()].toObject();
-        if (y.isEmpty())
+    const QList<TensorPair> pairs = tensorPairs(a, b, prefix);
+    for (const TensorPair &t : pairs) {
+        if (t.b.isEmpty())
             return INFINITY;
         for (const char *field : {"norm", "sum"}) {
-            const double u = x[QLatin1String(field)].toDouble(), v = y[QLatin1String(field)].toDouble();
+            const double u = t.a[QLatin1String(field)].toDouble(), v = t.b[QLatin1String(field)].toDouble();
             worst = std::max(worst, std::abs(u - v) / std::max(1e-3, std::abs(u)));
         }
-        ++compared;
     }
-    return compared ? worst : INFINITY;
+    return pairs.isEmpty() ? INFINITY : worst;
 }
 
 }  // namespace orrery::test

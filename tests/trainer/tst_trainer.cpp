@@ -18,23 +18,7 @@
 #include <cmath>
 #include <csignal>
 
-namespace {
-
-using orrery::test::events;
-using orrery::test::exitJson;
-using orrery::test::inspect;
-using orrery::test::losses;
-using orrery::test::maxDifference;
-using orrery::test::Result;
-using orrery::test::train;
-using orrery::test::trainer;
-
-QString testConfig()
-{
-    return orrery::test::sourceFile(QStringLiteral("tests/trainer/test.yaml"));
-}
-
-}  // namespace
+using namespace orrery::test;
 
 class TestTrainer : public QObject {
     Q_OBJECT

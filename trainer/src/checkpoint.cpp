@@ -12,6 +12,18 @@ namespace orrery::train {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A sharded run's parameters are views into flat buckets (shard.h): write a parameter's own
+// elements, not its bucket's whole storage.
+torch::Tensor compact(const torch::Tensor &t)
+{
+    auto c = t.detach().cpu();
+    return c.nbytes() == c.storage().nbytes() ? c : c.clone();
+}
+
+}  // namespace
+
 std::string Checkpointer::name(std::int64_t step)
 {
     return "step-" + std::to_string(step) + ".ckpt";
@@ -34,7 +46,7 @@ void Checkpointer::save(std::int64_t step, DenoiserImpl &model, DenoiserImpl &em
     if (!lead)
         return;
     for (const auto &p : model.named_parameters())
-        a.write("model/" + p.key(), p.value().detach().cpu());
+        a.write("model/" + p.key(), compact(p.value()));
     for (const auto &p : model.named_buffers())
         a.write("model_buf/" + p.key(), p.value().cpu());
     for (const auto &p : ema.named_parameters())

@@ -658,6 +658,9 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
                           " (model.patch x one halving per level of model.channel_mult)");
     if (cfg.i("model.channels") % 8 != 0)
         throw ConfigError("model.channels must be a multiple of 8 (GroupNorm groups)");
+    if (cfg.s("dist.shard") == "parameters")
+        throw ConfigError("dist.shard: parameters (ZeRO stage 3) is not available yet; optimizer (stage 1) "
+                          "and gradients (stage 2) are");
     return cfg;
 }
 

@@ -203,6 +203,36 @@ void ProcessGroup::barrier()
         m_pg->barrier()->wait();
 }
 
+ProcessGroup::Pending::Pending(c10::intrusive_ptr<c10d::Work> work, std::function<void()> then)
+    : m_work(std::move(work)), m_then(std::move(then))
+{ }
+
+void ProcessGroup::Pending::wait()
+{
+    if (!m_work)
+        return;
+    m_work->wait();
+    m_work.reset();
+    if (m_then)
+        m_then();
+    m_then = nullptr;
+}
+
+ProcessGroup::Pending ProcessGroup::reduceScatterAsync(torch::Tensor &flat, torch::Tensor &mine)
+{
+    if (backend() != "gloo")
+        return {m_pg->_reduce_scatter_base(mine, flat), nullptr};
+    const auto n = mine.numel();
+    const auto offset = n * m_r.rank;
+    return {allreduceAsync(flat),
+            [flat, mine, offset, n]() mutable { mine.copy_(flat.narrow(0, offset, n)); }};
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroup::allgatherAsync(torch::Tensor &flat, torch::Tensor &mine)
+{
+    return m_pg->_allgather_base(flat, mine);
+}
+
 namespace {
 
 // Runs after a parameter's gradient was accumulated into .grad (what Python's
@@ -218,24 +248,44 @@ private:
 
 }  // namespace
 
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor> &params,
+                                                      double bucketMB)
+{
+    // Reverse parameter order: backward produces the last layers' gradients first.
+    const auto limit = std::int64_t(bucketMB * 1024 * 1024);
+    std::vector<std::vector<std::size_t>> buckets;
+    std::int64_t bytes = 0;
+    for (std::size_t k = params.size(); k-- > 0;) {
+        const auto &p = params[k];
+        if (buckets.empty() || bytes + p.numel() * p.element_size() > limit) {
+            buckets.emplace_back();
+            bytes = 0;
+        }
+        buckets.back().push_back(k);
+        bytes += p.numel() * p.element_size();
+    }
+    return buckets;
+}
+
+void onGradientAccumulated(torch::Tensor &param, std::function<void()> f)
+{
+    std::unique_ptr<torch::autograd::PostAccumulateGradHook> hook;
+    if (f)
+        hook = std::make_unique<GradReadyHook>(std::move(f));
+    torch::autograd::impl::set_post_acc_grad_hooks(param, std::move(hook));
+}
+
 GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, double bucketMB)
     : m_pg(pg), m_params(std::move(params))
 {
     if (!pg.active())
         return;
-    // Buckets in reverse parameter order: backward produces the last layers' gradients first.
-    const auto limit = std::int64_t(bucketMB * 1024 * 1024);
     m_bucketOf.assign(m_params.size(), 0);
-    std::int64_t bytes = 0;
-    for (std::size_t k = m_params.size(); k-- > 0;) {
-        const auto &p = m_params[k];
-        if (m_buckets.empty() || bytes + p.numel() * p.element_size() > limit) {
-            m_buckets.emplace_back();
-            bytes = 0;
-        }
-        m_buckets.back().params.push_back(k);
-        bytes += p.numel() * p.element_size();
-        m_bucketOf[k] = m_buckets.size() - 1;
+    for (auto &indices : gradientBuckets(m_params, bucketMB)) {
+        for (std::size_t k : indices)
+            m_bucketOf[k] = m_buckets.size();
+        m_buckets.emplace_back();
+        m_buckets.back().params = std::move(indices);
     }
     for (Bucket &b : m_buckets) {
         std::int64_t n = 0;
@@ -245,15 +295,14 @@ GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, 
         b.pending = b.params.size();
     }
     for (std::size_t k = 0; k < m_params.size(); ++k)
-        torch::autograd::impl::set_post_acc_grad_hooks(
-            m_params[k], std::make_unique<GradReadyHook>([this, k] { onGradReady(k); }));
+        onGradientAccumulated(m_params[k], [this, k] { onGradReady(k); });
 }
 
 GradientSync::~GradientSync()
 {
     for (auto &p : m_params)
         if (m_pg.active())
-            torch::autograd::impl::set_post_acc_grad_hooks(p, nullptr);
+            onGradientAccumulated(p, nullptr);
 }
 
 void GradientSync::onGradReady(std::size_t param)

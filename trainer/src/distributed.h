@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,10 +64,39 @@ public:
     c10::intrusive_ptr<c10d::Work> allreduceAsync(torch::Tensor &t);
     void barrier();
 
+    // A collective in flight; wait() completes it on this rank.
+    class Pending {
+    public:
+        Pending() = default;
+        Pending(c10::intrusive_ptr<c10d::Work> work, std::function<void()> then);
+        void wait();
+        bool active() const { return bool(m_work); }
+
+    private:
+        c10::intrusive_ptr<c10d::Work> m_work;
+        std::function<void()> m_then;
+    };
+    // `flat` (a multiple of the world size) summed across ranks, this rank's contiguous slice of
+    // it into `mine`. NCCL reduce-scatters; on Gloo it is emulated by an allreduce of `flat` in
+    // place (torch 2.11's ProcessGroupGloo::_reduce_scatter_base does the same on a clone):
+    // twice a ring reduce-scatter's traffic, and `flat` is overwritten.
+    Pending reduceScatterAsync(torch::Tensor &flat, torch::Tensor &mine);
+    // Every rank's `mine` into `flat` (rank r's at r * mine.numel()): NCCL's all-gather, Gloo's
+    // native allgather (into a temporary, copied out).
+    c10::intrusive_ptr<c10d::Work> allgatherAsync(torch::Tensor &flat, torch::Tensor &mine);
+
 private:
     Rendezvous m_r;
     c10::intrusive_ptr<c10d::Backend> m_pg;
 };
+
+// Parameter indices in buckets of about `bucketMB`, filled in reverse registration order (the
+// order in which backward produces gradients).
+std::vector<std::vector<std::size_t>> gradientBuckets(const std::vector<torch::Tensor> &params,
+                                                      double bucketMB);
+// Calls `f` after each backward has accumulated `param`'s gradient into .grad (Python's
+// register_post_accumulate_grad_hook); an empty `f` removes it.
+void onGradientAccumulated(torch::Tensor &param, std::function<void()> f);
 
 // DDP's gradient sync for `params` (in registration order; buckets are filled in reverse, the
 // order in which backward produces gradients). syncEnabled(false) for accumulation micro-steps.

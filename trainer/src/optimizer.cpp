@@ -2,84 +2,169 @@
 #include "optimizer.h"
 
 #include "checkpoint.h"
+#include "shard.h"
 
 namespace orrery::train {
+
+namespace {
+
+std::vector<torch::Tensor> zerosLike(const std::vector<torch::Tensor> &ts)
+{
+    std::vector<torch::Tensor> out;
+    for (const auto &t : ts)
+        out.push_back(torch::zeros_like(t));
+    return out;
+}
+
+std::vector<torch::Tensor> stepCounts(std::size_t n, const torch::Device &device)
+{
+    std::vector<torch::Tensor> out;
+    for (std::size_t i = 0; i < n; ++i)
+        out.push_back(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(device)));
+    return out;
+}
+
+std::string key(const char *what, std::size_t param)
+{
+    return std::string("optim/") + what + "/" + std::to_string(param);
+}
+
+}  // namespace
 
 Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
                      std::vector<torch::Tensor> emaParams)
     : m_pg(pg), m_c(c), m_params(std::move(params)), m_ema(std::move(emaParams))
 {
-    if (c.s("dist.shard") != "none")
-        throw std::runtime_error("dist.shard " + c.s("dist.shard") + " is not built yet");
-    for (const auto &p : m_params) {
-        m_expAvg.push_back(torch::zeros_like(p));
-        m_expAvgSq.push_back(torch::zeros_like(p));
-        m_steps.push_back(torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat32).device(p.device())));
+    const std::string shard = c.s("dist.shard");
+    if (shard == "parameters")  // config.cpp refuses it before any work; this guards other callers
+        throw std::runtime_error("dist.shard parameters (ZeRO stage 3) is not available yet");
+    const auto device = m_params.front().device();
+    if (shard == "none") {
+        m_expAvg = zerosLike(m_params);
+        m_expAvgSq = zerosLike(m_params);
+        m_steps = stepCounts(m_params.size(), device);
+        m_sync = std::make_unique<GradientSync>(pg, m_params, c.f("dist.bucket_mb"));
+        return;
     }
-    m_sync = std::make_unique<GradientSync>(pg, m_params, c.f("dist.bucket_mb"));
+    m_shards = std::make_unique<ShardedParameters>(pg, m_params, c.f("dist.bucket_mb"), shard == "gradients");
+    m_expAvg = zerosLike(m_shards->parameterSlices());
+    m_expAvgSq = zerosLike(m_expAvg);
+    m_steps = stepCounts(m_expAvg.size(), device);
 }
 
 Optimizer::~Optimizer() = default;
 
 void Optimizer::setSyncEnabled(bool on)
 {
-    m_sync->setSyncEnabled(on);
+    if (m_shards)
+        m_shards->setSyncEnabled(on);
+    else
+        m_sync->setSyncEnabled(on);
 }
 
 torch::Tensor Optimizer::step(double lr, std::int64_t step)
 {
-    m_sync->finish();
-    std::vector<torch::Tensor> grads;
-    grads.reserve(m_params.size());
-    for (auto &p : m_params)
-        grads.push_back(p.grad());
+    std::vector<torch::Tensor> params, grads;
+    if (m_shards) {
+        grads = m_shards->gradientSlices();
+        params = m_shards->parameterSlices();
+    } else {
+        m_sync->finish();
+        params = m_params;
+        for (auto &p : m_params)
+            grads.push_back(p.grad());
+    }
     torch::NoGradGuard ng;
-    const auto norm = torch::stack(at::_foreach_norm(grads)).norm();  // stays on the device: no sync
+    torch::Tensor norm;  // stays on the device: no sync
+    if (m_shards) {
+        // The global norm over every rank's slices: the sum of squares, summed across ranks.
+        const auto squares = torch::stack(at::_foreach_norm(grads)).square().sum();
+        auto one = squares.view({1});  // shares the scalar's storage
+        m_pg.allreduceSum(one);
+        norm = squares.sqrt();
+    } else {
+        norm = torch::stack(at::_foreach_norm(grads)).norm();
+    }
     const double clip = m_c.f("optim.grad_clip");
     if (clip > 0)
         at::_foreach_mul_(grads, torch::clamp_max(clip / (norm + 1e-6), 1.0));
     // The kernel reads the step count; the caller increments it (as torch.optim does).
     at::_foreach_add_(m_steps, 1.0);
-    at::_fused_adamw_(m_params, grads, m_expAvg, m_expAvgSq, {}, m_steps, lr, m_c.f("optim.beta1"),
+    at::_fused_adamw_(params, grads, m_expAvg, m_expAvgSq, {}, m_steps, lr, m_c.f("optim.beta1"),
                       m_c.f("optim.beta2"), m_c.f("optim.weight_decay"), 1e-8, false, false);
+    if (m_shards)
+        m_shards->gatherParameters();
     // EMA warm-up (as diffusers' EMAModel): early on the average follows the weights closely,
-    // else a short run's EMA would still be its random initialisation.
+    // else a short run's EMA would still be its random initialisation. The EMA is kept whole on
+    // every rank even when sharded: rank 0 samples and evaluates with it, so sharding it would
+    // not lower rank 0's peak (docs/trainer.md, "Sharded data parallel").
     const double d = std::min(m_c.f("train.ema_decay"), (1.0 + double(step)) / (10.0 + double(step)));
     at::_foreach_lerp_(m_ema, m_params, 1.0 - d);
-    for (auto &g : grads)
-        g.zero_();
+    if (m_shards) {
+        m_shards->zeroGradients();
+    } else {
+        for (auto &g : grads)
+            g.zero_();
+    }
     return norm;
 }
 
 void Optimizer::save(torch::serialize::OutputArchive *out)
 {
+    if (m_shards) {
+        // Consolidated: every rank takes part in the gathers, the lead writes.
+        const auto expAvg = m_shards->gatherPerParameter(m_expAvg, out != nullptr);
+        const auto expAvgSq = m_shards->gatherPerParameter(m_expAvgSq, out != nullptr);
+        if (!out)
+            return;
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            out->write(key("exp_avg", i), expAvg[i].cpu());
+            out->write(key("exp_avg_sq", i), expAvgSq[i].cpu());
+            out->write(key("step", i), m_steps[m_shards->bucketOf(i)].cpu());
+        }
+        return;
+    }
     if (!out)
         return;
     for (std::size_t i = 0; i < m_expAvg.size(); ++i) {
-        out->write("optim/exp_avg/" + std::to_string(i), m_expAvg[i].cpu());
-        out->write("optim/exp_avg_sq/" + std::to_string(i), m_expAvgSq[i].cpu());
-        out->write("optim/step/" + std::to_string(i), m_steps[i].cpu());
+        out->write(key("exp_avg", i), m_expAvg[i].cpu());
+        out->write(key("exp_avg_sq", i), m_expAvgSq[i].cpu());
+        out->write(key("step", i), m_steps[i].cpu());
     }
 }
 
 void Optimizer::load(torch::serialize::InputArchive &in, const std::string &file)
 {
     torch::NoGradGuard ng;
+    if (m_shards) {
+        // Whole per-parameter tensors (whatever world size and dist.shard wrote them), of which
+        // this rank keeps its slices.
+        auto expAvg = zerosLike(m_params), expAvgSq = zerosLike(m_params);
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            readCheckpointTensor(in, file, key("exp_avg", i), expAvg[i]);
+            readCheckpointTensor(in, file, key("exp_avg_sq", i), expAvgSq[i]);
+        }
+        m_expAvg = m_shards->slicesOf(expAvg);
+        m_expAvgSq = m_shards->slicesOf(expAvgSq);
+        for (std::size_t b = 0; b < m_steps.size(); ++b)
+            readCheckpointTensor(in, file, key("step", m_shards->firstParameter(b)), m_steps[b]);
+        return;
+    }
     for (std::size_t i = 0; i < m_expAvg.size(); ++i) {
-        readCheckpointTensor(in, file, "optim/exp_avg/" + std::to_string(i), m_expAvg[i]);
-        readCheckpointTensor(in, file, "optim/exp_avg_sq/" + std::to_string(i), m_expAvgSq[i]);
-        readCheckpointTensor(in, file, "optim/step/" + std::to_string(i), m_steps[i]);
+        readCheckpointTensor(in, file, key("exp_avg", i), m_expAvg[i]);
+        readCheckpointTensor(in, file, key("exp_avg_sq", i), m_expAvgSq[i]);
+        readCheckpointTensor(in, file, key("step", i), m_steps[i]);
     }
 }
 
 std::size_t Optimizer::bucketCount() const
 {
-    return m_sync->bucketCount();
+    return m_shards ? m_shards->bucketCount() : m_sync->bucketCount();
 }
 
 std::string Optimizer::sharding() const
 {
-    return "none";
+    return m_c.s("dist.shard");
 }
 
 std::int64_t Optimizer::stateBytes() const

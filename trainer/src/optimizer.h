@@ -18,6 +18,8 @@
 
 namespace orrery::train {
 
+class ShardedParameters;
+
 class Optimizer {
 public:
     // `params` and `emaParams` in the same order (the model's and its EMA copy's parameters).
@@ -51,8 +53,11 @@ public:
 private:
     ProcessGroup &m_pg;
     const Config &m_c;
+    // Unsharded: one moment and step count per parameter. Sharded: one per bucket, this rank's
+    // slice of it (m_shards).
     std::vector<torch::Tensor> m_params, m_ema, m_expAvg, m_expAvgSq, m_steps;
     std::unique_ptr<GradientSync> m_sync;
+    std::unique_ptr<ShardedParameters> m_shards;
 };
 
 }  // namespace orrery::train

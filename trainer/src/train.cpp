@@ -291,6 +291,17 @@ int runTraining(const RunOptions &opt)
         }
         ema->eval();
         Optimizer optimizer(pg, c, model->parameters(), ema->parameters());
+        // One value of every rank, gathered to all (what a sharded run's memory is judged by:
+        // each rank's own, not rank 0's).
+        auto perRank = [&](double value) {
+            auto all =
+                torch::zeros({r.worldSize}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
+            all[r.rank] = value;
+            pg.allreduceSum(all);
+            const auto host = all.cpu();
+            return std::vector<double>(host.data_ptr<double>(), host.data_ptr<double>() + r.worldSize);
+        };
+        const std::vector<double> stateBytes = perRank(double(optimizer.stateBytes()));
 
         Checkpointer ckpt{ckptDir, int(c.i("train.keep_checkpoints"))};
         std::string resumedFrom;
@@ -319,6 +330,7 @@ int runTraining(const RunOptions &opt)
                    {"arch", model->options().arch},
                    {"shard", optimizer.sharding()},
                    {"optimizer_state_bytes", optimizer.stateBytes()},
+                   {"optimizer_state_bytes_per_rank", stateBytes},
                    {"parameters", parameterCount(*model)},
                    {"resumed_from", resumedFrom},
                    {"config_file", opt.configPath},
@@ -468,6 +480,12 @@ int runTraining(const RunOptions &opt)
                     {"perf/data_wait_frac", dataWait / elapsed},
                     {"perf/peak_rss_gb", peakRssBytes() / 1e9},
                 };
+                if (!single) {
+                    const auto rss = perRank(peakRssBytes());
+                    m.push_back({"perf/peak_rss_gb_max", *std::max_element(rss.begin(), rss.end()) / 1e9});
+                    m.push_back({"perf/optimizer_state_mb_max",
+                                 *std::max_element(stateBytes.begin(), stateBytes.end()) / 1e6});
+                }
 #if ORRERY_TORCH_CUDA
                 if (cuda) {
                     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "shard.h"
+
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <stdexcept>
+
+namespace orrery::train {
+
+namespace {
+
+// Stage 2 holds a bucket's full-size gradient buffer only while its reduction is in flight, and
+// Gloo's all-gather a full-size temporary: two in flight still overlap communication (with the
+// backward pass, with each other) and bound that memory to two buckets (dist.bucket_mb each).
+constexpr std::size_t kMaxInFlight = 2;
+
+}  // namespace
+
+ShardedParameters::ShardedParameters(ProcessGroup &pg, std::vector<torch::Tensor> params, double bucketMB,
+                                     bool shardGradients)
+    : m_pg(pg), m_params(std::move(params)), m_shardGradients(shardGradients),
+      m_world(pg.active() ? pg.worldSize() : 1), m_rank(pg.active() ? pg.rank() : 0)
+{
+    torch::NoGradGuard ng;
+    m_bucketOf.assign(m_params.size(), 0);
+    for (auto &indices : gradientBuckets(m_params, bucketMB)) {
+        Bucket b;
+        b.params = std::move(indices);
+        std::int64_t total = 0;
+        for (std::size_t k : b.params) {
+            b.offsets.push_back(total);
+            total += m_params[k].numel();
+            m_bucketOf[k] = m_buckets.size();
+        }
+        b.padded = (total + m_world - 1) / m_world * m_world;
+        b.slice = b.padded / m_world;
+        const auto opts = m_params[b.params.front()].options();
+        b.flat = torch::zeros({b.padded}, opts);
+        for (std::size_t j = 0; j < b.params.size(); ++j) {
+            auto &p = m_params[b.params[j]];
+            auto view = b.flat.narrow(0, b.offsets[j], p.numel());
+            view.copy_(p.reshape({p.numel()}));
+            // The parameter now lives in the bucket (as FSDP's flat parameter): the update of a
+            // slice is the update of the model, and its old storage is freed.
+            p.set_data(view.view(p.sizes()));
+        }
+        if (shardGradients) {
+            b.gradSlice = torch::zeros({b.slice}, opts);
+        } else {
+            b.gradFlat = torch::zeros({b.padded}, opts);
+            b.gradSlice = b.gradFlat.narrow(0, b.slice * m_rank, b.slice);
+        }
+        b.pending = b.params.size();
+        m_buckets.push_back(std::move(b));
+    }
+    if (!pg.active())
+        return;
+    for (std::size_t k = 0; k < m_params.size(); ++k)
+        onGradientAccumulated(m_params[k], [this, k] { onGradReady(k); });
+}
+
+ShardedParameters::~ShardedParameters()
+{
+    if (m_pg.active())
+        for (auto &p : m_params)
+            onGradientAccumulated(p, nullptr);
+}
+
+void ShardedParameters::onGradReady(std::size_t param)
+{
+    if (!m_enabled)
+        return;
+    Bucket &b = m_buckets[m_bucketOf[param]];
+    if (--b.pending == 0)
+        launch(b);
+}
+
+void ShardedParameters::pack(Bucket &b, torch::Tensor &into)
+{
+    for (std::size_t j = 0; j < b.params.size(); ++j) {
+        const auto &g = m_params[b.params[j]].grad();
+        if (!g.defined())
+            throw std::runtime_error("sharded gradient sync: a parameter has no gradient after backward (a "
+                                     "parameter unused in the forward pass?)");
+        into.narrow(0, b.offsets[j], g.numel()).copy_(g.reshape({g.numel()}));
+    }
+    const auto used = b.offsets.back() + m_params[b.params.back()].numel();
+    into.narrow(0, used, b.padded - used).zero_();
+}
+
+void ShardedParameters::launch(Bucket &b)
+{
+    torch::NoGradGuard ng;
+    if (!m_shardGradients) {
+        pack(b, b.gradFlat);
+        b.reduction = {m_pg.allreduceAsync(b.gradFlat), nullptr};
+    } else {
+        while (m_inFlight.size() >= kMaxInFlight) {
+            complete(m_buckets[m_inFlight.front()]);
+            m_inFlight.pop_front();
+        }
+        b.gradFlat = torch::empty({b.padded}, b.flat.options());
+        pack(b, b.gradFlat);
+        for (std::size_t k : b.params)
+            m_params[k].mutable_grad().reset();  // only the slice is kept (stage 2)
+        b.reduction = m_pg.reduceScatterAsync(b.gradFlat, b.gradSlice);
+        m_inFlight.push_back(std::size_t(&b - m_buckets.data()));
+    }
+    b.launched = true;
+}
+
+void ShardedParameters::complete(Bucket &b)
+{
+    if (!b.launched)
+        return;
+    b.reduction.wait();
+    b.gradSlice.mul_(1.0 / m_world);
+    if (m_shardGradients)
+        b.gradFlat.reset();
+    b.launched = false;
+    b.ready = true;
+    b.pending = b.params.size();
+}
+
+std::vector<torch::Tensor> ShardedParameters::gradientSlices()
+{
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> out;
+    for (Bucket &b : m_buckets) {
+        if (!m_pg.active()) {
+            // One process: its slice is the whole bucket, nothing to reduce.
+            pack(b, m_shardGradients ? b.gradSlice : b.gradFlat);
+            b.ready = true;
+        }
+        complete(b);
+        if (!b.ready)
+            throw std::runtime_error("sharded gradient sync: a bucket was not complete after backward (a "
+                                     "parameter unused in the forward pass?)");
+        b.ready = false;
+        out.push_back(b.gradSlice);
+    }
+    m_inFlight.clear();
+    return out;
+}
+
+std::vector<torch::Tensor> ShardedParameters::parameterSlices() const
+{
+    std::vector<torch::Tensor> out;
+    for (const Bucket &b : m_buckets)
+        out.push_back(b.flat.narrow(0, b.slice * m_rank, b.slice));
+    return out;
+}
+
+void ShardedParameters::gatherParameters()
+{
+    if (!m_pg.active())
+        return;
+    torch::NoGradGuard ng;
+    std::deque<c10::intrusive_ptr<c10d::Work>> works;
+    for (Bucket &b : m_buckets) {
+        if (works.size() >= kMaxInFlight) {
+            works.front()->wait();
+            works.pop_front();
+        }
+        auto mine = b.flat.narrow(0, b.slice * m_rank, b.slice).clone();
+        works.push_back(m_pg.allgatherAsync(b.flat, mine));
+    }
+    for (auto &w : works)
+        w->wait();
+}
+
+void ShardedParameters::zeroGradients()
+{
+    for (auto &p : m_params)
+        if (p.grad().defined())
+            p.mutable_grad().zero_();
+}
+
+std::vector<torch::Tensor> ShardedParameters::gatherPerParameter(const std::vector<torch::Tensor> &slices,
+                                                                 bool wanted)
+{
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> out(m_params.size());
+    for (std::size_t i = 0; i < m_buckets.size(); ++i) {
+        const Bucket &b = m_buckets[i];
+        auto full = torch::empty({b.padded}, slices[i].options());
+        auto mine = slices[i].contiguous();
+        if (m_pg.active())
+            m_pg.allgatherAsync(full, mine)->wait();
+        else
+            full.copy_(mine);
+        if (!wanted)
+            continue;
+        for (std::size_t j = 0; j < b.params.size(); ++j) {
+            const auto &p = m_params[b.params[j]];
+            out[b.params[j]] = full.narrow(0, b.offsets[j], p.numel()).view(p.sizes()).clone();
+        }
+    }
+    return out;
+}
+
+std::vector<torch::Tensor> ShardedParameters::slicesOf(const std::vector<torch::Tensor> &whole) const
+{
+    torch::NoGradGuard ng;
+    std::vector<torch::Tensor> out;
+    for (const Bucket &b : m_buckets) {
+        auto full = torch::zeros({b.padded}, b.flat.options());
+        for (std::size_t j = 0; j < b.params.size(); ++j) {
+            const auto &w = whole[b.params[j]];
+            full.narrow(0, b.offsets[j], w.numel()).copy_(w.reshape({w.numel()}));
+        }
+        out.push_back(full.narrow(0, b.slice * m_rank, b.slice).clone());
+    }
+    return out;
+}
+
+std::vector<std::int64_t> ShardedParameters::sliceSizes() const
+{
+    std::vector<std::int64_t> out;
+    for (const Bucket &b : m_buckets)
+        out.push_back(b.slice);
+    return out;
+}
+
+}  // namespace orrery::train
