@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // orrery-train as sweeps run it, on CPU with Gloo: real processes, real run directories, real
 // FFmpeg decoding of the samples. A small model (tests/trainer/test.yaml) keeps it to seconds.
-#include "testsupport.h"
+#include "trainersupport.h"
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
@@ -18,88 +18,7 @@
 #include <cmath>
 #include <csignal>
 
-namespace {
-
-struct Result {
-    int code = -1;
-    QByteArray out, err;
-};
-
-QString trainer()
-{
-    return qEnvironmentVariable("ORRERY_TRAINER");
-}
-QString testConfig()
-{
-    return orrery::test::sourceFile(QStringLiteral("tests/trainer/test.yaml"));
-}
-
-Result train(const QStringList &args, int timeoutMs = 300'000)
-{
-    QProcess p;
-    p.start(trainer(), args);
-    p.waitForFinished(timeoutMs);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
-
-QList<QJsonObject> events(const QString &runDir)
-{
-    QFile f(runDir + QStringLiteral("/events.jsonl"));
-    QList<QJsonObject> out;
-    if (!f.open(QIODevice::ReadOnly))
-        return out;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (!line.isEmpty())
-            out.push_back(QJsonDocument::fromJson(line).object());
-    return out;
-}
-
-// step → train/loss
-QMap<qint64, double> losses(const QString &runDir)
-{
-    QMap<qint64, double> out;
-    for (const QJsonObject &e : events(runDir))
-        if (e[QLatin1String("kind")].toString() == QLatin1String("metrics") &&
-            e[QLatin1String("values")].toObject().contains(QLatin1String("train/loss")))
-            out[e[QLatin1String("step")].toInteger()] =
-                e[QLatin1String("values")][QLatin1String("train/loss")].toDouble();
-    return out;
-}
-
-QJsonObject exitJson(const QString &runDir)
-{
-    QFile f(runDir + QStringLiteral("/exit.json"));
-    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
-}
-
-QJsonObject inspect(const QString &ckpt)
-{
-    const Result r = train({QStringLiteral("--inspect"), ckpt});
-    return QJsonDocument::fromJson(r.out).object()[QLatin1String("tensors")].toObject();
-}
-
-// Largest relative difference of the model tensors' norms and sums between two checkpoints.
-double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
-{
-    double worst = 0;
-    int compared = 0;
-    for (auto it = a.begin(); it != a.end(); ++it) {
-        if (!it.key().startsWith(prefix))
-            continue;
-        const QJsonObject x = it.value().toObject(), y = b[it.key()].toObject();
-        if (y.isEmpty())
-            return INFINITY;
-        for (const char *field : {"norm", "sum"}) {
-            const double u = x[QLatin1String(field)].toDouble(), v = y[QLatin1String(field)].toDouble();
-            worst = std::max(worst, std::abs(u - v) / std::max(1e-3, std::abs(u)));
-        }
-        ++compared;
-    }
-    return compared ? worst : INFINITY;
-}
-
-}  // namespace
+using namespace orrery::test;
 
 class TestTrainer : public QObject {
     Q_OBJECT

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+
+// The trainer tests' ways into orrery-train: run it, read its events.jsonl and exit.json, and
+// compare checkpoints through --inspect (tst_trainer, tst_trainer_recompute).
+
+#include "testsupport.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMap>
+#include <QProcess>
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+
+namespace orrery::test {
+
+struct Result {
+    int code = -1;
+    QByteArray out, err;
+};
+
+inline QString trainer()
+{
+    return qEnvironmentVariable("ORRERY_TRAINER");
+}
+inline QString testConfig()
+{
+    return sourceFile(QStringLiteral("tests/trainer/test.yaml"));
+}
+
+inline Result train(const QStringList &args, int timeoutMs = 300'000)
+{
+    QProcess p;
+    p.start(trainer(), args);
+    p.waitForFinished(timeoutMs);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+inline QList<QJsonObject> events(const QString &runDir)
+{
+    QFile f(runDir + QStringLiteral("/events.jsonl"));
+    QList<QJsonObject> out;
+    if (!f.open(QIODevice::ReadOnly))
+        return out;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (!line.isEmpty())
+            out.push_back(QJsonDocument::fromJson(line).object());
+    return out;
+}
+
+// step → the metric `name` (train/loss, perf/peak_rss_gb, ...)
+inline QMap<qint64, double> metric(const QString &runDir, const QString &name)
+{
+    QMap<qint64, double> out;
+    for (const QJsonObject &e : events(runDir))
+        if (e[QLatin1String("kind")].toString() == QLatin1String("metrics") &&
+            e[QLatin1String("values")].toObject().contains(name))
+            out[e[QLatin1String("step")].toInteger()] = e[QLatin1String("values")][name].toDouble();
+    return out;
+}
+inline QMap<qint64, double> losses(const QString &runDir)
+{
+    return metric(runDir, QStringLiteral("train/loss"));
+}
+
+inline QJsonObject exitJson(const QString &runDir)
+{
+    QFile f(runDir + QStringLiteral("/exit.json"));
+    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+}
+
+inline QJsonObject inspect(const QString &ckpt)
+{
+    const Result r = train({QStringLiteral("--inspect"), ckpt});
+    return QJsonDocument::fromJson(r.out).object()[QLatin1String("tensors")].toObject();
+}
+
+// Largest relative difference of the model tensors' norms and sums (or only `fields`) between two
+// checkpoints.
+inline double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix,
+                            std::initializer_list<const char *> fields = {"norm", "sum"})
+{
+    double worst = 0;
+    int compared = 0;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+        if (!it.key().startsWith(prefix))
+            continue;
+        const QJsonObject x = it.value().toObject(), y = b[it.key()].toObject();
+        if (y.isEmpty())
+            return INFINITY;
+        for (const char *field : fields) {
+            const double u = x[QLatin1String(field)].toDouble(), v = y[QLatin1String(field)].toDouble();
+            worst = std::max(worst, std::abs(u - v) / std::max(1e-3, std::abs(u)));
+        }
+        ++compared;
+    }
+    return compared ? worst : INFINITY;
+}
+
+}  // namespace orrery::test
