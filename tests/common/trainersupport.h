@@ -32,6 +32,15 @@ inline QString testConfig()
     return sourceFile(QStringLiteral("tests/trainer/test.yaml"));
 }
 
+// orrery-train's arguments for a run of the test model in `runDir` with `sets` (--set KEY=VALUE).
+inline QStringList runArgs(const QString &runDir, const QStringList &sets = {})
+{
+    QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
+    for (const QString &s : sets)
+        a << QStringLiteral("--set") << s;
+    return a;
+}
+
 inline Result train(const QStringList &args, int timeoutMs = 300'000)
 {
     QProcess p;

@@ -40,13 +40,7 @@ class TestTrainer : public QObject {
             qWarning("the 60-step run failed (%d): %s", r.code, r.err.constData());
         return run;
     }
-    QStringList base(const QString &runDir, const QStringList &sets = {})
-    {
-        QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
-        for (const QString &s : sets)
-            a << QStringLiteral("--set") << s;
-        return a;
-    }
+    QStringList base(const QString &runDir, const QStringList &sets = {}) { return runArgs(runDir, sets); }
 
 private Q_SLOTS:
     void initTestCase()

@@ -9,6 +9,7 @@
 #include <QCoreApplication>
 #include <QMap>
 #include <QTemporaryDir>
+#include <QtNumeric>
 
 #include <algorithm>
 #include <cmath>
@@ -18,14 +19,6 @@ using namespace orrery::test;
 class TestTrainerRecompute : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-
-    QStringList base(const QString &runDir, const QStringList &sets)
-    {
-        QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
-        for (const QString &s : sets)
-            a << QStringLiteral("--set") << s;
-        return a;
-    }
 
     // How far two 4-step runs of the test model, a with `setsA` and b with `setsB`, differ: the
     // largest relative difference of their losses, and of the norms and of the sums of every
@@ -42,8 +35,8 @@ class TestTrainerRecompute : public QObject {
         const QString a = m_dir.filePath(tag + QStringLiteral("-a")),
                       b = m_dir.filePath(tag + QStringLiteral("-b"));
         Compared c;
-        const Result ra = train(base(a, common + setsA) + args);
-        const Result rb = train(base(b, common + setsB) + args);
+        const Result ra = train(runArgs(a, common + setsA) + args);
+        const Result rb = train(runArgs(b, common + setsB) + args);
         if (ra.code != 75 || rb.code != 75) {
             qWarning("a run failed (%d, %d): %s%s", ra.code, rb.code, ra.err.constData(), rb.err.constData());
             return c;
@@ -92,7 +85,7 @@ private Q_SLOTS:
         // first steps turn a near-zero gradient's sign into a whole step: measured losses 3e-6,
         // norms 6e-4, sums up to 1e-1 (not compared).
         QTest::newRow("bf16 on CPU") << QStringList{QStringLiteral("train.precision=bf16")} << QStringList{}
-                                     << 2e-5 << 3e-3 << INFINITY;
+                                     << 2e-5 << 3e-3 << qInf();
     }
     void recomputingTrainsAsKeeping()
     {
@@ -126,10 +119,10 @@ private Q_SLOTS:
         for (const bool recompute : {false, true}) {
             const QString run = m_dir.filePath(QStringLiteral("memory-%1").arg(recompute));
             const Result r =
-                train(base(run,
-                           {QStringLiteral("train.batch_size=32"), QStringLiteral("train.steps=3"),
-                            QStringLiteral("train.log_every=1"),
-                            QStringLiteral("train.activation_checkpointing=%1").arg(recompute)}) +
+                train(runArgs(run,
+                              {QStringLiteral("train.batch_size=32"), QStringLiteral("train.steps=3"),
+                               QStringLiteral("train.log_every=1"),
+                               QStringLiteral("train.activation_checkpointing=%1").arg(recompute)}) +
                       QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("2")});
             QVERIFY2(r.code == 75, r.err.constData());
             const auto rss = metric(run, QStringLiteral("perf/peak_rss_gb"));
