@@ -9,6 +9,8 @@
 #      BATCH (the configs' own: a batch where activations dominate shows the saving; CPU: 32)
 #      STEPS (6) WARMUP (2) TRAINER PYTHON
 #      SETS (extra --set KEY=VALUE words, e.g. "train.precision=bf16")
+# On a CPU shared with other work, OMP_NUM_THREADS=1: LibTorch's OpenMP threads spin while they
+# wait, which makes busy-machine step times meaningless (tests/CMakeLists.txt).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${1:-$(mktemp -d /tmp/orrery-bench-recompute.XXXXXX)}
@@ -17,7 +19,7 @@ python=${PYTHON:-$root/.venv/bin/python}
 steps=${STEPS:-6} warmup=${WARMUP:-2}
 results="$work/results.jsonl"
 mkdir -p "$work" && : >"$results"
-echo "# $(date -u +%F) $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $("$train" --version | head -1)"
+echo "# $(date -u +%F) $(uname -m), $(nproc --all) cores, OMP_NUM_THREADS=${OMP_NUM_THREADS:-unset}, load $(cut -d' ' -f1-3 /proc/loadavg); $("$train" --version | head -1)"
 extra=()
 for s in ${SETS:-}; do extra+=(--set "$s"); done
 [[ -n ${BATCH:-} ]] && extra+=(--set "train.batch_size=$BATCH")
