@@ -2,7 +2,8 @@
 #pragma once
 
 // orrery-train as the trainer tests drive it: run it as a real process, read its run directory
-// (events.jsonl, exit.json) and compare checkpoints through its own --inspect.
+// (events.jsonl, exit.json) and compare checkpoints through its own --inspect (tst_trainer and the
+// tst_trainer_* tests).
 
 #include "testsupport.h"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 namespace orrery::test {
 
@@ -30,6 +32,15 @@ inline QString trainer()
 inline QString testConfig()
 {
     return sourceFile(QStringLiteral("tests/trainer/test.yaml"));
+}
+
+// orrery-train's arguments for a run of the test model in `runDir` with `sets` (--set KEY=VALUE).
+inline QStringList runArgs(const QString &runDir, const QStringList &sets = {})
+{
+    QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
+    for (const QString &s : sets)
+        a << QStringLiteral("--set") << s;
+    return a;
 }
 
 inline Result train(const QStringList &args, int timeoutMs = 300'000)
@@ -96,16 +107,17 @@ inline QList<TensorPair> tensorPairs(const QJsonObject &a, const QJsonObject &b,
     return out;
 }
 
-// Largest relative difference of the tensors' norms and sums (those named from `prefix`) between
-// two checkpoints; infinity when b lacks one of a's tensors or none was compared.
-inline double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix)
+// Largest relative difference of the tensors' norms and sums (or only `fields`; those named from
+// `prefix`) between two checkpoints; infinity when b lacks one of a's tensors or none was compared.
+inline double maxDifference(const QJsonObject &a, const QJsonObject &b, const QString &prefix,
+                            std::initializer_list<const char *> fields = {"norm", "sum"})
 {
     double worst = 0;
     const QList<TensorPair> pairs = tensorPairs(a, b, prefix);
     for (const TensorPair &t : pairs) {
         if (t.b.isEmpty())
             return INFINITY;
-        for (const char *field : {"norm", "sum"}) {
+        for (const char *field : fields) {
             const double u = t.a[QLatin1String(field)].toDouble(), v = t.b[QLatin1String(field)].toDouble();
             worst = std::max(worst, std::abs(u - v) / std::max(1e-3, std::abs(u)));
         }

@@ -35,17 +35,10 @@ class TestTrainer : public QObject {
             return run;
         QDir(run).removeRecursively();  // an earlier function failed halfway through it
         const Result r =
-            train(base(run, {QStringLiteral("train.steps=60"), QStringLiteral("train.log_every=10")}));
+            train(runArgs(run, {QStringLiteral("train.steps=60"), QStringLiteral("train.log_every=10")}));
         if (r.code != 0)
             qWarning("the 60-step run failed (%d): %s", r.code, r.err.constData());
         return run;
-    }
-    QStringList base(const QString &runDir, const QStringList &sets = {})
-    {
-        QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
-        for (const QString &s : sets)
-            a << QStringLiteral("--set") << s;
-        return a;
     }
 
 private Q_SLOTS:
@@ -269,10 +262,10 @@ private Q_SLOTS:
                                  QStringLiteral("train.sample_every=0"), QStringLiteral("train.eval_every=0"),
                                  QStringLiteral("dist.bucket_mb=0.05")};  // several buckets
         const QString one = dir(QStringLiteral("ddp-1")), two = dir(QStringLiteral("ddp-2"));
-        Result a = train(base(one, common + QStringList{QStringLiteral("train.batch_size=4")}) +
+        Result a = train(runArgs(one, common + QStringList{QStringLiteral("train.batch_size=4")}) +
                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("5")});
         QVERIFY2(a.code == 75, a.err.constData());
-        Result b = train(base(two, common + QStringList{QStringLiteral("train.batch_size=2")}) +
+        Result b = train(runArgs(two, common + QStringList{QStringLiteral("train.batch_size=2")}) +
                          QStringList{QStringLiteral("--nproc"), QStringLiteral("2"),
                                      QStringLiteral("--stop-at-step"), QStringLiteral("5")});
         QVERIFY2(b.code == 75, b.err.constData());
@@ -287,7 +280,7 @@ private Q_SLOTS:
                                           QStringLiteral("model/"));
         QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
         // And it can fail: a different batch gives different parameters.
-        Result c = train(base(dir(QStringLiteral("ddp-other")),
+        Result c = train(runArgs(dir(QStringLiteral("ddp-other")),
                               common + QStringList{QStringLiteral("train.batch_size=3")}) +
                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("5")});
         QCOMPARE(c.code, 75);
@@ -306,9 +299,9 @@ private Q_SLOTS:
             QStringLiteral("train.sample_every=0"), QStringLiteral("train.eval_every=0"),
             QStringLiteral("dist.bucket_mb=0.05"),  QStringLiteral("train.stop_check_every=2")};
         const QString none = dir(QStringLiteral("pg-none")), one = dir(QStringLiteral("pg-one"));
-        Result a = train(base(none, common));
+        Result a = train(runArgs(none, common));
         QVERIFY2(a.code == 0, a.err.constData());
-        Result b = train(base(one, common + QStringList{QStringLiteral("dist.process_group=always")}));
+        Result b = train(runArgs(one, common + QStringList{QStringLiteral("dist.process_group=always")}));
         QVERIFY2(b.code == 0, b.err.constData());
         const QJsonObject runA = events(none).first()[QLatin1String("run")].toObject(),
                           runB = events(one).first()[QLatin1String("run")].toObject();
@@ -329,14 +322,14 @@ private Q_SLOTS:
                                  QStringLiteral("train.sample_every=0"),
                                  QStringLiteral("train.eval_every=0")};
         const QString straight = dir(QStringLiteral("straight")), resumed = dir(QStringLiteral("resumed"));
-        Result a = train(base(straight, common) +
+        Result a = train(runArgs(straight, common) +
                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("11")});
         QCOMPARE(a.code, 75);
         Result b1 =
-            train(base(resumed, common) + QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("6")});
+            train(runArgs(resumed, common) + QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("6")});
         QCOMPARE(b1.code, 75);
         QCOMPARE(exitJson(resumed)[QLatin1String("state")].toString(), QStringLiteral("preempted"));
-        Result b2 = train(base(resumed, common) +
+        Result b2 = train(runArgs(resumed, common) +
                           QStringList{QStringLiteral("--resume"), QStringLiteral("auto"),
                                       QStringLiteral("--stop-at-step"), QStringLiteral("11")});
         QCOMPARE(b2.code, 75);
@@ -454,7 +447,7 @@ private Q_SLOTS:
     {
         const QString run = dir(QStringLiteral("i2v"));
         const Result r = train(
-            base(run, {QStringLiteral("model.reference_frame=true"), QStringLiteral("train.log_every=1")}) +
+            runArgs(run, {QStringLiteral("model.reference_frame=true"), QStringLiteral("train.log_every=1")}) +
             QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
         QVERIFY2(r.code == 75, r.err.constData());
         const auto l = losses(run);
@@ -572,7 +565,7 @@ private Q_SLOTS:
                                QStringLiteral("data.workers=1")};
         const QString folderRun = dir(QStringLiteral("folder-run"));
         Result r = train(
-            base(folderRun,
+            runArgs(folderRun,
                  sets +
                      QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + videos}) +
             QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
@@ -600,7 +593,7 @@ private Q_SLOTS:
         QVERIFY(tar.waitForFinished(60'000) && tar.exitCode() == 0);
         const QString shardRun = dir(QStringLiteral("shard-run"));
         r = train(
-            base(shardRun,
+            runArgs(shardRun,
                  sets +
                      QStringList{QStringLiteral("data.kind=shards"), QStringLiteral("data.path=") + shards}) +
             QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("2")});
@@ -612,7 +605,7 @@ private Q_SLOTS:
         QVERIFY(QDir().mkpath(bad));
         QVERIFY(QFile::copy(broken.fileName(), bad + QStringLiteral("/x.mp4")));
         r = train(
-            base(dir(QStringLiteral("broken-run")),
+            runArgs(dir(QStringLiteral("broken-run")),
                  sets + QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + bad}));
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("no file of the dataset decodes"), r.err.constData());
@@ -626,7 +619,7 @@ private Q_SLOTS:
         QProcess p;
         p.start(
             trainer(),
-            base(run,
+            runArgs(run,
                  {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
                   QStringLiteral("train.ckpt_every=0"), QStringLiteral("train.stop_check_every=1000000")}));
         QVERIFY(p.waitForStarted());
@@ -664,9 +657,9 @@ private Q_SLOTS:
             return ev.isEmpty() ? 0.0 : sum / double(ev.size());
         };
         const QString one = dir(QStringLiteral("system-1")), two = dir(QStringLiteral("system-2"));
-        Result a = train(base(one, sets));
+        Result a = train(runArgs(one, sets));
         QVERIFY2(a.code == 0, a.err.constData());
-        Result b = train(base(two, sets) + QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
+        Result b = train(runArgs(two, sets) + QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
         QVERIFY2(b.code == 0, b.err.constData());
         const QList<QJsonObject> single = systemEvents(one), pair = systemEvents(two);
         QVERIFY2(single.size() >= 2, qPrintable(QString::number(single.size())));
@@ -689,7 +682,7 @@ private Q_SLOTS:
         const QString run = dir(QStringLiteral("signal"));
         QProcess p;
         p.start(trainer(),
-                base(run,
+                runArgs(run,
                      {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
                       QStringLiteral("train.ckpt_every=0")}) +
                     QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});

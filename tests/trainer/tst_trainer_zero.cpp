@@ -82,14 +82,6 @@ class TestTrainerZero : public QObject {
 
     QString dir(const QString &name) { return m_dir.filePath(name); }
 
-    static QStringList base(const QString &runDir, const QStringList &sets)
-    {
-        QStringList a{QStringLiteral("--config"), testConfig(), QStringLiteral("--run-dir"), runDir};
-        for (const QString &s : sets)
-            a << QStringLiteral("--set") << s;
-        return a;
-    }
-
     // Settings every run here shares: small buckets, so a sharded run has several, each split
     // between the ranks (and stage 2 has more buckets than it keeps in flight).
     static QStringList common(const QString &arch, qint64 steps)
@@ -108,7 +100,7 @@ class TestTrainerZero : public QObject {
         if (exitJson(runDir)[QLatin1String("state")].toString() == QLatin1String("completed"))
             return runDir;
         QDir(runDir).removeRecursively();
-        const Result r = train(base(runDir, sets) +
+        const Result r = train(runArgs(runDir, sets) +
                                QStringList{QStringLiteral("--nproc"), QString::number(world)} + extra);
         if (r.code != 0 && r.code != 75)
             qWarning("%s failed (%d): %s", qPrintable(name), r.code, r.err.constData());
@@ -189,11 +181,11 @@ private Q_SLOTS:
         const QString straight = run(arch + QStringLiteral("-straight-4"), sets + four, 4);
         const QString resumed = dir(arch + QStringLiteral("-resumed-2"));
         QDir(resumed).removeRecursively();
-        Result first = train(base(resumed, sets + four) +
+        Result first = train(runArgs(resumed, sets + four) +
                              QStringList{QStringLiteral("--nproc"), QStringLiteral("4"),
                                          QStringLiteral("--stop-at-step"), QStringLiteral("10")});
         QVERIFY2(first.code == 75, first.err.constData());
-        Result second = train(base(resumed,
+        Result second = train(runArgs(resumed,
                                    sets +
                                        QStringList{QStringLiteral("train.batch_size=4"),
                                                    QStringLiteral("dist.shard=optimizer")}) +
@@ -252,7 +244,7 @@ private Q_SLOTS:
     void parameterShardingIsRefusedBeforeAnyWork()
     {
         const QString runDir = dir(QStringLiteral("stage3"));
-        const Result r = train(base(runDir, {QStringLiteral("dist.shard=parameters")}));
+        const Result r = train(runArgs(runDir, {QStringLiteral("dist.shard=parameters")}));
         QCOMPARE(r.code, 2);
         QVERIFY2(QString::fromUtf8(r.err).contains(
                      QLatin1String("dist.shard: parameters (ZeRO stage 3) is not available")),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "model.h"
+#include "recompute.h"
 
 #include "dit.h"
 
@@ -214,12 +215,23 @@ torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor
     if (m_opt.patch > 1)
         in = F::pixel_unshuffle(in, m_opt.patch);
     auto hcur = convIn(in);
+    // With train.activation_checkpointing each block keeps only its inputs (h and emb) for backward.
+    const auto block = [&](const std::shared_ptr<torch::nn::Module> &m, const torch::Tensor &features) {
+        auto *blk = m->as<UNetBlock>();
+        if (!m_opt.activationCheckpointing)
+            return blk->forward(features, emb, frames);
+        return recomputed(
+            [blk, frames](const std::vector<torch::Tensor> &io) {
+                return blk->forward(io[0], io[1], frames);
+            },
+            {features, emb});
+    };
     std::vector<torch::Tensor> skips{hcur};
     const auto levels = std::int64_t(m_opt.mult.size());
     std::size_t di = 0, dsi = 0;
     for (std::int64_t l = 0; l < levels; ++l) {
         for (std::int64_t i = 0; i < m_opt.resBlocks; ++i) {
-            hcur = down[di++]->as<UNetBlock>()->forward(hcur, emb, frames);
+            hcur = block(down[di++], hcur);
             skips.push_back(hcur);
         }
         if (l + 1 < levels) {
@@ -228,13 +240,13 @@ torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor
         }
     }
     for (const auto &m : *mid)
-        hcur = m->as<UNetBlock>()->forward(hcur, emb, frames);
+        hcur = block(m, hcur);
     std::size_t ui = 0, usi = 0;
     for (std::int64_t l = levels - 1; l >= 0; --l) {
         for (std::int64_t i = 0; i <= m_opt.resBlocks; ++i) {
             hcur = torch::cat({hcur, skips.back()}, 1);
             skips.pop_back();
-            hcur = up[ui++]->as<UNetBlock>()->forward(hcur, emb, frames);
+            hcur = block(up[ui++], hcur);
         }
         if (l > 0) {
             hcur = F::interpolate(hcur,
