@@ -281,7 +281,7 @@ private Q_SLOTS:
         QVERIFY2(diff < 1e-4, qPrintable(QString::number(diff)));
         // And it can fail: a different batch gives different parameters.
         Result c = train(runArgs(dir(QStringLiteral("ddp-other")),
-                              common + QStringList{QStringLiteral("train.batch_size=3")}) +
+                                 common + QStringList{QStringLiteral("train.batch_size=3")}) +
                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("5")});
         QCOMPARE(c.code, 75);
         QVERIFY(maxDifference(
@@ -325,8 +325,8 @@ private Q_SLOTS:
         Result a = train(runArgs(straight, common) +
                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("11")});
         QCOMPARE(a.code, 75);
-        Result b1 =
-            train(runArgs(resumed, common) + QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("6")});
+        Result b1 = train(runArgs(resumed, common) +
+                          QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("6")});
         QCOMPARE(b1.code, 75);
         QCOMPARE(exitJson(resumed)[QLatin1String("state")].toString(), QStringLiteral("preempted"));
         Result b2 = train(runArgs(resumed, common) +
@@ -447,7 +447,8 @@ private Q_SLOTS:
     {
         const QString run = dir(QStringLiteral("i2v"));
         const Result r = train(
-            runArgs(run, {QStringLiteral("model.reference_frame=true"), QStringLiteral("train.log_every=1")}) +
+            runArgs(run,
+                    {QStringLiteral("model.reference_frame=true"), QStringLiteral("train.log_every=1")}) +
             QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
         QVERIFY2(r.code == 75, r.err.constData());
         const auto l = losses(run);
@@ -564,11 +565,11 @@ private Q_SLOTS:
         const QStringList sets{QStringLiteral("train.log_every=1"), QStringLiteral("data.stride=2"),
                                QStringLiteral("data.workers=1")};
         const QString folderRun = dir(QStringLiteral("folder-run"));
-        Result r = train(
-            runArgs(folderRun,
-                 sets +
-                     QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + videos}) +
-            QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
+        Result r = train(runArgs(folderRun,
+                                 sets +
+                                     QStringList{QStringLiteral("data.kind=folder"),
+                                                 QStringLiteral("data.path=") + videos}) +
+                         QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("3")});
         QVERIFY2(r.code == 75, r.err.constData());
         QCOMPARE(losses(folderRun).size(), 3);
         QString warning;
@@ -592,11 +593,11 @@ private Q_SLOTS:
                    QStringLiteral("clip0001.mp4"), QStringLiteral("clip0001.json")});
         QVERIFY(tar.waitForFinished(60'000) && tar.exitCode() == 0);
         const QString shardRun = dir(QStringLiteral("shard-run"));
-        r = train(
-            runArgs(shardRun,
-                 sets +
-                     QStringList{QStringLiteral("data.kind=shards"), QStringLiteral("data.path=") + shards}) +
-            QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("2")});
+        r = train(runArgs(shardRun,
+                          sets +
+                              QStringList{QStringLiteral("data.kind=shards"),
+                                          QStringLiteral("data.path=") + shards}) +
+                  QStringList{QStringLiteral("--stop-at-step"), QStringLiteral("2")});
         QVERIFY2(r.code == 75, r.err.constData());
         QCOMPARE(losses(shardRun).size(), 2);
 
@@ -604,9 +605,9 @@ private Q_SLOTS:
         const QString bad = dir(QStringLiteral("only-broken"));
         QVERIFY(QDir().mkpath(bad));
         QVERIFY(QFile::copy(broken.fileName(), bad + QStringLiteral("/x.mp4")));
-        r = train(
-            runArgs(dir(QStringLiteral("broken-run")),
-                 sets + QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + bad}));
+        r = train(runArgs(
+            dir(QStringLiteral("broken-run")),
+            sets + QStringList{QStringLiteral("data.kind=folder"), QStringLiteral("data.path=") + bad}));
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains("no file of the dataset decodes"), r.err.constData());
     }
@@ -617,11 +618,11 @@ private Q_SLOTS:
         // so stop_check_every, which paces the ranks' agreement, does not delay it.
         const QString run = dir(QStringLiteral("signal-single"));
         QProcess p;
-        p.start(
-            trainer(),
-            runArgs(run,
-                 {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
-                  QStringLiteral("train.ckpt_every=0"), QStringLiteral("train.stop_check_every=1000000")}));
+        p.start(trainer(),
+                runArgs(run,
+                        {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
+                         QStringLiteral("train.ckpt_every=0"),
+                         QStringLiteral("train.stop_check_every=1000000")}));
         QVERIFY(p.waitForStarted());
         for (int i = 0; i < 600 && losses(run).isEmpty(); ++i)
             QThread::msleep(100);
@@ -683,8 +684,8 @@ private Q_SLOTS:
         QProcess p;
         p.start(trainer(),
                 runArgs(run,
-                     {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
-                      QStringLiteral("train.ckpt_every=0")}) +
+                        {QStringLiteral("train.steps=100000"), QStringLiteral("train.log_every=1"),
+                         QStringLiteral("train.ckpt_every=0")}) +
                     QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
         QVERIFY(p.waitForStarted());
         // Wait until it trains (a metrics event), then signal the launcher, as Slurm's

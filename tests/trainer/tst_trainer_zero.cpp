@@ -186,9 +186,9 @@ private Q_SLOTS:
                                          QStringLiteral("--stop-at-step"), QStringLiteral("10")});
         QVERIFY2(first.code == 75, first.err.constData());
         Result second = train(runArgs(resumed,
-                                   sets +
-                                       QStringList{QStringLiteral("train.batch_size=4"),
-                                                   QStringLiteral("dist.shard=optimizer")}) +
+                                      sets +
+                                          QStringList{QStringLiteral("train.batch_size=4"),
+                                                      QStringLiteral("dist.shard=optimizer")}) +
                               QStringList{QStringLiteral("--nproc"), QStringLiteral("2"),
                                           QStringLiteral("--resume"), QStringLiteral("auto")});
         QVERIFY2(second.code == 0, second.err.constData());

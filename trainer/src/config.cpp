@@ -316,7 +316,7 @@ std::vector<KeySpec> makeSchema()
          Type::String,
          std::string("none"),
          "sharded data parallel (ZeRO): none | optimizer (stage 1: optimizer state) | gradients (stage 2: "
-         "+ gradients) | parameters (stage 3: + parameters), each partitioned across the ranks",
+         "+ gradients), each partitioned across the ranks; parameters (stage 3) is not available yet",
          0,
          0,
          {"none", "optimizer", "gradients", "parameters"}},
