@@ -5,7 +5,7 @@
 # with and without it, per config, on one machine in one go (bench/RESULTS.md). CPU: the
 # process's peak RSS (perf/peak_rss_gb); CUDA: the peak allocated GPU memory (perf/gpu_mem_gb).
 # Usage: bench/activation_checkpointing.sh [WORK_DIR]
-# Env: CONFIGS (tiny small; dit-tiny dit-small once the DiT lands: resources/configs/<name>.yaml)
+# Env: CONFIGS (tiny small; also dit-tiny dit-small: resources/configs/<name>.yaml)
 #      BATCH (the configs' own: a batch where activations dominate shows the saving; CPU: 32)
 #      STEPS (6) WARMUP (2) TRAINER PYTHON
 #      SETS (extra --set KEY=VALUE words, e.g. "train.precision=bf16")
