@@ -33,6 +33,11 @@ QString configDirectory()
     return QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
 }
 
+QString guiSettingsPath()
+{
+    return QDir(configDirectory()).filePath(QStringLiteral("orrery.conf"));
+}
+
 namespace {
 QString findProgram(const char *envVar, const QString &name)
 {

@@ -7,14 +7,17 @@
 #include "follower.h"
 #include "mainwindow.h"
 
+#include "orrery/core/paths.h"
 #include "orrery/remote/diagnostics.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDir>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 
 using orrery::core::Check;
 using orrery::gui::EnvironmentModel;
@@ -23,6 +26,45 @@ using orrery::gui::MainWindow;
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The window's settings live in Orrery's config directory (core::guiSettingsPath), not in
+    // QSettings' default "Unknown Organization" folder; what an earlier version left there is taken
+    // over once. Qt's test mode (testsupport.h) puts both under ~/.qttest/config.
+    void settingsLiveInOrrerysConfigDirectory()
+    {
+        QTemporaryDir config;
+        orrery::core::applyApplicationIdentity();
+        const QString file = orrery::core::guiSettingsPath();
+        QVERIFY2(file.endsWith(QLatin1String("/orrery/orrery.conf")), qPrintable(file));
+        QFile::remove(file);
+        {
+            QSettings former;  // where the settings went before
+            QVERIFY2(former.fileName().endsWith(QLatin1String("/Unknown Organization/orrery.conf")),
+                     qPrintable(former.fileName()));
+            former.clear();
+            former.setValue(QStringLiteral("window/tab"), int(MainWindow::CompareTab));
+        }
+        const QString db = config.filePath(QStringLiteral("s.sqlite"));
+        {
+            MainWindow window(db);
+            window.setFollowing(false);
+            QCOMPARE(window.tabs()->currentIndex(), int(MainWindow::CompareTab));
+            window.show();
+            window.tabs()->setCurrentIndex(MainWindow::VideoTab);
+            QVERIFY(window.close());
+        }
+        QVERIFY2(QFile::exists(file), qPrintable(file));
+        QCOMPARE(QSettings(file, QSettings::IniFormat).value(QStringLiteral("window/tab")).toInt(),
+                 int(MainWindow::VideoTab));
+        QCOMPARE(QSettings().value(QStringLiteral("window/tab")).toInt(), int(MainWindow::CompareTab));
+        {
+            MainWindow again(db);  // the new file wins from now on
+            again.setFollowing(false);
+            QCOMPARE(again.tabs()->currentIndex(), int(MainWindow::VideoTab));
+        }
+        QFile::remove(file);
+        QSettings().clear();
+    }
+
     void environmentModelContract()
     {
         EnvironmentModel model;

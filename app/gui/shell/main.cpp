@@ -7,10 +7,73 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QIcon>
+
+namespace {
+
+struct Options {
+    QCommandLineOption db{
+        QStringLiteral("db"),
+        QStringLiteral("the tracking database (default: $ORRERY_DB, else the data directory's)"),
+        QStringLiteral("FILE")};
+    QCommandLineOption noFollow{QStringLiteral("no-follow"),
+                                QStringLiteral("do not follow active sweeps (only show what the store has)")};
+    QCommandLineOption tab{QStringLiteral("tab"),
+                           QStringLiteral("open on this tab: runs, compare, video, cluster, environment"),
+                           QStringLiteral("NAME")};
+    QCommandLineOption select{QStringLiteral("select"),
+                              QStringLiteral("select the runs of this sweep (id or name) at start"),
+                              QStringLiteral("SWEEP")};
+    QCommandLineOption screenshot{QStringLiteral("screenshot"),
+                                  QStringLiteral("save the window as PNG once the store is shown, then quit"),
+                                  QStringLiteral("FILE")};
+    QCommandLineOption cluster{
+        QStringLiteral("cluster"),
+        QStringLiteral("the cluster profile the Cluster tab and the launcher start on"),
+        QStringLiteral("NAME")};
+    QCommandLineOption launch{
+        QStringLiteral("launch"),
+        QStringLiteral("open the sweep launcher on this spec (with --screenshot: save the "
+                       "launcher's preview, then quit)"),
+        QStringLiteral("FILE")};
+
+    void addTo(QCommandLineParser &parser) const
+    {
+        parser.setApplicationDescription(
+            QStringLiteral("Orrery's desktop workbench: runs, sweeps and their comparison."));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addOptions({db, noFollow, tab, select, screenshot, cluster, launch});
+    }
+};
+
+// --help and --version answer without a display (over SSH, in a container, in a script): a
+// QApplication would abort before the parser could print anything.
+bool onlyAsksForText(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "-h" || a == "--help" || a == "--help-all" || a == "-?" || a == "-v" || a == "--version")
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
 
 int main(int argc, char **argv)
 {
+    const Options options;
+    if (onlyAsksForText(argc, argv)) {
+        QCoreApplication app(argc, argv);
+        orrery::core::applyApplicationIdentity();
+        QCoreApplication::setApplicationName(QStringLiteral("orrery-gui"));
+        QCommandLineParser parser;
+        options.addTo(parser);
+        parser.process(app);  // prints and exits
+        return 0;
+    }
     QApplication app(argc, argv);
     orrery::core::applyApplicationIdentity();
     QApplication::setApplicationDisplayName(QStringLiteral("Orrery"));
@@ -22,36 +85,9 @@ int main(int argc, char **argv)
     QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("io.github.orrery.Orrery")));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(
-        QStringLiteral("Orrery's desktop workbench: runs, sweeps and their comparison."));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    const QCommandLineOption db(
-        QStringLiteral("db"),
-        QStringLiteral("the tracking database (default: $ORRERY_DB, else the data directory's)"),
-        QStringLiteral("FILE"));
-    const QCommandLineOption noFollow(
-        QStringLiteral("no-follow"),
-        QStringLiteral("do not follow active sweeps (only show what the store has)"));
-    const QCommandLineOption tab(
-        QStringLiteral("tab"), QStringLiteral("open on this tab: runs, compare, video, cluster, environment"),
-        QStringLiteral("NAME"));
-    const QCommandLineOption select(QStringLiteral("select"),
-                                    QStringLiteral("select the runs of this sweep (id or name) at start"),
-                                    QStringLiteral("SWEEP"));
-    const QCommandLineOption screenshot(
-        QStringLiteral("screenshot"),
-        QStringLiteral("save the window as PNG once the store is shown, then quit"), QStringLiteral("FILE"));
-    const QCommandLineOption cluster(
-        QStringLiteral("cluster"),
-        QStringLiteral("the cluster profile the Cluster tab and the launcher start on"),
-        QStringLiteral("NAME"));
-    const QCommandLineOption launch(QStringLiteral("launch"),
-                                    QStringLiteral("open the sweep launcher on this spec (with --screenshot: "
-                                                   "save the launcher's preview, then quit)"),
-                                    QStringLiteral("FILE"));
-    parser.addOptions({db, noFollow, tab, select, screenshot, cluster, launch});
+    options.addTo(parser);
     parser.process(app);
+    const auto &[db, noFollow, tab, select, screenshot, cluster, launch] = options;
 
     orrery::gui::MainWindow window(parser.value(db));
     if (parser.isSet(noFollow))

@@ -35,6 +35,7 @@
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QGuiApplication>
 #include <QHBoxLayout>
@@ -60,8 +61,29 @@
 
 #include <atomic>
 #include <cstdio>
+#include <memory>
 
 namespace orrery::gui {
+
+namespace {
+
+// The window's settings, in Orrery's config directory (core::guiSettingsPath). They used to go to
+// QSettings' default place, ~/.config/Unknown Organization/orrery.conf (Orrery sets no organization:
+// it would add a level to the data directory's path); what is there is taken over once, and the old
+// file is left as it was.
+std::unique_ptr<QSettings> windowSettings()
+{
+    auto settings = std::make_unique<QSettings>(core::guiSettingsPath(), QSettings::IniFormat);
+    if (settings->allKeys().isEmpty()) {
+        const QSettings former;
+        if (QFile::exists(former.fileName()))
+            for (const QString &key : former.allKeys())
+                settings->setValue(key, former.value(key));
+    }
+    return settings;
+}
+
+}  // namespace
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     : QMainWindow(parent), m_reader(new StoreReader(this)), m_writer(new StoreWriter(this)),
@@ -237,10 +259,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_details->showRun(m_selection->current());
     });
 
-    QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
+    const auto settings = windowSettings();
+    restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
+    m_tabs->setCurrentIndex(settings->value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
 
     openDatabase(databasePath.isEmpty() ? core::defaultDatabasePath() : databasePath);
     refreshEnvironment();
@@ -264,10 +286,10 @@ MainWindow::~MainWindow()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    QSettings settings;
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
-    settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    const auto settings = windowSettings();
+    settings->setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings->setValue(QStringLiteral("window/state"), saveState());
+    settings->setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
     QMainWindow::closeEvent(event);
 }
 

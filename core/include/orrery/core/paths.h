@@ -19,6 +19,9 @@ QString defaultDatabasePath();
 // The directory of cluster profiles and settings (<AppConfigLocation>).
 QString configDirectory();
 
+// The desktop workbench's settings file (window geometry, docks, tab): <configDirectory>/orrery.conf.
+QString guiSettingsPath();
+
 // The orrery-train executable: $ORRERY_TRAINER if set, else the one next to the running
 // executable (build tree and install tree both put them side by side), else the first on PATH.
 // Empty when none is found.
