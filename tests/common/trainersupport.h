@@ -47,7 +47,10 @@ inline Result train(const QStringList &args, int timeoutMs = 300'000)
 {
     QProcess p;
     p.start(trainer(), args);
-    p.waitForFinished(timeoutMs);
+    if (!p.waitForFinished(timeoutMs)) {  // ended with the test, never left behind
+        p.kill();
+        p.waitForFinished();
+    }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
             p.readAllStandardError()};
 }

@@ -3,7 +3,7 @@
 // and pipe: sources, read by real orrery-train processes (Gloo ranks through --nproc) from real
 // pipes of real shell commands, shards of Y4M clips made by `tar`. No mocks: a failing source is
 // `false` or a missing file, a stalled one is `sleep`, a slow one waits for a file the test makes.
-#include "testsupport.h"
+#include "trainersupport.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,41 +17,9 @@
 
 #include <csignal>
 
+using namespace orrery::test;
+
 namespace {
-
-struct Result {
-    int code = -1;
-    QByteArray out, err;
-};
-
-QString trainer()
-{
-    return qEnvironmentVariable("ORRERY_TRAINER");
-}
-
-Result run(const QStringList &args, int timeoutMs = 180'000)
-{
-    QProcess p;
-    p.start(trainer(), args);
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-    }
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-            p.readAllStandardError()};
-}
-
-QList<QJsonObject> events(const QString &runDir)
-{
-    QFile f(runDir + QStringLiteral("/events.jsonl"));
-    QList<QJsonObject> out;
-    if (!f.open(QIODevice::ReadOnly))
-        return out;
-    for (const QByteArray &line : f.readAll().split('\n'))
-        if (!line.isEmpty())
-            out.push_back(QJsonDocument::fromJson(line).object());
-    return out;
-}
 
 QStringList eventTexts(const QString &runDir, const QString &kind)
 {
@@ -153,7 +121,7 @@ private Q_SLOTS:
         // variable of a pipe: command left alone.
         const QString path =
             QStringLiteral("shards/train-{000008..000011}.tar::pipe:curl -s ${HOST}/x-{a,b}{1..0}.tar");
-        const Result r = run(
+        const Result r = train(
             {QStringLiteral("--inspect-data"), QStringLiteral("--nproc"), QStringLiteral("2"),
              QStringLiteral("--set"), QStringLiteral("data.kind=shards"), QStringLiteral("--set"),
              QStringLiteral("data.path=") + path, QStringLiteral("--set"), QStringLiteral("data.workers=2")});
@@ -193,9 +161,9 @@ private Q_SLOTS:
         for (const QString &bad :
              {QStringLiteral("s-{0..3.tar"), QStringLiteral("s-{x}.tar"),
               QStringLiteral("https://host/s-{0..3}.tar"), QStringLiteral("s-{0..99999999}.tar")}) {
-            const Result e = run({QStringLiteral("--inspect-data"), QStringLiteral("--set"),
-                                  QStringLiteral("data.kind=shards"), QStringLiteral("--set"),
-                                  QStringLiteral("data.path=") + bad});
+            const Result e = train({QStringLiteral("--inspect-data"), QStringLiteral("--set"),
+                                    QStringLiteral("data.kind=shards"), QStringLiteral("--set"),
+                                    QStringLiteral("data.path=") + bad});
             QVERIFY2(e.code == 2, qPrintable(bad));
             QVERIFY2(e.err.contains("data.path: "), e.err.constData());
         }
@@ -208,10 +176,10 @@ private Q_SLOTS:
         const QString path =
             QStringLiteral("pipe:n={0..3}; echo $n $RANK >> '%1'; cat '%2/s-'$n.tar").arg(log, m_dir.path());
         const QString runDir = dir(QStringLiteral("two-ranks"));
-        const Result r = run(args(runDir, path,
-                                  {QStringLiteral("train.steps=4"), QStringLiteral("train.log_every=2"),
-                                   QStringLiteral("data.workers=2")}) +
-                             QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
+        const Result r = train(args(runDir, path,
+                                    {QStringLiteral("train.steps=4"), QStringLiteral("train.log_every=2"),
+                                     QStringLiteral("data.workers=2")}) +
+                               QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(stepsLogged(runDir), 2);
         QVERIFY2(eventTexts(runDir, QStringLiteral("warning")).isEmpty(),
@@ -241,10 +209,10 @@ private Q_SLOTS:
                 .arg(m);
         const QString runDir = dir(QStringLiteral("skips"));
         const Result r =
-            run(args(runDir, path,
-                     {QStringLiteral("train.steps=3"), QStringLiteral("train.log_every=1"),
-                      QStringLiteral("data.workers=1"), QStringLiteral("data.read_ahead=1"),
-                      QStringLiteral("data.source_retries=1"), QStringLiteral("data.source_timeout_s=1")}));
+            train(args(runDir, path,
+                       {QStringLiteral("train.steps=3"), QStringLiteral("train.log_every=1"),
+                        QStringLiteral("data.workers=1"), QStringLiteral("data.read_ahead=1"),
+                        QStringLiteral("data.source_retries=1"), QStringLiteral("data.source_timeout_s=1")}));
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(stepsLogged(runDir), 3);
         const QString warnings = eventTexts(runDir, QStringLiteral("warning")).join(QLatin1Char('\n'));
@@ -264,8 +232,8 @@ private Q_SLOTS:
 
         // Nothing readable at all: a clear error, not a hang.
         const Result none =
-            run(args(dir(QStringLiteral("none")), QStringLiteral("pipe:false::%1/missing.tar").arg(m),
-                     {QStringLiteral("data.source_retries=0")}));
+            train(args(dir(QStringLiteral("none")), QStringLiteral("pipe:false::%1/missing.tar").arg(m),
+                       {QStringLiteral("data.source_retries=0")}));
         QCOMPARE(none.code, 1);
         QVERIFY2(none.err.contains("every source failed"), none.err.constData());
     }
@@ -307,7 +275,7 @@ private Q_SLOTS:
     void anMp4MemberDecodesFromMemory()
     {
         const QString ffmpeg = QStandardPaths::findExecutable(QStringLiteral("ffmpeg"));
-        const Result version = run({QStringLiteral("--version")});
+        const Result version = train({QStringLiteral("--version")});
         if (ffmpeg.isEmpty() || version.out.contains("samples as Y4M"))
             QSKIP("needs the ffmpeg CLI and an orrery-train built with FFmpeg");
         const QString work = dir(QStringLiteral("mp4.tar.d"));
@@ -323,9 +291,10 @@ private Q_SLOTS:
         const QString runDir = dir(QStringLiteral("mp4"));
         // Samples alternate between the Y4M clip and the mp4; an mp4 that FFmpeg could not read
         // from memory would be skipped with a warning naming it.
-        const Result r = run(args(runDir, QStringLiteral("pipe:cat '%1'").arg(dir(QStringLiteral("mp4.tar"))),
-                                  {QStringLiteral("train.steps=2"), QStringLiteral("train.log_every=1"),
-                                   QStringLiteral("data.workers=1")}));
+        const Result r =
+            train(args(runDir, QStringLiteral("pipe:cat '%1'").arg(dir(QStringLiteral("mp4.tar"))),
+                       {QStringLiteral("train.steps=2"), QStringLiteral("train.log_every=1"),
+                        QStringLiteral("data.workers=1")}));
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(stepsLogged(runDir), 2);
         const QString warnings = eventTexts(runDir, QStringLiteral("warning")).join(QLatin1Char('\n'));
