@@ -13,6 +13,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QUuid>
 
 #include <functional>
 #include <optional>
@@ -153,6 +154,34 @@ inline QStringList fixtureClusterAdd(const TestCluster &cluster, const QString &
             remoteRoot,
             QStringLiteral("--partition"),
             partition};
+}
+
+// Why `user` cannot start a cluster test yet (the fixture not up, no home, no CLI); empty when
+// it can: what a cluster test's initTestCase checks first.
+inline QString clusterTestBlocker(const TestCluster &cluster, const CliUser &user)
+{
+    if (!cluster.error().isEmpty())
+        return cluster.error();
+    if (!user.isValid())
+        return QStringLiteral("no temporary home for the CLI user");
+    if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
+        return QStringLiteral("ORRERY_CLI must be set (CTest sets it)");
+    return {};
+}
+
+// `orrery cluster add NAME` for `user`, with a remote root of its own under the fixture's jobs
+// directory (named after `test`). Returns the root; "" with what the CLI said in *problem.
+inline QString addFixtureCluster(const CliUser &user, const TestCluster &cluster, const QString &name,
+                                 const QString &test, QString *problem)
+{
+    const QString root = cluster.value("ORRERY_TEST_JOBS_DIR") + QLatin1Char('/') + test + QLatin1Char('-') +
+        QUuid::createUuid().toString(QUuid::Id128);
+    const CliUser::Result add = user.run(fixtureClusterAdd(cluster, name, root));
+    if (add.code != 0) {
+        *problem = QStringLiteral("cluster add (exit %1): %2").arg(add.code).arg(add.err);
+        return {};
+    }
+    return root;
 }
 
 }  // namespace orrery::test

@@ -24,7 +24,6 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QThread>
-#include <QUuid>
 
 using namespace orrery::core;
 
@@ -113,15 +112,12 @@ class TestBadNodes : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
-        QVERIFY(m_user.isValid());
-        if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
-            QFAIL("ORRERY_CLI must be set (CTest sets it)");
-        m_root = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_bad_nodes-") +
-            QUuid::createUuid().toString(QUuid::Id128);
-        const Result add =
-            orrery(orrery::test::fixtureClusterAdd(m_cluster, QStringLiteral("fixture"), m_root));
-        QVERIFY2(add.code == 0, qPrintable(add.err));
+        const QString blocker = orrery::test::clusterTestBlocker(m_cluster, m_user);
+        QVERIFY2(blocker.isEmpty(), qPrintable(blocker));
+        QString problem;
+        m_root = orrery::test::addFixtureCluster(m_user, m_cluster, QStringLiteral("fixture"),
+                                                 QStringLiteral("tst_bad_nodes"), &problem);
+        QVERIFY2(!m_root.isEmpty(), qPrintable(problem));
     }
 
     void cleanup()

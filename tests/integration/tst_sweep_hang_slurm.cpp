@@ -30,10 +30,8 @@ class TestSweepHangSlurm : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
-        QVERIFY(m_user.isValid());
-        if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
-            QFAIL("ORRERY_CLI must be set (CTest sets it)");
+        const QString blocker = orrery::test::clusterTestBlocker(m_cluster, m_user);
+        QVERIFY2(blocker.isEmpty(), qPrintable(blocker));
     }
 
     void aHungTrialIsEndedResumedAndNoticed()

@@ -23,7 +23,6 @@
 #include <QProcess>
 #include <QSet>
 #include <QThread>
-#include <QUuid>
 
 #include <csignal>
 
@@ -98,15 +97,12 @@ class TestSweepLimits : public QObject {
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY2(m_cluster.error().isEmpty(), qPrintable(m_cluster.error()));
-        QVERIFY(m_user.isValid());
-        if (qEnvironmentVariableIsEmpty("ORRERY_CLI"))
-            QFAIL("ORRERY_CLI must be set (CTest sets it)");
-        m_root = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/tst_sweep_limits-") +
-            QUuid::createUuid().toString(QUuid::Id128);
-        const Result add =
-            orrery(orrery::test::fixtureClusterAdd(m_cluster, QStringLiteral("fixture"), m_root));
-        QVERIFY2(add.code == 0, qPrintable(add.err));
+        const QString blocker = orrery::test::clusterTestBlocker(m_cluster, m_user);
+        QVERIFY2(blocker.isEmpty(), qPrintable(blocker));
+        QString problem;
+        m_root = orrery::test::addFixtureCluster(m_user, m_cluster, QStringLiteral("fixture"),
+                                                 QStringLiteral("tst_sweep_limits"), &problem);
+        QVERIFY2(!m_root.isEmpty(), qPrintable(problem));
     }
 
     // The executor reads the fixture's limits in one command, and an array over MaxArraySize is
