@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/params.h"
 
+#include "orrery/core/store.h"
+
+#include <yaml-cpp/yaml.h>
+
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSet>
@@ -45,6 +49,98 @@ QStringList differingParams(const QList<Params> &runs)
     }
     differing.sort();
     return differing;
+}
+
+namespace {
+
+bool isLogDistribution(const std::string &name)
+{
+    return name == "log_uniform" || name == "log_uniform_values" || name == "q_log_uniform" ||
+        name == "q_log_uniform_values" || name == "log_normal" || name == "q_log_normal";
+}
+
+// Positive numbers spanning at least a factor of 10: a log axis reads them better.
+bool spansDecades(const YAML::Node &values)
+{
+    double lo = 0, hi = 0;
+    int n = 0;
+    for (const YAML::Node &v : values) {
+        if (!v.IsScalar())
+            return false;
+        bool ok = false;
+        const double x = QString::fromStdString(v.Scalar()).toDouble(&ok);
+        if (!ok || !(x > 0))
+            return false;
+        lo = n == 0 ? x : std::min(lo, x);
+        hi = n == 0 ? x : std::max(hi, x);
+        ++n;
+    }
+    return n >= 2 && hi >= 10 * lo;
+}
+
+// Walks a `parameters:` mapping (W&B's nested groups recursively). False when it is not one.
+bool collectSwept(const YAML::Node &parameters, const QString &prefix, QList<SweptParam> *out)
+{
+    if (!parameters.IsMap())
+        return false;
+    for (const auto &entry : parameters) {
+        if (!entry.first.IsScalar())
+            return false;
+        const QString key = prefix + QString::fromStdString(entry.first.Scalar());
+        const YAML::Node &spec = entry.second;
+        if (!spec.IsMap())
+            continue;  // `key: 3`: a constant written bare
+        if (const YAML::Node nested = spec["parameters"]; nested && nested.IsMap()) {
+            if (!collectSwept(nested, key + QLatin1Char('.'), out))
+                return false;
+            continue;
+        }
+        const YAML::Node values = spec["values"];
+        const YAML::Node distribution = spec["distribution"];
+        const std::string dist =
+            distribution && distribution.IsScalar() ? distribution.Scalar() : std::string();
+        if (values && values.IsSequence()) {
+            if (values.size() >= 2)
+                out->append({key, isLogDistribution(dist) || spansDecades(values)});
+            continue;
+        }
+        if (spec["value"] || dist == "constant")
+            continue;
+        if (!dist.empty() || spec["min"] || spec["max"] || spec["mu"])
+            out->append({key, isLogDistribution(dist)});
+    }
+    return true;
+}
+
+}  // namespace
+
+QList<SweptParam> sweptParams(const Sweep &sweep, const QList<Trial> &trials)
+{
+    QList<SweptParam> out;
+    try {
+        const YAML::Node root = YAML::Load(sweep.spec.toStdString());
+        if (root.IsMap() && collectSwept(root["parameters"], QString(), &out))
+            return out;
+    } catch (const YAML::Exception &) {
+        // Fall through to what the trials say.
+    }
+    out.clear();
+    QList<Params> params;
+    params.reserve(trials.size());
+    for (const Trial &t : trials)
+        params.append(paramsFromJson(t.params));
+    for (const QString &key : differingParams(params))
+        out.append({key, false});
+    return out;
+}
+
+QStringList keysOf(const QList<SweptParam> &params)
+{
+    QStringList keys;
+    keys.reserve(params.size());
+    for (const SweptParam &p : params)
+        keys.append(p.key);
+    return keys;
 }
 
 }  // namespace orrery::core

@@ -517,12 +517,14 @@ Run TrackingStore::Impl::readRun(const Stmt &s)
     r.startTimeMs = s.int64(6);
     r.endTimeMs = s.isNull(7) ? 0 : s.int64(7);
     r.runDir = qstr(s.text(8));
+    r.archived = s.text(9) == std::string_view("archived");
     return r;
 }
 
 const char *const TrackingStore::Impl::kRunColumns =
     "SELECT r.run_id, r.run_uuid, r.experiment_id, e.name, r.name, r.status, r.start_time, r.end_time, "
-    "coalesce(r.run_dir, '') FROM runs r JOIN experiments e ON e.experiment_id = r.experiment_id ";
+    "coalesce(r.run_dir, ''), r.lifecycle_stage FROM runs r JOIN experiments e ON e.experiment_id = "
+    "r.experiment_id ";
 
 // ---------------------------------------------------------------------------------------------
 // Experiments and runs

@@ -184,7 +184,8 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
 {
     return d->guarded("queryRuns", [&] {
         sql::ReadTransaction read(d->db.get());
-        std::string where = "WHERE r.lifecycle_stage = 'active'";
+        std::string where = q.includeArchived ? "WHERE r.lifecycle_stage IN ('active', 'archived')"
+                                              : "WHERE r.lifecycle_stage = 'active'";
         std::vector<Bind> binds;
         if (q.experiment) {
             where += " AND e.name = ?";
@@ -328,7 +329,10 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
             readLatest();
         }
         readChosen(*d, "params", q.params, rows, index, &RunRow::params);
-        readChosen(*d, "tags", q.tags, rows, index, &RunRow::tags);
+        QStringList tags = q.tags;
+        if (!tags.contains(QLatin1String(kBaselineTag)))
+            tags.append(QLatin1String(kBaselineTag));
+        readChosen(*d, "tags", tags, rows, index, &RunRow::tags);
         // Each run's entries are contiguous: sort each group by key name, no global sort.
         for (std::size_t from = 0; from < entries.size();) {
             std::size_t to = from;

@@ -6,6 +6,7 @@
 // corrupt database behave.
 #include "monitorstore.h"
 #include "testsupport.h"
+#include "workbenchsupport.h"
 
 #include "compareview.h"
 #include "detailsview.h"
@@ -34,100 +35,7 @@
 using namespace orrery::core;
 using namespace orrery::gui;
 
-namespace {
-
-constexpr double kLrs[] = {1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2};
-constexpr int kSeeds = 3;
-
-// A value per (lr index, seed, step) the tests recompute independently.
-double lossAt(int lr, int seed, qint64 step)
-{
-    return 2.0 / (1.0 + 0.01 * double(step) * (lr + 1)) + 0.05 * seed + 0.01 * std::sin(double(step));
-}
-
-struct Fixture {
-    QTemporaryDir dir;
-    QString path;
-    QList<RunId> runs;  // lr-major, then seed
-    SweepId sweep = 0;
-
-    Fixture()
-    {
-        path = dir.filePath(QStringLiteral("workbench.sqlite"));
-        auto store = TrackingStore::open(path);
-        const ExperimentId e = store->ensureExperiment(QStringLiteral("shapes"));
-        Sweep s;
-        s.name = QStringLiteral("lr-sweep");
-        s.experimentId = e;
-        s.method = QStringLiteral("grid");
-        s.metricName = QStringLiteral("loss");
-        s.metricGoal = orrery::core::Goal::Minimize;
-        s.state = QStringLiteral("finished");
-        s.trialCount = int(std::size(kLrs)) * kSeeds;
-        sweep = store->createSweep(s);
-        int index = 0;
-        for (int lr = 0; lr < int(std::size(kLrs)); ++lr)
-            for (int seed = 0; seed < kSeeds; ++seed) {
-                const RunId r = store->createRun(e, QStringLiteral("lr%1-s%2").arg(lr).arg(seed),
-                                                 1'700'000'000'000 + index);
-                store->logParams(r,
-                                 {{QStringLiteral("optim.lr"), QString::number(kLrs[lr])},
-                                  {QStringLiteral("seed"), QString::number(seed)},
-                                  {QStringLiteral("model.width"), QStringLiteral("64")}});
-                QList<std::pair<QString, MetricPoint>> pts;
-                for (qint64 step = 0; step < 100; ++step)
-                    pts.push_back({QStringLiteral("loss"),
-                                   {step, 1'700'000'000'000 + step * 1000, lossAt(lr, seed, step)}});
-                store->logMetrics(r, pts);
-                store->endRun(r, RunStatus::Finished);
-                Trial t;
-                t.sweepId = sweep;
-                t.index = index++;
-                t.runId = r;
-                t.setState(TrialState::Completed);
-                if (index == 6)  // runs[5]: its health check failed on one of two nodes
-                    t.health = QStringLiteral(
-                        R"j({"node1":{"pass":true,"device":"cpu","matmul_gflops":12.5,"duration_ms":800},)j"
-                        R"j("node2":{"pass":false,"reason":"cpu: matmul result off by 0.5","device":"cpu"}})j");
-                store->addTrial(t);
-                runs.push_back(r);
-            }
-    }
-};
-
-Snapshot snapshotOf(const QString &path, const RunQuery &q = {})
-{
-    auto store = TrackingStore::open(path);
-    return readSnapshot(*store, q);
-}
-
-// A view over the fixture's store with the three shared parts the window would give it.
-struct Compare {
-    StoreReader reader;
-    RunSelection selection;
-    RunsTableModel runs;
-    CompareView view{&reader, &selection, &runs};
-
-    explicit Compare(const QString &path)
-    {
-        QSignalSpy opened(&reader, &StoreReader::opened);
-        reader.open(path);
-        opened.wait(10'000);
-        const Snapshot s = snapshotOf(path);
-        runs.setRuns(s.runs, s.paramKeys, s.metricKeys);
-        view.resize(1000, 800);
-        view.show();
-        view.setMetricKeys(s.metricKeys);
-    }
-    // Waits for the re-query (any) that follows an action.
-    bool settle(int before)
-    {
-        return QTest::qWaitFor([&] { return view.completedQueries() > before; }, 10'000) &&
-            (QTest::qWait(50), true);  // a query already queued behind it lands too
-    }
-};
-
-}  // namespace
+using namespace orrery::test;
 
 class TestWorkbench : public QObject {
     Q_OBJECT

@@ -8,6 +8,8 @@
 // same runs update cells in place (one dataChanged) instead of resetting the view.
 #pragma once
 
+#include "snapshot.h"
+
 #include "orrery/core/store.h"
 
 #include <QAbstractTableModel>
@@ -33,6 +35,10 @@ public:
     using QAbstractTableModel::QAbstractTableModel;
 
     void setRuns(QList<core::RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys);
+    // The snapshot's sweeps and which run is whose (the window sets it before setRuns): every view
+    // that has this model reads the leading sweep of its runs here.
+    void setSweeps(SweepIndex sweeps) { m_sweeps = std::move(sweeps); }
+    const SweepIndex &sweeps() const { return m_sweeps; }
     void setGroupBy(const QString &paramKey);  // empty: no grouping
     QString groupBy() const { return m_groupBy; }
 
@@ -60,6 +66,7 @@ private:
     void reindex();
 
     QList<core::RunRow> m_rows;
+    SweepIndex m_sweeps;
     QStringList m_params, m_metrics;
     QString m_groupBy;
     int m_sortColumn = -1;

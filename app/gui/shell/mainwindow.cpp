@@ -624,6 +624,7 @@ void MainWindow::showSnapshot(const Snapshot &s)
 {
     const bool firstShape =
         m_runsModel->paramKeys() != s.paramKeys || m_runsModel->metricKeys() != s.metricKeys;
+    m_runsModel->setSweeps(s.index());
     m_runsModel->setRuns(s.runs, s.paramKeys, s.metricKeys);
     if (firstShape) {
         // Params that are the same in every run say nothing in a table: hidden until chosen.

@@ -35,6 +35,7 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
         SweepNode node;
         static_cast<core::SweepOverview &>(node) = core::readSweepOverview(store, sweep, options);
         node.experiment = names.value(sweep.experimentId);
+        node.swept = core::sweptParams(node.sweep, node.attempts);
         s.sweeps.push_back(std::move(node));
     }
     if (trackers)
@@ -46,6 +47,72 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     s.runs = store.queryRuns(q);
     s.readOnlyReason = store.readOnlyReason();
     return s;
+}
+
+SweepIndex Snapshot::index() const
+{
+    SweepIndex index;
+    index.sweeps = sweeps;
+    for (const SweepNode &node : sweeps)
+        for (const core::Trial &t : node.attempts)
+            if (t.runId)
+                index.sweepOfRun.insert(t.runId, node.sweep.id);
+    return index;
+}
+
+const SweepNode *SweepIndex::sweep(core::SweepId id) const
+{
+    for (const SweepNode &node : sweeps)
+        if (node.sweep.id == id)
+            return &node;
+    return nullptr;
+}
+
+const SweepNode *SweepIndex::sweepOf(core::RunId run) const
+{
+    const auto it = sweepOfRun.constFind(run);
+    return it == sweepOfRun.cend() ? nullptr : sweep(*it);
+}
+
+const SweepNode *SweepIndex::leadingSweep(const QList<core::RunId> &runs) const
+{
+    QHash<core::SweepId, int> count;
+    for (core::RunId run : runs)
+        if (const auto it = sweepOfRun.constFind(run); it != sweepOfRun.cend())
+            ++count[*it];
+    core::SweepId best = 0;
+    int most = 0;
+    for (auto it = count.cbegin(); it != count.cend(); ++it)
+        if (it.value() > most || (it.value() == most && it.key() > best)) {
+            best = it.key();
+            most = it.value();
+        }
+    return best ? sweep(best) : nullptr;
+}
+
+QList<core::SweptParam> SweepIndex::sweptParams(const QList<core::RunId> &runs) const
+{
+    QList<core::SweptParam> out;
+    QSet<QString> seen;
+    auto add = [&](const SweepNode *node) {
+        if (node)
+            for (const core::SweptParam &p : node->swept)
+                if (!seen.contains(p.key)) {
+                    seen.insert(p.key);
+                    out.append(p);
+                }
+    };
+    const SweepNode *lead = leadingSweep(runs);
+    add(lead);
+    QSet<core::SweepId> done;
+    if (lead)
+        done.insert(lead->sweep.id);
+    for (core::RunId run : runs)
+        if (const auto it = sweepOfRun.constFind(run); it != sweepOfRun.cend() && !done.contains(*it)) {
+            done.insert(*it);
+            add(sweep(*it));
+        }
+    return out;
 }
 
 }  // namespace orrery::gui

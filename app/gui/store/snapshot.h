@@ -5,6 +5,7 @@
 // selects, with their params and latest metrics.
 #pragma once
 
+#include "orrery/core/params.h"
 #include "orrery/core/store.h"
 #include "orrery/core/sweepoverview.h"
 
@@ -21,6 +22,23 @@ namespace orrery::gui {
 // cost at its cluster's price, progress, goodput), and its experiment's name.
 struct SweepNode : core::SweepOverview {
     QString experiment;
+    QList<core::SweptParam> swept;  // core::sweptParams: what leads its views
+};
+
+// Which sweep each run belongs to, and the sweep that leads a view of some runs (UX.md "Views
+// built around the sweep"): its swept params and metric come first in the table, the parallel
+// coordinates, the scatter, the video captions and the importance panel.
+struct SweepIndex {
+    QList<SweepNode> sweeps;
+    QHash<core::RunId, core::SweepId> sweepOfRun;  // runs of no sweep are absent
+
+    const SweepNode *sweep(core::SweepId id) const;
+    const SweepNode *sweepOf(core::RunId run) const;
+    // The sweep most of `runs` belong to (a tie: the newest sweep); nullptr when none does.
+    const SweepNode *leadingSweep(const QList<core::RunId> &runs) const;
+    // The swept params of the sweeps of `runs`: the leading sweep's first, in its spec's order,
+    // then the others' not already listed. Empty when no run belongs to a sweep.
+    QList<core::SweptParam> sweptParams(const QList<core::RunId> &runs) const;
 };
 
 struct Snapshot {
@@ -29,6 +47,8 @@ struct Snapshot {
     QList<core::RunRow> runs;  // as the filter selects them, newest first, with every param
     QStringList paramKeys, metricKeys;
     QString readOnlyReason;
+
+    SweepIndex index() const;  // of `sweeps` (each run's sweep from its trials)
 };
 
 // `trackers` (optional) keeps each active sweep's SweepProgressTracker between calls; those of

@@ -60,7 +60,16 @@ struct Run {
     qint64 startTimeMs = 0;
     qint64 endTimeMs = 0;  // 0 while not ended
     QString runDir;
+    // Archived (docs/store.md "Run housekeeping"): kept, hidden from lists unless asked for
+    // (RunQuery::includeArchived). Stored as the runs table's lifecycle_stage 'archived'.
+    bool archived = false;
 };
+
+// Tags with a meaning to every face (docs/store.md "Run housekeeping"): a run's note (MLflow's own
+// key, so the MLflow UI shows it) and the starred baseline of its experiment ("true"), which
+// charts, tables and the video grid show first.
+inline constexpr char kNoteTag[] = "mlflow.note.content";
+inline constexpr char kBaselineTag[] = "orrery.baseline";
 
 struct LatestMetric {
     QString key;
@@ -118,12 +127,14 @@ struct RunQuery {
     QString orderByMetric;  // empty: newest first
     bool descending = false;
     int limit = 0;  // 0: all
+    bool includeArchived = false;  // archived runs too (hidden by default)
 };
 
 struct RunRow {
     Run run;
     QList<LatestMetric> latest;  // every metric of the run, by key
-    QMap<QString, QString> params, tags;  // the query's chosen keys the run has
+    QMap<QString, QString> params, tags;  // the query's chosen keys the run has (tags: + kBaselineTag)
+    bool isBaseline() const { return tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true"); }
     // The run's latest value of `key`, or nullptr.
     const LatestMetric *metric(const QString &key) const;
 };
