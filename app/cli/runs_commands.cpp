@@ -29,6 +29,8 @@
 #include <cmath>
 #include <functional>
 
+#include <unistd.h>
+
 namespace orrery::cli {
 
 using namespace orrery::core;
@@ -77,7 +79,20 @@ QJsonObject runJson(const Run &r)
                        {QStringLiteral("status"), toString(r.status)},
                        {QStringLiteral("start_time"), r.startTimeMs},
                        {QStringLiteral("end_time"), r.endTimeMs ? QJsonValue(r.endTimeMs) : QJsonValue()},
-                       {QStringLiteral("run_dir"), r.runDir}};
+                       {QStringLiteral("run_dir"), r.runDir},
+                       {QStringLiteral("archived"), r.archived}};
+}
+
+// A run's name as lists show it: ★ before the experiment's baseline (docs/store.md "Run
+// housekeeping"), "(archived)" after an archived run (listed only with --archived).
+QString markedName(const Run &r, bool baseline)
+{
+    QString name = r.name;
+    if (baseline)
+        name = QStringLiteral("\u2605 ") + name;
+    if (r.archived)
+        name += QStringLiteral(" (archived)");
+    return name;
 }
 
 // What a run's attempts held (a sweep's trial: its attempts; any other run: none, nullopt) and
@@ -251,9 +266,11 @@ struct ListOptions {
         QStringLiteral("metrics"),
         QStringLiteral("these metric columns (default: the sort metric and the commonest)"),
         QStringLiteral("K1,K2")};
+    QCommandLineOption archived{QStringLiteral("archived"),
+                                QStringLiteral("archived runs too (hidden by default), marked (archived)")};
     QCommandLineOption json = jsonOption();
 
-    QList<QCommandLineOption> options() const { return selection.options() + QList{metrics, json}; }
+    QList<QCommandLineOption> options() const { return selection.options() + QList{metrics, archived, json}; }
 };
 
 int runsList(const Context &ctx, const QCommandLineParser &p)
@@ -263,12 +280,14 @@ int runsList(const Context &ctx, const QCommandLineParser &p)
     RunQuery q;
     if (!opt.selection.query(p, *store, q))
         return kUsage;
+    q.includeArchived = p.isSet(opt.archived);
     const QList<RunRow> rows = store->queryRuns(q);
     if (p.isSet(opt.json)) {
         QJsonArray a;
         QHash<SweepId, QString> clusters;
         for (const RunRow &r : rows) {
             QJsonObject o = runJson(r.run);
+            o.insert(QStringLiteral("baseline"), r.isBaseline());
             o.insert(QStringLiteral("usage"), runUsageJson(runUsage(*store, r.run.id, clusters)));
             QJsonObject m;
             for (const LatestMetric &lm : r.latest)
@@ -286,9 +305,10 @@ int runsList(const Context &ctx, const QCommandLineParser &p)
     header += keys;
     QList<QStringList> table;
     for (const RunRow &r : rows) {
-        QStringList row{
-            QString::number(r.run.id), r.run.uuid.left(8),          r.run.experimentName, r.run.name,
-            toString(r.run.status),    timeText(r.run.startTimeMs), durationText(r.run)};
+        QStringList row{QString::number(r.run.id), r.run.uuid.left(8),
+                        r.run.experimentName,      markedName(r.run, r.isBaseline()),
+                        toString(r.run.status),    timeText(r.run.startTimeMs),
+                        durationText(r.run)};
         for (const QString &k : keys)
             row.push_back(r.metric(k) ? formatNumber(r.metric(k)->last.value) : QStringLiteral("-"));
         table.push_back(row);
@@ -319,6 +339,9 @@ int runsShow(const Context &ctx, const QCommandLineParser &p)
     const std::optional<RunUsage> held = runUsage(*store, r->id, clusters);
     if (p.isSet(opt.json)) {
         QJsonObject o = runJson(d.run);
+        o.insert(QStringLiteral("baseline"),
+                 d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true"));
+        o.insert(QStringLiteral("note"), d.tags.value(QLatin1String(kNoteTag)));
         o.insert(QStringLiteral("usage"), runUsageJson(held));
         o.insert(QStringLiteral("params"), mapJson(d.params));
         o.insert(QStringLiteral("tags"), mapJson(d.tags));
@@ -346,10 +369,17 @@ int runsShow(const Context &ctx, const QCommandLineParser &p)
         printJson(o);
         return kOk;
     }
-    QString text = QStringLiteral("run %1 (%2)  %3 / %4\nstatus %5  started %6  duration %7\n")
-                       .arg(d.run.id)
-                       .arg(d.run.uuid, d.run.experimentName, d.run.name, toString(d.run.status),
-                            timeText(d.run.startTimeMs), durationText(d.run));
+    QString text =
+        QStringLiteral("run %1 (%2)  %3 / %4\nstatus %5  started %6  duration %7\n")
+            .arg(d.run.id)
+            .arg(d.run.uuid, d.run.experimentName,
+                 markedName(d.run, d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true")),
+                 toString(d.run.status), timeText(d.run.startTimeMs), durationText(d.run));
+    if (d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true"))
+        text += QStringLiteral("baseline of experiment %1 (every chart and table shows it first)\n")
+                    .arg(d.run.experimentName);
+    if (const QString note = d.tags.value(QLatin1String(kNoteTag)); !note.isEmpty())
+        text += QStringLiteral("note: %1\n").arg(note);
     if (!d.run.runDir.isEmpty())
         text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
     if (held)
@@ -897,6 +927,196 @@ int runsPush(const Context &ctx, const QCommandLineParser &p)
     return kOk;
 }
 
+// --- housekeeping: tag, note, rename, archive, delete, baseline -------------------------------
+// Each verb resolves its runs, then makes one core::TrackingStore housekeeping call (the window's
+// run menu makes the same calls): a run not found changes nothing.
+
+// The runs named by the positional arguments from `first` on; nullopt (after saying which) when
+// one is not found.
+std::optional<QList<Run>> resolveRuns(const TrackingStore &store, const QStringList &refs,
+                                      qsizetype first = 0)
+{
+    QList<Run> runs;
+    for (qsizetype i = first; i < refs.size(); ++i) {
+        const auto r = resolveRun(store, refs[i]);
+        if (!r)
+            return std::nullopt;
+        runs.push_back(*r);
+    }
+    return runs;
+}
+
+struct TagOptions {
+    QCommandLineOption remove{QStringLiteral("remove"), QStringLiteral("remove this tag (repeatable)"),
+                              QStringLiteral("KEY")};
+
+    QList<QCommandLineOption> options() const { return {remove}; }
+};
+
+int runsTag(const Context &ctx, const QCommandLineParser &p)
+{
+    const TagOptions opt;
+    const QStringList args = p.positionalArguments();
+    QList<std::pair<QString, QString>> tags;
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        const qsizetype eq = args[i].indexOf(QLatin1Char('='));
+        if (eq <= 0)
+            return runsUsageError(QStringLiteral("tag"),
+                                  QStringLiteral("'%1' is not KEY=VALUE").arg(args[i]));
+        tags.push_back({args[i].left(eq), args[i].mid(eq + 1)});
+    }
+    const QStringList removed = p.values(opt.remove);
+    if (tags.isEmpty() && removed.isEmpty())
+        return runsUsageError(QStringLiteral("tag"), QStringLiteral("give KEY=VALUE or --remove KEY"));
+    auto store = openStore(ctx);
+    const auto r = resolveRun(*store, args.first());
+    if (!r)
+        return kFailed;
+    store->writeTransaction([&] {
+        store->removeTags(r->id, removed);
+        store->setTags(r->id, tags);
+    });
+    out(QStringLiteral("run %1 (%2): %3 tag(s) set, %4 removed\n")
+            .arg(r->id)
+            .arg(r->name)
+            .arg(tags.size())
+            .arg(removed.size()));
+    return kOk;
+}
+
+int runsNote(const Context &ctx, const QCommandLineParser &p)
+{
+    const QStringList args = p.positionalArguments();
+    QString text = args.value(1);
+    if (text == QLatin1String("-")) {
+        QFile in;
+        if (!in.open(stdin, QIODevice::ReadOnly)) {
+            err(QStringLiteral("orrery: cannot read the note from stdin\n"));
+            return kFailed;
+        }
+        text = QString::fromUtf8(in.readAll());
+        while (text.endsWith(QLatin1Char('\n')))
+            text.chop(1);
+    }
+    auto store = openStore(ctx);
+    const auto r = resolveRun(*store, args.first());
+    if (!r)
+        return kFailed;
+    store->setRunNote(r->id, text);
+    out(text.trimmed().isEmpty() ? QStringLiteral("run %1 (%2): note removed\n").arg(r->id).arg(r->name)
+                                 : QStringLiteral("run %1 (%2): note set\n").arg(r->id).arg(r->name));
+    return kOk;
+}
+
+int runsRename(const Context &ctx, const QCommandLineParser &p)
+{
+    const QStringList args = p.positionalArguments();
+    if (args.value(1).trimmed().isEmpty())
+        return runsUsageError(QStringLiteral("rename"), QStringLiteral("the new NAME is empty"));
+    auto store = openStore(ctx);
+    const auto r = resolveRun(*store, args.first());
+    if (!r)
+        return kFailed;
+    store->renameRun(r->id, args.value(1));
+    out(QStringLiteral("run %1: %2 → %3\n").arg(r->id).arg(r->name, args.value(1).trimmed()));
+    return kOk;
+}
+
+struct ArchiveOptions {
+    QCommandLineOption undo{QStringLiteral("undo"), QStringLiteral("restore archived runs to the lists")};
+
+    QList<QCommandLineOption> options() const { return {undo}; }
+};
+
+int runsArchive(const Context &ctx, const QCommandLineParser &p)
+{
+    const ArchiveOptions opt;
+    auto store = openStore(ctx);
+    const auto runs = resolveRuns(*store, p.positionalArguments());
+    if (!runs)
+        return kFailed;
+    QList<RunId> ids;
+    for (const Run &r : *runs)
+        ids.push_back(r.id);
+    const bool archive = !p.isSet(opt.undo);
+    store->archiveRuns(ids, archive);
+    out(archive ? QStringLiteral("archived %1 run(s): hidden from lists (`runs list --archived` shows "
+                                 "them; `runs archive --undo` restores)\n")
+                      .arg(ids.size())
+                : QStringLiteral("restored %1 run(s)\n").arg(ids.size()));
+    return kOk;
+}
+
+struct DeleteOptions {
+    QCommandLineOption yes{QStringLiteral("yes"), QStringLiteral("do not ask (needed without a terminal)")};
+
+    QList<QCommandLineOption> options() const { return {yes}; }
+};
+
+int runsDelete(const Context &ctx, const QCommandLineParser &p)
+{
+    const DeleteOptions opt;
+    auto store = openStore(ctx);
+    const auto runs = resolveRuns(*store, p.positionalArguments());
+    if (!runs)
+        return kFailed;
+    QStringList names;
+    QList<RunId> ids;
+    for (const Run &r : *runs) {
+        ids.push_back(r.id);
+        names.push_back(QStringLiteral("%1 (%2)").arg(r.id).arg(r.name));
+    }
+    if (!p.isSet(opt.yes)) {
+        // UX.md: nothing prompts when stdin is not a TTY; --yes answers the question.
+        if (!isatty(STDIN_FILENO)) {
+            err(QStringLiteral("orrery runs delete: deleting %1 run(s) for good needs a confirmation: "
+                               "stdin is not a terminal, so pass --yes\n")
+                    .arg(ids.size()));
+            return kUsage;
+        }
+        err(QStringLiteral("Delete %1 run(s) for good: %2?\nTheir metrics, params, tags and artifact "
+                           "records go; run directories stay. Type yes to delete: ")
+                .arg(ids.size())
+                .arg(names.join(QStringLiteral(", "))));
+        QFile in;
+        if (!in.open(stdin, QIODevice::ReadOnly) ||
+            QString::fromUtf8(in.readLine()).trimmed() != QLatin1String("yes")) {
+            err(QStringLiteral("nothing deleted\n"));
+            return kFailed;
+        }
+    }
+    try {
+        store->deleteRuns(ids);
+    } catch (const StoreError &e) {
+        err(QStringLiteral("orrery: nothing deleted: %1\n").arg(QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+    out(QStringLiteral("deleted %1 run(s): %2\n").arg(ids.size()).arg(names.join(QStringLiteral(", "))));
+    return kOk;
+}
+
+struct BaselineOptions {
+    QCommandLineOption clear{QStringLiteral("clear"), QStringLiteral("remove the run's baseline star")};
+
+    QList<QCommandLineOption> options() const { return {clear}; }
+};
+
+int runsBaseline(const Context &ctx, const QCommandLineParser &p)
+{
+    const BaselineOptions opt;
+    auto store = openStore(ctx);
+    const auto r = resolveRun(*store, p.positionalArguments().first());
+    if (!r)
+        return kFailed;
+    const bool star = !p.isSet(opt.clear);
+    store->setBaseline(r->id, star);
+    out(star ? QStringLiteral("\u2605 run %1 (%2) is the baseline of experiment %3\n")
+                   .arg(r->id)
+                   .arg(r->name, r->experimentName)
+             : QStringLiteral("run %1 (%2) is no longer a baseline\n").arg(r->id).arg(r->name));
+    return kOk;
+}
+
 }  // namespace
 
 // Opens read-write (creating and migrating the file as needed, so reading commands work on a
@@ -941,6 +1161,18 @@ QList<VerbInfo> runsVerbs()
                    QStringLiteral("import run directories (reruns add what is new)"), runsIngest),
         parsedVerb(QStringLiteral("push"), {QStringLiteral("[RUN...]")}, PushOptions().options(),
                    QStringLiteral("mirror runs to an MLflow server"), runsPush),
+        parsedVerb(QStringLiteral("tag"), {run, QStringLiteral("[KEY=VALUE]...")}, TagOptions().options(),
+                   QStringLiteral("set tags of a run (--remove KEY removes one)"), runsTag),
+        parsedVerb(QStringLiteral("note"), {run, QStringLiteral("TEXT")}, {},
+                   QStringLiteral("a run's note (TEXT - reads stdin; empty text removes it)"), runsNote),
+        parsedVerb(QStringLiteral("rename"), {run, QStringLiteral("NAME")}, {},
+                   QStringLiteral("give a run a new name"), runsRename),
+        parsedVerb(QStringLiteral("archive"), {QStringLiteral("RUN...")}, ArchiveOptions().options(),
+                   QStringLiteral("hide runs from lists, keeping them (--undo restores)"), runsArchive),
+        parsedVerb(QStringLiteral("delete"), {QStringLiteral("RUN...")}, DeleteOptions().options(),
+                   QStringLiteral("delete runs for good (asks; --yes without a terminal)"), runsDelete),
+        parsedVerb(QStringLiteral("baseline"), {run}, BaselineOptions().options(),
+                   QStringLiteral("star a run as its experiment's baseline (--clear unstars)"), runsBaseline),
         goodputVerb(),
     };
 }

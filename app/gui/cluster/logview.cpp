@@ -7,6 +7,7 @@
 
 #include <QCheckBox>
 #include <QColor>
+#include <QComboBox>
 #include <QEvent>
 #include <QFile>
 #include <QFileInfo>
@@ -300,45 +301,24 @@ LogView::LogView(const QString &title, std::shared_ptr<LogSource> source, const 
     m_follow = new QCheckBox(tr("Follow"));
     m_follow->setChecked(true);
     m_follow->setToolTip(tr("Read what is new every second, and keep the view at the end"));
+    m_attemptsLabel = new QLabel(tr("Attempt:"));
+    m_attempts = new QComboBox;
+    m_attempts->setObjectName(QStringLiteral("logAttempts"));
+    m_attempts->setToolTip(tr("Each attempt's own output (the latest first shown)"));
+    m_attemptsLabel->hide();
+    m_attempts->hide();
+    connect(m_attempts, &QComboBox::activated, this, &LogView::attemptChosen);
     auto *top = new QHBoxLayout;
     top->addWidget(heading, 1);
+    top->addWidget(m_attemptsLabel);
+    top->addWidget(m_attempts);
     top->addWidget(m_earlier);
     top->addWidget(m_follow);
 
     m_tabs = new QTabWidget;
     m_tabs->setDocumentMode(true);
-    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    for (const File &file : files) {
-        FileView f;
-        f.file = file;
-        f.edit = new QPlainTextEdit;
-        f.edit->setObjectName(QStringLiteral("log-") + file.label);
-        f.edit->setReadOnly(true);
-        f.edit->setUndoRedoEnabled(false);
-        f.edit->setFont(mono);
-        // One line of the file, one line of the view: scroll-back keeps its place by line count.
-        f.edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-        f.edit->setTabStopDistance(8 * QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')));
-        f.edit->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
-        QScrollBar *bar = f.edit->verticalScrollBar();
-        QPlainTextEdit *edit = f.edit;
-        connect(bar, &QScrollBar::valueChanged, this, [this, edit](int) {
-            for (FileView &v : m_files)
-                if (v.edit == edit)
-                    onScrolled(v);
-        });
-        connect(bar, &QScrollBar::rangeChanged, this, [this, edit, bar](int, int max) {
-            for (FileView &v : m_files)
-                if (v.edit == edit && v.atBottom && m_following && bar->value() != max) {
-                    m_adjusting = true;
-                    bar->setValue(max);
-                    m_adjusting = false;
-                }
-        });
-        m_tabs->addTab(f.edit, file.label);
-        m_tabs->setTabToolTip(m_tabs->count() - 1, file.path);
-        m_files.append(f);
-    }
+    for (const File &file : files)
+        addFile(file);
 
     m_search = new QLineEdit;
     m_search->setObjectName(QStringLiteral("logSearch"));
@@ -397,6 +377,40 @@ LogView::LogView(const QString &title, std::shared_ptr<LogSource> source, const 
     startRead();
 }
 
+void LogView::addFile(const File &file)
+{
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    FileView f;
+    f.file = file;
+    f.edit = new QPlainTextEdit;
+    f.edit->setObjectName(QStringLiteral("log-") + file.label);
+    f.edit->setReadOnly(true);
+    f.edit->setUndoRedoEnabled(false);
+    f.edit->setFont(mono);
+    // One line of the file, one line of the view: scroll-back keeps its place by line count.
+    f.edit->setLineWrapMode(QPlainTextEdit::NoWrap);
+    f.edit->setTabStopDistance(8 * QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')));
+    f.edit->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    QScrollBar *bar = f.edit->verticalScrollBar();
+    QPlainTextEdit *edit = f.edit;
+    connect(bar, &QScrollBar::valueChanged, this, [this, edit](int) {
+        for (FileView &v : m_files)
+            if (v.edit == edit)
+                onScrolled(v);
+    });
+    connect(bar, &QScrollBar::rangeChanged, this, [this, edit, bar](int, int max) {
+        for (FileView &v : m_files)
+            if (v.edit == edit && v.atBottom && m_following && bar->value() != max) {
+                m_adjusting = true;
+                bar->setValue(max);
+                m_adjusting = false;
+            }
+    });
+    m_tabs->addTab(f.edit, file.label);
+    m_tabs->setTabToolTip(m_tabs->count() - 1, file.path);
+    m_files.append(f);
+}
+
 LogView::~LogView()
 {
     // QWidget deletes the children after this object's members are gone: none of their signals
@@ -419,6 +433,53 @@ int LogView::currentFile() const
 void LogView::setCurrentFile(int index)
 {
     m_tabs->setCurrentIndex(index);
+}
+
+void LogView::setFiles(const QList<File> &files, int current)
+{
+    ++m_generation;
+    {
+        const QSignalBlocker block(m_tabs);
+        while (m_tabs->count() > 0) {
+            QWidget *edit = m_tabs->widget(0);
+            m_tabs->removeTab(0);
+            disconnect(edit, nullptr, this, nullptr);
+            if (auto *text = qobject_cast<QPlainTextEdit *>(edit))
+                disconnect(text->verticalScrollBar(), nullptr, this, nullptr);
+            edit->deleteLater();
+        }
+        m_files.clear();
+        for (const File &file : files)
+            addFile(file);
+    }
+    m_matches.clear();
+    m_currentMatch = -1;
+    setCurrentFile(std::clamp(current, 0, std::max(0, int(files.size()) - 1)));
+    updateStatus();
+    refresh();
+}
+
+void LogView::setAttempts(const QStringList &labels, int current)
+{
+    const QSignalBlocker block(m_attempts);
+    m_attempts->clear();
+    m_attempts->addItems(labels);
+    m_attempts->setCurrentIndex(current);
+    m_attempts->setVisible(labels.size() > 1);
+    m_attemptsLabel->setVisible(labels.size() > 1);
+}
+
+int LogView::currentAttempt() const
+{
+    return m_attempts->currentIndex();
+}
+
+QStringList LogView::attemptLabels() const
+{
+    QStringList labels;
+    for (int i = 0; i < m_attempts->count(); ++i)
+        labels.append(m_attempts->itemText(i));
+    return labels;
 }
 
 QString LogView::text(int index) const
@@ -516,6 +577,7 @@ void LogView::startRead()
         m_pollWanted = false;
     }
     m_reading = true;
+    m_readGeneration = m_generation;
     // The task holds the source, not the view: a view closed meanwhile drops the result.
     m_watcher.setFuture(
         QtConcurrent::run(blockingPool(), [source = m_source, jobs] { return readAll(*source, jobs); }));
@@ -524,6 +586,10 @@ void LogView::startRead()
 void LogView::applyReads(const QList<LogRead> &reads)
 {
     m_reading = false;
+    if (m_readGeneration != m_generation) {  // the files changed meanwhile: read the new ones
+        startRead();
+        return;
+    }
     bool changed = false;
     for (const LogRead &r : reads)
         if (r.file >= 0 && r.file < m_files.size())
@@ -593,6 +659,14 @@ void LogView::showTail(FileView &f, const LogRead &r)
     if (r.offset > 0)
         text = earlierLine(r.offset) + u'\n';
     text += safeLogText(complete) + safeLogText(partial);
+    f.emptyShown = r.offset == 0 && r.data.isEmpty();
+    if (f.emptyShown) {
+        // Blank would look like a view that failed: say the file is there and empty, and where
+        // the output went instead when the window knows.
+        text = tr("(empty: %1 exists but nothing was written to it)").arg(f.file.path);
+        if (!f.file.emptyHint.isEmpty())
+            text += u'\n' + f.file.emptyHint;
+    }
     m_adjusting = true;
     f.edit->setPlainText(text);
     // A tail is read to be seen from its end (the freshest lines).
@@ -614,6 +688,10 @@ void LogView::append(FileView &f, const LogRead &r)
     auto [complete, partial] = splitLastLine(f.partial + r.data);
     QScrollBar *bar = f.edit->verticalScrollBar();
     m_adjusting = true;
+    if (f.emptyShown) {  // the first bytes of a file that was empty replace the note
+        f.edit->clear();
+        f.emptyShown = false;
+    }
     // The document's last block is the partial line shown (empty when there is none): replaced.
     QTextCursor cursor(f.edit->document());
     cursor.movePosition(QTextCursor::End);
@@ -684,6 +762,8 @@ void LogView::updateStatus()
         s = tr("%1: not created yet%2").arg(f.file.path, m_following ? tr(", waiting for it") : QString());
     else if (f.from < 0)
         s = tr("%1: reading…").arg(f.file.path);
+    else if (f.emptyShown)
+        s = tr("%1: empty%2").arg(f.file.path, m_following ? tr(", following") : QString());
     else
         s = tr("%1: bytes %2–%3 of %4 shown%5")
                 .arg(f.file.path)

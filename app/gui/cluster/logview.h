@@ -6,7 +6,10 @@
 // before it. While "Follow" is on, every file is polled (one size query each) and only the bytes
 // past the last one read are appended; a file that shrank is read again from its tail, one not
 // created yet is polled until it appears. Text passes through safeLogText first: a log is
-// untrusted bytes. Search (Ctrl+F) highlights every match, case-insensitively.
+// untrusted bytes. Search (Ctrl+F) highlights every match, case-insensitively. An empty file
+// says so, with its File::emptyHint (where the output went instead: the bundled trainer writes
+// its progress to events.jsonl, not stdout). A trial's view has an attempt chooser (setAttempts):
+// the window answers attemptChosen with that attempt's files (setFiles).
 //
 // Threads: the files are read through a LogSource (a local file, or a cluster's
 // remote::Connection) on a pool thread, one read of all the files at a time per view, so the
@@ -29,6 +32,7 @@
 #include <optional>
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -122,6 +126,7 @@ public:
     struct File {
         QString label;  // the tab: "stdout", "stderr"
         QString path;  // as the source knows it
+        QString emptyHint = {};  // shown under "(empty)" while the file has no byte
     };
 
     LogView(const QString &title, std::shared_ptr<LogSource> source, const QList<File> &files,
@@ -133,6 +138,13 @@ public:
     File file(int index) const;
     int currentFile() const;
     void setCurrentFile(int index);
+    // Shows other files (another attempt's) in place of these, `current` in front; a read still
+    // out for the old files is dropped.
+    void setFiles(const QList<File> &files, int current = 0);
+    // The attempt chooser: hidden with fewer than two labels; `current` selected.
+    void setAttempts(const QStringList &labels, int current);
+    int currentAttempt() const;
+    QStringList attemptLabels() const;
 
     // What file `index` shows, as plain text (the "earlier bytes not loaded" line and the
     // "(not created yet)" placeholder included).
@@ -172,6 +184,8 @@ Q_SIGNALS:
     // After each read came back and what it found was shown (also when nothing had changed, or
     // it failed).
     void updated();
+    // The user chose attempt `index` of setAttempts' labels.
+    void attemptChosen(int index);
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -189,8 +203,10 @@ private:
         bool missing = false;
         bool earlierWanted = false;
         bool atBottom = true;  // auto-scroll: the user has not scrolled up from the end
+        bool emptyShown = false;  // the "(empty)" note is the text, not the file's bytes
     };
 
+    void addFile(const File &file);
     void startRead();
     void applyReads(const QList<LogRead> &reads);
     bool apply(FileView &f, const LogRead &r);  // true: the text shown changed
@@ -210,11 +226,15 @@ private:
     QTimer m_poll;
     QFutureWatcher<QList<LogRead>> m_watcher;
     bool m_reading = false;
+    int m_generation = 0;  // bumped by setFiles: a read of older files is dropped
+    int m_readGeneration = 0;  // the generation the read out was started for
     bool m_following = true;
     bool m_pollWanted = false;  // refresh() or Follow came while a read was out
     bool m_adjusting = false;  // the view is moving the scroll bar itself
 
     QTabWidget *m_tabs = nullptr;
+    QComboBox *m_attempts = nullptr;
+    QLabel *m_attemptsLabel = nullptr;
     QCheckBox *m_follow = nullptr;
     QPushButton *m_earlier = nullptr;
     QLabel *m_status = nullptr;

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "detailsview.h"
 
+#include "logview.h"
 #include "runcolors.h"
 #include "storereader.h"
 
 #include "orrery/core/format.h"
 #include "orrery/core/healthreport.h"
+#include "orrery/core/localexecutor.h"
+#include "orrery/core/params.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
+#include <QFile>
+#include <QFontDatabase>
 #include <QHeaderView>
 #include <QPainter>
 
@@ -23,13 +28,18 @@ DetailsView::DetailsView(StoreReader *reader, QWidget *parent) : QTreeWidget(par
     // The field column at a fixed share (long artifact paths would push the values out of view);
     // the value takes the rest, its full text in the tooltip.
     header()->setSectionResizeMode(0, QHeaderView::Interactive);
-    header()->resizeSection(0, 170);
+    header()->resizeSection(0, 150);  // fitFieldColumn() fits it to each run's names
     header()->setStretchLastSection(true);
     setRootIsDecorated(true);
     setUniformRowHeights(true);
     setAlternatingRowColors(true);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
     setIconSize(QSize(60, 10));  // the goodput parts' bars
+    connect(this, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem *item) {
+        const QVariantList attempt = item->data(0, Qt::UserRole + 1).toList();
+        if (attempt.size() == 3)
+            Q_EMIT logsRequested(attempt[0].toLongLong(), attempt[1].toInt(), attempt[2].toInt());
+    });
 }
 
 void DetailsView::showRun(core::RunId run)
@@ -42,12 +52,17 @@ void DetailsView::showRun(core::RunId run)
     m_reader->read<Read>(
         this,
         [run](const core::TrackingStore &store) {
-            Read r{store.details(run), store.attemptsOfRun(run), {}, {}, {}};
+            Read r{store.details(run), store.attemptsOfRun(run), {}, {}, {}, {}, {}, {}, {}, {}, {}};
             const qint64 now = QDateTime::currentMSecsSinceEpoch();
             r.usage = core::usageOf(r.attempts, now);
-            if (!r.attempts.isEmpty())
-                if (const auto sw = store.sweep(r.attempts.front().sweepId))
-                    r.price = remote::executorPrice(sw->cluster);
+            if (!r.attempts.isEmpty()) {
+                r.sweep = store.sweep(r.attempts.front().sweepId);
+                if (r.sweep) {
+                    r.price = remote::executorPrice(r.sweep->cluster);
+                    r.swept = core::keysOf(core::sweptParams(*r.sweep, store.trials(r.sweep->id)));
+                }
+            }
+            readStderrTail(r);
             r.goodput = core::runGoodput(store, run, now);
             return r;
         },
@@ -55,6 +70,46 @@ void DetailsView::showRun(core::RunId run)
             if (run == m_run)
                 fill(read);
         });
+}
+
+void DetailsView::readStderrTail(Read &r)
+{
+    for (const core::Trial &t : r.attempts)
+        if (core::phaseOf(t.trialState()) == core::Phase::Failed)
+            r.failed = t;  // attempts come in order: the latest failed one stays
+    if (!r.failed && r.details.run.status == core::RunStatus::Failed && !r.attempts.isEmpty())
+        r.failed = r.attempts.back();
+    if (!r.failed && r.details.run.status != core::RunStatus::Failed)
+        return;
+    if (r.sweep && !r.sweep->cluster.isEmpty()) {
+        r.stderrProblem = tr("on cluster %1, in the sweep's logs/ (task %2): open the log window")
+                              .arg(r.sweep->cluster, r.failed ? r.failed->task : QString());
+        return;
+    }
+    // Where the local executor writes it (one implementation: LocalExecutor::logPaths).
+    const QString runDir = r.failed && !r.failed->runDir.isEmpty() ? r.failed->runDir : r.details.run.runDir;
+    if (runDir.isEmpty()) {
+        r.stderrProblem = tr("the run has no run directory");
+        return;
+    }
+    const QStringList paths =
+        core::LocalExecutor({}, {}, QStringLiteral("/"))
+            .logPaths(r.sweep ? r.sweep->rootDir : QString(), r.failed ? r.failed->task : QString(), runDir);
+    r.stderrPath = paths.value(1);
+    QFile f(r.stderrPath);
+    if (!f.open(QIODevice::ReadOnly)) {
+        r.stderrProblem = tr("%1 is not there").arg(r.stderrPath);
+        return;
+    }
+    // The tail only: a traceback's last frames and its error fit in a few KiB.
+    constexpr qint64 kTailBytes = 16 * 1024;
+    f.seek(std::max<qint64>(0, f.size() - kTailBytes));
+    QStringList lines = safeLogText(f.readAll()).split(QLatin1Char('\n'));
+    while (!lines.isEmpty() && lines.back().trimmed().isEmpty())
+        lines.removeLast();
+    if (lines.isEmpty())
+        r.stderrProblem = tr("%1 is empty").arg(r.stderrPath);
+    r.stderrTail = lines.mid(std::max<qsizetype>(0, lines.size() - kStderrLines));
 }
 
 namespace {
@@ -79,6 +134,26 @@ QString when(qint64 ms)
 }
 }  // namespace
 
+namespace {
+// An attempt in one line: "attempt 1 · failed: exit 3 · on node1,node2".
+QString attemptLine(const core::Trial &t)
+{
+    QString s = QStringLiteral("%1").arg(t.state);
+    if (!t.exitReason.isEmpty())
+        s += QStringLiteral(": ") + t.exitReason;
+    if (!t.nodes.isEmpty())
+        s += DetailsView::tr(" · on %1").arg(t.nodes);
+    return s;
+}
+
+// A param's prefix group: the part before the first '.' ("optim" of optim.lr), else "".
+QString groupOf(const QString &key)
+{
+    const qsizetype dot = key.indexOf(QLatin1Char('.'));
+    return dot > 0 ? key.left(dot) : QString();
+}
+}  // namespace
+
 void DetailsView::fill(const Read &read)
 {
     const core::RunDetails &d = read.details;
@@ -88,72 +163,146 @@ void DetailsView::fill(const Read &read)
         QFont f = item->font(0);
         f.setBold(true);
         item->setFont(0, f);
+        item->setFirstColumnSpanned(true);
         item->setExpanded(expanded);
         return item;
     };
     auto field = [](QTreeWidgetItem *parent, const QString &k, const QString &v) {
         auto *item = new QTreeWidgetItem(parent, {k, v});
+        item->setToolTip(0, k);
         item->setToolTip(1, v);
         return item;
     };
-    QTreeWidgetItem *run = section(d.run.name);
+    const bool baseline = d.tags.value(QLatin1String(core::kBaselineTag)) == QLatin1String("true");
+    m_note = d.tags.value(QLatin1String(core::kNoteTag));
+    QTreeWidgetItem *run = section(baseline ? QStringLiteral("\u2605 ") + d.run.name : d.run.name);
     run->setIcon(0, [&] {
         QPixmap pm(12, 12);
         pm.fill(runColor(d.run.id));
         return QIcon(pm);
     }());
-    field(run, tr("id"), QStringLiteral("%1 (%2)").arg(d.run.id).arg(d.run.uuid));
+    if (baseline)
+        run->setToolTip(0,
+                        tr("The baseline of experiment %1: charts, tables and the video grid show it first")
+                            .arg(d.run.experimentName));
+    field(run, tr("status"),
+          read.failed && !read.failed->exitReason.isEmpty()
+              ? QStringLiteral("%1 · %2").arg(core::toString(d.run.status), read.failed->exitReason)
+              : core::toString(d.run.status));
+    if (const QString note = d.tags.value(QLatin1String(core::kNoteTag)); !note.isEmpty())
+        field(run, tr("note"), note);
+    if (read.sweep && !read.attempts.isEmpty())
+        field(run, tr("sweep"), tr("%1 · trial %2").arg(read.sweep->name).arg(read.attempts.front().index));
     field(run, tr("experiment"), d.run.experimentName);
-    field(run, tr("status"), core::toString(d.run.status));
+    if (d.run.archived)
+        field(run, tr("archived"), tr("yes: hidden unless Show archived is on"));
+    field(run, tr("id"), QStringLiteral("%1 (%2)").arg(d.run.id).arg(d.run.uuid));
     field(run, tr("started"), when(d.run.startTimeMs));
     field(run, tr("ended"), when(d.run.endTimeMs));
     field(run, tr("run dir"), d.run.runDir);
 
-    // What it used and where the time went: `orrery runs show` and `runs goodput`'s figures.
-    const core::GoodputParts &g = read.goodput.total;
-    QTreeWidgetItem *usage = section(tr("Usage"));
-    field(usage, tr("GPU-hours"),
-          read.usage.attempts > 0 ? core::usageCell(read.usage, read.price) : tr("none yet"))
-        ->setToolTip(1, core::describeUsage(read.usage, read.price));
-    if (g.wallS > 0)
-        field(usage, tr("goodput"), tr("%1% of the wall time trained").arg(100.0 * g.goodput(), 0, 'f', 1));
-    if (g.wallS > 0) {
-        for (const core::GoodputPart &part : core::labelledParts(g)) {
-            QTreeWidgetItem *item = field(
-                usage, part.label,
-                tr("%1 s · %2%").arg(part.seconds, 0, 'f', 1).arg(100.0 * part.seconds / g.wallS, 0, 'f', 1));
-            item->setIcon(1, shareBar(part.seconds / g.wallS, part.label == QLatin1String("training")));
+    // A failed run: why, before anything else (UX.md "Why did trial 7 die?").
+    if (read.failed || d.run.status == core::RunStatus::Failed) {
+        QTreeWidgetItem *why =
+            section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
+                                : tr("stderr (last lines)"));
+        why->setData(0, Qt::UserRole, QStringLiteral("stderr"));
+        const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+        for (const QString &line : read.stderrTail) {
+            auto *item = new QTreeWidgetItem(why, {line});
+            item->setFirstColumnSpanned(true);
+            item->setFont(0, mono);
+            item->setToolTip(0, read.stderrPath);
         }
-        field(usage, tr("wall"),
-              tr("%1 s over %n attempt(s)", nullptr, int(read.goodput.attempts.size()))
-                  .arg(g.wallS, 0, 'f', 1));
+        if (!read.stderrProblem.isEmpty()) {
+            auto *item = new QTreeWidgetItem(why, {read.stderrProblem});
+            item->setFirstColumnSpanned(true);
+        }
+        if (read.failed && read.sweep) {
+            auto *open =
+                new QTreeWidgetItem(why, {tr("Double-click: open stdout and stderr of this attempt")});
+            open->setFirstColumnSpanned(true);
+            open->setForeground(0, palette().link());
+            const core::Trial t = *read.failed;
+            const core::SweepId sweep = read.sweep->id;
+            open->setData(0, Qt::UserRole + 1, QVariantList{sweep, t.index, t.attempt});
+        }
     }
 
-    QTreeWidgetItem *params = section(tr("Params (%1)").arg(d.params.size()), d.params.size() <= 20);
-    for (auto it = d.params.cbegin(); it != d.params.cend(); ++it)
-        field(params, it.key(), it.value());
+    // The metrics: the sweep's own first.
+    const QString sweepMetric = read.sweep ? read.sweep->metricName : QString();
+    QList<core::LatestMetric> metrics = d.metrics;
+    std::stable_partition(metrics.begin(), metrics.end(),
+                          [&](const core::LatestMetric &m) { return m.key == sweepMetric; });
+    QTreeWidgetItem *metricItems = section(tr("Latest metrics (%1)").arg(metrics.size()));
+    for (const core::LatestMetric &m : metrics) {
+        // Short enough for the dock's default width; the rest in the tooltip.
+        QTreeWidgetItem *item =
+            field(metricItems, m.key == sweepMetric ? m.key + QStringLiteral(" \u25c6") : m.key,
+                  tr("%1 @ %2").arg(core::formatNumber(m.last.value, 6)).arg(m.last.step));
+        item->setToolTip(1,
+                         tr("%1 at step %2 · min %3 · max %4 · %5 points")
+                             .arg(core::formatNumber(m.last.value, 6))
+                             .arg(m.last.step)
+                             .arg(core::formatNumber(m.min, 4), core::formatNumber(m.max, 4))
+                             .arg(m.count));
+        if (m.key == sweepMetric)
+            item->setToolTip(
+                0, tr("%1: the sweep's metric (%2)").arg(m.key, core::toString(read.sweep->metricGoal)));
+    }
 
-    QTreeWidgetItem *metrics = section(tr("Latest metrics (%1)").arg(d.metrics.size()));
-    for (const core::LatestMetric &m : d.metrics)
-        field(metrics, m.key,
-              tr("%1 at step %2 · min %3 · max %4 · %5 points")
-                  .arg(core::formatNumber(m.last.value, 6))
-                  .arg(m.last.step)
-                  .arg(core::formatNumber(m.min, 4), core::formatNumber(m.max, 4))
-                  .arg(m.count));
+    // The swept params lead, marked; the rest grouped by prefix, each group collapsed.
+    if (!read.swept.isEmpty()) {
+        QTreeWidgetItem *swept = section(tr("Swept params (%1)").arg(read.swept.size()));
+        swept->setData(0, Qt::UserRole, QStringLiteral("swept"));
+        for (const QString &k : read.swept) {
+            QTreeWidgetItem *item =
+                field(swept, k + QStringLiteral(" \u25c6"), d.params.value(k, tr("(not logged)")));
+            QFont f = item->font(0);
+            f.setBold(true);
+            item->setFont(0, f);
+            item->setToolTip(0, tr("%1: swept by sweep %2").arg(k, read.sweep->name));
+        }
+    }
+    QMap<QString, QList<std::pair<QString, QString>>> groups;
+    int others = 0;
+    for (auto it = d.params.cbegin(); it != d.params.cend(); ++it)
+        if (!read.swept.contains(it.key())) {
+            groups[groupOf(it.key())].push_back({it.key(), it.value()});
+            ++others;
+        }
+    QTreeWidgetItem *params =
+        section(read.swept.isEmpty() ? tr("Params (%1)").arg(others) : tr("Other params (%1)").arg(others),
+                others <= 20);
+    params->setData(0, Qt::UserRole, QStringLiteral("params"));
+    for (auto g = groups.cbegin(); g != groups.cend(); ++g) {
+        QTreeWidgetItem *parent = params;
+        if (!g.key().isEmpty() && g.value().size() > 1) {
+            parent = new QTreeWidgetItem(params, {tr("%1.* (%2)").arg(g.key()).arg(g.value().size())});
+            parent->setFirstColumnSpanned(true);
+            parent->setExpanded(g.value().size() <= 5);
+        }
+        for (const auto &[k, v] : g.value())
+            field(parent, k, v);
+    }
 
     QTreeWidgetItem *attempts = section(tr("Attempts (%1)").arg(read.attempts.size()));
+    attempts->setData(0, Qt::UserRole, QStringLiteral("attempts"));
     for (const core::Trial &t : read.attempts) {
-        QTreeWidgetItem *a =
-            field(attempts, tr("trial %1 · attempt %2").arg(t.index).arg(t.attempt),
-                  t.exitReason.isEmpty() ? t.state : QStringLiteral("%1: %2").arg(t.state, t.exitReason));
+        QTreeWidgetItem *a = field(attempts, tr("attempt %1").arg(t.attempt), attemptLine(t));
+        if (core::phaseOf(t.trialState()) == core::Phase::Failed)  // the sweep tree's colour for failed
+            a->setForeground(1, QColor(0xe53935));
+        field(a, tr("state"), t.state);
+        if (!t.exitReason.isEmpty())
+            field(a, tr("exit reason"), t.exitReason);
+        field(a, tr("nodes"), t.nodes.isEmpty() ? tr("(not known)") : t.nodes);
+        if (!t.detail.isEmpty())
+            field(a, tr("executor said"), t.detail);
         if (!t.slurmJobId.isEmpty())
             field(a, tr("Slurm job"),
                   t.slurmTaskId.isEmpty() ? t.slurmJobId : t.slurmJobId + QLatin1Char('_') + t.slurmTaskId);
         if (!t.task.isEmpty())
             field(a, tr("task"), t.task);
-        if (!t.detail.isEmpty())
-            field(a, tr("executor said"), t.detail);
         field(a, tr("submitted"), when(t.submittedMs));
         field(a, tr("ended"), when(t.endedMs));
         field(a, tr("run dir"), t.runDir);
@@ -172,14 +321,32 @@ void DetailsView::fill(const Read &read)
                     field(health, n.node,
                           (n.pass ? tr("passed") : tr("failed: %1").arg(n.reason)) +
                               (n.figures.isEmpty() ? QString() : QStringLiteral(" · ") + n.figures));
-                if (!n.pass)  // the sweep tree's colour for failed
+                if (!n.pass)
                     item->setForeground(1, QColor(0xe53935));
             }
         }
     }
 
-    QTreeWidgetItem *artifacts =
-        section(tr("Artifacts (%1)").arg(d.artifacts.size()), d.artifacts.size() <= 20);
+    // What it used and where the time went: `orrery runs show` and `runs goodput`'s figures.
+    const core::GoodputParts &g = read.goodput.total;
+    QTreeWidgetItem *usage = section(tr("Usage"), false);
+    field(usage, tr("GPU-hours"),
+          read.usage.attempts > 0 ? core::usageCell(read.usage, read.price) : tr("none yet"))
+        ->setToolTip(1, core::describeUsage(read.usage, read.price));
+    if (g.wallS > 0) {
+        field(usage, tr("goodput"), tr("%1% of the wall time trained").arg(100.0 * g.goodput(), 0, 'f', 1));
+        for (const core::GoodputPart &part : core::labelledParts(g)) {
+            QTreeWidgetItem *item = field(
+                usage, part.label,
+                tr("%1 s · %2%").arg(part.seconds, 0, 'f', 1).arg(100.0 * part.seconds / g.wallS, 0, 'f', 1));
+            item->setIcon(1, shareBar(part.seconds / g.wallS, part.label == QLatin1String("training")));
+        }
+        field(usage, tr("wall"),
+              tr("%1 s over %n attempt(s)", nullptr, int(read.goodput.attempts.size()))
+                  .arg(g.wallS, 0, 'f', 1));
+    }
+
+    QTreeWidgetItem *artifacts = section(tr("Artifacts (%1)").arg(d.artifacts.size()), false);
     for (const core::Artifact &a : d.artifacts)
         field(artifacts, a.path,
               QStringLiteral("%1%2 · %3")
@@ -189,7 +356,18 @@ void DetailsView::fill(const Read &read)
     QTreeWidgetItem *tags = section(tr("Tags (%1)").arg(d.tags.size()), false);
     for (auto it = d.tags.cbegin(); it != d.tags.cend(); ++it)
         field(tags, it.key(), it.value());
+    fitFieldColumn();
     Q_EMIT shown(d.run.id);
+}
+
+void DetailsView::fitFieldColumn()
+{
+    // The field column as wide as its names but never more than 45% of the view, so the values
+    // stay readable at the dock's default width (a fixed 170 px left them a sliver).
+    resizeColumnToContents(0);
+    const int cap = std::max(90, int(viewport()->width() * 0.45));
+    if (columnWidth(0) > cap)
+        setColumnWidth(0, cap);
 }
 
 }  // namespace orrery::gui

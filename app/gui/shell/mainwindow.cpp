@@ -37,6 +37,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -47,6 +48,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QSettings>
@@ -143,6 +145,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     buildDocks();
     buildMenus();
+    wireRunHousekeeping();
 
     m_followLabel = new QLabel(this);
     m_ingestLabel = new QLabel(this);
@@ -913,6 +916,9 @@ void MainWindow::treeContextMenu(const QPoint &pos)
     if (kind == SweepTreeModel::TrialItem) {
         const int trial = index.data(SweepTreeModel::TrialRole).toInt();
         menu.addAction(tr("Show logs"), this, [this, sweep, trial] { openTrialLogs(sweep, trial); });
+        // The trial's run: the Runs table's run menu (runhousekeeping.cpp).
+        if (const QList<core::RunId> runs = m_treeModel->runsOf(index); runs.size() == 1)
+            menu.addMenu(runMenu(runs, &menu))->setText(tr("Run"));
     }
     menu.addSeparator();
     QAction *openDir = menu.addAction(
@@ -930,7 +936,8 @@ void MainWindow::treeContextMenu(const QPoint &pos)
     menu.exec(m_tree->viewport()->mapToGlobal(pos));
 }
 
-void MainWindow::showLogs(const QString &title, const QString &cluster, const QStringList &paths)
+LogView *MainWindow::showLogs(const QString &title, const QString &cluster,
+                              const QList<QPair<QString, QString>> &paths, const QString &emptyHint)
 {
     std::shared_ptr<LogSource> source;
     if (cluster.isEmpty()) {
@@ -941,55 +948,130 @@ void MainWindow::showLogs(const QString &title, const QString &cluster, const QS
         if (!connection) {
             Q_EMIT logsFailed(problem);
             statusBar()->showMessage(problem, 10'000);
-            return;
+            return nullptr;
         }
         source = std::make_shared<RemoteLogSource>(connection);
     }
     QList<LogView::File> files;
-    for (int i = 0; i < paths.size(); ++i)
-        files.append({i == 0       ? tr("stdout")
-                          : i == 1 ? tr("stderr")
-                                   : QFileInfo(paths[i]).fileName(),
-                      paths[i]});
+    for (const auto &[label, path] : paths)
+        files.append({label, path, emptyHint});
     auto *view = new LogView(title, source, files, this);
     view->setWindowFlag(Qt::Window);
     view->setAttribute(Qt::WA_DeleteOnClose);
     view->setWindowTitle(title);
     view->resize(900, 600);
     view->show();
-    Q_EMIT logsOpened(view);
+    return view;
 }
 
-void MainWindow::openTrialLogs(core::SweepId sweep, int trial)
+namespace {
+
+// The executor's log paths as the view's tabs: stdout, stderr, then any other by its file name.
+QList<QPair<QString, QString>> logTabs(const QStringList &paths)
+{
+    QList<QPair<QString, QString>> files;
+    for (int i = 0; i < paths.size(); ++i)
+        files.append({i == 0       ? MainWindow::tr("stdout")
+                          : i == 1 ? MainWindow::tr("stderr")
+                                   : QFileInfo(paths[i]).fileName(),
+                      paths[i]});
+    return files;
+}
+
+// Where a trial's attempt's logs are (SweepOperations::logs, the CLI's `sweep logs` too) and
+// its attempts for the chooser. On a pool thread: a cluster's executor connects.
+struct TrialLogsFound {
+    QString title, cluster, error;
+    QStringList paths;
+    bool failed = false;  // the attempt failed: its error is in stderr
+    QList<int> attempts;  // attempt numbers, oldest first
+    QStringList labels;  // "attempt 1 · failed: exit 3 · node2"
+    int shown = 0;  // index into attempts
+};
+
+TrialLogsFound findTrialLogs(const QString &database, const remote::Executors::ConnectionSource &connections,
+                             core::SweepId sweep, int trial, int attempt)
+{
+    try {
+        auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
+        remote::SweepOperations::Options options;
+        options.connections = connections;
+        remote::SweepOperations ops(*store, options);
+        const remote::TrialLogs logs = ops.logs(sweep, trial, attempt);
+        TrialLogsFound f{logs.title, logs.sweep.cluster, {}, logs.paths, false, {}, {}, 0};
+        f.failed = core::phaseOf(logs.attempt.trialState()) == core::Phase::Failed;
+        for (const core::Trial &t : store->trials(sweep)) {
+            if (t.index != trial)
+                continue;
+            if (t.attempt == logs.attempt.attempt)
+                f.shown = int(f.attempts.size());
+            f.attempts.append(t.attempt);
+            QString label = MainWindow::tr("attempt %1 · %2").arg(t.attempt).arg(t.state);
+            if (!t.exitReason.isEmpty())
+                label += QStringLiteral(": ") + t.exitReason;
+            if (!t.nodes.isEmpty())
+                label += QStringLiteral(" · ") + t.nodes;
+            f.labels.append(label);
+        }
+        return f;
+    } catch (const std::exception &e) {
+        TrialLogsFound f;
+        f.error = QString::fromUtf8(e.what());
+        return f;
+    }
+}
+
+}  // namespace
+
+void MainWindow::openTrialLogs(core::SweepId sweep, int trial, int attempt)
 {
     // Where the logs are is the executor's to say (a local run directory, or the sweep's logs/
     // on the cluster): found on a pool thread, since a cluster's executor connects.
     const QString database = m_reader->path();
     const auto connections = m_hub->connectionSource();
     showActivity(tr("Finding the logs of trial %1…").arg(trial), true);
-    struct Found {
-        QString title, cluster, error;
-        QStringList paths;
-    };
-    QtConcurrent::run(blockingPool(), [=]() -> Found {
-        try {
-            auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
-            remote::SweepOperations::Options options;
-            options.connections = connections;
-            remote::SweepOperations ops(*store, options);
-            const remote::TrialLogs logs = ops.logs(sweep, trial);
-            return {logs.title, logs.sweep.cluster, {}, logs.paths};
-        } catch (const std::exception &e) {
-            return {{}, {}, QString::fromUtf8(e.what()), {}};
-        }
-    }).then(this, [this](const Found &f) {
+    // The bundled trainer logs to events.jsonl, so its stdout and stderr are often empty: say
+    // where its progress is instead of a blank page.
+    const QString emptyHint =
+        tr("Orrery's trainer writes its metrics and progress to events.jsonl, not here: select the run and "
+           "open the Compare tab (Ctrl+2). A command sweep's program shows here what it prints.");
+    QtConcurrent::run(blockingPool(), [=] {
+        return findTrialLogs(database, connections, sweep, trial, attempt);
+    }).then(this, [this, database, connections, sweep, trial, emptyHint](const TrialLogsFound &f) {
         showActivity({}, false);
         if (!f.error.isEmpty()) {
             statusBar()->showMessage(f.error, 10'000);
             Q_EMIT logsFailed(f.error);
             return;
         }
-        showLogs(f.title, f.cluster, f.paths);
+        LogView *view = showLogs(f.title, f.cluster, logTabs(f.paths), emptyHint);
+        if (!view)
+            return;
+        // A failed attempt's error is in stderr: open there.
+        view->setCurrentFile(f.failed && f.paths.size() > 1 ? 1 : 0);
+        view->setAttempts(f.labels, f.shown);
+        QPointer<LogView> target(view);
+        connect(view, &LogView::attemptChosen, this,
+                [this, target, database, connections, sweep, trial, attempts = f.attempts](int index) {
+                    const int chosen = attempts.value(index, -1);
+                    QtConcurrent::run(blockingPool(), [=] {
+                        return findTrialLogs(database, connections, sweep, trial, chosen);
+                    }).then(this, [this, target](const TrialLogsFound &g) {
+                        if (!target)
+                            return;
+                        if (!g.error.isEmpty()) {
+                            statusBar()->showMessage(g.error, 10'000);
+                            return;
+                        }
+                        QList<LogView::File> files;
+                        for (const auto &[label, path] : logTabs(g.paths))
+                            files.append({label, path, target->file(0).emptyHint});
+                        target->setWindowTitle(g.title);
+                        target->setFiles(files, g.failed && files.size() > 1 ? 1 : 0);
+                        target->setAttempts(g.labels, g.shown);
+                    });
+                });
+        Q_EMIT logsOpened(view);
     });
 }
 
@@ -1029,7 +1111,8 @@ void MainWindow::openJobLogs(const QString &cluster, const QString &jobId)
             Q_EMIT logsFailed(f.error);
             return;
         }
-        showLogs(tr("job %1 on %2").arg(jobId, cluster), cluster, f.paths);
+        if (LogView *view = showLogs(tr("job %1 on %2").arg(jobId, cluster), cluster, logTabs(f.paths)))
+            Q_EMIT logsOpened(view);
     });
 }
 

@@ -18,9 +18,12 @@
 #include <QMainWindow>
 #include <QTimer>
 
+#include <functional>
 #include <memory>
 
+class QAction;
 class QLabel;
+class QMenu;
 class QLineEdit;
 class QComboBox;
 class QTableView;
@@ -71,6 +74,11 @@ public:
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
     QString filterError() const;
+    // Run housekeeping (runhousekeeping.cpp): the context menu of the Runs table's rows and the
+    // tree's trials, for `runs` (the first is the one acted on where an action takes one run), and
+    // the "Show archived" toggle (RunQuery::includeArchived on the window's query).
+    QMenu *runMenu(const QList<core::RunId> &runs, QWidget *parent);
+    QAction *showArchivedAction() const { return m_showArchived; }
     // Command-line start options: select a sweep's runs once the store is shown; save the window
     // as PNG (after the charts have drawn), print what it shows and quit.
     void applyStartOptions(const QString &selectSweep, const QString &screenshotPath);
@@ -84,7 +92,9 @@ public Q_SLOTS:
     void openConnectionManager();
     // A live tail of a trial's latest attempt's stdout and stderr (double-click in the tree), or
     // of a Slurm job's (double-click in the Cluster tab's queue), in a window of its own.
-    void openTrialLogs(core::SweepId sweep, int trial);
+    // `attempt` -1: the latest; a failed attempt opens on its stderr, with the other attempts in
+    // the view's chooser.
+    void openTrialLogs(core::SweepId sweep, int trial, int attempt = -1);
     void openJobLogs(const QString &cluster, const QString &jobId);
     void refreshEnvironment();
     void openDatabase(const QString &path);
@@ -93,6 +103,16 @@ public Q_SLOTS:
     void setFilter(const QString &text);
     void setFollowing(bool on);
     void importRunDirectories(const QString &root, const QString &experiment);
+    // The housekeeping writes (core::TrackingStore's, on the window's StoreWriter), then a
+    // refresh; each ends with runsEdited. The menu's dialogs ask, then call these.
+    void renameRun(core::RunId run, const QString &name);
+    void setRunNote(core::RunId run, const QString &text);
+    void editRunTags(core::RunId run, const QList<std::pair<QString, QString>> &set,
+                     const QStringList &remove);
+    void setBaselineRun(core::RunId run, bool baseline);
+    void archiveRuns(const QList<core::RunId> &runs, bool archived);
+    void deleteRuns(const QList<core::RunId> &runs);
+    void setShowArchived(bool on);
 
 Q_SIGNALS:
     void environmentRefreshed();
@@ -100,6 +120,9 @@ Q_SIGNALS:
     void databaseFailed(const QString &message);
     void logsOpened(orrery::gui::LogView *view);
     void logsFailed(const QString &message);
+    // A housekeeping write finished: `error` empty when it was done (the refresh it asked for
+    // follows as snapshotShown), else why nothing was changed.
+    void runsEdited(const QString &error);
     void importFinished(int runs, int points);
     // A notice turned into a desktop notification (shown through the system tray where there is
     // one: freedesktop notifications on Linux desktops). Emitted whether or not a tray shows it.
@@ -119,7 +142,14 @@ private:
     void showClusterStatus();
     void treeContextMenu(const QPoint &pos);
     void showActivity(const QString &text, bool busy);
-    void showLogs(const QString &title, const QString &cluster, const QStringList &paths);
+    // A log window over `files` (nullptr, after saying why, when the cluster cannot be reached).
+    LogView *showLogs(const QString &title, const QString &cluster,
+                      const QList<QPair<QString, QString>> &files, const QString &emptyHint = {});
+    void wireRunHousekeeping();  // the run menus and Show archived (runhousekeeping.cpp)
+    void runsContextMenu(const QPoint &pos);
+    // Runs `job` on the writer; on success `after`, a refresh and the details again.
+    void editRuns(const QString &done, std::function<void(core::TrackingStore &)> job,
+                  std::function<void()> after = {});
 
     StoreReader *m_reader;
     StoreWriter *m_writer;  // the window's one read-write connection
@@ -154,6 +184,7 @@ private:
     QFutureWatcher<QList<core::Check>> m_checksWatcher;
 
     core::RunQuery m_query;
+    QAction *m_showArchived = nullptr;
     QTimer m_refreshTimer;  // coalesces refresh requests
     bool m_snapshotInFlight = false, m_snapshotDirty = false;
     // Each active sweep's progress tracker (rates need consecutive snapshots), used by the reads.

@@ -350,6 +350,32 @@ public:
     // The cluster profile a run was trained on (its sweep's), or empty: this machine.
     QString clusterOf(RunId run) const;
 
+    // --- run housekeeping (docs/store.md "Run housekeeping") ------------------------------------
+    // The one implementation behind `orrery runs tag|note|rename|archive|delete|baseline` and the
+    // window's run menu. Each call is one transaction; an unknown run id throws StoreError and
+    // writes nothing.
+    // A new display name (not empty; names need not be unique: ids and uuids are).
+    void renameRun(RunId run, const QString &name);
+    // The run's note (kNoteTag, MLflow's own key); empty text removes it.
+    void setRunNote(RunId run, const QString &text);
+    // Removes these tags (a key the run does not have is no error). setTags adds and overwrites.
+    void removeTags(RunId run, const QStringList &keys);
+    // Archives (runs.lifecycle_stage 'archived': hidden unless RunQuery::includeArchived) or
+    // restores ('active') every run of `runs`.
+    void archiveRuns(const QList<RunId> &runs, bool archived);
+    // Deletes runs for good: the run row and with it its metrics (chunks, latest values), params,
+    // tags, artifacts records, ingest offsets, phase records and MLflow mirror bookkeeping (the
+    // schema's ON DELETE CASCADE). Its trials keep their attempts' history with no run
+    // (trials.run_id ON DELETE SET NULL). Refuses, deleting nothing, when any of the runs belongs to
+    // an attempt still queued, running, stopping or cancelling: the follower would write to it.
+    // Files on disk (the run directory) are left alone.
+    void deleteRuns(const QList<RunId> &runs);
+    // Stars the run as its experiment's baseline (kBaselineTag = "true"), un-starring the
+    // experiment's previous baseline in the same transaction; `baseline` false removes the star.
+    void setBaseline(RunId run, bool baseline);
+    // The experiment's starred baseline run, if any.
+    std::optional<RunId> baselineOf(ExperimentId experiment) const;
+
     QList<RunRow> queryRuns(const RunQuery &query) const;
     QStringList metricKeys(RunId run) const;
     // Every metric key / param key logged by any run (sorted): a table's column chooser.

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Triage and run housekeeping in the window (issue 31): the details dock of a failed command
+// trial (the stderr traceback of its failed attempt, each attempt's reason and node, metrics and
+// the swept params first, the 50 constant params grouped and collapsed), the log window of a
+// failed attempt (stderr first, an attempt chooser, an empty file said so with where the
+// progress is), and the run menu's writes through the window's StoreWriter (baseline star,
+// archive and Show archived, delete) — on a real store written through the TrackingStore API.
+#include "testsupport.h"
+#include "workbenchsupport.h"
+
+#include "detailsview.h"
+#include "logview.h"
+#include "mainwindow.h"
+#include "runselection.h"
+#include "runstablemodel.h"
+
+#include "orrery/core/store.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QMenu>
+#include <QSignalSpy>
+#include <QTreeWidget>
+
+#include <functional>
+
+using namespace orrery::core;
+using namespace orrery::gui;
+using namespace orrery::test;
+
+namespace {
+
+// addCommandSweep's database, its failed trial (1) given a second failed attempt on another node.
+struct Triage {
+    QTemporaryDir dir;
+    QString path;
+    CommandSweep sweep;
+    RunId failedRun = 0;
+
+    Triage()
+    {
+        path = dir.filePath(QStringLiteral("triage.sqlite"));
+        auto store = TrackingStore::open(path);
+        sweep = addCommandSweep(*store, dir.filePath(QStringLiteral("runs")));
+        failedRun = sweep.runs[1];
+        Trial again = store->attemptsOfRun(failedRun).front();
+        again.id = 0;
+        again.attempt = 1;
+        again.exitReason = QStringLiteral("exit 3");
+        again.nodes = QStringLiteral("node7");
+        again.detail = QStringLiteral("FAILED");
+        store->addTrial(again);
+        Trial first = store->attemptsOfRun(failedRun).front();
+        first.exitReason = QStringLiteral("OUT_OF_MEMORY");
+        store->updateTrial(first);
+    }
+    QString runDir() const { return dir.filePath(QStringLiteral("runs/cmd/1")); }
+};
+
+QTreeWidgetItem *section(QTreeWidget *view, const QString &role)
+{
+    for (int i = 0; i < view->topLevelItemCount(); ++i)
+        if (view->topLevelItem(i)->data(0, Qt::UserRole).toString() == role)
+            return view->topLevelItem(i);
+    return nullptr;
+}
+
+int indexOf(QTreeWidget *view, const QString &startsWith)
+{
+    for (int i = 0; i < view->topLevelItemCount(); ++i)
+        if (view->topLevelItem(i)->text(0).startsWith(startsWith))
+            return i;
+    return -1;
+}
+
+QStringList childTexts(QTreeWidgetItem *item, int column)
+{
+    QStringList texts;
+    for (int i = 0; item && i < item->childCount(); ++i)
+        texts << item->child(i)->text(column);
+    return texts;
+}
+
+}  // namespace
+
+class TestTriage : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void detailsOfAFailedTrialShowItsStderrAndAttempts()
+    {
+        Triage t;
+        StoreReader reader;
+        QSignalSpy opened(&reader, &StoreReader::opened);
+        reader.open(t.path);
+        QVERIFY(opened.wait(10'000));
+        DetailsView view(&reader);
+        view.resize(340, 700);  // the dock's default width
+        view.show();
+        QSignalSpy shown(&view, &DetailsView::shown);
+        view.showRun(t.failedRun);
+        QVERIFY(shown.wait(10'000));
+
+        // The traceback's last lines, from the failed attempt's stderr.log, right under the run.
+        QTreeWidgetItem *stderrItem = section(&view, QStringLiteral("stderr"));
+        QVERIFY(stderrItem);
+        QCOMPARE(view.indexOfTopLevelItem(stderrItem), 1);
+        QVERIFY(stderrItem->text(0).contains(QLatin1String("attempt 1")));
+        const QStringList lines = childTexts(stderrItem, 0);
+        QVERIFY2(lines.contains(QStringLiteral("ValueError: batch 16 does not divide the dataset")),
+                 qPrintable(lines.join(QLatin1Char('\n'))));
+        QVERIFY(lines.front().startsWith(QLatin1String("Traceback")));
+        // The status says why, not only FAILED.
+        QVERIFY(view.findItems(QStringLiteral("FAILED · exit 3"), Qt::MatchExactly | Qt::MatchRecursive, 1)
+                    .size() == 1);
+
+        // Each attempt apart: its state, exit reason and node.
+        QTreeWidgetItem *attempts = section(&view, QStringLiteral("attempts"));
+        QVERIFY(attempts);
+        QCOMPARE(attempts->childCount(), 2);
+        QCOMPARE(attempts->child(0)->text(1), QStringLiteral("failed: OUT_OF_MEMORY · on localhost"));
+        QCOMPARE(attempts->child(1)->text(1), QStringLiteral("failed: exit 3 · on node7"));
+        QVERIFY(
+            childTexts(attempts->child(1), 1).contains(QStringLiteral("FAILED")));  // the executor's detail
+
+        // Metrics, then the swept params (marked, in spec order), before the other 50 params,
+        // which are grouped by prefix and collapsed.
+        const int metrics = indexOf(&view, QStringLiteral("Latest metrics"));
+        QTreeWidgetItem *swept = section(&view, QStringLiteral("swept"));
+        QTreeWidgetItem *params = section(&view, QStringLiteral("params"));
+        QVERIFY(metrics > 0 && swept && params);
+        QVERIFY(metrics < view.indexOfTopLevelItem(swept));
+        QVERIFY(view.indexOfTopLevelItem(swept) < view.indexOfTopLevelItem(params));
+        QCOMPARE(childTexts(swept, 0),
+                 (QStringList{QStringLiteral("train.lr \u25c6"), QStringLiteral("train.batch \u25c6")}));
+        QCOMPARE(childTexts(swept, 1), (QStringList{QStringLiteral("0.001"), QStringLiteral("16")}));
+        QVERIFY(view.topLevelItem(metrics)->child(0)->text(0).startsWith(QLatin1String("train/loss")));
+        QCOMPARE(params->childCount(), 1);  // cfg.* (50)
+        QCOMPARE(params->child(0)->text(0), QStringLiteral("cfg.* (50)"));
+        QVERIFY(!params->child(0)->isExpanded());
+        // Values readable at the default width: the field column leaves the value at least half.
+        QVERIFY2(view.columnWidth(0) <= view.viewport()->width() / 2,
+                 qPrintable(QString::number(view.columnWidth(0))));
+
+        // Double-click on the stderr block asks for the attempt's log window.
+        QSignalSpy logs(&view, &DetailsView::logsRequested);
+        QTreeWidgetItem *open = stderrItem->child(stderrItem->childCount() - 1);
+        Q_EMIT view.itemDoubleClicked(open, 0);
+        QCOMPARE(logs.size(), 1);
+        QCOMPARE(logs.front().at(0).toLongLong(), t.sweep.sweep);
+        QCOMPARE(logs.front().at(1).toInt(), 1);
+        QCOMPARE(logs.front().at(2).toInt(), 1);
+    }
+
+    void logsOfAFailedAttemptOpenOnStderrWithEachAttemptApart()
+    {
+        Triage t;
+        // The bundled trainer's way: stdout exists and is empty.
+        QFile out(QDir(t.runDir()).filePath(QStringLiteral("stdout.log")));
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.close();
+        MainWindow window(t.path);
+        window.setFollowing(false);
+        QSignalSpy shown(&window, &MainWindow::snapshotShown);
+        QVERIFY(shown.wait(10'000));
+        QSignalSpy opened(&window, &MainWindow::logsOpened);
+        QSignalSpy failed(&window, &MainWindow::logsFailed);
+        window.openTrialLogs(t.sweep.sweep, 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty() || !failed.isEmpty(), 10'000);
+        QVERIFY2(failed.isEmpty(),
+                 qPrintable(failed.isEmpty() ? QString() : failed.front().at(0).toString()));
+        auto *logs = opened.front().at(0).value<LogView *>();
+        QVERIFY(logs);
+        QCOMPARE(logs->fileCount(), 2);
+        QCOMPARE(logs->file(1).label, QStringLiteral("stderr"));
+        QCOMPARE(logs->currentFile(), 1);  // the error is in stderr
+        QTRY_VERIFY_WITH_TIMEOUT(logs->text(1).contains(QLatin1String("ValueError")), 10'000);
+        // The empty stdout says so, and where the progress is.
+        QTRY_VERIFY_WITH_TIMEOUT(logs->text(0).contains(QLatin1String("(empty")), 10'000);
+        QVERIFY2(logs->text(0).contains(QLatin1String("events.jsonl")) &&
+                     logs->text(0).contains(QLatin1String("Compare")),
+                 qPrintable(logs->text(0)));
+        // Two attempts, apart: the latest chosen.
+        QCOMPARE(logs->attemptLabels().size(), 2);
+        QCOMPARE(logs->currentAttempt(), 1);
+        QVERIFY2(logs->attemptLabels().at(0).contains(QLatin1String("OUT_OF_MEMORY")),
+                 qPrintable(logs->attemptLabels().join(QLatin1Char('|'))));
+        QVERIFY(logs->attemptLabels().at(1).contains(QLatin1String("node7")));
+        // Choosing the other attempt reloads the view for it.
+        QSignalSpy updated(logs, &LogView::updated);
+        Q_EMIT logs->attemptChosen(0);
+        QTRY_VERIFY_WITH_TIMEOUT(logs->windowTitle().contains(QLatin1String("attempt 0")), 10'000);
+        QCOMPARE(logs->currentAttempt(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(logs->text(1).contains(QLatin1String("ValueError")), 10'000);
+        logs->close();
+    }
+
+    void runMenuStarsArchivesAndDeletes()
+    {
+        Fixture f;
+        MainWindow window(f.path);
+        window.setFollowing(false);
+        QSignalSpy shown(&window, &MainWindow::snapshotShown);
+        window.show();
+        QVERIFY(shown.wait(10'000));
+        QSignalSpy edited(&window, &MainWindow::runsEdited);
+        auto action = [&](const QList<RunId> &runs, const char *name) {
+            QMenu *menu = window.runMenu(runs, &window);
+            QAction *a = menu->findChild<QAction *>(QString::fromLatin1(name));
+            return std::make_pair(std::unique_ptr<QMenu>(menu), a);
+        };
+        // Does `act`, then waits for its write (no error) and the refresh it asks for.
+        auto settle = [&](const std::function<void()> &act) {
+            const qsizetype edits = edited.size(), shows = shown.size();
+            act();
+            return QTest::qWaitFor([&] { return edited.size() > edits; }, 10'000) &&
+                edited.back().at(0).toString().isEmpty() &&
+                QTest::qWaitFor([&] { return shown.size() > shows; }, 10'000);
+        };
+
+        // Star: the baseline of its experiment, one at a time.
+        auto [m1, star] = action({f.runs[3]}, "baseline");
+        QVERIFY(star && star->isEnabled());
+        QVERIFY(star->text().contains(QLatin1String("Star")));
+        QVERIFY(settle([&] { star->trigger(); }));
+        QVERIFY(window.runsModel()->findRun(f.runs[3])->isBaseline());
+        auto [m2, star2] = action({f.runs[4]}, "baseline");
+        QVERIFY(settle([&] { star2->trigger(); }));
+        QVERIFY(!window.runsModel()->findRun(f.runs[3])->isBaseline());
+        QVERIFY(window.runsModel()->findRun(f.runs[4])->isBaseline());
+        auto [m3, unstar] = action({f.runs[4]}, "baseline");
+        QCOMPARE(unstar->text(), QStringLiteral("Unstar baseline"));
+
+        // Archive two: gone from the table until Show archived.
+        auto [m4, archive] = action({f.runs[0], f.runs[1]}, "archive");
+        QCOMPARE(archive->text(), QStringLiteral("Archive 2 run(s)"));
+        QVERIFY(settle([&] { archive->trigger(); }));
+        QCOMPARE(window.runsModel()->totalRuns(), f.runs.size() - 2);
+        QVERIFY(!window.runsModel()->findRun(f.runs[0]));
+        window.showArchivedAction()->setChecked(true);
+        QVERIFY(shown.wait(10'000));
+        QCOMPARE(window.runsModel()->totalRuns(), f.runs.size());
+        QVERIFY(window.runsModel()->findRun(f.runs[0])->run.archived);
+        auto [m5, unarchive] = action({f.runs[0]}, "archive");
+        QCOMPARE(unarchive->text(), QStringLiteral("Unarchive 1 run(s)"));
+
+        // Delete (the menu asks first; the write is the window's): gone from the store and table,
+        // and from the selection.
+        window.selection()->select({f.runs[2], f.runs[5]}, nullptr);
+        QVERIFY(settle([&] { window.deleteRuns({f.runs[2]}); }));
+        QVERIFY(!window.runsModel()->findRun(f.runs[2]));
+        QVERIFY(!TrackingStore::open(f.path)->run(f.runs[2]));
+        QCOMPARE(window.selection()->runs(), QList<RunId>{f.runs[5]});
+
+        // Rename and note land in the store through the same writer.
+        QVERIFY(settle([&] { window.renameRun(f.runs[6], QStringLiteral("best-so-far")); }));
+        QCOMPARE(window.runsModel()->findRun(f.runs[6])->run.name, QStringLiteral("best-so-far"));
+        QVERIFY(settle([&] { window.setRunNote(f.runs[6], QStringLiteral("try 2x batch")); }));
+        QCOMPARE(TrackingStore::open(f.path)->details(f.runs[6]).tags.value(QLatin1String(kNoteTag)),
+                 QStringLiteral("try 2x batch"));
+    }
+};
+
+ORRERY_TEST_MAIN(TestTriage, QApplication)
+#include "tst_triage.moc"

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Run housekeeping (docs/store.md "Run housekeeping"): the store's operations on a real database
+// file — a deleted run's rows are gone from every table (read back with SQLite itself), its
+// trial keeps its history, an active trial's run is refused; archive hides and includeArchived
+// shows; one baseline per experiment — and the `orrery runs` verbs that call them, as a user runs
+// them (real processes; stdin is a pipe, so `runs delete` must refuse without --yes).
+#include "testsupport.h"
+
+#include "orrery/core/store.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+
+#include <sqlite3.h>
+
+using namespace orrery::core;
+
+namespace {
+
+// Rows of `table` that belong to `run`, counted by SQLite itself (not through the store).
+qint64 rowsOf(const QString &db, const char *table, RunId run)
+{
+    sqlite3 *h = nullptr;
+    if (sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+        return -1;
+    sqlite3_stmt *s = nullptr;
+    const std::string sql = std::string("SELECT count(*) FROM ") + table + " WHERE run_id = ?";
+    qint64 n = -1;
+    if (sqlite3_prepare_v2(h, sql.c_str(), -1, &s, nullptr) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            n = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return n;
+}
+
+struct Db {
+    QTemporaryDir dir;
+    QString path;
+    std::unique_ptr<TrackingStore> store;
+    ExperimentId exp = 0;
+    SweepId sweep = 0;
+
+    Db()
+    {
+        path = dir.filePath(QStringLiteral("orrery.sqlite"));
+        store = TrackingStore::open(path);
+        exp = store->ensureExperiment(QStringLiteral("shapes"));
+        Sweep s;
+        s.name = QStringLiteral("sw");
+        s.experimentId = exp;
+        s.method = QStringLiteral("grid");
+        s.state = QStringLiteral("running");
+        sweep = store->createSweep(s);
+    }
+
+    // A run with a param, a tag, metric points, an artifact, an ingest offset and, as trial
+    // `index`, an attempt in `state`.
+    RunId addRun(const QString &name, int index, TrialState state)
+    {
+        const RunId r = store->createRun(exp, name, 1'700'000'000'000 + index,
+                                         dir.filePath(QStringLiteral("runs/%1").arg(index)));
+        store->logParams(r, {{QStringLiteral("optim.lr"), QString::number(index)}});
+        store->setTags(r, {{QStringLiteral("team"), QStringLiteral("video")}});
+        QList<std::pair<QString, MetricPoint>> pts;
+        for (qint64 step = 0; step < 300; ++step)  // more than one 256-point chunk
+            pts.push_back({QStringLiteral("loss"), {step, 1'700'000'000'000 + step, 1.0 / double(step + 1)}});
+        store->logMetrics(r, pts);
+        Artifact a;
+        a.path = QStringLiteral("samples/step-5.mp4");
+        a.kind = QStringLiteral("video");
+        a.step = 5;
+        store->addArtifact(r, a);
+        store->ingestEvents(
+            r, QStringLiteral("events.jsonl"), 0,
+            QByteArrayView(R"({"v":1,"t":1700000000,"kind":"metrics","step":400,"values":{"x":1}})"
+                           "\n"));
+        Trial t;
+        t.sweepId = sweep;
+        t.index = index;
+        t.runId = r;
+        t.setState(state);
+        t.exitReason = state == TrialState::Failed ? QStringLiteral("exit 3") : QString();
+        store->addTrial(t);
+        return r;
+    }
+};
+
+struct Ran {
+    int code = -1;
+    QString out, err;
+};
+
+}  // namespace
+
+class TestHousekeeping : public QObject {
+    Q_OBJECT
+
+    static Ran cli(const QString &db, const QStringList &args, const QByteArray &input = {})
+    {
+        const orrery::test::Ran r = orrery::test::runProcess(
+            qEnvironmentVariable("ORRERY_CLI"), QStringList{QStringLiteral("--db"), db} + args, input);
+        return {r.code, r.out, r.err};
+    }
+
+private Q_SLOTS:
+    void deleteRemovesEveryRowOfTheRunAndKeepsItsTrial()
+    {
+        Db db;
+        const RunId gone = db.addRun(QStringLiteral("gone"), 0, TrialState::Failed);
+        const RunId kept = db.addRun(QStringLiteral("kept"), 1, TrialState::Completed);
+        for (const char *table : {"params", "tags", "metric_chunks", "latest_metrics", "artifacts",
+                                  "ingest_offsets", "run_latest"})
+            QVERIFY2(rowsOf(db.path, table, gone) > 0, table);
+        db.store->deleteRuns({gone});
+        QVERIFY(!db.store->run(gone));
+        for (const char *table : {"runs", "params", "tags", "metric_chunks", "latest_metrics", "artifacts",
+                                  "ingest_offsets", "run_latest"})
+            QVERIFY2(rowsOf(db.path, table, gone) == 0, table);
+        // The other run is untouched; the sweep keeps the deleted run's trial, with no run.
+        QCOMPARE(db.store->details(kept).params.value(QStringLiteral("optim.lr")), QStringLiteral("1"));
+        QCOMPARE(db.store->allPoints(kept, QStringLiteral("loss")).size(), size_t(300));
+        const QList<Trial> trials = db.store->trials(db.sweep);
+        QCOMPARE(trials.size(), 2);
+        QCOMPARE(trials[0].runId, RunId(0));
+        QCOMPARE(trials[0].exitReason, QStringLiteral("exit 3"));
+        QCOMPARE(trials[1].runId, kept);
+    }
+
+    void deleteRefusesAnActiveTrialsRunAndDeletesNothing()
+    {
+        Db db;
+        const RunId done = db.addRun(QStringLiteral("done"), 0, TrialState::Completed);
+        const RunId running = db.addRun(QStringLiteral("running"), 1, TrialState::Running);
+        try {
+            db.store->deleteRuns({done, running});
+            QFAIL("an active trial's run was deleted");
+        } catch (const StoreError &e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.contains(QLatin1String("still running")) &&
+                         message.contains(QLatin1String("trial 1")),
+                     qPrintable(message));
+        }
+        // One transaction: the finished run of the same call stays too.
+        QVERIFY(db.store->run(done));
+        QVERIFY(db.store->run(running));
+        QVERIFY_THROWS_EXCEPTION(StoreError, db.store->deleteRuns({424242}));
+    }
+
+    void archiveHidesFromQueriesAndIncludeArchivedShows()
+    {
+        Db db;
+        const RunId a = db.addRun(QStringLiteral("a"), 0, TrialState::Completed);
+        const RunId b = db.addRun(QStringLiteral("b"), 1, TrialState::Completed);
+        db.store->archiveRuns({a}, true);
+        QList<RunRow> rows = db.store->queryRuns({});
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].run.id, b);
+        RunQuery all;
+        all.includeArchived = true;
+        rows = db.store->queryRuns(all);
+        QCOMPARE(rows.size(), 2);
+        QVERIFY(db.store->run(a)->archived);
+        db.store->archiveRuns({a}, false);
+        QCOMPARE(db.store->queryRuns({}).size(), 2);
+        QVERIFY(!db.store->run(a)->archived);
+    }
+
+    void oneBaselinePerExperiment()
+    {
+        Db db;
+        const RunId a = db.addRun(QStringLiteral("a"), 0, TrialState::Completed);
+        const RunId b = db.addRun(QStringLiteral("b"), 1, TrialState::Completed);
+        const ExperimentId other = db.store->ensureExperiment(QStringLiteral("other"));
+        const RunId c = db.store->createRun(other, QStringLiteral("c"));
+        db.store->setBaseline(a, true);
+        db.store->setBaseline(c, true);
+        db.store->setBaseline(b, true);  // the star moves from a to b; c's experiment keeps c
+        QCOMPARE(db.store->baselineOf(db.exp), std::optional<RunId>(b));
+        QCOMPARE(db.store->baselineOf(other), std::optional<RunId>(c));
+        QVERIFY(!db.store->details(a).tags.contains(QLatin1String(kBaselineTag)));
+        int starred = 0;
+        for (const RunRow &r : db.store->queryRuns({}))
+            starred += r.isBaseline() ? 1 : 0;
+        QCOMPARE(starred, 2);
+        db.store->setBaseline(b, false);
+        QVERIFY(!db.store->baselineOf(db.exp).has_value());
+    }
+
+    void renameNoteAndTags()
+    {
+        Db db;
+        const RunId a = db.addRun(QStringLiteral("a"), 0, TrialState::Completed);
+        db.store->renameRun(a, QStringLiteral("  lr-best  "));
+        QCOMPARE(db.store->run(a)->name, QStringLiteral("lr-best"));
+        QVERIFY_THROWS_EXCEPTION(StoreError, db.store->renameRun(a, QStringLiteral(" ")));
+        db.store->setRunNote(a, QStringLiteral("diverged at 40k"));
+        QCOMPARE(db.store->details(a).tags.value(QLatin1String(kNoteTag)), QStringLiteral("diverged at 40k"));
+        db.store->setRunNote(a, {});
+        QVERIFY(!db.store->details(a).tags.contains(QLatin1String(kNoteTag)));
+        db.store->removeTags(a, {QStringLiteral("team"), QStringLiteral("absent")});
+        QVERIFY(!db.store->details(a).tags.contains(QStringLiteral("team")));
+    }
+
+    void cliVerbs()
+    {
+        Db db;
+        const RunId a = db.addRun(QStringLiteral("a"), 0, TrialState::Completed);
+        const RunId b = db.addRun(QStringLiteral("b"), 1, TrialState::Completed);
+        db.store.reset();
+        const QString ida = QString::number(a), idb = QString::number(b);
+
+        Ran r = cli(db.path,
+                    {QStringLiteral("runs"), QStringLiteral("tag"), ida, QStringLiteral("stage=final"),
+                     QStringLiteral("--remove"), QStringLiteral("team")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("tag"), ida, QStringLiteral("novalue")});
+        QCOMPARE(r.code, 2);
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("note"), ida, QStringLiteral("-")},
+                "from stdin\nsecond line\n");
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("rename"), ida, QStringLiteral("best")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("baseline"), QStringLiteral("best")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("show"), ida});
+        QVERIFY2(r.out.contains(QStringLiteral("\u2605 best")), qPrintable(r.out));
+        QVERIFY2(r.out.contains(QStringLiteral("note: from stdin\nsecond line")), qPrintable(r.out));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("show"), ida, QStringLiteral("--json")});
+        const QJsonObject shown = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(shown.value(QLatin1String("tags")).toObject().value(QLatin1String("stage")).toString(),
+                 QStringLiteral("final"));
+        QVERIFY(!shown.value(QLatin1String("tags")).toObject().contains(QLatin1String("team")));
+        QVERIFY(shown.value(QLatin1String("baseline")).toBool());
+
+        // Archive: gone from `runs list`, back with --archived (marked), restored by --undo.
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("archive"), idb});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("list")});
+        QVERIFY2(r.out.contains(QStringLiteral("\u2605 best")) && !r.out.contains(QLatin1String(" b ")),
+                 qPrintable(r.out));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--archived")});
+        QVERIFY2(r.out.contains(QLatin1String("b (archived)")), qPrintable(r.out));
+        r = cli(db.path,
+                {QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--archived"),
+                 QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array().size(), 2);
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("archive"), idb, QStringLiteral("--undo")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--json")});
+        QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).array().size(), 2);
+
+        // Delete: stdin is not a terminal, so it refuses (usage) unless --yes.
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("delete"), idb}, "yes\n");
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QLatin1String("--yes")), qPrintable(r.err));
+        QCOMPARE(TrackingStore::open(db.path)->run(b).has_value(), true);
+        r = cli(db.path, {QStringLiteral("runs"), QStringLiteral("delete"), idb, QStringLiteral("--yes")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QCOMPARE(TrackingStore::open(db.path)->run(b).has_value(), false);
+        r = cli(db.path,
+                {QStringLiteral("runs"), QStringLiteral("baseline"), ida, QStringLiteral("--clear")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(!TrackingStore::open(db.path)->baselineOf(db.exp).has_value());
+    }
+
+    void cliDeleteOfARunningTrialFails()
+    {
+        Db db;
+        const RunId running = db.addRun(QStringLiteral("running"), 0, TrialState::Running);
+        db.store.reset();
+        const Ran r = cli(db.path,
+                          {QStringLiteral("runs"), QStringLiteral("delete"), QString::number(running),
+                           QStringLiteral("--yes")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QLatin1String("nothing deleted")) &&
+                     r.err.contains(QLatin1String("still running")),
+                 qPrintable(r.err));
+    }
+};
+
+ORRERY_TEST_MAIN(TestHousekeeping, QCoreApplication)
+#include "tst_housekeeping.moc"
