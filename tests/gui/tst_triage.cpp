@@ -73,6 +73,16 @@ int indexOf(QTreeWidget *view, const QString &startsWith)
     return -1;
 }
 
+// A screenshot for people to look at (CTest sets the directory; kept with the build).
+void screenshot(QWidget *w, const char *name)
+{
+    const QString shots = qEnvironmentVariable("ORRERY_TEST_SCREENSHOTS");
+    if (shots.isEmpty())
+        return;
+    QDir().mkpath(shots);
+    w->grab().save(QDir(shots).filePath(QString::fromLatin1(name)));
+}
+
 QStringList childTexts(QTreeWidgetItem *item, int column)
 {
     QStringList texts;
@@ -142,6 +152,8 @@ private Q_SLOTS:
         QVERIFY2(view.columnWidth(0) <= view.viewport()->width() / 2,
                  qPrintable(QString::number(view.columnWidth(0))));
 
+        screenshot(&view, "triage-details-failed.png");
+
         // Double-click on the stderr block asks for the attempt's log window.
         QSignalSpy logs(&view, &DetailsView::logsRequested);
         QTreeWidgetItem *open = stderrItem->child(stderrItem->childCount() - 1);
@@ -180,6 +192,9 @@ private Q_SLOTS:
         QVERIFY2(logs->text(0).contains(QLatin1String("events.jsonl")) &&
                      logs->text(0).contains(QLatin1String("Compare")),
                  qPrintable(logs->text(0)));
+        screenshot(logs, "triage-logs-stderr.png");
+        logs->setCurrentFile(0);
+        screenshot(logs, "triage-logs-empty-stdout.png");
         // Two attempts, apart: the latest chosen.
         QCOMPARE(logs->attemptLabels().size(), 2);
         QCOMPARE(logs->currentAttempt(), 1);

@@ -47,6 +47,7 @@ void DetailsView::showRun(core::RunId run)
     m_run = run;
     if (!run) {
         clear();
+        m_note.clear();
         return;
     }
     m_reader->read<Read>(

@@ -1033,8 +1033,9 @@ void MainWindow::openTrialLogs(core::SweepId sweep, int trial, int attempt)
     // The bundled trainer logs to events.jsonl, so its stdout and stderr are often empty: say
     // where its progress is instead of a blank page.
     const QString emptyHint =
-        tr("Orrery's trainer writes its metrics and progress to events.jsonl, not here: select the run and "
-           "open the Compare tab (Ctrl+2). A command sweep's program shows here what it prints.");
+        tr("Orrery's trainer writes its metrics and progress to events.jsonl, not here:\n"
+           "select the run and open the Compare tab (Ctrl+2).\n"
+           "A command sweep's program shows here what it prints.");
     QtConcurrent::run(blockingPool(), [=] {
         return findTrialLogs(database, connections, sweep, trial, attempt);
     }).then(this, [this, database, connections, sweep, trial, emptyHint](const TrialLogsFound &f) {
