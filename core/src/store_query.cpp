@@ -85,6 +85,19 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
         : op == QLatin1String("LIKE")                              ? RunCondition::Op::Like
                                                                    : RunCondition::Op::Eq;
     c.value = m.captured(4);
+    // What is left after the operator is the value, whatever it is, so a slip of the keyboard
+    // (`>== banana`, `>= `) would otherwise filter on '= banana' or '' and quietly show no runs.
+    if (c.value.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("no value after the operator in '%1'").arg(text);
+        return std::nullopt;
+    }
+    if (QStringView(u"=<>!").contains(c.value.front())) {
+        if (error)
+            *error = QStringLiteral("'%1': one operator expected (=, !=, <, <=, >, >=, LIKE), found '%2%3'")
+                         .arg(text, m.captured(3).trimmed(), c.value.front());
+        return std::nullopt;
+    }
     if (c.value.size() >= 2 &&
         (c.value.front() == QLatin1Char('"') || c.value.front() == QLatin1Char('\'')) &&
         c.value.back() == c.value.front())
@@ -95,6 +108,20 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
         if (!ok || c.op == RunCondition::Op::Like) {
             if (error)
                 *error = QStringLiteral("metric filters compare numbers: '%1'").arg(text);
+            return std::nullopt;
+        }
+    }
+    const bool ordering = c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne &&
+        c.op != RunCondition::Op::Like;
+    if (c.scope == RunCondition::Scope::Param && ordering) {
+        // The store orders a param numerically only when the value is a number (queryRuns); text
+        // ordering of '1e-3' against 'banana' is never what was meant.
+        bool ok = false;
+        c.value.toDouble(&ok);
+        if (!ok) {
+            if (error)
+                *error = QStringLiteral("'%1': <, <=, >, >= compare numbers and '%2' is not one")
+                             .arg(text, c.value);
             return std::nullopt;
         }
     }
