@@ -95,7 +95,7 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
     if (QStringView(u"=<>!").contains(c.value.front())) {
         if (error)
             *error = QStringLiteral("'%1': one operator expected (=, !=, <, <=, >, >=, LIKE), found '%2%3'")
-                         .arg(text, m.captured(3).trimmed(), c.value.front());
+                         .arg(text, m.captured(3).trimmed(), QString(c.value.front()));
         return std::nullopt;
     }
     if (c.value.size() >= 2 &&
@@ -111,8 +111,8 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
             return std::nullopt;
         }
     }
-    const bool ordering = c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne &&
-        c.op != RunCondition::Op::Like;
+    const bool ordering =
+        c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne && c.op != RunCondition::Op::Like;
     if (c.scope == RunCondition::Scope::Param && ordering) {
         // The store orders a param numerically only when the value is a number (queryRuns); text
         // ordering of '1e-3' against 'banana' is never what was meant.
