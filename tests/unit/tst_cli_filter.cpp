@@ -65,6 +65,37 @@ private Q_SLOTS:
         QVERIFY(r.out.isEmpty());
     }
 
+    // The table's read of every param of many runs (RunQuery::params with many keys) takes one
+    // pass over the params table: the same values as a key-by-key read, a key some runs lack
+    // absent from those runs.
+    void manyParamsOfManyRunsAreReadInOnePass()
+    {
+        QTemporaryDir dir;
+        auto store = TrackingStore::open(dir.filePath(QStringLiteral("many.sqlite")));
+        const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+        for (int i = 0; i < 100; ++i) {
+            const RunId r = store->createRun(e, QStringLiteral("r%1").arg(i), 1'700'000'000'000 + i);
+            QList<std::pair<QString, QString>> params;
+            for (int k = 0; k < 8; ++k)
+                if (k < 6 || i % 2)  // k6, k7: odd runs only
+                    params.push_back({QStringLiteral("k%1").arg(k), QStringLiteral("%1-%2").arg(i).arg(k)});
+            params.push_back({QStringLiteral("unasked"), QStringLiteral("x")});
+            store->logParams(r, params);
+        }
+        RunQuery q;
+        for (int k = 0; k < 8; ++k)
+            q.params.push_back(QStringLiteral("k%1").arg(k));
+        const QList<RunRow> rows = store->queryRuns(q);
+        QCOMPARE(rows.size(), 100);
+        for (const RunRow &row : rows) {
+            const int i = row.run.name.mid(1).toInt();
+            QCOMPARE(row.params.size(), i % 2 ? 8 : 6);
+            for (int k = 0; k < (i % 2 ? 8 : 6); ++k)
+                QCOMPARE(row.params.value(QStringLiteral("k%1").arg(k)),
+                         QStringLiteral("%1-%2").arg(i).arg(k));
+        }
+    }
+
     // The parser both faces call: what it refuses and what it still takes.
     void parserRefusesValuesTheOperatorCannotCompare_data()
     {
