@@ -11,9 +11,11 @@
 #include "columnchooser.h"
 #include "mainwindow.h"
 #include "runstablemodel.h"
+#include "snapshot.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweepoverview.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -163,6 +165,34 @@ int main(int argc, char **argv)
     make.start();
     const QString path = makeDb(dir, sweeps, trials);
     std::printf("# %d runs (%d sweeps x %d) ready in %.1f s\n", runs, sweeps, trials, msSince(make) / 1000);
+
+    // --- 0. where a snapshot's read goes (what the store reader thread does before the table) --
+    {
+        auto store = TrackingStore::open(path, TrackingStore::Mode::ReadOnly);
+        QElapsedTimer t;
+        t.start();
+        const QList<Sweep> all = store->sweeps();
+        for (const Sweep &sweep : all) {
+            OverviewOptions options;
+            options.bestVideo = false;
+            const SweepOverview o = readSweepOverview(*store, sweep, options);
+            (void)sweptParams(o.sweep, o.attempts);
+        }
+        const double overviews = msSince(t);
+        t.restart();
+        RunQuery q;
+        q.params = store->paramKeys();
+        const double keys = msSince(t);
+        t.restart();
+        const QList<RunRow> rows = store->queryRuns(q);
+        const double query = msSince(t);
+        t.restart();
+        const Snapshot whole = readSnapshot(*store, {});
+        std::printf("# snapshot read: %.0f ms in all; %d sweep overviews %.0f ms, param keys %.0f ms, "
+                    "queryRuns of %d runs with %d params %.0f ms\n",
+                    msSince(t), int(all.size()), overviews, keys, int(rows.size()), int(q.params.size()),
+                    query);
+    }
 
     // --- 1. open → the Runs table shown -------------------------------------------------------
     std::vector<double> opens;
