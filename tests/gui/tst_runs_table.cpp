@@ -139,6 +139,10 @@ private Q_SLOTS:
         QCOMPARE(pinned->width(), view->pinnedWidth() + 1);
         QCOMPARE(pinned->columnWidth(RunsTableModel::RunColumn),
                  view->columnWidth(RunsTableModel::RunColumn));
+        // Its rows line up with the table's, scrolled down too.
+        view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum());
+        for (int row : {0, 10, 20})
+            QCOMPARE(pinned->rowViewportPosition(row), view->rowViewportPosition(row));
     }
 
     void columnChooserGroupsByPrefixSearchesAndToggles()

@@ -83,6 +83,9 @@ int RunsTableView::pinnedWidth() const
 
 void RunsTableView::updatePinnedGeometry()
 {
+    // Rows line up only at the same height (the window sets the main view's after construction).
+    if (m_pinned->verticalHeader()->defaultSectionSize() != verticalHeader()->defaultSectionSize())
+        m_pinned->verticalHeader()->setDefaultSectionSize(verticalHeader()->defaultSectionSize());
     m_pinned->setGeometry(verticalHeader()->width() + frameWidth(), frameWidth(), pinnedWidth() + 1,
                           viewport()->height() + horizontalHeader()->height());
     m_pinned->horizontalHeader()->setFixedHeight(horizontalHeader()->height());
