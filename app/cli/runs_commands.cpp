@@ -145,7 +145,8 @@ struct Selection {
                              QStringLiteral("SWEEP")};
     QCommandLineOption filter{
         QStringLiteral("filter"),
-        QStringLiteral("SCOPE.KEY OP VALUE, e.g. \"metrics.eval/loss < 0.2\" (repeatable: all must hold)"),
+        QStringLiteral("SCOPE.KEY OP VALUE [and ...], e.g. \"params.optim.lr >= 1e-3 and metrics.eval/loss < "
+                       "0.2\" (repeatable: all must hold)"),
         QStringLiteral("EXPR")};
     QCommandLineOption status{QStringLiteral("status"),
                               QStringLiteral("only runs in this state: RUNNING, FINISHED, FAILED, KILLED"),
@@ -173,14 +174,15 @@ struct Selection {
             }
             q.sweep = s->id;
         }
+        // The GUI's filter box's syntax: terms joined by AND, the same parser (core::parseRunFilter).
         for (const QString &f : p.values(filter)) {
             QString error;
-            const auto c = parseRunCondition(f, &error);
-            if (!c) {
-                err(QStringLiteral("orrery: %1\n").arg(error));
+            const auto terms = parseRunFilter(f, &error);
+            if (!terms) {
+                err(QStringLiteral("orrery: --filter: %1\n").arg(error));
                 return false;
             }
-            q.conditions.push_back(*c);
+            q.conditions += *terms;
         }
         if (p.isSet(status)) {
             const auto st = runStatusFromString(p.value(status));

@@ -5,7 +5,10 @@
 
 #include <QRegularExpression>
 
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace orrery::core {
 
@@ -85,6 +88,19 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
         : op == QLatin1String("LIKE")                              ? RunCondition::Op::Like
                                                                    : RunCondition::Op::Eq;
     c.value = m.captured(4);
+    // What is left after the operator is the value, whatever it is, so a slip of the keyboard
+    // (`>== banana`, `>= `) would otherwise filter on '= banana' or '' and quietly show no runs.
+    if (c.value.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("no value after the operator in '%1'").arg(text);
+        return std::nullopt;
+    }
+    if (QStringView(u"=<>!").contains(c.value.front())) {
+        if (error)
+            *error = QStringLiteral("'%1': one operator expected (=, !=, <, <=, >, >=, LIKE), found '%2%3'")
+                         .arg(text, m.captured(3).trimmed(), QString(c.value.front()));
+        return std::nullopt;
+    }
     if (c.value.size() >= 2 &&
         (c.value.front() == QLatin1Char('"') || c.value.front() == QLatin1Char('\'')) &&
         c.value.back() == c.value.front())
@@ -95,6 +111,20 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
         if (!ok || c.op == RunCondition::Op::Like) {
             if (error)
                 *error = QStringLiteral("metric filters compare numbers: '%1'").arg(text);
+            return std::nullopt;
+        }
+    }
+    const bool ordering =
+        c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne && c.op != RunCondition::Op::Like;
+    if (c.scope == RunCondition::Scope::Param && ordering) {
+        // The store orders a param numerically only when the value is a number (queryRuns); text
+        // ordering of '1e-3' against 'banana' is never what was meant.
+        bool ok = false;
+        c.value.toDouble(&ok);
+        if (!ok) {
+            if (error)
+                *error = QStringLiteral("'%1': <, <=, >, >= compare numbers and '%2' is not one")
+                             .arg(text, c.value);
             return std::nullopt;
         }
     }
@@ -154,6 +184,28 @@ void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &ke
     if (keys.isEmpty() || rows.isEmpty())
         return;
     const bool few = rows.size() < 64;
+    if (!few && keys.size() > 4) {
+        // Many keys of many runs (a table of every param): one pass over the table. The key is
+        // not indexed, so a statement per key was a scan per key: 100 keys of 100,000 runs read
+        // 120M rows, 7-20 s (bench_runs_scale).
+        std::vector<std::string> owned;
+        owned.reserve(std::size_t(keys.size()));
+        for (const QString &key : keys)
+            owned.push_back(utf8(key));
+        std::unordered_map<std::string_view, const QString *> wanted;
+        for (qsizetype i = 0; i < keys.size(); ++i)
+            wanted.emplace(owned[std::size_t(i)], &keys[i]);
+        Stmt all(d.db.get(), std::string("SELECT run_id, key, value FROM ") + table);
+        while (all.step()) {
+            const auto row = index.find(all.int64(0));
+            if (row == index.end())
+                continue;
+            const auto key = wanted.find(all.text(1));
+            if (key != wanted.end())
+                (rows[row->second].*member).insert(*key->second, qstr(all.text(2)));
+        }
+        return;
+    }
     Stmt s(d.db.get(),
            few ? std::string("SELECT run_id, value FROM ") + table + " WHERE run_id = ? AND key = ?"
                : std::string("SELECT run_id, value FROM ") + table + " WHERE key = ?");

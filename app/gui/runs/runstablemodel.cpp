@@ -47,6 +47,16 @@ bool lessValue(const QVariant &a, const QVariant &b)
     return a.toString() < b.toString();
 }
 
+// Ended: end − start; running: the refresh's clock − start; else none (-1).
+qint64 durationMs(const core::Run &run, qint64 nowMs)
+{
+    if (!run.startTimeMs)
+        return -1;
+    if (run.endTimeMs)
+        return run.endTimeMs - run.startTimeMs;
+    return run.status == core::RunStatus::Running ? std::max<qint64>(0, nowMs - run.startTimeMs) : -1;
+}
+
 QVariant paramValue(const QString &text)
 {
     bool ok = false;
@@ -58,8 +68,16 @@ QVariant paramValue(const QString &text)
 
 void RunsTableModel::setRuns(QList<RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys)
 {
+    m_nowMs = QDateTime::currentMSecsSinceEpoch();
+    QList<core::RunId> ids;
+    ids.reserve(rows.size());
+    for (const RunRow &r : std::as_const(rows))
+        ids.push_back(r.run.id);
+    const SweepNode *leading = m_sweeps.leadingSweep(ids);
+    const QString sweepMetric = leading ? leading->sweep.metricName : QString();
     // The same runs in the same columns (a live refresh): replace the values, keep the view.
-    bool sameShape = paramKeys == m_params && metricKeys == m_metrics && rows.size() == m_rows.size();
+    bool sameShape = paramKeys == m_params && metricKeys == m_metrics && rows.size() == m_rows.size() &&
+        sweepMetric == m_sweepMetric;
     if (sameShape) {
         QHash<core::RunId, qsizetype> incoming;
         for (qsizetype i = 0; i < rows.size(); ++i)
@@ -73,8 +91,11 @@ void RunsTableModel::setRuns(QList<RunRow> rows, const QStringList &paramKeys, c
             for (RunRow &r : m_rows)
                 r = std::move(rows[incoming.value(r.run.id)]);
             applyOrder();
-            if (m_fetched > 0)
+            if (m_fetched > 0) {
                 Q_EMIT dataChanged(index(0, 0), index(m_fetched - 1, columnCount() - 1));
+                if (!m_groupBy.isEmpty())
+                    Q_EMIT headerDataChanged(Qt::Vertical, 0, m_fetched - 1);
+            }
             return;
         }
     }
@@ -82,6 +103,7 @@ void RunsTableModel::setRuns(QList<RunRow> rows, const QStringList &paramKeys, c
     m_rows = std::move(rows);
     m_params = paramKeys;
     m_metrics = metricKeys;
+    m_sweepMetric = sweepMetric;
     applyOrder();
     m_fetched = std::min<int>(int(m_rows.size()), kFetchBatch);
     endResetModel();
@@ -126,6 +148,60 @@ int RunsTableModel::metricColumn(const QString &key) const
     return i < 0 ? -1 : FixedColumns + int(m_params.size()) + i;
 }
 
+QString RunsTableModel::columnKey(int column) const
+{
+    static const char *const kFixed[] = {"run",        "status",  "sweep-metric",
+                                         "experiment", "started", "duration"};
+    static_assert(std::size(kFixed) == FixedColumns);
+    if (column < 0 || column >= columnCount())
+        return {};
+    if (column < FixedColumns)
+        return QString::fromLatin1(kFixed[column]);
+    const int p = column - FixedColumns;
+    if (p < m_params.size())
+        return QLatin1String("param:") + m_params[p];
+    return QLatin1String("metric:") + m_metrics[p - int(m_params.size())];
+}
+
+int RunsTableModel::columnOfKey(const QString &key) const
+{
+    if (key.startsWith(QLatin1String("param:")))
+        return paramColumn(key.mid(6));
+    if (key.startsWith(QLatin1String("metric:")))
+        return metricColumn(key.mid(7));
+    for (int c = 0; c < FixedColumns; ++c)
+        if (columnKey(c) == key)
+            return c;
+    return -1;
+}
+
+QStringList RunsTableModel::varyingParams() const
+{
+    QList<core::RunId> ids;
+    ids.reserve(m_rows.size());
+    for (const RunRow &r : m_rows)
+        ids.push_back(r.run.id);
+    QStringList out = core::keysOf(m_sweeps.sweptParams(ids));
+    // Within each sweep (and among the runs of none): a key some runs lack differs there, but
+    // the constants of one sweep are not made to differ by another sweep's runs. The first 5,000
+    // runs of each: enough to see what varies, bounded for 100,000.
+    QHash<core::SweepId, QList<core::Params>> bySweep;
+    for (const RunRow &r : m_rows) {
+        QList<core::Params> &params = bySweep[m_sweeps.sweepOfRun.value(r.run.id, 0)];
+        if (params.size() < 5000)
+            params.push_back(r.params);
+    }
+    QStringList differing;
+    for (const QList<core::Params> &params : std::as_const(bySweep))
+        differing += core::differingParams(params);
+    differing.sort();
+    for (const QString &k : std::as_const(differing))
+        if (!out.contains(k) && m_params.contains(k))
+            out.push_back(k);
+    out.removeIf([this](const QString &k) { return !m_params.contains(k); });
+    return out;
+}
+
 int RunsTableModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : m_fetched;
@@ -143,12 +219,18 @@ QVariant RunsTableModel::sortValue(const RunRow &row, int column) const
         return row.run.name;
     case StatusColumn:
         return core::toString(row.run.status);
+    case SweepMetricColumn:
+        if (const core::LatestMetric *lm = m_sweepMetric.isEmpty() ? nullptr : row.metric(m_sweepMetric))
+            return lm->last.value;
+        return {};
     case ExperimentColumn:
         return row.run.experimentName;
     case StartedColumn:
         return double(row.run.startTimeMs);
-    case DurationColumn:
-        return row.run.endTimeMs ? QVariant(double(row.run.endTimeMs - row.run.startTimeMs)) : QVariant();
+    case DurationColumn: {
+        const qint64 ms = durationMs(row.run, m_nowMs);
+        return ms >= 0 ? QVariant(double(ms)) : QVariant();
+    }
     default:
         break;
     }
@@ -173,6 +255,8 @@ QVariant RunsTableModel::data(const QModelIndex &index, int role) const
     switch (role) {
     case RunIdRole:
         return row.run.id;
+    case GroupCaptionRole:
+        return m_groupCaptions.value(index.row());
     case SortRole:
         return sortValue(row, column);
     case Qt::DecorationRole:
@@ -182,13 +266,16 @@ QVariant RunsTableModel::data(const QModelIndex &index, int role) const
             return QPalette().alternateBase();
         return {};
     case Qt::TextAlignmentRole:
-        return column >= StartedColumn ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        return column == SweepMetricColumn || column >= StartedColumn
+            ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+            : QVariant();
     case Qt::ToolTipRole:
         if (column == RunColumn)
-            return QStringLiteral("%1 (run %2, %3)\n%4")
+            return QStringLiteral("%1 (run %2, %3)\n%4%5")
                 .arg(row.run.name)
                 .arg(row.run.id)
-                .arg(row.run.uuid, row.run.runDir);
+                .arg(row.run.uuid, row.run.runDir,
+                     row.isBaseline() ? tr("\n★ the baseline run: shown first everywhere") : QString());
         return {};
     case Qt::DisplayRole:
         break;
@@ -196,12 +283,18 @@ QVariant RunsTableModel::data(const QModelIndex &index, int role) const
         return {};
     }
     switch (column) {
+    case RunColumn:
+        return row.isBaseline() ? QStringLiteral("★ ") + row.run.name : row.run.name;
+    case SweepMetricColumn:
+        if (const core::LatestMetric *lm = m_sweepMetric.isEmpty() ? nullptr : row.metric(m_sweepMetric))
+            return core::formatNumber(lm->last.value, 5);
+        return QString();
     case StartedColumn:
         return row.run.startTimeMs
             ? QDateTime::fromMSecsSinceEpoch(row.run.startTimeMs).toString(QStringLiteral("yyyy-MM-dd hh:mm"))
             : QString();
     case DurationColumn:
-        return row.run.endTimeMs ? duration(row.run.endTimeMs - row.run.startTimeMs) : QString();
+        return duration(durationMs(row.run, m_nowMs));
     default:
         break;
     }
@@ -218,11 +311,22 @@ QVariant RunsTableModel::data(const QModelIndex &index, int role) const
 
 QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= columnCount())
+    if (orientation == Qt::Vertical && role == Qt::DisplayRole && !m_groupBy.isEmpty())
+        return groupCaption(section);  // the group's band: its value and run count on its first row
+    if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole) ||
+        section < 0 || section >= columnCount())
         return QAbstractTableModel::headerData(section, orientation, role);
-    static const char *const kFixed[] = {"Run", "Status", "Experiment", "Started", "Duration"};
+    if (section == SweepMetricColumn) {
+        if (role == Qt::ToolTipRole)
+            return m_sweepMetric.isEmpty()
+                ? tr("The metric of the sweep most of these runs belong to (none does)")
+                : tr("%1: the metric of the sweep most of these runs belong to").arg(m_sweepMetric);
+        return m_sweepMetric.isEmpty() ? tr("Metric") : m_sweepMetric;
+    }
+    static const char *const kFixed[] = {"Run", "Status", "", "Experiment", "Started", "Duration"};
     if (section < FixedColumns)
         return QString::fromLatin1(kFixed[section]);
+    // Long metric names (train/loss_ema_0.999) are elided in the header: the tooltip has them whole.
     const int p = section - FixedColumns;
     if (p < m_params.size())
         return m_params[p];
@@ -280,19 +384,44 @@ void RunsTableModel::applyOrder()
             sorted.push_back(std::move(m_rows[i]));
         m_rows = std::move(sorted);
     }
+    // The baseline first, whatever the order (its place in the sort is kept among baselines).
+    const auto baselines =
+        std::stable_partition(m_rows.begin(), m_rows.end(), [](const RunRow &r) { return r.isBaseline(); });
+    const int firstOfGroups = int(baselines - m_rows.begin());
     reindex();
     m_groupShade.clear();
+    m_groupCaptions.clear();
     if (groupColumn >= 0) {
-        int shade = 0;
+        int shade = 0, start = firstOfGroups;
+        if (firstOfGroups > 0)
+            m_groupCaptions.insert(0, tr("★ baseline"));
+        auto caption = [&](int first, int end) {
+            const auto it = m_rows[first].params.constFind(m_groupBy);
+            const QString value = it == m_rows[first].params.cend() ? tr("(none)") : *it;
+            m_groupCaptions.insert(first,
+                                   end - first == 1
+                                       ? tr("%1 = %2 · 1 run").arg(m_groupBy, value)
+                                       : tr("%1 = %2 · %3 runs").arg(m_groupBy, value).arg(end - first));
+        };
         QVariant previous;
-        for (qsizetype i = 0; i < m_rows.size(); ++i) {
-            const QVariant g = sortValue(m_rows[i], groupColumn);
-            if (i > 0 && (lessValue(previous, g) || lessValue(g, previous)))
+        for (int i = 0; i < int(m_rows.size()); ++i) {
+            const QVariant g = i < firstOfGroups ? QVariant() : sortValue(m_rows[i], groupColumn);
+            if (i > firstOfGroups && (lessValue(previous, g) || lessValue(g, previous))) {
                 shade ^= 1;
-            m_groupShade.push_back(shade);
+                caption(start, i);
+                start = i;
+            }
+            m_groupShade.push_back(i < firstOfGroups ? 0 : shade);
             previous = g;
         }
+        if (start < int(m_rows.size()))
+            caption(start, int(m_rows.size()));
     }
+}
+
+QString RunsTableModel::groupCaption(int row) const
+{
+    return m_groupCaptions.value(row);
 }
 
 void RunsTableModel::reindex()

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The Runs table: one row per run of the current snapshot, columns Run, Status, Experiment,
-// Started, Duration, then one per param and one per metric (hidden or shown by the view). Sorts
-// by any column (numbers as numbers, missing values last), groups by a param (the group is the
-// first sort key and shades alternate per group), and hands rows to the view on demand
-// (fetchMore), so 100,000 runs never lay out 100,000 rows at once. Live refreshes that keep the
-// same runs update cells in place (one dataChanged) instead of resetting the view.
+// The Runs table: one row per run of the current snapshot, columns Run, Status, the leading
+// sweep's metric (the three the view pins), Experiment, Started, Duration, then one per param and
+// one per metric (hidden or shown by the view). The starred baseline run (RunRow::isBaseline) is
+// the first row whatever the order. Sorts by any column (numbers as numbers, missing values last),
+// groups by a param (the group is the first sort key, shades alternate per group and the vertical
+// header captions each group's first row with its value and run count), and hands rows to the
+// view on demand (fetchMore), so 100,000 runs never lay out 100,000 rows at once. Live refreshes
+// that keep the same runs update cells in place (one dataChanged) instead of resetting the view;
+// a running run's duration is counted to the refresh's clock.
 #pragma once
 
 #include "snapshot.h"
@@ -24,12 +27,15 @@ public:
     enum FixedColumn {
         RunColumn,
         StatusColumn,
+        SweepMetricColumn,  // the leading sweep's metric (sweepMetric())
         ExperimentColumn,
         StartedColumn,
         DurationColumn,
         FixedColumns
     };
-    enum Role { RunIdRole = Qt::UserRole + 1, SortRole };
+    static constexpr int kPinnedColumns = SweepMetricColumn + 1;  // Run, Status, the sweep metric
+    // GroupCaptionRole: on a group's first row, "seed = 0 · 7 runs" (empty elsewhere).
+    enum Role { RunIdRole = Qt::UserRole + 1, SortRole, GroupCaptionRole };
     static constexpr int kFetchBatch = 2000;
 
     using QAbstractTableModel::QAbstractTableModel;
@@ -51,6 +57,18 @@ public:
     const QStringList &metricKeys() const { return m_metrics; }
     int paramColumn(const QString &key) const;  // -1 when absent
     int metricColumn(const QString &key) const;
+    // The leading sweep's metric of the runs (SweepIndex::leadingSweep), shown pinned; empty when
+    // no run belongs to a sweep.
+    const QString &sweepMetric() const { return m_sweepMetric; }
+    // A column's stable name, what the view saves: "run", "status", "sweep-metric",
+    // "experiment", "started", "duration", "param:KEY", "metric:KEY".
+    QString columnKey(int column) const;
+    int columnOfKey(const QString &key) const;  // -1 when absent
+    // The params that vary within what is shown, the sweeps' swept params first (the leading
+    // sweep's in its spec's order, then the other sweeps'), then those that differ between the
+    // runs of one sweep (or between the runs of no sweep); a param some sweeps lack and others
+    // hold constant is not among them. What the view shows until the user chooses.
+    QStringList varyingParams() const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -62,12 +80,15 @@ public:
 
 private:
     QVariant sortValue(const core::RunRow &row, int column) const;
+    QString groupCaption(int row) const;
     void applyOrder();
     void reindex();
 
     QList<core::RunRow> m_rows;
     SweepIndex m_sweeps;
     QStringList m_params, m_metrics;
+    QString m_sweepMetric;
+    qint64 m_nowMs = 0;  // the refresh's clock: a running run's duration
     QString m_groupBy;
     int m_sortColumn = -1;
     Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
@@ -75,6 +96,7 @@ private:
     bool m_fetching = false;
     QHash<core::RunId, int> m_rowOfRun;
     QList<int> m_groupShade;  // per row: 0/1, alternating per group
+    QHash<int, QString> m_groupCaptions;  // by a group's first row
 };
 
 }  // namespace orrery::gui

@@ -13,6 +13,8 @@ using core::Phase;
 SweepTreeModel::SweepTreeModel(QObject *parent) : QStandardItemModel(parent)
 {
     setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("GPU-h"), tr("Step")});
+    // clear() (not virtual) takes every item: so does the lookup. Nothing removes single rows.
+    connect(this, &QAbstractItemModel::modelReset, this, [this] { m_items.clear(); });
 }
 
 QIcon SweepTreeModel::phaseIcon(Phase phase)
@@ -52,13 +54,11 @@ QIcon SweepTreeModel::phaseIcon(Phase phase)
 
 QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 id, const QString &name)
 {
-    for (int r = 0; r < parent->rowCount(); ++r) {
-        QStandardItem *c = parent->child(r, NameColumn);
-        if (c->data(KindRole).toInt() == kind && c->data(IdRole).toLongLong() == id) {
-            if (c->text() != name)
-                c->setText(name);
-            return c;
-        }
+    const std::pair<quintptr, qint64> key{quintptr(parent), id * 4 + kind};
+    if (QStandardItem *c = m_items.value(key)) {
+        if (c->text() != name)
+            c->setText(name);
+        return c;
     }
     QList<QStandardItem *> row;
     for (int col = 0; col < Columns; ++col) {
@@ -70,6 +70,7 @@ QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 id,
     }
     row[NameColumn]->setText(name);
     parent->appendRow(row);
+    m_items.insert(key, row[NameColumn]);
     return row[NameColumn];
 }
 

@@ -8,7 +8,10 @@
 
 #include "snapshot.h"
 
+#include <QHash>
 #include <QStandardItemModel>
+
+#include <utility>
 
 namespace orrery::gui {
 
@@ -43,6 +46,10 @@ public:
 
 private:
     QStandardItem *child(QStandardItem *parent, int kind, qint64 id, const QString &name);
+
+    // Each item by (parent, kind and id): finding a sweep's trial was a walk over its children,
+    // quadratic in a 10,000-trial sweep on every refresh (seconds, bench_runs_scale).
+    QHash<std::pair<quintptr, qint64>, QStandardItem *> m_items;
 };
 
 }  // namespace orrery::gui

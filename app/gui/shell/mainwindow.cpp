@@ -4,6 +4,7 @@
 #include "blockingpool.h"
 #include "clusterhub.h"
 #include "clusterview.h"
+#include "columnchooser.h"
 #include "compareview.h"
 #include "connectionmanager.h"
 #include "detailsview.h"
@@ -12,6 +13,7 @@
 #include "logview.h"
 #include "runselection.h"
 #include "runstablemodel.h"
+#include "runstableview.h"
 #include "samplefetcher.h"
 #include "sshprompts.h"
 #include "storereader.h"
@@ -32,6 +34,7 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QDockWidget>
@@ -56,6 +59,7 @@
 #include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QTreeView>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -83,6 +87,15 @@ std::unique_ptr<QSettings> windowSettings()
                 settings->setValue(key, former.value(key));
     }
     return settings;
+}
+
+// The Runs table's column choices of one database: a settings group per database path (a hash:
+// a path's slashes would nest groups).
+QString columnSettingsGroup(const QString &databasePath)
+{
+    return QStringLiteral("runsColumns/") +
+        QString::fromLatin1(
+               QCryptographicHash::hash(databasePath.toUtf8(), QCryptographicHash::Sha1).toHex().left(16));
 }
 
 }  // namespace
@@ -259,6 +272,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     connect(m_selection, &RunSelection::changed, this, [this](const QObject *source) {
         if (source != m_runsView)
             syncTableSelection();
+        if (source != m_tree)
+            syncTreeSelection();
         m_details->showRun(m_selection->current());
     });
 
@@ -309,8 +324,13 @@ void MainWindow::buildRunsTab()
     bar->addWidget(m_filterEdit, 1);
     bar->addWidget(new QLabel(tr("Group by:"), page));
     m_groupBox = new QComboBox(page);
+    m_groupBox->setObjectName(QStringLiteral("groupBox"));
     m_groupBox->addItem(tr("(none)"));
     bar->addWidget(m_groupBox);
+    auto *columns = new QToolButton(page);
+    columns->setObjectName(QStringLiteral("columnsButton"));
+    columns->setText(tr("Columns…"));
+    bar->addWidget(columns);
     layout->addLayout(bar);
     m_filterError = new QLabel(page);
     m_filterError->setObjectName(QStringLiteral("filterError"));
@@ -319,9 +339,21 @@ void MainWindow::buildRunsTab()
     m_filterError->hide();
     layout->addWidget(m_filterError);
 
-    m_runsView = new QTableView(page);
+    // An empty database says what fills it (UX.md: an empty view says what to do).
+    m_runsEmpty = new QLabel(
+        tr("<p><b>No runs yet.</b></p><p>Launch a sweep: <b>Sweeps → Launch a sweep…</b> (Ctrl+L), or "
+           "<code>orrery sweep submit FILE</code> in a terminal.<br>Or bring in runs that already "
+           "exist: <b>File → Import run directories…</b></p>"),
+        page);
+    m_runsEmpty->setObjectName(QStringLiteral("runsEmpty"));
+    m_runsEmpty->setAlignment(Qt::AlignCenter);
+    m_runsEmpty->setWordWrap(true);
+    m_runsEmpty->hide();
+    layout->addWidget(m_runsEmpty, 1);
+
+    auto *view = new RunsTableView(m_runsModel, page);
+    m_runsView = view;
     m_runsView->setObjectName(QStringLiteral("runsView"));
-    m_runsView->setModel(m_runsModel);
     m_runsView->setSortingEnabled(true);
     m_runsView->sortByColumn(-1, Qt::AscendingOrder);
     m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -331,7 +363,12 @@ void MainWindow::buildRunsTab()
     m_runsView->setWordWrap(false);
     m_runsView->horizontalHeader()->setSectionsMovable(true);
     m_runsView->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    view->pinnedView()->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
     layout->addWidget(m_runsView, 1);
+    // The chooser is a popup of the table's header and of the Columns button.
+    m_columnChooser = new ColumnChooser(this);
+    m_columnChooser->setWindowFlag(Qt::Popup);
+    connect(m_columnChooser, &ColumnChooser::columnToggled, this, &MainWindow::chooseColumn);
     m_tabs->addTab(page, tr("Runs"));
 
     auto *findFilter = new QAction(this);
@@ -350,21 +387,20 @@ void MainWindow::buildRunsTab()
     connect(debounce, &QTimer::timeout, this, [this] { setFilter(m_filterEdit->text()); });
     connect(m_groupBox, &QComboBox::currentIndexChanged, this, [this](int i) {
         m_runsModel->setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i));
+        // Each group's band is captioned in the vertical header: its value and run count.
+        m_runsView->verticalHeader()->setVisible(i > 0);
         syncTableSelection();
     });
-    connect(m_runsView->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
-            [this](const QPoint &pos) {
-                // Choose the columns: every param and metric, checked when shown.
-                QMenu menu;
-                for (int c = RunsTableModel::FixedColumns; c < m_runsModel->columnCount(); ++c) {
-                    QAction *a = menu.addAction(m_runsModel->headerData(c, Qt::Horizontal).toString());
-                    a->setCheckable(true);
-                    a->setChecked(!m_runsView->isColumnHidden(c));
-                    connect(a, &QAction::toggled, this,
-                            [this, c](bool on) { m_runsView->setColumnHidden(c, !on); });
-                }
-                menu.exec(m_runsView->horizontalHeader()->mapToGlobal(pos));
-            });
+    auto popUpChooser = [this](const QPoint &global) {
+        m_columnChooser->move(global);
+        m_columnChooser->show();
+        m_columnChooser->searchEdit()->setFocus();
+    };
+    connect(columns, &QToolButton::clicked, this,
+            [columns, popUpChooser] { popUpChooser(columns->mapToGlobal(QPoint(0, columns->height()))); });
+    for (QHeaderView *header : {m_runsView->horizontalHeader(), view->pinnedView()->horizontalHeader()})
+        connect(header, &QHeaderView::customContextMenuRequested, this,
+                [header, popUpChooser](const QPoint &pos) { popUpChooser(header->mapToGlobal(pos)); });
     connect(m_runsView->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         if (m_syncingSelection)
             return;
@@ -396,6 +432,8 @@ void MainWindow::buildDocks()
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
     connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        if (m_syncingSelection)
+            return;
         QList<core::RunId> runs;
         for (const QModelIndex &i : m_tree->selectionModel()->selectedRows())
             runs += m_treeModel->runsOf(i);
@@ -627,18 +665,24 @@ void MainWindow::showSnapshot(const Snapshot &s)
 {
     const bool firstShape =
         m_runsModel->paramKeys() != s.paramKeys || m_runsModel->metricKeys() != s.metricKeys;
+    if (m_firstSnapshot)
+        loadColumnChoices();  // a database (re)opened: its own column choices
     m_runsModel->setSweeps(s.index());
     m_runsModel->setRuns(s.runs, s.paramKeys, s.metricKeys);
+    // The columns follow what is shown (its keys, its runs, its sweep), never what was shown
+    // before: a live refresh of the same runs keeps them as they are.
+    const QString shape = QStringLiteral("%1|%2|%3|%4")
+                              .arg(s.paramKeys.join(QLatin1Char('\n')), s.metricKeys.join(QLatin1Char('\n')),
+                                   m_runsModel->sweepMetric())
+                              .arg(s.runs.size());
+    if (shape != m_columnsFor || m_firstSnapshot) {
+        m_columnsFor = shape;
+        applyColumns();
+    }
+    const bool empty = s.runs.isEmpty() && m_query.conditions.isEmpty();
+    m_runsEmpty->setVisible(empty);
+    m_runsView->setVisible(!empty);
     if (firstShape) {
-        // Params that are the same in every run say nothing in a table: hidden until chosen.
-        QList<core::Params> params;
-        for (const core::RunRow &r : s.runs.mid(0, 5000))
-            params.push_back(r.params);
-        const QStringList differing = core::differingParams(params);
-        for (const QString &k : s.paramKeys)
-            m_runsView->setColumnHidden(m_runsModel->paramColumn(k), !differing.contains(k));
-        for (int c = 0; c < RunsTableModel::FixedColumns; ++c)
-            m_runsView->resizeColumnToContents(c);
         const QString group = m_runsModel->groupBy();
         const QSignalBlocker block(m_groupBox);
         m_groupBox->clear();
@@ -662,6 +706,112 @@ void MainWindow::showSnapshot(const Snapshot &s)
         m_details->showRun(m_selection->current());
     m_ingestLabel->setText(tr("%n run(s)", nullptr, int(s.runs.size())));
     Q_EMIT snapshotShown();
+}
+
+void MainWindow::loadColumnChoices()
+{
+    const auto settings = windowSettings();
+    const QString group = columnSettingsGroup(m_reader->path());
+    m_shownColumns = settings->value(group + QLatin1String("/shown")).toStringList();
+    m_hiddenColumns = settings->value(group + QLatin1String("/hidden")).toStringList();
+    m_columnsFor.clear();
+}
+
+void MainWindow::chooseColumn(const QString &key, bool shown)
+{
+    m_shownColumns.removeAll(key);
+    m_hiddenColumns.removeAll(key);
+    (shown ? m_shownColumns : m_hiddenColumns).push_back(key);
+    const int column = m_runsModel->columnOfKey(key);
+    if (column >= 0)
+        m_runsView->setColumnHidden(column, !shown);
+    // Saved at once, per database (keyed by its path; the path itself beside, for a reader).
+    const auto settings = windowSettings();
+    const QString group = columnSettingsGroup(m_reader->path());
+    settings->setValue(group + QLatin1String("/database"), m_reader->path());
+    settings->setValue(group + QLatin1String("/shown"), m_shownColumns);
+    settings->setValue(group + QLatin1String("/hidden"), m_hiddenColumns);
+}
+
+void MainWindow::applyColumns()
+{
+    // Shown by default: the pinned three, the params that vary within what is shown (the sweeps'
+    // swept params first) and the metrics; Experiment, Started and Duration when chosen.
+    const QStringList varying = m_runsModel->varyingParams();
+    QHeaderView *header = m_runsView->horizontalHeader();
+    QList<ColumnChooser::Column> choices;
+    QList<int> order;  // the visual order after the pinned columns
+    QList<int> params, metrics;
+    for (int c = 0; c < m_runsModel->columnCount(); ++c) {
+        const QString key = m_runsModel->columnKey(c);
+        bool shown = c < RunsTableModel::kPinnedColumns;
+        if (key.startsWith(QLatin1String("param:")))
+            shown = varying.contains(key.mid(6));
+        else if (key.startsWith(QLatin1String("metric:")))
+            shown = true;
+        if (m_shownColumns.contains(key))
+            shown = true;
+        else if (m_hiddenColumns.contains(key))
+            shown = false;
+        if (c < RunsTableModel::kPinnedColumns)
+            shown = true;  // always there: they say which run a row is
+        m_runsView->setColumnHidden(c, !shown);
+        if (c >= RunsTableModel::kPinnedColumns)
+            choices.push_back({key, m_runsModel->headerData(c, Qt::Horizontal).toString(), shown});
+        if (c < RunsTableModel::FixedColumns)
+            order.push_back(c);
+        else if (key.startsWith(QLatin1String("param:")))
+            params.push_back(c);
+        else
+            metrics.push_back(c);
+    }
+    for (const QString &k : varying)
+        order.push_back(m_runsModel->paramColumn(k));
+    for (int c : std::as_const(params))
+        if (!order.contains(c))
+            order.push_back(c);
+    order += metrics;
+    for (int v = 0; v < order.size(); ++v)
+        if (header->visualIndex(order[v]) != v)
+            header->moveSection(header->visualIndex(order[v]), v);
+    m_columnChooser->setColumns(choices);
+    for (int c = 0; c < RunsTableModel::kPinnedColumns; ++c)
+        m_runsView->resizeColumnToContents(c);
+}
+
+void MainWindow::syncTreeSelection()
+{
+    // The tree's highlight says which runs are selected wherever they were chosen: a sweep all of
+    // whose trials are selected, else the selected trials; nothing when none of them is.
+    QSet<core::RunId> wanted;
+    for (core::RunId r : m_selection->runs())
+        wanted.insert(r);
+    QItemSelection selection;
+    auto selectRow = [&](const QModelIndex &i) {
+        selection.select(i.siblingAtColumn(0), i.siblingAtColumn(SweepTreeModel::Columns - 1));
+    };
+    if (!wanted.isEmpty())
+        for (int e = 0; e < m_treeModel->rowCount(); ++e) {
+            const QModelIndex experiment = m_treeModel->index(e, 0);
+            for (int sw = 0; sw < m_treeModel->rowCount(experiment); ++sw) {
+                const QModelIndex sweep = m_treeModel->index(sw, 0, experiment);
+                const QList<core::RunId> runs = m_treeModel->runsOf(sweep);
+                if (!runs.isEmpty() && std::all_of(runs.cbegin(), runs.cend(), [&](core::RunId r) {
+                        return wanted.contains(r);
+                    })) {
+                    selectRow(sweep);
+                    continue;
+                }
+                for (int t = 0; t < m_treeModel->rowCount(sweep); ++t) {
+                    const QModelIndex trial = m_treeModel->index(t, 0, sweep);
+                    if (wanted.contains(trial.data(SweepTreeModel::IdRole).toLongLong()))
+                        selectRow(trial);
+                }
+            }
+        }
+    m_syncingSelection = true;
+    m_tree->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+    m_syncingSelection = false;
 }
 
 void MainWindow::syncTableSelection()

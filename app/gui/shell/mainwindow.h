@@ -35,6 +35,7 @@ namespace orrery::gui {
 
 class ClusterHub;
 class ClusterView;
+class ColumnChooser;
 class CompareView;
 class DetailsView;
 class Launcher;
@@ -70,6 +71,8 @@ public:
     SshPrompter *prompter() const { return m_prompter; }
     SweepActions *sweepActions() const { return m_actions; }
     QTreeView *sweepTree() const { return m_tree; }
+    QTableView *runsView() const { return m_runsView; }
+    ColumnChooser *columnChooser() const { return m_columnChooser; }
     QLabel *clusterStatusLabel() const { return m_clusterStatus; }
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
@@ -137,6 +140,12 @@ private:
     void buildMenus();
     void showSnapshot(const Snapshot &snapshot);
     void syncTableSelection();
+    void syncTreeSelection();
+    // The Runs table's columns: the user's choices for this database (saved in the window's
+    // settings, keyed by the database's path) over the defaults (RunsTableModel::varyingParams).
+    void applyColumns();
+    void chooseColumn(const QString &key, bool shown);
+    void loadColumnChoices();
     void followed(const FollowSummary &summary);
     void notifyDesktop(const core::Notice &notice);
     void showClusterStatus();
@@ -166,6 +175,10 @@ private:
     QLineEdit *m_filterEdit = nullptr;
     QLabel *m_filterError = nullptr;
     QComboBox *m_groupBox = nullptr;
+    ColumnChooser *m_columnChooser = nullptr;
+    QLabel *m_runsEmpty = nullptr;  // the Runs tab's word on an empty database
+    QStringList m_shownColumns, m_hiddenColumns;  // the user's choices (columnKey), this database's
+    QString m_columnsFor;  // the table shape the columns were laid out for
     SweepTreeModel *m_treeModel;
     QTreeView *m_tree = nullptr;
     CompareView *m_compare = nullptr;

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Runs tab over a real store, offscreen: columns are what varies within what is shown (the
+// sweeps' swept params first), not what happened since the window opened; the run's name, status
+// and sweep metric stay pinned while the table scrolls sideways; the column chooser groups by
+// prefix, searches and toggles; choices survive a restart (per database); Group by captions each
+// group; the baseline run leads whatever the sort; a running run has a duration; a sweep with a
+// failed trial is not green; the tree's highlight follows a selection made elsewhere; a bad
+// filter is said inline; an empty database says what to do.
+#include "testsupport.h"
+#include "workbenchsupport.h"
+
+#include "columnchooser.h"
+#include "mainwindow.h"
+#include "runselection.h"
+#include "runstablemodel.h"
+#include "runstableview.h"
+#include "snapshot.h"
+#include "sweeptreemodel.h"
+
+#include "orrery/core/store.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QComboBox>
+#include <QDateTime>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTreeView>
+
+using namespace orrery::core;
+using namespace orrery::gui;
+using namespace orrery::test;
+
+namespace {
+
+// The visible param columns of the window's table, in their visual order.
+QStringList shownParams(MainWindow &w)
+{
+    QTableView *view = w.runsView();
+    QHeaderView *header = view->horizontalHeader();
+    QStringList out;
+    for (int v = 0; v < header->count(); ++v) {
+        const int c = header->logicalIndex(v);
+        const QString key = w.runsModel()->columnKey(c);
+        if (!view->isColumnHidden(c) && key.startsWith(QLatin1String("param:")))
+            out.push_back(key.mid(6));
+    }
+    return out;
+}
+
+// A window on `path`, shown on the Runs tab, with its first snapshot painted.
+struct Window {
+    MainWindow w;
+    QSignalSpy shown{&w, &MainWindow::snapshotShown};
+    explicit Window(const QString &path) : w(path)
+    {
+        w.setFollowing(false);
+        w.tabs()->setCurrentIndex(MainWindow::RunsTab);
+        w.resize(1200, 700);
+        w.show();
+    }
+    bool snapshot() { return shown.wait(10'000); }
+};
+
+}  // namespace
+
+class TestRunsTable : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // One day the table had the lr sweep's two columns, after a command sweep arrived 56: the
+    // columns are a function of what is shown, the same for a window opened before or after.
+    void columnsAreWhatVariesWithinWhatIsShown()
+    {
+        Fixture f;
+        Window before(f.path);
+        QVERIFY(before.snapshot());
+        QCOMPARE(shownParams(before.w), (QStringList{QStringLiteral("optim.lr"), QStringLiteral("seed")}));
+        {
+            auto store = TrackingStore::open(f.path);
+            addCommandSweep(*store, f.dir.filePath(QStringLiteral("runs")));
+        }
+        before.w.refresh();
+        QVERIFY(before.snapshot());
+        const QStringList expected{QStringLiteral("optim.lr"), QStringLiteral("seed"),
+                                   QStringLiteral("train.lr"), QStringLiteral("train.batch")};
+        QCOMPARE(shownParams(before.w), expected);  // the leading sweep's first, constants out
+        Window after(f.path);
+        QVERIFY(after.snapshot());
+        QCOMPARE(shownParams(after.w), expected);
+
+        // Pinned: the run, its status, the leading sweep's metric; Experiment and co. on demand.
+        RunsTableModel *model = after.w.runsModel();
+        QCOMPARE(model->headerData(RunsTableModel::SweepMetricColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("loss"));
+        QVERIFY(!after.w.runsView()->isColumnHidden(RunsTableModel::SweepMetricColumn));
+        QVERIFY(after.w.runsView()->isColumnHidden(RunsTableModel::ExperimentColumn));
+        const int trainLoss = model->metricColumn(QStringLiteral("train/loss"));
+        QVERIFY(!after.w.runsView()->isColumnHidden(trainLoss));
+        // A header too narrow for its name elides in the middle; the tooltip has it whole.
+        QCOMPARE(model->headerData(trainLoss, Qt::Horizontal, Qt::ToolTipRole).toString(),
+                 QStringLiteral("train/loss"));
+        QCOMPARE(after.w.runsView()->horizontalHeader()->textElideMode(), Qt::ElideMiddle);
+        // The metric column holds the run's value of the sweep's metric.
+        const int row = model->rowOfRun(f.runs[4]);
+        QVERIFY(row >= 0);
+        QCOMPARE(
+            model->index(row, RunsTableModel::SweepMetricColumn).data(RunsTableModel::SortRole).toDouble(),
+            model->findRun(f.runs[4])->metric(QStringLiteral("loss"))->last.value);
+    }
+
+    void runNameStaysPinnedWhileScrollingSideways()
+    {
+        Fixture f;
+        {
+            auto store = TrackingStore::open(f.path);
+            addCommandSweep(*store, f.dir.filePath(QStringLiteral("runs")));
+        }
+        Window win(f.path);
+        QVERIFY(win.snapshot());
+        win.w.columnChooser()->setShown(QStringLiteral("param:cfg.k00"), true);
+        for (int k = 0; k < 50; ++k)
+            win.w.columnChooser()->setShown(QStringLiteral("param:cfg.k%1").arg(k, 2, 10, QLatin1Char('0')),
+                                            true);
+        auto *view = qobject_cast<RunsTableView *>(win.w.runsView());
+        QVERIFY(view);
+        QScrollBar *sideways = view->horizontalScrollBar();
+        QTRY_VERIFY(sideways->maximum() > 0);
+        sideways->setValue(sideways->maximum());
+        QVERIFY(view->columnViewportPosition(RunsTableModel::RunColumn) < 0);  // the table moved
+        QTableView *pinned = view->pinnedView();
+        QVERIFY(pinned->isVisible());
+        QCOMPARE(pinned->columnViewportPosition(RunsTableModel::RunColumn), 0);  // the name did not
+        QVERIFY(!pinned->isColumnHidden(RunsTableModel::SweepMetricColumn));
+        QVERIFY(pinned->isColumnHidden(RunsTableModel::FixedColumns));
+        QCOMPARE(pinned->width(), view->pinnedWidth() + 1);
+        QCOMPARE(pinned->columnWidth(RunsTableModel::RunColumn),
+                 view->columnWidth(RunsTableModel::RunColumn));
+        // Its rows line up with the table's, scrolled down too.
+        view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum());
+        for (int row : {0, 10, 20})
+            QCOMPARE(pinned->rowViewportPosition(row), view->rowViewportPosition(row));
+    }
+
+    void columnChooserGroupsByPrefixSearchesAndToggles()
+    {
+        Fixture f;
+        {
+            auto store = TrackingStore::open(f.path);
+            addCommandSweep(*store, f.dir.filePath(QStringLiteral("runs")));
+        }
+        Window win(f.path);
+        QVERIFY(win.snapshot());
+        ColumnChooser *chooser = win.w.columnChooser();
+        QAbstractItemModelTester tester(chooser->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(chooser->groupOf(QStringLiteral("param:cfg.k07")));
+        QCOMPARE(chooser->groupOf(QStringLiteral("param:cfg.k07"))->text(), QStringLiteral("cfg. (50)"));
+        QCOMPARE(chooser->groupOf(QStringLiteral("param:optim.lr"))->text(), QStringLiteral("optim. (1)"));
+        QCOMPARE(chooser->groupOf(QStringLiteral("metric:train/loss"))->text(), QStringLiteral("train/ (1)"));
+        QVERIFY(chooser->isShown(QStringLiteral("param:optim.lr")));
+        QVERIFY(!chooser->isShown(QStringLiteral("param:cfg.k07")));
+        // The search keeps what matches in sight.
+        chooser->setSearch(QStringLiteral("k07"));
+        QStandardItem *cfg = chooser->groupOf(QStringLiteral("param:cfg.k07"));
+        QStandardItem *optim = chooser->groupOf(QStringLiteral("param:optim.lr"));
+        QVERIFY(!chooser->tree()->isRowHidden(cfg->row(), cfg->parent()->index()));
+        QVERIFY(chooser->tree()->isRowHidden(optim->row(), optim->parent()->index()));
+        QVERIFY(chooser->tree()->isRowHidden(0, cfg->index()));  // cfg.k00
+        QVERIFY(!chooser->tree()->isRowHidden(7, cfg->index()));  // cfg.k07
+        chooser->setSearch({});
+        // Checking a group shows its 50 columns.
+        cfg->setCheckState(Qt::Checked);
+        QCOMPARE(shownParams(win.w).size(), 4 + 50);
+        QVERIFY(!win.w.runsView()->isColumnHidden(win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
+        chooser->setShown(QStringLiteral("param:cfg.k49"), false);
+        QCOMPARE(cfg->checkState(), Qt::PartiallyChecked);
+        QVERIFY(win.w.runsView()->isColumnHidden(win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
+    }
+
+    // Choices are saved per database and restored by a new window; another database keeps its own.
+    void columnChoicesSurviveARestart()
+    {
+        Fixture f, other;
+        {
+            Window first(f.path);
+            QVERIFY(first.snapshot());
+            first.w.columnChooser()->setShown(QStringLiteral("param:model.width"), true);
+            first.w.columnChooser()->setShown(QStringLiteral("param:seed"), false);
+            first.w.columnChooser()->setShown(QStringLiteral("duration"), true);
+            QCOMPARE(shownParams(first.w),
+                     (QStringList{QStringLiteral("optim.lr"), QStringLiteral("model.width")}));
+            QVERIFY(first.w.close());
+        }
+        Window again(f.path);
+        QVERIFY(again.snapshot());
+        QCOMPARE(shownParams(again.w),
+                 (QStringList{QStringLiteral("optim.lr"), QStringLiteral("model.width")}));
+        QVERIFY(!again.w.runsView()->isColumnHidden(RunsTableModel::DurationColumn));
+        QVERIFY(again.w.columnChooser()->isShown(QStringLiteral("param:model.width")));
+        Window elsewhere(other.path);
+        QVERIFY(elsewhere.snapshot());
+        QCOMPARE(shownParams(elsewhere.w), (QStringList{QStringLiteral("optim.lr"), QStringLiteral("seed")}));
+    }
+
+    void groupByCaptionsEachGroupWithItsCount()
+    {
+        Fixture f;
+        const Snapshot s = snapshotOf(f.path);
+        RunsTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSweeps(s.index());
+        model.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        model.setGroupBy(QStringLiteral("seed"));
+        QStringList captions;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString caption = model.headerData(r, Qt::Vertical).toString();
+            QCOMPARE(model.index(r, 0).data(RunsTableModel::GroupCaptionRole).toString(), caption);
+            if (!caption.isEmpty())
+                captions.push_back(QStringLiteral("%1:%2").arg(r).arg(caption));
+        }
+        QCOMPARE(captions,
+                 (QStringList{QStringLiteral("0:seed = 0 · 7 runs"), QStringLiteral("7:seed = 1 · 7 runs"),
+                              QStringLiteral("14:seed = 2 · 7 runs")}));
+        // The window shows the captions beside the rows when grouping.
+        Window win(f.path);
+        QVERIFY(win.snapshot());
+        QVERIFY(!win.w.runsView()->verticalHeader()->isVisible());
+        auto *group = win.w.findChild<QComboBox *>(QStringLiteral("groupBox"));
+        QVERIFY(group);
+        group->setCurrentIndex(group->findText(QStringLiteral("seed")));
+        QVERIFY(win.w.runsView()->verticalHeader()->isVisible());
+        QCOMPARE(win.w.runsModel()->headerData(0, Qt::Vertical).toString(),
+                 QStringLiteral("seed = 0 · 7 runs"));
+    }
+
+    void baselineLeadsWhateverTheSort()
+    {
+        Fixture f;
+        {
+            auto store = TrackingStore::open(f.path);
+            store->setTags(f.runs[10], {{QLatin1String(kBaselineTag), QStringLiteral("true")}});
+        }
+        const Snapshot s = snapshotOf(f.path);
+        RunsTableModel model;
+        model.setSweeps(s.index());
+        model.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        QCOMPARE(model.runAt(0)->run.id, f.runs[10]);
+        QVERIFY(model.index(0, RunsTableModel::RunColumn).data().toString().startsWith(QStringLiteral("★ ")));
+        QVERIFY(!model.index(1, RunsTableModel::RunColumn).data().toString().startsWith(QStringLiteral("★")));
+        for (int column : {int(RunsTableModel::RunColumn), int(RunsTableModel::SweepMetricColumn),
+                           model.paramColumn(QStringLiteral("optim.lr"))})
+            for (Qt::SortOrder order : {Qt::AscendingOrder, Qt::DescendingOrder}) {
+                model.sort(column, order);
+                QCOMPARE(model.runAt(0)->run.id, f.runs[10]);
+            }
+        model.sort(RunsTableModel::SweepMetricColumn, Qt::AscendingOrder);  // the others still sorted
+        for (int r = 2; r < model.rowCount(); ++r)
+            QVERIFY(
+                model.index(r - 1, RunsTableModel::SweepMetricColumn)
+                    .data(RunsTableModel::SortRole)
+                    .toDouble() <=
+                model.index(r, RunsTableModel::SweepMetricColumn).data(RunsTableModel::SortRole).toDouble());
+    }
+
+    void runningRunShowsItsDuration()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("running.sqlite"));
+        RunId running = 0, finished = 0;
+        {
+            auto store = TrackingStore::open(path);
+            const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+            const qint64 now = QDateTime::currentMSecsSinceEpoch();
+            running = store->createRun(e, QStringLiteral("live"), now - 65'000);
+            finished = store->createRun(e, QStringLiteral("done"), now - 200'000);
+            store->endRun(finished, RunStatus::Finished, now - 80'000);
+        }
+        const Snapshot s = snapshotOf(path);
+        RunsTableModel model;
+        model.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        const QModelIndex live = model.index(model.rowOfRun(running), RunsTableModel::DurationColumn);
+        const double ms = live.data(RunsTableModel::SortRole).toDouble();
+        QVERIFY2(ms >= 65'000 && ms < 125'000, qPrintable(QString::number(ms)));
+        QVERIFY(live.data().toString().startsWith(QStringLiteral("1:")));
+        QCOMPARE(model.index(model.rowOfRun(finished), RunsTableModel::DurationColumn).data().toString(),
+                 QStringLiteral("2:00"));
+    }
+
+    void sweepWithAFailedTrialIsNotGreen()
+    {
+        Fixture f;
+        CommandSweep cmd;
+        {
+            auto store = TrackingStore::open(f.path);
+            cmd = addCommandSweep(*store, f.dir.filePath(QStringLiteral("runs")));
+        }
+        SweepTreeModel model;
+        model.setSnapshot(snapshotOf(f.path));
+        const QModelIndex state = model.sweepIndex(cmd.sweep).siblingAtColumn(SweepTreeModel::StateColumn);
+        QVERIFY2(state.data().toString().contains(QStringLiteral("failed")),
+                 qPrintable(state.data().toString()));
+        const auto icon = state.data(Qt::DecorationRole).value<QIcon>();
+        QVERIFY(icon.cacheKey() != SweepTreeModel::phaseIcon(Phase::Done).cacheKey());
+        const QModelIndex good = model.sweepIndex(f.sweep).siblingAtColumn(SweepTreeModel::StateColumn);
+        QCOMPARE(good.data(Qt::DecorationRole).value<QIcon>().cacheKey(),
+                 SweepTreeModel::phaseIcon(Phase::Done).cacheKey());
+    }
+
+    void treeHighlightFollowsASelectionMadeElsewhere()
+    {
+        Fixture f;
+        Window win(f.path);
+        QVERIFY(win.snapshot());
+        QTreeView *tree = win.w.sweepTree();
+        const QModelIndex sweep = win.w.treeModel()->sweepIndex(f.sweep);
+        tree->selectionModel()->select(sweep,
+                                       QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(win.w.selection()->runs().size(), f.runs.size());
+        // The table (or brushing, or --select) picks one run: the tree shows that trial only.
+        win.w.selection()->select({f.runs[3]}, win.w.runsView());
+        QModelIndexList rows = tree->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0].data(SweepTreeModel::IdRole).toLongLong(), f.runs[3]);
+        QCOMPARE(win.w.selection()->runs(), QList<RunId>{f.runs[3]});  // the tree did not answer back
+        // Every run of the sweep: the sweep's row.
+        win.w.selection()->select(f.runs, nullptr);
+        rows = tree->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows[0], sweep);
+        // Nothing selected: no highlight left over.
+        win.w.selection()->select({}, nullptr);
+        QVERIFY(tree->selectionModel()->selectedRows().isEmpty());
+    }
+
+    void badFilterIsSaidInlineAndKeepsTheRuns()
+    {
+        Fixture f;
+        Window win(f.path);
+        QVERIFY(win.snapshot());
+        win.w.setFilter(QStringLiteral("params.optim.lr >== banana"));
+        QVERIFY2(win.w.filterError().contains(QStringLiteral("params.optim.lr >== banana")),
+                 qPrintable(win.w.filterError()));
+        QVERIFY(!win.shown.wait(700));  // no read: the table keeps its runs
+        QCOMPARE(win.w.runsModel()->totalRuns(), f.runs.size());
+        win.w.setFilter(QStringLiteral("params.optim.lr >= 1e-3 and metrics.loss < 100"));
+        QVERIFY(win.snapshot());
+        QVERIFY(win.w.filterError().isEmpty());
+        QCOMPARE(win.w.runsModel()->totalRuns(), 9);  // 1e-3, 3e-3, 1e-2 x 3 seeds
+    }
+
+    void emptyDatabaseSaysWhatToDo()
+    {
+        QTemporaryDir dir;
+        Window win(dir.filePath(QStringLiteral("empty.sqlite")));
+        QVERIFY(win.snapshot());
+        auto *empty = win.w.findChild<QLabel *>(QStringLiteral("runsEmpty"));
+        QVERIFY(empty);
+        QVERIFY(empty->isVisible());
+        QVERIFY(!win.w.runsView()->isVisible());
+        for (const char *hint : {"Ctrl+L", "orrery sweep submit FILE", "Import run directories"})
+            QVERIFY2(empty->text().contains(QLatin1String(hint)), hint);
+        // A run arrives: the table takes its place.
+        {
+            auto store = TrackingStore::open(dir.filePath(QStringLiteral("empty.sqlite")));
+            store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("r"));
+        }
+        win.w.refresh();
+        QVERIFY(win.snapshot());
+        QVERIFY(!empty->isVisible());
+        QVERIFY(win.w.runsView()->isVisible());
+    }
+};
+
+ORRERY_TEST_MAIN(TestRunsTable, QApplication)
+#include "tst_runs_table.moc"
