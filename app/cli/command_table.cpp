@@ -65,7 +65,9 @@ int runParsedVerb(const Context &ctx, const QString &command, const VerbInfo &v,
     const qsizetype required = std::count_if(v.arguments.begin(), v.arguments.end(), [](const QString &a) {
         return !a.startsWith(QLatin1Char('['));
     });
-    const bool variadic = !v.arguments.isEmpty() && v.arguments.back().endsWith(QLatin1String("..."));
+    // RUN... and [RUN...] both take any number.
+    const bool variadic = !v.arguments.isEmpty() &&
+        (v.arguments.back().endsWith(QLatin1String("...")) || v.arguments.back().endsWith(QLatin1String("...]")));
     if (given.size() < required) {
         err(QStringLiteral("%1: %2 is missing\n").arg(who, v.arguments.value(given.size())) +
             verbHelp(command, v));

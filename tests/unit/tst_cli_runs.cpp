@@ -257,6 +257,11 @@ private Q_SLOTS:
         r = run(
             {QStringLiteral("runs"), QStringLiteral("ingest"), m_dir.filePath(QStringLiteral("missing"))});
         QCOMPARE(r.code, 1);
+        // `runs push [RUN...]` takes several runs (an optional variadic argument was refused as
+        // "unexpected argument"): it gets as far as the server, which nobody runs on port 1.
+        r = run({QStringLiteral("runs"), QStringLiteral("push"), QStringLiteral("1"), QStringLiteral("2"),
+                 QStringLiteral("--mlflow"), QStringLiteral("http://127.0.0.1:1")});
+        QVERIFY2(!r.err.contains("unexpected argument"), r.err.constData());
     }
 
     void concurrentFirstOpensMigrateOnce()
