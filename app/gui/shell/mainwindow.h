@@ -34,6 +34,7 @@ class ClusterHub;
 class ClusterView;
 class CompareView;
 class DetailsView;
+class SystemPanel;
 class Launcher;
 class LogView;
 class SshPrompter;
@@ -61,6 +62,7 @@ public:
     RunSelection *selection() const { return m_selection; }
     CompareView *compareView() const { return m_compare; }
     DetailsView *detailsView() const { return m_details; }
+    SystemPanel *systemPanel() const { return m_system; }
     VideoView *videoView() const { return m_video; }
     ClusterView *clusterView() const { return m_clusterView; }
     ClusterHub *clusterHub() const { return m_hub; }
@@ -140,6 +142,7 @@ private:
     QTreeView *m_tree = nullptr;
     CompareView *m_compare = nullptr;
     DetailsView *m_details = nullptr;
+    SystemPanel *m_system = nullptr;
     VideoView *m_video = nullptr;
     SshPrompter *m_prompter = nullptr;
     ClusterHub *m_hub = nullptr;
