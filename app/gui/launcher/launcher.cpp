@@ -28,8 +28,11 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBlock>
+#include <QThread>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+
+#include <limits>
 
 namespace orrery::gui {
 
@@ -220,7 +223,8 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_debounce.setInterval(250);
     connect(m_editor, &QPlainTextEdit::textChanged, &m_debounce, qOverload<>(&QTimer::start));
     // What the trainer says about an earlier text only waits in the cache now.
-    connect(m_editor, &QPlainTextEdit::textChanged, this, [this] { ++m_generation; });
+    connect(m_editor, &QPlainTextEdit::textChanged, this,
+            [this] { m_latestGeneration->store(++m_generation); });
     connect(&m_debounce, &QTimer::timeout, this, &Launcher::validateNow);
     connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
         m_script->clear();
@@ -316,6 +320,7 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
 
 Launcher::~Launcher()
 {
+    m_latestGeneration->store(std::numeric_limits<quint64>::max());  // no more trainer checks
     m_schemaWatcher.waitForFinished();
     m_cancel->store(true);
     m_submitWatcher.waitForFinished();
@@ -398,9 +403,17 @@ void Launcher::checkWithTrainer()
         return;  // one check at a time: when it ends, the current spec asks for what is missing
     m_checking = unknown;
     m_checkingGeneration = m_generation;
-    m_trainerWatcher.setFuture(QtConcurrent::run(blockingPool(), [trainer = m_trainer, unknown] {
-        return core::checkTrialConfigs(trainer, unknown);
-    }));
+    m_latestGeneration->store(m_generation);
+    // A few configs at a time, not all 32 at once (each trainer loads LibTorch: ~300 MB); and
+    // once the editor has moved on, no more of them (what was checked stays in the cache).
+    m_trainerWatcher.setFuture(QtConcurrent::run(
+        blockingPool(), [trainer = m_trainer, unknown, latest = m_latestGeneration, asked = m_generation] {
+            const qsizetype batch = std::max(1, QThread::idealThreadCount());
+            QStringList checked;
+            for (qsizetype i = 0; i < unknown.size() && latest->load() == asked; i += batch)
+                checked += core::checkTrialConfigs(trainer, unknown.mid(i, batch));
+            return checked;
+        }));
 }
 
 void Launcher::applyVerdicts(const QStringList &verdicts)

@@ -136,6 +136,7 @@ private:
     QFutureWatcher<QStringList> m_trainerWatcher;
     QList<QByteArray> m_checking;
     quint64 m_generation = 0, m_checkingGeneration = 0;
+    std::shared_ptr<std::atomic<quint64>> m_latestGeneration = std::make_shared<std::atomic<quint64>>(0);
     bool m_trainerPending = false;
     bool m_previewShown = false;  // a preview is on screen: follow the editor
     struct SubmitResult {
