@@ -13,6 +13,7 @@
 #include "orrery/core/store.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QDockWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -171,6 +172,12 @@ private Q_SLOTS:
         window.selection()->select({store.withSystem}, nullptr, store.withSystem);
         QTRY_VERIFY_WITH_TIMEOUT(panel->run() == store.withSystem && panel->chartTitles().size() == 5,
                                  10'000);
+        // A screenshot for people to look at (CTest sets the directory; kept with the build).
+        if (const QString shots = qEnvironmentVariable("ORRERY_TEST_SCREENSHOTS"); !shots.isEmpty()) {
+            QDir().mkpath(shots);
+            dock->raise();
+            QVERIFY(window.grab().save(QDir(shots).filePath(QStringLiteral("mainwindow-system-dock.png"))));
+        }
         window.selection()->select({store.without}, nullptr, store.without);
         QTRY_VERIFY_WITH_TIMEOUT(panel->run() == store.without && !panel->emptyText().isEmpty(), 10'000);
         QVERIFY(window.close());

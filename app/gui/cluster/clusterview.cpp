@@ -342,7 +342,8 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     m_local = new QWidget(this);
     m_local->setObjectName(QStringLiteral("localPanel"));
     auto *headline = new QLabel(tr("<b>No cluster is configured.</b> Sweeps run on this machine (the "
-                                   "launcher's \"This machine\"); add a cluster to run them under Slurm."),
+                                   "launcher's \"This machine\"). Add a cluster (or `orrery cluster add`) to "
+                                   "run them under Slurm."),
                                 m_local);
     headline->setWordWrap(true);
     auto *add = new QPushButton(tr("Add cluster…"), m_local);
@@ -432,9 +433,7 @@ void ClusterView::reloadProfiles()
     try {
         for (const remote::ClusterProfile &p : remote::ProfileStore().list())
             names << p.name;
-        m_notice->setText(names.isEmpty() ? tr("No cluster profiles yet: Manage clusters… adds one (or "
-                                               "`orrery cluster add`).")
-                                          : QString());
+        m_notice->clear();  // no profile: the panel about this machine says so
     } catch (const remote::ProfileError &e) {
         m_notice->setText(e.message());
     }

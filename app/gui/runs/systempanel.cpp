@@ -31,7 +31,7 @@ constexpr Figure kFigures[] = {
 };
 
 // Where a plot is readable in a dock: the figure and its axis ticks, not more.
-constexpr int kChartHeight = 150;
+constexpr int kChartHeight = 190;
 
 }  // namespace
 
@@ -50,6 +50,7 @@ SystemPanel::SystemPanel(StoreReader *reader, QWidget *parent)
     scroll->setWidget(m_charts);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // charts take the dock's width
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_empty, 1);
     layout->addWidget(scroll, 1);
@@ -133,7 +134,21 @@ void SystemPanel::fill(const std::vector<Series> &series)
         plot->plotLayout()->insertRow(0);
         plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
         plot->xAxis->setLabel(tr("minutes"));
-        plot->legend->setVisible(mine.size() > 1);
+        plot->yAxis->ticker()->setTickCount(4);  // readable labels at a dock's chart height
+        // Below the chart, in one row: inside it would hide lines that run flat near the top.
+        if (mine.size() > 1) {
+            QFont legendFont = font();
+            legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+            plot->legend->setFont(legendFont);
+            plot->legend->setVisible(true);
+            plot->legend->setBorderPen(Qt::NoPen);
+            plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+            plot->legend->setMargins(QMargins(4, 0, 4, 0));
+            plot->legend->setIconSize(14, 8);
+            plot->axisRect()->insetLayout()->take(plot->legend);
+            plot->plotLayout()->addElement(2, 0, plot->legend);
+            plot->plotLayout()->setRowStretchFactor(2, 0.001);
+        }
         plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
         int i = 0;
         for (const Series *s : mine) {
@@ -156,15 +171,13 @@ void SystemPanel::fill(const std::vector<Series> &series)
             m_lines[title] << line;
         }
         plot->rescaleAxes();
-        // Room at both ends so the newest sample is not cut at the edge; 0 at the bottom for
-        // figures that count up from nothing.
+        // Room at both ends so the newest sample is not cut at the edge; 0 at the bottom (these
+        // figures count up from nothing) and a little above the highest.
         const QCPRange x = plot->xAxis->range();
         const double pad = std::max(0.05, (x.upper - x.lower) * 0.03);
         plot->xAxis->setRange(x.lower - pad, x.upper + pad);
         const QCPRange y = plot->yAxis->range();
-        plot->yAxis->setRange(std::min(0.0, y.lower),
-                              y.upper + std::max(1e-9, (y.upper - y.lower) * 0.08) +
-                                  (y.upper == y.lower ? std::abs(y.upper) * 0.1 + 1 : 0));
+        plot->yAxis->setRange(std::min(0.0, y.lower), y.upper * 1.08 + (y.upper == y.lower ? 1 : 0));
         plot->replot();
         m_chartLayout->addWidget(plot);
         m_plots << plot;
