@@ -5,6 +5,7 @@
 #include "runcolors.h"
 #include "storereader.h"
 
+#include <QDockWidget>
 #include <QLabel>
 #include <QRegularExpression>
 #include <QScrollArea>
@@ -55,6 +56,15 @@ SystemPanel::SystemPanel(StoreReader *reader, QWidget *parent)
     layout->addWidget(m_empty, 1);
     layout->addWidget(scroll, 1);
     scroll->hide();
+    // A dock tabbed away stays "visible" to Qt; its dock says when its tab is the one shown.
+    if (auto *dock = qobject_cast<QDockWidget *>(parent))
+        connect(dock, &QDockWidget::visibilityChanged, this, [this](bool onScreen) {
+            m_onScreen = onScreen;
+            if (onScreen && m_stale) {
+                m_stale = false;
+                read();
+            }
+        });
     connect(this, &SystemPanel::shown, this, [this, scroll] {
         scroll->setVisible(!m_plots.isEmpty());
         m_empty->setVisible(m_plots.isEmpty());
@@ -80,9 +90,28 @@ void SystemPanel::showRun(core::RunId run)
 {
     m_run = run;
     if (!run) {
+        m_stale = false;
         fill({});
         return;
     }
+    // Behind the Details tab nobody sees it: read when it is shown, not on every live refresh.
+    m_stale = !isVisible() || !m_onScreen;
+    if (!m_stale)
+        read();
+}
+
+void SystemPanel::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_stale) {
+        m_stale = false;
+        read();
+    }
+}
+
+void SystemPanel::read()
+{
+    const core::RunId run = m_run;
     m_reader->read<std::vector<Series>>(
         this,
         [run](const core::TrackingStore &store) {

@@ -31,7 +31,9 @@ class SystemPanel : public QWidget {
 public:
     explicit SystemPanel(StoreReader *reader, QWidget *parent = nullptr);
 
-    void showRun(core::RunId run);  // 0: nothing; again for the same run: re-read (live)
+    // 0: nothing; again for the same run: re-read (live). Read now when the panel is visible,
+    // else when it is next shown.
+    void showRun(core::RunId run);
     core::RunId run() const { return m_run; }
 
     // The figures a run's system metric keys are filed under: "cpu" (node<n>/cpu_pct), "memory"
@@ -47,7 +49,11 @@ public:
 Q_SIGNALS:
     void shown(core::RunId run);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
+    void read();
     struct Series {
         QString key;
         std::vector<core::MetricPoint> points;
@@ -56,6 +62,8 @@ private:
 
     StoreReader *m_reader;
     core::RunId m_run = 0;
+    bool m_stale = false;  // m_run changed or has new points while the panel was hidden
+    bool m_onScreen = true;  // in a dock: whether its tab is the one shown
     QLabel *m_empty;
     QWidget *m_charts;
     QVBoxLayout *m_chartLayout;
