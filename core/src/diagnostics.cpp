@@ -9,6 +9,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QStandardPaths>
+#include <QThread>
 #include <QtGlobal>
 
 #include <sqlite3.h>
@@ -125,7 +127,89 @@ Check trainerCheck()
     return check;
 }
 
+// A /proc/meminfo line's value ("MemTotal:  131894908 kB") in GB; 0 when absent.
+double meminfoGb(const QByteArray &meminfo, const QByteArray &field)
+{
+    const QByteArray prefix = QByteArray(field).append(':');
+    for (const QByteArray &line : meminfo.split('\n'))
+        if (line.startsWith(prefix))
+            return line.mid(prefix.size()).trimmed().split(' ').value(0).toDouble() * 1024.0 / 1e9;
+    return 0;
+}
+
 }  // namespace
+
+MachineInfo readMachine()
+{
+    MachineInfo m;
+    m.cpuCores = QThread::idealThreadCount();
+    QFile meminfo(QStringLiteral("/proc/meminfo"));
+    if (meminfo.open(QIODevice::ReadOnly)) {
+        const QByteArray text = meminfo.readAll();
+        m.memoryGb = meminfoGb(text, "MemTotal");
+        m.availableGb = meminfoGb(text, "MemAvailable");
+    }
+    QFile loadavg(QStringLiteral("/proc/loadavg"));
+    if (loadavg.open(QIODevice::ReadOnly)) {
+        const QList<QByteArray> parts = loadavg.readAll().split(' ');
+        bool ok1 = false, ok5 = false, ok15 = false;
+        const double l1 = parts.value(0).toDouble(&ok1), l5 = parts.value(1).toDouble(&ok5),
+                     l15 = parts.value(2).toDouble(&ok15);
+        if (ok1 && ok5 && ok15) {
+            m.load1 = l1;
+            m.load5 = l5;
+            m.load15 = l15;
+        }
+    }
+    const QString smi = QStandardPaths::findExecutable(QStringLiteral("nvidia-smi"));
+    m.hasNvidiaSmi = !smi.isEmpty();
+    if (!m.hasNvidiaSmi)
+        return m;
+    QProcess p;
+    p.start(smi,
+            {QStringLiteral("--query-gpu=name,memory.total,utilization.gpu"),
+             QStringLiteral("--format=csv,noheader,nounits")});
+    // nvidia-smi answers in well under a second; a wedged driver can hang it for minutes.
+    constexpr int kSmiTimeoutMs = 10'000;
+    if (!p.waitForFinished(kSmiTimeoutMs) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        p.kill();
+        p.waitForFinished(1000);
+        m.gpuProblem = QStringLiteral("nvidia-smi failed: %1 %2")
+                           .arg(p.errorString(), QString::fromLocal8Bit(p.readAllStandardError()).trimmed());
+        return m;
+    }
+    for (const QByteArray &line : p.readAllStandardOutput().split('\n')) {
+        const QList<QByteArray> f = line.split(',');
+        if (f.size() < 3)
+            continue;
+        m.gpus << QStringLiteral("%1, %2 MiB, %3 % busy")
+                      .arg(QString::fromUtf8(f[0].trimmed()), QString::fromUtf8(f[1].trimmed()),
+                           QString::fromUtf8(f[2].trimmed()));
+    }
+    return m;
+}
+
+QString describeMachine(const MachineInfo &m)
+{
+    QStringList parts{QStringLiteral("%1 CPU core%2")
+                          .arg(m.cpuCores)
+                          .arg(m.cpuCores == 1 ? QString() : QStringLiteral("s"))};
+    if (m.memoryGb > 0)
+        parts << QStringLiteral("%1 GB memory (%2 GB available)")
+                     .arg(m.memoryGb, 0, 'f', 1)
+                     .arg(m.availableGb, 0, 'f', 1);
+    if (!m.gpuProblem.isEmpty())
+        parts << QStringLiteral("GPUs: unknown (%1)").arg(m.gpuProblem);
+    else
+        parts << QStringLiteral("GPUs: %1")
+                     .arg(m.gpus.isEmpty() ? QStringLiteral("none") : m.gpus.join(QStringLiteral("; ")));
+    if (m.load1)
+        parts << QStringLiteral("load %1 %2 %3")
+                     .arg(*m.load1, 0, 'f', 2)
+                     .arg(*m.load5, 0, 'f', 2)
+                     .arg(*m.load15, 0, 'f', 2);
+    return parts.join(QStringLiteral(", "));
+}
 
 QString statusLabel(Check::Status status)
 {
@@ -157,6 +241,7 @@ QList<Check> coreChecks()
         sqliteCheck(),
         configCheck(),
         trainerCheck(),
+        Check{QStringLiteral("machine"), Status::Ok, describeMachine(readMachine()), {}},
     };
 }
 

@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QRegularExpression>
 
 #include <algorithm>
 #include <stdexcept>
@@ -159,23 +160,60 @@ QByteArray describeFirstBatch(Executor &executor, const SubmitPlan &plan, const 
     return executor.describe(firstBatch(plan, trials, sweepDir));
 }
 
-QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
-                                 const QList<PlannedTrial> &trials)
+QList<QByteArray> configsForTrainerCheck(const SubmitPlan &plan, const QList<PlannedTrial> &trials)
 {
-    if (trainer.isEmpty() || plan.spec.command)  // a command's params are not the trainer's
-        return {};
     QList<QByteArray> configs;
+    if (plan.spec.command)  // a command's params are not the trainer's
+        return configs;
     for (qsizetype i = 0; i < std::min(kTrainerChecked, trials.size()); ++i)
         configs << trials[i].config;
-    const QStringList verdicts = checkTrialConfigs(trainer, configs);
-    QStringList refusals;
-    for (qsizetype i = 0; i < verdicts.size(); ++i)
+    return configs;
+}
+
+namespace {
+
+// The line of the spec's parameter that a refusal names first ("model.channels must be ..."), so
+// the user is taken to what to change; 0 when it names none of them (a rule of keys the spec
+// leaves to the base config).
+int lineOfNamedParam(const SweepSpec &spec, const QString &message)
+{
+    int line = 0;
+    qsizetype first = -1;
+    for (const ParamSpec &p : spec.parameters) {
+        // A whole key: model.channels is not named by model.channels_extra.
+        const QRegularExpression key(
+            QStringLiteral("(?<![\\w.])%1(?![\\w.])").arg(QRegularExpression::escape(p.key)));
+        const qsizetype at = message.indexOf(key);
+        if (at >= 0 && (first < 0 || at < first)) {
+            first = at;
+            line = p.line;
+        }
+    }
+    return line;
+}
+
+}  // namespace
+
+QList<SpecError> trainerRefusals(const SubmitPlan &plan, const QList<PlannedTrial> &trials,
+                                 const QStringList &verdicts)
+{
+    QList<SpecError> refusals;
+    for (qsizetype i = 0; i < std::min(verdicts.size(), trials.size()); ++i)
         if (!verdicts[i].isEmpty())
-            refusals << QStringLiteral("%1: trial %2: the trainer refuses its config: %3")
-                            .arg(plan.spec.file)
-                            .arg(trials[i].index)
-                            .arg(verdicts[i]);
+            refusals.append({plan.spec.file, lineOfNamedParam(plan.spec, verdicts[i]),
+                             QStringLiteral("trial %1: the trainer refuses its config: %2")
+                                 .arg(trials[i].index)
+                                 .arg(verdicts[i])});
     return refusals;
+}
+
+QList<SpecError> checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
+                                      const QList<PlannedTrial> &trials)
+{
+    const QList<QByteArray> configs = configsForTrainerCheck(plan, trials);
+    if (trainer.isEmpty() || configs.isEmpty())
+        return {};
+    return trainerRefusals(plan, trials, checkTrialConfigs(trainer, configs));
 }
 
 // --- where the trials go -------------------------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include "orrery/core/configfile.h"
 #include "orrery/core/pyvalue.h"
+#include "orrery/core/trainermetrics.h"
 #include "orrery/core/usage.h"
 
 #include "textutil.h"
@@ -840,6 +841,12 @@ public:
         parseConfigFile(root["config_file"], spec);
         parseCommand(root, spec);
         parseHealthCheck(root["health_check"], spec);
+        // A metric the bundled trainer never logs would leave bayes, early stopping and "best"
+        // waiting for nothing; said, not refused (a later trainer may log it). A command (the
+        // user's own program) logs what it likes.
+        if (!m_command && metric && metric["name"] && !spec.metricName.isEmpty())
+            if (const QString w = trainerMetricWarning(spec.metricName); !w.isEmpty())
+                warn(metric["name"], w);
 
         // Cross-key rules.
         if (spec.method != SearchMethod::Grid && spec.runCap == 0 && root["method"])

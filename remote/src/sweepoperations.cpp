@@ -54,8 +54,7 @@ QList<core::SpecError> CheckedSpec::problems() const
         out.append({{}, 0, load.configError});
     if (!load.readError.isEmpty())
         out.append({{}, 0, load.readError});
-    for (const QString &r : refusals)
-        out.append({{}, 0, r});
+    out.append(refusals);
     return out;
 }
 

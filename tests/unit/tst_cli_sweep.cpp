@@ -120,7 +120,7 @@ private Q_SLOTS:
         QCOMPARE(r.code, 2);
         QCOMPARE(QString::fromUtf8(r.err),
                  spec +
-                     QStringLiteral(": trial 1: the trainer refuses its config: model.channels must be a "
+                     QStringLiteral(":3: trial 1: the trainer refuses its config: model.channels must be a "
                                     "multiple of 8 (GroupNorm groups)\n"));
     }
 

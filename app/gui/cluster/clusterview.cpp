@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "clusterview.h"
 
+#include "blockingpool.h"
 #include "storewriter.h"
 
 #include "orrery/remote/nodes.h"
@@ -11,6 +12,7 @@
 #include <QContextMenuEvent>
 #include <QDateTime>
 #include <QEvent>
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QHelpEvent>
@@ -24,6 +26,7 @@
 #include <QTableWidget>
 #include <QToolTip>
 #include <QVBoxLayout>
+#include <QtConcurrent>
 
 namespace orrery::gui {
 
@@ -333,11 +336,54 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
     split->setStretchFactor(2, 3);
+    m_clusterArea = split;
+
+    // No cluster yet: where sweeps go instead, and a way to add one.
+    m_local = new QWidget(this);
+    m_local->setObjectName(QStringLiteral("localPanel"));
+    auto *headline = new QLabel(tr("<b>No cluster is configured.</b> Sweeps run on this machine (the "
+                                   "launcher's \"This machine\"). Add a cluster (or `orrery cluster add`) to "
+                                   "run them under Slurm."),
+                                m_local);
+    headline->setWordWrap(true);
+    auto *add = new QPushButton(tr("Add cluster…"), m_local);
+    add->setObjectName(QStringLiteral("addClusterButton"));
+    auto *addRow = new QHBoxLayout;
+    addRow->addWidget(add);
+    addRow->addStretch(1);
+    const auto value = [this](const char *name) {
+        auto *label = new QLabel(m_local);
+        label->setObjectName(QLatin1String(name));
+        label->setTextFormat(Qt::PlainText);
+        label->setWordWrap(true);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        return label;
+    };
+    m_machineCores = value("machineCores");
+    m_machineMemory = value("machineMemory");
+    m_machineGpus = value("machineGpus");
+    m_machineLoad = value("machineLoad");
+    auto *facts = new QFormLayout;
+    facts->addRow(tr("CPU cores:"), m_machineCores);
+    facts->addRow(tr("Memory:"), m_machineMemory);
+    facts->addRow(tr("GPUs:"), m_machineGpus);
+    facts->addRow(tr("Load (1, 5, 15 min):"), m_machineLoad);
+    auto *localLayout = new QVBoxLayout(m_local);
+    localLayout->addWidget(headline);
+    localLayout->addLayout(addRow);
+    localLayout->addSpacing(12);
+    localLayout->addWidget(new QLabel(tr("<b>This machine</b>"), m_local));
+    localLayout->addLayout(facts);
+    localLayout->addStretch(1);
+    connect(add, &QPushButton::clicked, this, &ClusterView::manageRequested);
+    connect(&m_machineWatcher, &QFutureWatcher<core::MachineInfo>::finished, this,
+            [this] { showMachine(m_machineWatcher.result()); });
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addWidget(m_notice);
     layout->addWidget(split, 1);
+    layout->addWidget(m_local, 1);
 
     m_timer.setInterval(5000);
     connect(&m_timer, &QTimer::timeout, this, &ClusterView::pollNow);
@@ -387,9 +433,7 @@ void ClusterView::reloadProfiles()
     try {
         for (const remote::ClusterProfile &p : remote::ProfileStore().list())
             names << p.name;
-        m_notice->setText(names.isEmpty() ? tr("No cluster profiles yet: Manage clusters… adds one (or "
-                                               "`orrery cluster add`).")
-                                          : QString());
+        m_notice->clear();  // no profile: the panel about this machine says so
     } catch (const remote::ProfileError &e) {
         m_notice->setText(e.message());
     }
@@ -400,6 +444,49 @@ void ClusterView::reloadProfiles()
     m_clusters->setCurrentIndex(i >= 0 ? i : (names.isEmpty() ? -1 : 0));
     m_connect->setEnabled(!names.isEmpty());
     showLink();
+    showMode();
+}
+
+void ClusterView::showMode()
+{
+    const bool none = m_clusters->count() == 0;
+    m_clusterArea->setVisible(!none);
+    m_local->setVisible(none);
+    m_clusters->setEnabled(!none);
+    m_mine->setEnabled(!none);
+    if (none && isVisible())
+        pollNow();
+}
+
+// nvidia-smi may take a moment (a second on a cold driver): on the blocking pool, one at a time.
+void ClusterView::showMachine(const core::MachineInfo &m)
+{
+    ++m_machineReads;
+    m_machineCores->setText(QString::number(m.cpuCores));
+    m_machineMemory->setText(
+        m.memoryGb > 0
+            ? tr("%1 GB (%2 GB available)").arg(m.memoryGb, 0, 'f', 1).arg(m.availableGb, 0, 'f', 1)
+            : tr("unknown (no /proc/meminfo)"));
+    if (!m.gpuProblem.isEmpty())
+        m_machineGpus->setText(tr("unknown: %1").arg(m.gpuProblem));
+    else if (m.gpus.isEmpty())
+        m_machineGpus->setText(m.hasNvidiaSmi ? tr("none (nvidia-smi lists none)")
+                                              : tr("none (no nvidia-smi on this machine)"));
+    else
+        m_machineGpus->setText(m.gpus.join(QLatin1Char('\n')));
+    m_machineLoad->setText(m.load1 ? QStringLiteral("%1  %2  %3")
+                                         .arg(*m.load1, 0, 'f', 2)
+                                         .arg(*m.load5, 0, 'f', 2)
+                                         .arg(*m.load15, 0, 'f', 2)
+                                   : tr("unknown (no /proc/loadavg)"));
+    Q_EMIT machineShown();
+}
+
+QString ClusterView::machineText() const
+{
+    return QStringList{m_machineCores->text(), m_machineMemory->text(), m_machineGpus->text(),
+                       m_machineLoad->text()}
+        .join(QLatin1Char('\n'));
 }
 
 QString ClusterView::cluster() const
@@ -421,6 +508,8 @@ void ClusterView::pollNow()
 {
     if (!cluster().isEmpty())
         m_hub->poll(cluster(), mineOnly());
+    else if (m_clusters->count() == 0 && !m_machineWatcher.isRunning())
+        m_machineWatcher.setFuture(QtConcurrent::run(blockingPool(), &core::readMachine));
 }
 
 void ClusterView::showEvent(QShowEvent *event)

@@ -6,14 +6,20 @@
 // the tab is shown. The link state sits beside the cluster's name; a poll that fails keeps the
 // last data, says why and how old it is, and the next poll tries again. Double-clicking a job
 // opens the live tail of its output (LogView). UI thread only: the polls run in ClusterHub.
+// With no cluster profile it says so — sweeps then run on this machine — offers "Add cluster…"
+// (the connection manager) and shows this machine as `orrery doctor` reads it
+// (core::readMachine: CPU cores, memory, GPUs, load), read on the blocking pool when the tab is
+// shown, every poll interval while it is, and on Refresh.
 #pragma once
 
 #include "clusterhub.h"
 
+#include "orrery/core/diagnostics.h"
 #include "orrery/core/store.h"
 
 #include <optional>
 
+#include <QFutureWatcher>
 #include <QTimer>
 #include <QWidget>
 
@@ -89,6 +95,10 @@ public:
     QLabel *linkLabel() const { return m_link; }
     QLabel *noticeLabel() const { return m_notice; }
     int pollsShown() const { return m_shown; }
+    // No cluster: the panel about this machine (hidden while a cluster is chosen) and what it shows.
+    QWidget *localPanel() const { return m_local; }
+    QString machineText() const;
+    int machineReads() const { return m_machineReads; }
 
 public Q_SLOTS:
     void pollNow();
@@ -98,6 +108,7 @@ Q_SIGNALS:
     void jobLogsRequested(const QString &cluster, const QString &jobId);
     void pollShown();  // a poll's result (or error) is on screen
     void suspectsShown();  // the store's suspect nodes of the cluster are on the strip
+    void machineShown();  // this machine's figures (no cluster) are on screen
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -107,6 +118,8 @@ private:
     void showPoll(const QString &cluster, const ClusterPoll &poll);
     void showLink();
     void readSuspects();
+    void showMachine(const core::MachineInfo &machine);
+    void showMode();  // a cluster's tables, or (none configured) this machine
 
     ClusterHub *m_hub;
     StoreWriter *m_writer = nullptr;
@@ -118,6 +131,11 @@ private:
     QTableWidget *m_partitions;
     NodeStrip *m_nodes;
     QTableWidget *m_queue;
+    QWidget *m_clusterArea;
+    QWidget *m_local;
+    QLabel *m_machineCores, *m_machineMemory, *m_machineGpus, *m_machineLoad;
+    QFutureWatcher<core::MachineInfo> m_machineWatcher;
+    int m_machineReads = 0;
     QTimer m_timer;
     qint64 m_lastGoodMs = 0;
     int m_shown = 0;

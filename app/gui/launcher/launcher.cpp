@@ -5,6 +5,7 @@
 #include "clusterhub.h"
 #include "storewriter.h"
 
+#include "orrery/core/paths.h"
 #include "orrery/core/store.h"
 #include "orrery/remote/profile.h"
 
@@ -27,8 +28,11 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTextBlock>
+#include <QThread>
 #include <QVBoxLayout>
 #include <QtConcurrent>
+
+#include <limits>
 
 namespace orrery::gui {
 
@@ -186,10 +190,20 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_previewTabs = new QTabWidget(this);
     m_previewTabs->addTab(m_trials, tr("Trials"));
     m_previewTabs->addTab(m_script, tr("What is launched"));
+    m_previewNote = new QLabel(this);
+    m_previewNote->setObjectName(QStringLiteral("previewNote"));
+    m_previewNote->setWordWrap(true);
+    m_previewNote->setTextFormat(Qt::PlainText);
+    m_previewNote->hide();
+    auto *previewArea = new QWidget(this);
+    auto *previewLayout = new QVBoxLayout(previewArea);
+    previewLayout->setContentsMargins(0, 0, 0, 0);
+    previewLayout->addWidget(m_previewNote);
+    previewLayout->addWidget(m_previewTabs, 1);
 
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(editorSplit);
-    split->addWidget(m_previewTabs);
+    split->addWidget(previewArea);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
 
@@ -208,10 +222,15 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(250);
     connect(m_editor, &QPlainTextEdit::textChanged, &m_debounce, qOverload<>(&QTimer::start));
+    // What the trainer says about an earlier text only waits in the cache now.
+    connect(m_editor, &QPlainTextEdit::textChanged, this,
+            [this] { m_latestGeneration->store(++m_generation); });
     connect(&m_debounce, &QTimer::timeout, this, &Launcher::validateNow);
     connect(m_target, &QComboBox::currentIndexChanged, this, [this] {
         m_script->clear();
         m_trials->setRowCount(0);
+        m_previewShown = false;
+        m_previewNote->hide();
     });
     connect(m_problemList, &QListWidget::itemActivated, this, [this](QListWidgetItem *item) {
         const int line = item->data(Qt::UserRole).toInt();
@@ -271,6 +290,25 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
         }
         validateNow();
     });
+    // The trainer's verdicts on configs (a few seconds: one LibTorch load per config, in
+    // parallel) land in the cache; the editor's spec takes them if it is still the one checked.
+    connect(&m_trainerWatcher, &QFutureWatcher<QStringList>::finished, this, [this] {
+        const QStringList verdicts = m_trainerWatcher.result();
+        for (qsizetype i = 0; i < std::min(verdicts.size(), m_checking.size()); ++i)
+            m_verdicts.insert(m_checking[i], verdicts[i]);
+        m_checking.clear();
+        if (!m_trainerPending || m_checkingGeneration != m_generation)
+            return;  // typed on meanwhile: the next validation asks again (from the cache)
+        checkWithTrainer();
+        if (m_trainerPending)
+            return;  // another check went out for configs that were not in this one
+        showProblems();
+        if (m_previewShown)
+            preview();
+        else
+            Q_EMIT validated();
+    });
+    m_trainer = core::trainerExecutable();
     auto *problem = &m_schemaProblem;
     m_schemaWatcher.setFuture(
         QtConcurrent::run(blockingPool(), [problem] { return core::TrainerSchema::load(problem); }));
@@ -282,6 +320,7 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
 
 Launcher::~Launcher()
 {
+    m_latestGeneration->store(std::numeric_limits<quint64>::max());  // no more trainer checks
     m_schemaWatcher.waitForFinished();
     m_cancel->store(true);
     m_submitWatcher.waitForFinished();
@@ -329,8 +368,68 @@ void Launcher::validateNow()
             e.file = m_path;
     m_plan = m_problems.isEmpty() ? m_checked.load.plan : std::nullopt;
     m_planned = m_plan ? m_checked.trials() : QList<core::PlannedTrial>{};
+    m_trainerPending = false;
+    m_checkingGeneration = m_generation;
+    if (m_plan)
+        checkWithTrainer();
     showProblems();
+    if (m_previewShown)
+        showPreview();
     Q_EMIT validated();
+}
+
+// The trainer's rules across keys (`model.channels: [30, 32]` passes every key's own check):
+// what the cache knows applies now, the rest is asked of the trainer on a pool thread.
+void Launcher::checkWithTrainer()
+{
+    if (!m_plan || m_trainer.isEmpty())
+        return;
+    const QList<QByteArray> configs = core::configsForTrainerCheck(m_checked.plan(), m_checked.trials());
+    QStringList verdicts;
+    QList<QByteArray> unknown;
+    for (const QByteArray &c : configs) {
+        const auto known = m_verdicts.constFind(c);
+        if (known != m_verdicts.cend())
+            verdicts << *known;
+        else if (!unknown.contains(c))
+            unknown << c;
+    }
+    if (unknown.isEmpty()) {
+        applyVerdicts(verdicts);
+        return;
+    }
+    m_trainerPending = true;
+    if (m_trainerWatcher.isRunning())
+        return;  // one check at a time: when it ends, the current spec asks for what is missing
+    m_checking = unknown;
+    m_checkingGeneration = m_generation;
+    m_latestGeneration->store(m_generation);
+    // A few configs at a time, not all 32 at once (each trainer loads LibTorch: ~300 MB); and
+    // once the editor has moved on, no more of them (what was checked stays in the cache).
+    m_trainerWatcher.setFuture(QtConcurrent::run(
+        blockingPool(), [trainer = m_trainer, unknown, latest = m_latestGeneration, asked = m_generation] {
+            const qsizetype batch = std::max(1, QThread::idealThreadCount());
+            QStringList checked;
+            for (qsizetype i = 0; i < unknown.size() && latest->load() == asked; i += batch)
+                checked += core::checkTrialConfigs(trainer, unknown.mid(i, batch));
+            return checked;
+        }));
+}
+
+void Launcher::applyVerdicts(const QStringList &verdicts)
+{
+    m_trainerPending = false;
+    m_checked.refusals = core::trainerRefusals(m_checked.plan(), m_checked.trials(), verdicts);
+    if (m_checked.refusals.isEmpty())
+        return;
+    m_problems = m_checked.problems();
+    m_plan.reset();
+    m_planned.clear();
+}
+
+QString Launcher::problemText(const core::SpecError &e) const
+{
+    return e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message;
 }
 
 void Launcher::showProblems()
@@ -338,8 +437,7 @@ void Launcher::showProblems()
     QList<QTextEdit::ExtraSelection> marks;
     m_problemList->clear();
     for (const core::SpecError &e : std::as_const(m_problems)) {
-        auto *item = new QListWidgetItem(
-            e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message, m_problemList);
+        auto *item = new QListWidgetItem(problemText(e), m_problemList);
         item->setData(Qt::UserRole, e.line);
         item->setForeground(QColor(0xb7, 0x1c, 0x1c));
         if (e.line <= 0)
@@ -376,9 +474,11 @@ void Launcher::showProblems()
     m_previewButton->setEnabled(m_plan.has_value() && !m_submitting);
     m_submitButton->setEnabled(m_plan.has_value() && !m_submitting);
     if (m_plan)
-        m_status->setText(tr("✓ %1: %n trial(s) to start with, %2", nullptr, int(m_planned.size()))
-                              .arg(m_plan->spec.name,
-                                   target().isEmpty() ? tr("on this machine") : tr("on %1").arg(target())));
+        m_status->setText(
+            tr("✓ %1: %n trial(s) to start with, %2%3", nullptr, int(m_planned.size()))
+                .arg(m_plan->spec.name,
+                     target().isEmpty() ? tr("on this machine") : tr("on %1").arg(target()),
+                     m_trainerPending ? tr(" — the trainer is checking their configs…") : QString()));
     else
         m_status->setText(tr("%n problem(s)", nullptr, int(m_problems.size())));
 }
@@ -394,9 +494,19 @@ QList<int> Launcher::underlinedLines() const
 
 void Launcher::preview()
 {
+    m_previewShown = true;
     validateNow();
-    if (!m_plan)
+}
+
+// The preview of what the editor holds, kept in step with it once shown: the trials and what
+// is launched, or (while the editor shows problems) those problems — never an earlier spec's.
+void Launcher::showPreview()
+{
+    if (!m_plan) {
+        showPreviewProblems();
+        Q_EMIT previewed();
         return;
+    }
     const remote::SweepPreview preview = remote::SweepOperations::preview(m_checked, target());
     const core::PlanPreview &p = preview.plan;
     m_trials->clear();
@@ -412,7 +522,42 @@ void Launcher::preview()
         script += tr("# sbatch script for cluster %1:\n").arg(target());
     script += preview.launchProblem.isEmpty() ? QString::fromUtf8(preview.launch) : preview.launchProblem;
     m_script->setPlainText(script);
+    m_previewNote->setText(m_trainerPending
+                               ? tr("The trainer is still checking these trials' configs; the preview "
+                                    "follows its verdict.")
+                               : QString());
+    m_previewNote->setStyleSheet({});
+    m_previewNote->setVisible(m_trainerPending);
     Q_EMIT previewed();
+}
+
+void Launcher::showPreviewProblems()
+{
+    m_trials->clear();
+    m_trials->setRowCount(0);
+    m_trials->setColumnCount(0);
+    QStringList lines;
+    for (const core::SpecError &e : std::as_const(m_problems))
+        lines << problemText(e);
+    m_script->setPlainText(lines.join(QLatin1Char('\n')));
+    m_previewNote->setText(tr("Not previewed: the spec has %n problem(s), listed beside the editor. "
+                              "Fix them to see its trials.",
+                              nullptr, int(m_problems.size())));
+    m_previewNote->setStyleSheet(QStringLiteral("QLabel { color: #b71c1c; }"));
+    m_previewNote->show();
+}
+
+QString Launcher::previewNote() const
+{
+    return m_previewNote->isVisible() ? m_previewNote->text() : QString();
+}
+
+QString Launcher::specLabel() const
+{
+    QFile saved(m_path);
+    if (saved.open(QIODevice::ReadOnly) && saved.readAll() == m_editor->toPlainText().toUtf8())
+        return QDir::toNativeSeparators(m_path);
+    return tr("the editor's unsaved text");
 }
 
 QString Launcher::scriptText() const
@@ -449,6 +594,9 @@ void Launcher::submit()
     setBusy(true, tr("Checking the trial configs with the trainer…"));
     const QByteArray yaml = m_editor->toPlainText().toUtf8();
     const QString path = m_path;
+    // The trainer names the temporary file it was given; the user knows the spec as its file or
+    // as what the editor holds.
+    const QString label = specLabel();
     const QString cluster = target();
     remote::SweepOperations::Options options;
     options.connections = m_hub->connectionSource();
@@ -470,8 +618,15 @@ void Launcher::submit()
         try {
             const remote::CheckedSpec spec =
                 remote::SweepOperations::checkSpecText(yaml, path, *options.schema, true);
-            if (!spec.ok())
-                return {0, spec.problemLines().join(QLatin1Char('\n')), {}};
+            if (!spec.ok()) {
+                QStringList lines;
+                for (const core::SpecError &e : spec.problems())
+                    lines << (e.line > 0 ? tr("line %1: %2").arg(e.line).arg(e.message) : e.message);
+                return {0,
+                        tr("Not submitted: %1 has %n problem(s):", nullptr, int(lines.size())).arg(label) +
+                            QLatin1Char('\n') + lines.join(QLatin1Char('\n')),
+                        {}};
+            }
             remote::SweepOperations(options).prepare(cluster, !spec.plan().spec.command, progress);
             return {0, {}, spec};
         } catch (const remote::OperationError &e) {

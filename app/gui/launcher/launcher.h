@@ -2,10 +2,14 @@
 //
 // The sweep launcher (Ctrl+L, UX.md): a YAML editor for a sweep spec, checked as it is typed
 // against the trainer's schema by the same core code as `orrery sweep plan`
-// (remote::SweepOperations::checkSpecText): each problem is underlined at its line and listed
-// beside the editor. Where it runs: this machine or a cluster profile. Preview shows what
+// (remote::SweepOperations::checkSpecText), then — off the UI thread, once the schema's checks
+// pass — by the trainer's own rules across keys (core::checkPlanWithTrainer's halves: `orrery-train
+// --check-config` on the first trials' configs, each verdict remembered by its config's text so a
+// retyped spec is not checked twice): each problem is underlined at its line and listed beside
+// the editor. Where it runs: this machine or a cluster profile. Preview shows what
 // `sweep submit --dry-run` prints (SweepOperations::preview): the trial table, the worst-case
-// GPU-hours and cost, and what would be launched — the sbatch script or the local command lines.
+// GPU-hours and cost, and what would be launched — the sbatch script or the local command lines;
+// while the editor shows problems it shows those instead, never an earlier spec's trials.
 // Submit is `orrery sweep submit`'s operation (SweepOperations::submit: the trainer's own config
 // checks, deploying the trainer where a cluster lacks it, then the submission) over the window's
 // connections, on a pool thread, with progress and Cancel. The new sweep then shows in the tree
@@ -18,6 +22,7 @@
 
 #include <QDialog>
 #include <QFutureWatcher>
+#include <QHash>
 #include <QSyntaxHighlighter>
 #include <QTimer>
 
@@ -63,9 +68,12 @@ public:
     void setTarget(const QString &cluster);  // "" = this machine
     QString target() const;
 
-    // Validates what the editor holds now (normally 250 ms after the last keystroke).
+    // Validates what the editor holds now (normally 250 ms after the last keystroke): the
+    // schema's checks at once, then the trainer's (validated() again when its verdicts come).
     void validateNow();
     bool isValid() const { return m_plan.has_value(); }
+    // The trainer is still checking the configs of what the editor holds.
+    bool trainerCheckPending() const { return m_trainerPending; }
     bool schemaReady() const { return m_schema.has_value(); }
     QList<core::SpecError> problems() const { return m_problems; }
     QList<int> underlinedLines() const;  // 1-based lines of the underlined problems
@@ -74,6 +82,11 @@ public:
     void preview();
     QTableWidget *trialTable() const { return m_trials; }
     QString scriptText() const;
+    // Above the preview: why it is empty or may still change ("" when it shows the spec as typed).
+    QString previewNote() const;
+    // How messages name the spec: its file when the editor holds what is saved there, else the
+    // editor's unsaved text (a path that does not exist, or holds something else, would mislead).
+    QString specLabel() const;
 
     void submit();
     bool isSubmitting() const { return m_submitting; }
@@ -89,6 +102,11 @@ Q_SIGNALS:
 private:
     void showProblems();
     void setBusy(bool busy, const QString &text = {});
+    void checkWithTrainer();
+    void applyVerdicts(const QStringList &verdicts);
+    void showPreview();
+    void showPreviewProblems();
+    QString problemText(const core::SpecError &e) const;
 
     ClusterHub *m_hub;
     StoreWriter *m_writer;
@@ -98,6 +116,7 @@ private:
     QListWidget *m_problemList;
     QLabel *m_status;
     QTabWidget *m_previewTabs;
+    QLabel *m_previewNote;
     QTableWidget *m_trials;
     QPlainTextEdit *m_script;
     QProgressBar *m_busy;
@@ -110,6 +129,16 @@ private:
     QList<core::PlannedTrial> m_planned;
     remote::CheckedSpec m_checked;  // the last check, problems and all
     QList<core::SpecError> m_problems;
+    // The trainer's checks: verdicts by config text ("" accepted), the check in flight, and the
+    // editor's generation it was started for (a later keystroke makes its answer stale).
+    QString m_trainer;
+    QHash<QByteArray, QString> m_verdicts;
+    QFutureWatcher<QStringList> m_trainerWatcher;
+    QList<QByteArray> m_checking;
+    quint64 m_generation = 0, m_checkingGeneration = 0;
+    std::shared_ptr<std::atomic<quint64>> m_latestGeneration = std::make_shared<std::atomic<quint64>>(0);
+    bool m_trainerPending = false;
+    bool m_previewShown = false;  // a preview is on screen: follow the editor
     struct SubmitResult {
         qint64 sweep = 0;
         QString error;

@@ -20,6 +20,7 @@
 #include "storewriter.h"
 #include "sweepactions.h"
 #include "sweeptreemodel.h"
+#include "systempanel.h"
 #include "videoview.h"
 
 #include "orrery/core/params.h"
@@ -275,6 +276,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         if (source != m_tree)
             syncTreeSelection();
         m_details->showRun(m_selection->current());
+        m_system->showRun(m_selection->current());
     });
 
     const auto settings = windowSettings();
@@ -455,6 +457,15 @@ void MainWindow::buildDocks()
     m_details->setMinimumWidth(340);  // field and value both readable
     detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+
+    // The current run's CPU, memory and GPU use (its `system` events), a tab beside Details.
+    auto *systemDock = new QDockWidget(tr("System"), this);
+    systemDock->setObjectName(QStringLiteral("systemDock"));
+    m_system = new SystemPanel(m_reader, systemDock);
+    systemDock->setWidget(m_system);
+    addDockWidget(Qt::RightDockWidgetArea, systemDock);
+    tabifyDockWidget(detailsDock, systemDock);
+    detailsDock->raise();
 }
 
 void MainWindow::buildMenus()
@@ -702,8 +713,10 @@ void MainWindow::showSnapshot(const Snapshot &s)
     m_compare->refresh();
     if (m_tabs->currentWidget() == m_video)  // new samples of running trials appear live
         m_video->refresh();
-    if (m_selection->current())
+    if (m_selection->current()) {
         m_details->showRun(m_selection->current());
+        m_system->showRun(m_selection->current());  // a running trial's new samples
+    }
     m_ingestLabel->setText(tr("%n run(s)", nullptr, int(s.runs.size())));
     Q_EMIT snapshotShown();
 }

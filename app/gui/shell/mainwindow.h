@@ -38,6 +38,7 @@ class ClusterView;
 class ColumnChooser;
 class CompareView;
 class DetailsView;
+class SystemPanel;
 class Launcher;
 class LogView;
 class SshPrompter;
@@ -65,6 +66,7 @@ public:
     RunSelection *selection() const { return m_selection; }
     CompareView *compareView() const { return m_compare; }
     DetailsView *detailsView() const { return m_details; }
+    SystemPanel *systemPanel() const { return m_system; }
     VideoView *videoView() const { return m_video; }
     ClusterView *clusterView() const { return m_clusterView; }
     ClusterHub *clusterHub() const { return m_hub; }
@@ -183,6 +185,7 @@ private:
     QTreeView *m_tree = nullptr;
     CompareView *m_compare = nullptr;
     DetailsView *m_details = nullptr;
+    SystemPanel *m_system = nullptr;
     VideoView *m_video = nullptr;
     SshPrompter *m_prompter = nullptr;
     ClusterHub *m_hub = nullptr;

@@ -58,13 +58,23 @@ PlanLoad loadSubmitPlanText(const QByteArray &yaml, const QString &file, const T
                             int count = 0);
 
 // The trainer's own cross-key checks (checkTrialConfigs) on the configs of the first
-// kTrainerChecked trials: one line per refused trial ("FILE: trial 3: the trainer refuses its
-// config: ..."); empty when the trainer accepts them all, and when there is no local trainer
-// (`trainer` empty: an installation that only submits to clusters; the schema's checks still
-// ran, and the trainer checks the rest when the trial starts).
+// kTrainerChecked trials: one problem per refused trial, at the line of the spec's parameter the
+// trainer's message names ("trial 3: the trainer refuses its config: model.channels must be a
+// multiple of 8 ..." at `model.channels:`; line 0 when it names none), so `sweep plan`, submit and
+// the launcher's live check show it where the spec says it. Empty when the trainer accepts them
+// all, for a command sweep, and when there is no local trainer (`trainer` empty: an installation
+// that only submits to clusters; the schema's checks still ran, and the trainer checks the rest
+// when the trial starts).
 constexpr qsizetype kTrainerChecked = 32;  // each check loads LibTorch (about 0.5 s)
-QStringList checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
-                                 const QList<PlannedTrial> &trials);
+QList<SpecError> checkPlanWithTrainer(const QString &trainer, const SubmitPlan &plan,
+                                      const QList<PlannedTrial> &trials);
+// The same in two halves, for a caller that runs the trainer itself (the launcher: off the UI
+// thread, remembering verdicts of configs it has seen): the configs to check, in trial order
+// (none for a command sweep), and the problems their verdicts (checkTrialConfigs: "" = accepted,
+// one per config) make.
+QList<QByteArray> configsForTrainerCheck(const SubmitPlan &plan, const QList<PlannedTrial> &trials);
+QList<SpecError> trainerRefusals(const SubmitPlan &plan, const QList<PlannedTrial> &trials,
+                                 const QStringList &verdicts);
 
 // --- where the trials go -------------------------------------------------------------------
 

@@ -57,7 +57,8 @@ private:
 // configs.
 struct CheckedSpec {
     core::PlanLoad load;
-    QStringList refusals;  // the trainer's cross-key refusals ("FILE: trial 3: ...")
+    // The trainer's cross-key refusals ("FILE:LINE: trial 3: ...": core::checkPlanWithTrainer).
+    QList<core::SpecError> refusals;
 
     bool ok() const { return load.plan.has_value() && refusals.isEmpty(); }
     const core::SubmitPlan &plan() const { return *load.plan; }
