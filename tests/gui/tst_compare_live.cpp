@@ -59,7 +59,8 @@ void logSteps(const QString &path, RunId run, const QString &key, qint64 from, q
 
 QCPRange xRange(const Compare &c, int chart = 0)
 {
-    return c.view.charts().value(chart)->xAxis->range();
+    const QList<QCustomPlot *> charts = c.view.charts();
+    return chart < charts.size() ? charts.at(chart)->xAxis->range() : QCPRange(0, 0);
 }
 
 // The graph that draws `run`'s curve on `chart`.
