@@ -60,6 +60,7 @@ void ChartLegend::setEntries(const QList<Entry> &entries)
     }
     m_highlighted = -1;
     setHighlighted(0);
+    doItemsLayout();  // the item rects sizeHint() counts lines with
     updateGeometry();
 }
 
@@ -91,6 +92,12 @@ QSize ChartLegend::sizeHint() const
     }
     const int lineHeight = count() ? sizeHintForRow(0) + 2 * spacing() : fontMetrics().height();
     return {QListWidget::sizeHint().width(), std::min(lines, kMaxLines) * lineHeight + 2 * frameWidth()};
+}
+
+void ChartLegend::resizeEvent(QResizeEvent *event)
+{
+    QListWidget::resizeEvent(event);
+    updateGeometry();
 }
 
 bool ChartLegend::viewportEvent(QEvent *event)

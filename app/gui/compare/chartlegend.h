@@ -40,6 +40,7 @@ Q_SIGNALS:
 
 protected:
     bool viewportEvent(QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;  // wider or narrower: as many lines as needed
 
 private:
     QList<Entry> m_entries;
