@@ -35,7 +35,8 @@ ChartLegend::ChartLegend(QWidget *parent) : QListWidget(parent)
     setFrameShape(QFrame::NoFrame);
     setMouseTracking(true);  // itemEntered without a button held
     setSpacing(1);
-    setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+    setSizePolicy(QSizePolicy::Preferred,
+                  QSizePolicy::Fixed);  // sizeHint(): its lines, not a scroll area's 70 px
     viewport()->setAutoFillBackground(false);
     connect(this, &QListWidget::itemEntered, this,
             [this](QListWidgetItem *item) { Q_EMIT hovered(item->data(Qt::UserRole).toLongLong()); });
@@ -60,7 +61,6 @@ void ChartLegend::setEntries(const QList<Entry> &entries)
     }
     m_highlighted = -1;
     setHighlighted(0);
-    doItemsLayout();  // the item rects sizeHint() counts lines with
     updateGeometry();
 }
 
@@ -83,7 +83,8 @@ QSize ChartLegend::sizeHint() const
     int lines = 1, x = 0;
     const int w = std::max(1, viewport()->width());
     for (int i = 0; i < count(); ++i) {
-        const int iw = visualItemRect(item(i)).width() + 2 * spacing();
+        // The item's own size, not its laid-out rect: the view lays out later than it resizes.
+        const int iw = sizeHintForIndex(indexFromItem(item(i))).width() + 2 * spacing();
         if (x > 0 && x + iw > w) {
             ++lines;
             x = 0;
@@ -92,6 +93,11 @@ QSize ChartLegend::sizeHint() const
     }
     const int lineHeight = count() ? sizeHintForRow(0) + 2 * spacing() : fontMetrics().height();
     return {QListWidget::sizeHint().width(), std::min(lines, kMaxLines) * lineHeight + 2 * frameWidth()};
+}
+
+QSize ChartLegend::minimumSizeHint() const
+{
+    return {0, sizeHint().height()};
 }
 
 void ChartLegend::resizeEvent(QResizeEvent *event)

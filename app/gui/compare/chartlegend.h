@@ -34,6 +34,7 @@ public:
     static QString textOf(const Entry &e);
 
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;  // its lines, not a scroll area's 68 px
 
 Q_SIGNALS:
     void hovered(core::RunId run);  // 0: the pointer left the entries

@@ -89,9 +89,10 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     controls->addWidget(m_metricButton);
     m_metricSearch = new QLineEdit(this);
     m_metricSearch->setObjectName(QStringLiteral("metricSearch"));
-    m_metricSearch->setPlaceholderText(tr("Search metrics, or /regex/"));
+    m_metricSearch->setPlaceholderText(tr("Search metrics or /regex/"));
     m_metricSearch->setClearButtonEnabled(true);
-    m_metricSearch->setMaximumWidth(220);
+    // The whole placeholder readable, beside the clear button.
+    m_metricSearch->setMinimumWidth(fontMetrics().horizontalAdvance(m_metricSearch->placeholderText()) + 40);
     m_metricSearch->setToolTip(tr("Charts the metrics whose names contain this text (or match /a regular "
                                   "expression/); empty: the sweep's metric"));
     controls->addWidget(m_metricSearch);
