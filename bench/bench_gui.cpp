@@ -10,9 +10,13 @@
 //   3. the UI thread's longest stall while 100 runs are live: a writer thread stores 10 points
 //      per run every 100 ms (what the follower's ingest does), the window refreshes once a
 //      second (as it does after a follower tick with points) with 20 of those runs charted;
-//      an event-loop probe (a 5 ms timer) measures how late the UI thread gets to it.
+//      an event-loop probe (a 5 ms timer) measures how late the UI thread gets to it;
+//   4. live latency: a writer thread stores 10 steps of each of the 100 live runs once a second
+//      (as the follower ingests an active sweep: a tick a second) and then tells the window, as a
+//      follower tick with points does (MainWindow::refreshSoon); each point is timed from its
+//      commit to the replot of the followed Compare chart that shows it.
 // Usage: bench_gui [--dir DIR] [--runs 10000] [--curves 20] [--points 1000000] [--steps 200]
-//                  [--live 100] [--live-seconds 20]
+//                  [--live 100] [--live-seconds 20] [--latency-seconds 30]
 #include "compareview.h"
 #include "mainwindow.h"
 #include "runselection.h"
@@ -36,6 +40,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -160,15 +166,25 @@ int main(int argc, char **argv)
                                      QStringLiteral("100"));
     const QCommandLineOption liveSecondsOpt(QStringLiteral("live-seconds"), QStringLiteral("how long"),
                                             QStringLiteral("S"), QStringLiteral("20"));
-    p.addOptions({dirOpt, runsOpt, curvesOpt, pointsOpt, stepsOpt, liveOpt, liveSecondsOpt});
+    const QCommandLineOption latencySecondsOpt(QStringLiteral("latency-seconds"),
+                                               QStringLiteral("how long the live latency runs"),
+                                               QStringLiteral("S"), QStringLiteral("30"));
+    const QCommandLineOption onlyOpt(QStringLiteral("only"),
+                                     QStringLiteral("run only these parts (e.g. 2,4)"),
+                                     QStringLiteral("LIST"), QStringLiteral("1,2,3,4"));
+    p.addOptions({dirOpt, runsOpt, curvesOpt, pointsOpt, stepsOpt, liveOpt, liveSecondsOpt, latencySecondsOpt,
+                  onlyOpt});
     p.process(app);
     const QString dir = p.value(dirOpt);
     QDir().mkpath(dir);
     std::printf("# bench_gui: %d cores, offscreen, work dir %s\n", int(std::thread::hardware_concurrency()),
                 qPrintable(dir));
 
+    const QStringList only = p.value(onlyOpt).split(QLatin1Char(','));
+    auto part = [&only](int n) { return only.contains(QString::number(n)); };
+
     // --- 1. open a database of N runs ------------------------------------------------------
-    {
+    if (part(1)) {
         const int runs = p.value(runsOpt).toInt();
         QElapsedTimer make;
         make.start();
@@ -198,7 +214,7 @@ int main(int argc, char **argv)
     }
 
     // --- 2. pan/zoom over 20 x 1M points ------------------------------------------------------
-    {
+    if (part(2)) {
         const int curves = p.value(curvesOpt).toInt();
         const qint64 points = p.value(pointsOpt).toLongLong();
         QList<RunId> ids;
@@ -292,7 +308,7 @@ int main(int argc, char **argv)
     }
 
     // --- 3. the UI thread while 100 runs are live ----------------------------------------------
-    {
+    if (part(3)) {
         const int live = p.value(liveOpt).toInt();
         const QString path = QDir(dir).filePath(QStringLiteral("live.sqlite"));
         QFile::remove(path);
@@ -371,6 +387,103 @@ int main(int argc, char **argv)
             "show and draw: max %.1f ms); %d snapshots shown\n",
             live, written.load(), seconds, percentile(lateness, 0.99), percentile(lateness, 1.0),
             lateness.size(), warmupMax, int(shown.size()));
+    }
+
+    // --- 4. live latency: a point stored -> painted on a followed chart ----------------------------
+    if (part(4)) {
+        const int live = p.value(liveOpt).toInt();
+        const QString path = QDir(dir).filePath(QStringLiteral("latency.sqlite"));
+        for (const char *suffix : {"", "-wal", "-shm"})
+            QFile::remove(path + QLatin1String(suffix));
+        QList<RunId> ids;
+        {
+            auto store = TrackingStore::open(path);
+            const ExperimentId e = store->ensureExperiment(QStringLiteral("live"));
+            for (int i = 0; i < live; ++i) {
+                const RunId r = store->createRun(e, QStringLiteral("live-%1").arg(i));
+                store->logParams(r,
+                                 {{QStringLiteral("optim.lr"), QString::number(1e-4 * (1 + i % 10))},
+                                  {QStringLiteral("seed"), QString::number(i / 10)}});
+                store->logMetrics(
+                    r, {{QStringLiteral("train/loss"), {0, QDateTime::currentMSecsSinceEpoch(), 1.0}}});
+                ids.push_back(r);
+            }
+        }
+        MainWindow w(path);
+        w.setFollowing(false);  // the writer below stands in for the follower
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::snapshotShown);
+        waitFor([&] { return !shown.isEmpty(); });
+        w.tabs()->setCurrentIndex(MainWindow::CompareTab);
+        CompareView *view = w.compareView();
+        const RunId watched = ids.front();
+        w.selection()->select(ids.mid(0, 20), nullptr);
+        waitFor([&] { return !view->charts().isEmpty() && !view->curve(0, watched).isEmpty(); });
+        QElapsedTimer clock;
+        clock.start();
+        std::mutex mutex;
+        std::deque<std::pair<qint64, double>> pending;  // (last step stored, ms at its commit)
+        std::vector<double> latencies;
+        QObject::connect(view->charts().front(), &QCustomPlot::afterReplot, view, [&] {
+            const auto curve = view->curve(0, watched);
+            if (curve.isEmpty() || !view->following())
+                return;
+            const double shownStep = curve.last().first, now = msSince(clock);
+            const std::lock_guard lock(mutex);
+            while (!pending.empty() && double(pending.front().first) <= shownStep) {
+                latencies.push_back(now - pending.front().second);
+                pending.pop_front();
+            }
+        });
+        std::atomic<bool> stop{false};
+        std::thread writer([&] {
+            auto store = TrackingStore::open(path);
+            std::mt19937 rng(4);
+            qint64 step = 1;
+            while (!stop.load()) {
+                // A tick a second (the follower's pace while a sweep is active), not in step
+                // with the window's timers.
+                std::this_thread::sleep_for(
+                    std::chrono::milliseconds(std::uniform_int_distribution<>(800, 1200)(rng)));
+                store->writeTransaction([&] {
+                    for (RunId r : ids) {
+                        QList<std::pair<QString, MetricPoint>> pts;
+                        for (int k = 0; k < 10; ++k)
+                            pts.push_back({QStringLiteral("train/loss"),
+                                           {step + k, QDateTime::currentMSecsSinceEpoch(),
+                                            1.0 / (1 + 0.001 * double(step + k))}});
+                        store->logMetrics(r, pts);
+                    }
+                });
+                {
+                    const std::lock_guard lock(mutex);
+                    pending.push_back({step + 9, msSince(clock)});
+                }
+                step += 10;
+                QMetaObject::invokeMethod(&w, &MainWindow::refreshSoon, Qt::QueuedConnection);
+            }
+        });
+        const int seconds = p.value(latencySecondsOpt).toInt();
+        waitFor([&] { return clock.elapsed() > seconds * 1000; }, seconds * 1000 + 10'000);
+        stop = true;
+        writer.join();
+        waitFor(
+            [&] {
+                return !w.compareView()->following() || [&] {
+                    const std::lock_guard lock(mutex);
+                    return pending.empty();
+                }();
+            },
+            5000);
+        if (latencies.empty()) {
+            std::fprintf(stderr, "no point was ever painted\n");
+            return 1;
+        }
+        std::printf(
+            "live latency, %d live runs (20 charted, followed), a store write + refreshSoon() a second: "
+            "point stored -> painted p50 %.0f ms, p95 %.0f ms, max %.0f ms over %zu ticks\n",
+            live, percentile(latencies, 0.5), percentile(latencies, 0.95), percentile(latencies, 1.0),
+            latencies.size());
     }
     return 0;
 }

@@ -64,4 +64,26 @@ std::vector<BandPoint> meanStdBand(std::span<const std::vector<CurvePoint>> runs
     return out;
 }
 
+std::optional<std::pair<double, double>> commonXRange(std::span<const std::vector<CurvePoint>> runs)
+{
+    double lo = -INFINITY, hi = INFINITY;
+    bool any = false;
+    for (const std::vector<CurvePoint> &run : runs) {
+        double first = INFINITY, last = -INFINITY;
+        for (const CurvePoint &p : run)
+            if (std::isfinite(p.y)) {
+                first = std::min(first, p.x);
+                last = std::max(last, p.x);
+            }
+        if (first > last)
+            continue;  // no finite point: this run says nothing about where the group overlaps
+        lo = std::max(lo, first);
+        hi = std::min(hi, last);
+        any = true;
+    }
+    if (!any || lo > hi)
+        return std::nullopt;
+    return std::pair{lo, hi};
+}
+
 }  // namespace orrery::core

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "compareview.h"
 
+#include "chartlegend.h"
 #include "parallelcoordinates.h"
 #include "runcolors.h"
 #include "runselection.h"
@@ -16,13 +17,19 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QPdfWriter>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSet>
 #include <QSlider>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QSvgGenerator>
 #include <QTabWidget>
@@ -31,6 +38,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 namespace orrery::gui {
@@ -42,6 +50,15 @@ namespace {
 
 constexpr int kMaxCurves = 64;  // selected runs charted at once
 constexpr int kMaxEnvelopes = 4;  // min/max bands drawn up to this many curves
+constexpr int kMaxCharts = 24;  // panels a search picks at most (each is a query per refresh)
+constexpr int kSparse = 60;  // a curve of at most this many points shows them as dots
+// The margin around the data's extent, as a share of it each side: the last eval point is a
+// whole dot (5 px) inside the axis, not a half-dot on its edge.
+constexpr double kPad = 0.03;
+constexpr int kSettleMs = 150;  // a zoom or pan this long ago is over: draw antialiased again
+constexpr int kHoverPx = 8;  // a curve this close to the pointer (pixels) is the one hovered
+// The panel groups that lead, in this order; other prefixes follow by name, then unprefixed keys.
+constexpr const char *kGroupOrder[] = {"train/", "eval/", "perf/", "system/"};
 
 QString roleOf(const QCPGraph *g)
 {
@@ -70,6 +87,19 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_metricButton->setMenu(new QMenu(m_metricButton));
     m_metricButton->setObjectName(QStringLiteral("metricButton"));
     controls->addWidget(m_metricButton);
+    m_metricSearch = new QLineEdit(this);
+    m_metricSearch->setObjectName(QStringLiteral("metricSearch"));
+    m_metricSearch->setPlaceholderText(tr("Search metrics or /regex/"));
+    m_metricSearch->setClearButtonEnabled(true);
+    // The whole placeholder readable, beside the clear button.
+    m_metricSearch->setMinimumWidth(fontMetrics().horizontalAdvance(m_metricSearch->placeholderText()) + 40);
+    m_metricSearch->setToolTip(tr("Charts the metrics whose names contain this text (or match /a regular "
+                                  "expression/); empty: the sweep's metric"));
+    controls->addWidget(m_metricSearch);
+    m_searchTimer.setSingleShot(true);
+    m_searchTimer.setInterval(250);
+    connect(m_metricSearch, &QLineEdit::textChanged, &m_searchTimer, qOverload<>(&QTimer::start));
+    connect(&m_searchTimer, &QTimer::timeout, this, [this] { setMetricFilter(m_metricSearch->text()); });
     controls->addWidget(new QLabel(tr("x:"), this));
     m_axisBox = new QComboBox(this);
     m_axisBox->addItem(tr("Step"), int(core::XAxis::Step));
@@ -84,6 +114,12 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_smoothSlider->setMaximumWidth(160);
     m_smoothSlider->setToolTip(tr("EMA weight (the raw curve stays, faint)"));
     controls->addWidget(m_smoothSlider);
+    m_smoothLabel = new QLabel(this);
+    m_smoothLabel->setObjectName(QStringLiteral("smoothValue"));
+    // Wide enough for "0.99" so the controls to the right do not move as the slider does.
+    m_smoothLabel->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("0.99 ")));
+    m_smoothLabel->setText(smoothingText());
+    controls->addWidget(m_smoothLabel);
     controls->addWidget(new QLabel(tr("Group by:"), this));
     m_groupBox = new QComboBox(this);
     m_groupBox->addItem(tr("(none)"));
@@ -109,11 +145,30 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     connect(m_groupBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i)); });
 
-    // --- charts --------------------------------------------------------------------------
+    // --- charts: legend, then the panels (or what to do when there is nothing to chart) -----
     auto *chartArea = new QWidget(this);
-    m_chartLayout = new QVBoxLayout(chartArea);
-    m_chartLayout->setContentsMargins(0, 0, 0, 0);
-    m_chartLayout->setSpacing(2);
+    auto *chartLayout = new QVBoxLayout(chartArea);
+    chartLayout->setContentsMargins(0, 0, 0, 0);
+    chartLayout->setSpacing(2);
+    m_legend = new ChartLegend(chartArea);
+    chartLayout->addWidget(m_legend);
+    connect(m_legend, &ChartLegend::hovered, this, &CompareView::setHighlightedRun);
+    m_chartStack = new QStackedWidget(chartArea);
+    auto *scroll = new QScrollArea(m_chartStack);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto *panels = new QWidget(scroll);
+    m_chartGrid = new QGridLayout(panels);
+    m_chartGrid->setContentsMargins(0, 0, 0, 0);
+    m_chartGrid->setSpacing(2);
+    scroll->setWidget(panels);
+    m_chartStack->addWidget(scroll);
+    m_emptyLabel = new QLabel(m_chartStack);
+    m_emptyLabel->setObjectName(QStringLiteral("compareEmpty"));
+    m_emptyLabel->setAlignment(Qt::AlignCenter);
+    m_emptyLabel->setWordWrap(true);
+    m_chartStack->addWidget(m_emptyLabel);
+    chartLayout->addWidget(m_chartStack, 1);
 
     // --- below: parallel coordinates, scatter, differing params ---------------------------
     auto *below = new QTabWidget(this);
@@ -157,7 +212,17 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
 
     m_queryTimer.setSingleShot(true);
     connect(&m_queryTimer, &QTimer::timeout, this, [this] { query(false); });
+    m_settleTimer.setSingleShot(true);
+    m_settleTimer.setInterval(kSettleMs);
+    connect(&m_settleTimer, &QTimer::timeout, this, [this] {
+        m_interacting = false;
+        for (QCustomPlot *plot : std::as_const(m_charts)) {
+            plot->setNotAntialiasedElements(QCP::aeFills);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    });
     connect(m_selection, &RunSelection::changed, this, &CompareView::selectionChanged);
+    updateLegendAndEmpty();
 }
 
 CompareView::~CompareView() = default;
@@ -169,7 +234,12 @@ void CompareView::setMetricKeys(const QStringList &keys)
     m_metricKeys = keys;
     QMenu *menu = m_metricButton->menu();
     menu->clear();
-    for (const QString &k : keys) {
+    QString section = QStringLiteral("-");
+    for (const QString &k : groupedByPrefix(keys)) {
+        if (metricGroup(k) != section) {  // 77 metrics read better under their prefixes
+            section = metricGroup(k);
+            menu->addSection(section.isEmpty() ? tr("other") : section);
+        }
         QAction *a = menu->addAction(k);
         a->setCheckable(true);
         a->setChecked(m_metrics.contains(k));
@@ -182,17 +252,7 @@ void CompareView::setMetricKeys(const QStringList &keys)
             setMetrics(next);
         });
     }
-    if (m_metrics.isEmpty() && !keys.isEmpty()) {
-        // The sweep's kind of metric first: eval/loss, then train/loss, then whatever there is.
-        for (const char *preferred : {"eval/loss", "train/loss"})
-            if (keys.contains(QLatin1String(preferred)))
-                m_metrics.push_back(QLatin1String(preferred));
-        if (m_metrics.isEmpty())
-            m_metrics.push_back(keys.front());
-        for (QAction *a : menu->actions())
-            a->setChecked(m_metrics.contains(a->text()));
-        rebuildCharts();
-    }
+    applyMetricChoice(false);  // a metric that got its first points may join the charts
     m_groupBox->blockSignals(true);
     const QString group = m_groupBy;
     m_groupBox->clear();
@@ -210,13 +270,144 @@ void CompareView::setMetricKeys(const QStringList &keys)
 
 void CompareView::setMetrics(const QStringList &keys)
 {
-    if (keys == m_metrics)
+    m_metricChoice = MetricChoice::Chosen;
+    const QStringList grouped = groupedByPrefix(keys);
+    if (grouped == m_metrics)
         return;
-    m_metrics = keys;
+    m_metrics = grouped;
+    rebuildCharts();
+}
+
+void CompareView::setMetricFilter(const QString &pattern)
+{
+    m_metricFilter = pattern.trimmed();
+    if (m_metricSearch->text().trimmed() != m_metricFilter) {
+        const QSignalBlocker block(m_metricSearch);
+        m_metricSearch->setText(pattern);
+    }
+    m_metricChoice = m_metricFilter.isEmpty() ? MetricChoice::Default : MetricChoice::Search;
+    applyMetricChoice(true);
+}
+
+QString CompareView::metricGroup(const QString &key)
+{
+    const qsizetype slash = key.indexOf(QLatin1Char('/'));
+    return slash > 0 ? key.left(slash + 1) : QString();
+}
+
+// Keys in panel order: the groups in order of their first key (so the sweep's metric, listed
+// first, leads with its group), the keys of a group together in their given order.
+QStringList CompareView::groupedByPrefix(const QStringList &keys) const
+{
+    QStringList groups;
+    for (const QString &k : keys)
+        if (!groups.contains(metricGroup(k)))
+            groups.push_back(metricGroup(k));
+    QStringList out;
+    for (const QString &g : std::as_const(groups))
+        for (const QString &k : keys)
+            if (metricGroup(k) == g)
+                out.push_back(k);
+    return out;
+}
+
+QStringList CompareView::chartGroups() const
+{
+    QStringList out;
+    for (const QLabel *l : m_groupLabels)
+        out.push_back(l->text());
+    return out;
+}
+
+// The metrics the selected runs have logged, in the snapshot's order; every metric of the
+// database while nothing is selected.
+static QStringList loggedMetrics(const QStringList &keys, const QList<RunId> &selected,
+                                 const RunsTableModel *runs)
+{
+    QSet<QString> logged;
+    for (RunId id : selected)
+        if (const core::RunRow *r = runs->findRun(id))
+            for (const core::LatestMetric &m : r->latest)
+                logged.insert(m.key);
+    if (selected.isEmpty())
+        return keys;
+    QStringList out;
+    for (const QString &k : keys)
+        if (logged.contains(k))
+            out.push_back(k);
+    return out;
+}
+
+QStringList CompareView::defaultMetrics() const
+{
+    const QList<RunId> selected = m_selection->runs();
+    const QStringList pool = loggedMetrics(m_metricKeys, selected, m_runs);
+    QStringList out;
+    // The sweep's own metric first (UX.md "Views built around the sweep"), then the kinds of
+    // metric most runs are judged by, then whatever there is.
+    if (const SweepNode *sweep = m_runs->sweeps().leadingSweep(selected))
+        if (pool.contains(sweep->sweep.metricName))
+            out.push_back(sweep->sweep.metricName);
+    for (const char *preferred : {"eval/loss", "train/loss"})
+        if (pool.contains(QLatin1String(preferred)) && !out.contains(QLatin1String(preferred)))
+            out.push_back(QLatin1String(preferred));
+    if (out.isEmpty() && !pool.isEmpty())
+        out.push_back(pool.front());
+    return out;
+}
+
+QStringList CompareView::searchedMetrics(bool *valid) const
+{
+    *valid = true;
+    const QStringList pool = loggedMetrics(m_metricKeys, m_selection->runs(), m_runs);
+    QStringList out;
+    if (m_metricFilter.size() > 2 && m_metricFilter.startsWith(QLatin1Char('/')) &&
+        m_metricFilter.endsWith(QLatin1Char('/'))) {
+        const QRegularExpression re(m_metricFilter.mid(1, m_metricFilter.size() - 2),
+                                    QRegularExpression::CaseInsensitiveOption);
+        *valid = re.isValid();
+        if (*valid)
+            out = pool.filter(re);
+    } else {
+        out = pool.filter(m_metricFilter, Qt::CaseInsensitive);
+    }
+    // By group, in the fixed group order, so a search of "loss" shows train/ above eval/.
+    auto rank = [](const QString &k) {
+        const QString g = metricGroup(k);
+        for (int i = 0; i < int(std::size(kGroupOrder)); ++i)
+            if (g == QLatin1String(kGroupOrder[i]))
+                return std::pair{i, QString()};
+        return std::pair{g.isEmpty() ? 1000 : 100, g};
+    };
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const QString &a, const QString &b) { return rank(a) < rank(b); });
+    return out.mid(0, kMaxCharts);
+}
+
+// Recomputes the charted metrics unless the user chose them in the menu; rebuilds the charts
+// when they changed (or when `force`: a new search of the same metrics still starts over).
+void CompareView::applyMetricChoice(bool force)
+{
+    QStringList next = m_metrics;
+    if (m_metricChoice == MetricChoice::Default) {
+        next = defaultMetrics();
+    } else if (m_metricChoice == MetricChoice::Search) {
+        bool valid = true;
+        const QStringList found = searchedMetrics(&valid);
+        QPalette pal = m_metricSearch->palette();
+        pal.setColor(QPalette::Text, valid ? palette().color(QPalette::Text) : QColor(200, 0, 0));
+        m_metricSearch->setPalette(pal);
+        if (valid)
+            next = found;
+    }
     for (QAction *a : m_metricButton->menu()->actions()) {
         const QSignalBlocker block(a);
-        a->setChecked(m_metrics.contains(a->text()));
+        a->setChecked(next.contains(a->text()));
     }
+    next = groupedByPrefix(next);
+    if (next == m_metrics && !force)
+        return;
+    m_metrics = next;
     rebuildCharts();
 }
 
@@ -247,6 +438,7 @@ void CompareView::setSmoothing(double weight)
     m_smoothing = std::clamp(weight, 0.0, 0.99);
     const QSignalBlocker block(m_smoothSlider);
     m_smoothSlider->setValue(int(std::lround(m_smoothing * 100)));
+    m_smoothLabel->setText(smoothingText());
     for (int i = 0; i < m_charts.size(); ++i)
         draw(i, m_data.value(i), false);
 }
@@ -258,6 +450,11 @@ void CompareView::setGroupBy(const QString &param)
     m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(param)));
     for (int i = 0; i < m_charts.size(); ++i)
         draw(i, m_data.value(i), false);
+}
+
+QString CompareView::smoothingText() const
+{
+    return m_smoothing > 0 ? QString::number(m_smoothing, 'f', 2) : tr("off");
 }
 
 void CompareView::setShowAllParams(bool on)
@@ -274,18 +471,24 @@ void CompareView::rebuildCharts()
     m_charts.clear();
     m_data.clear();
     m_fullX.clear();
+    m_following = true;  // other metrics: each chart starts from its whole history
+    m_leftMargin = m_rightMargin = 0;
     for (const QString &key : std::as_const(m_metrics)) {
-        auto *plot = new QCustomPlot(this);
+        auto *plot = new QCustomPlot(m_chartGrid->parentWidget());
         plot->setObjectName(QStringLiteral("chart:") + key);
         plot->setMinimumHeight(150);
         plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
         plot->axisRect()->setRangeDrag(Qt::Horizontal);
         plot->axisRect()->setRangeZoom(Qt::Horizontal);
         plot->setNoAntialiasingOnDrag(true);
+        plot->setAutoAddPlottableToLegend(false);  // the legend is ChartLegend, over all charts
         // Polylines of thousands of points and envelope fills: the fast raster paths (an
         // antialiased fill of a 1,400-bucket band costs QPainter tens of ms per curve).
         plot->setPlottingHints(QCP::phFastPolylines | QCP::phCacheLabels);
-        plot->setNotAntialiasedElements(QCP::aeFills);
+        plot->setNotAntialiasedElements(m_interacting ? QCP::aeAll : QCP::aeFills);
+        // The hovered run's curves are drawn above the others.
+        plot->addLayer(QStringLiteral("highlight"), plot->layer(QStringLiteral("main")),
+                       QCustomPlot::limAbove);
         plot->yAxis->setLabel(key);
         plot->setBackground(palette().base());
         for (QCPAxis *axis : {plot->xAxis, plot->yAxis}) {
@@ -316,34 +519,170 @@ void CompareView::rebuildCharts()
         });
         connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
         connect(plot, &QCustomPlot::mouseMove, this, [this, plot](QMouseEvent *e) {
-            if (!e->buttons())
+            if (!e->buttons()) {
+                hoverCurve(plot, e->pos());
                 showHover(plot, e->pos());
+            }
         });
-        m_chartLayout->addWidget(plot, 1);
+        connect(plot, &QCustomPlot::afterLayout, this, [this, plot] { alignMargins(plot); });
+        plot->installEventFilter(this);
         m_charts.push_back(plot);
     }
+    layoutCharts();
+    updateLegendAndEmpty();
     updateBottom();  // the parallel coordinates' last axis is the first chart's metric
     query(true);
+}
+
+// The panels in a grid under their group's heading: one column for up to two charts, else two
+// (every group the same, so a column's panels have one width and their x ticks line up).
+void CompareView::layoutCharts()
+{
+    qDeleteAll(m_groupLabels);
+    m_groupLabels.clear();
+    while (m_chartGrid->count())
+        delete m_chartGrid->takeAt(0);
+    for (int r = 0; r < m_chartGrid->rowCount(); ++r)
+        m_chartGrid->setRowStretch(r, 0);
+    const int columns = m_charts.size() > 2 ? 2 : 1;
+    for (int c = 0; c < 2; ++c)
+        m_chartGrid->setColumnStretch(c, c < columns ? 1 : 0);
+    // Headings where there is more than one group (one chart, or two of a kind, need none).
+    const bool headings = m_charts.size() > 2 ||
+        (m_charts.size() == 2 && metricGroup(m_metrics.value(0)) != metricGroup(m_metrics.value(1)));
+    int row = 0, col = 0;
+    QString group = QStringLiteral("-");
+    for (int i = 0; i < m_charts.size(); ++i) {
+        const QString g = metricGroup(m_metrics.value(i));
+        if (g != group) {
+            group = g;
+            if (col)
+                ++row;
+            col = 0;
+            if (headings) {
+                auto *label = new QLabel(group.isEmpty() ? tr("other") : group, m_chartGrid->parentWidget());
+                label->setObjectName(QStringLiteral("chartGroup"));
+                QFont f = label->font();
+                f.setBold(true);
+                label->setFont(f);
+                m_chartGrid->addWidget(label, row++, 0, 1, columns);
+                m_groupLabels.push_back(label);
+            }
+        }
+        m_chartGrid->addWidget(m_charts[i], row, col);
+        m_chartGrid->setRowStretch(row, 1);
+        if (++col == columns) {
+            col = 0;
+            ++row;
+        }
+    }
+}
+
+// QCPMarginGroup aligns axis rects inside one QCustomPlot only; across panels, every panel's
+// left and right margins are raised to the widest any panel needs (its tick labels), so the
+// axes of panels in one column start and end at the same pixel.
+void CompareView::alignMargins(QCustomPlot *plot)
+{
+    const QMargins m = plot->axisRect()->margins();
+    if (m.left() <= m_leftMargin && m.right() <= m_rightMargin)
+        return;
+    m_leftMargin = std::max(m_leftMargin, m.left());
+    m_rightMargin = std::max(m_rightMargin, m.right());
+    for (QCustomPlot *other : std::as_const(m_charts)) {
+        other->axisRect()->setMinimumMargins(QMargins(m_leftMargin, 0, m_rightMargin, 0));
+        if (other != plot)
+            other->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+// The runs charted: the selection (up to kMaxCurves), the baseline run first.
+QList<RunId> CompareView::chartedRuns() const
+{
+    QList<RunId> runs = m_selection->runs().mid(0, kMaxCurves);
+    std::stable_partition(runs.begin(), runs.end(), [this](RunId id) {
+        const core::RunRow *r = m_runs->findRun(id);
+        return r && r->isBaseline();
+    });
+    return runs;
+}
+
+QString CompareView::emptyMessage() const
+{
+    return m_chartStack->currentWidget() == m_emptyLabel ? m_emptyLabel->text() : QString();
+}
+
+void CompareView::updateLegendAndEmpty()
+{
+    QList<ChartLegend::Entry> entries;
+    for (RunId id : chartedRuns()) {
+        const core::RunRow *r = m_runs->findRun(id);
+        entries.push_back({id, r ? r->run.name : QString::number(id), r && r->isBaseline()});
+    }
+    m_legend->setEntries(entries);
+    QString empty;
+    if (entries.isEmpty())
+        empty = tr("Nothing selected.\n\nSelect runs in the Runs table (Ctrl+1), or a sweep or trial in the "
+                   "Experiments & sweeps tree, and their metrics are charted here.");
+    else if (m_metrics.isEmpty())
+        empty = m_metricChoice == MetricChoice::Search
+            ? tr("No metric of the selected runs matches “%1”.").arg(m_metricFilter)
+            : tr("The selected runs have logged no metrics yet; their charts appear with the first points.");
+    m_emptyLabel->setText(empty);
+    m_legend->setVisible(!entries.isEmpty());
+    m_chartStack->setCurrentWidget(empty.isEmpty() ? m_chartStack->widget(0) : m_emptyLabel);
 }
 
 void CompareView::selectionChanged(const QObject *)
 {
     m_parallel->setHighlighted(m_selection->runs());
-    updateBottom();
-    query(true);
+    m_following = true;  // a new selection starts from its own data's range
+    setHighlightedRun(0);
+    m_leftMargin = m_rightMargin = 0;  // its tick labels may be narrower
+    for (QCustomPlot *plot : std::as_const(m_charts))
+        plot->axisRect()->setMinimumMargins(QMargins());
+    const QStringList before = m_metrics;
+    applyMetricChoice(false);  // the leading sweep's metric may be another one
+    if (m_metrics == before) {
+        updateLegendAndEmpty();
+        updateBottom();
+        query(true);
+    }
 }
 
 void CompareView::refresh()
 {
+    const QStringList before = m_metrics;
+    applyMetricChoice(false);  // a metric that got its first points joins the charts
+    if (m_metrics != before)
+        return;  // rebuilt and queried
+    updateLegendAndEmpty();
     updateBottom();
-    // Keep the user's zoom while runs grow; a chart nobody zoomed follows the new points.
-    query(false);
+    // A chart nobody zoomed follows the new points (its whole history, rescaled); a zoomed one
+    // keeps the user's range and shows what arrived inside it.
+    query(m_following);
+}
+
+bool CompareView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() == QEvent::Leave && m_charts.contains(static_cast<QCustomPlot *>(watched)))
+        setHighlightedRun(0);
+    return QWidget::eventFilter(watched, event);
 }
 
 void CompareView::xRangeChanged(QCustomPlot *source)
 {
     if (m_syncing)
         return;
+    m_following = false;  // the user zoomed or panned: the range stays until a double-click
+    // While the range moves, curves are drawn without antialiasing (what QCustomPlot does for a
+    // drag, setNoAntialiasingOnDrag; antialiased lines are most of a software-raster frame of
+    // 20 curves), and antialiased again once it has rested for kSettleMs.
+    if (!m_interacting) {
+        m_interacting = true;
+        for (QCustomPlot *plot : std::as_const(m_charts))
+            plot->setNotAntialiasedElements(QCP::aeAll);
+    }
+    m_settleTimer.start();
     // One replot per frame: when the re-query goes out at once its answer replots (a few ms
     // later); while one is still in flight, show the old points at the new range meanwhile.
     const bool replotNow = !m_requeryOnZoom || m_inFlight > 0 || m_queryTimer.isActive();
@@ -386,6 +725,7 @@ void CompareView::setXRange(double lo, double hi)
 
 void CompareView::resetZoom()
 {
+    m_following = true;
     query(true);
 }
 
@@ -408,7 +748,9 @@ void CompareView::query(bool fullRange)
     m_sinceQuery.start();
     m_queryPending = false;
     m_inFlight = int(m_charts.size());
-    QList<RunId> runs = m_selection->runs().mid(0, kMaxCurves);
+    if (fullRange)
+        m_fullX.clear();  // the extent of this answer's data, not of an earlier selection's
+    const QList<RunId> runs = chartedRuns();
     for (int i = 0; i < m_charts.size(); ++i) {
         QCustomPlot *plot = m_charts[i];
         core::HistoryQuery q;
@@ -440,7 +782,8 @@ void CompareView::query(bool fullRange)
                 if (--m_inFlight == 0 && m_queryPending)
                     scheduleQuery();  // the range moved while this one ran: ask for where it is now
                 m_data.insert(i, result);
-                draw(i, result, fullRange);
+                // A zoom since this query went out wins over the whole history it asked for.
+                draw(i, result, fullRange && m_following);
                 ++m_completed;
                 Q_EMIT queried();
             });
@@ -452,7 +795,24 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
     QCustomPlot *plot = m_charts.value(chart);
     if (!plot)
         return;
-    plot->clearGraphs();
+    // The graphs of the last answer are reused in order, the surplus removed at the end: a pan
+    // frame of 20 curves then allocates nothing and registers nothing with the plot's layers.
+    int used = 0;
+    QCPLayer *mainLayer = plot->layer(QStringLiteral("main"));
+    auto nextGraph = [&]() {
+        QCPGraph *g = used < plot->graphCount() ? plot->graph(used) : plot->addGraph();
+        ++used;
+        g->setName(QString());
+        g->setPen(QPen());
+        g->setBrush(Qt::NoBrush);
+        g->setChannelFillGraph(nullptr);
+        g->setScatterStyle(QCPScatterStyle());
+        if (g->layer() != mainLayer)
+            g->setLayer(mainLayer);
+        for (const char *p : {"role", "run", "group", "which", "colour", "width"})
+            g->setProperty(p, QVariant());
+        return g;
+    };
     const bool smoothing = m_smoothing > 0;
     // Points come in step order: on the step axis x is sorted already (QCustomPlot need not
     // sort 20 curves again each frame); a wall clock may step back, so time axes sort.
@@ -488,16 +848,16 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             }
             QColor faint = colour;
             faint.setAlpha(50);
-            QCPGraph *gLo = plot->addGraph();
+            QCPGraph *gLo = nextGraph();
             gLo->setPen(Qt::NoPen);
             gLo->setData(xs, lo, true);
             gLo->setProperty("role", QStringLiteral("envelope"));
-            QCPGraph *gHi = plot->addGraph();
+            QCPGraph *gHi = nextGraph();
             gHi->setPen(Qt::NoPen);
-            gHi->setBrush(faint);
             gHi->setChannelFillGraph(gLo);
             gHi->setData(xs, hi, true);
             gHi->setProperty("role", QStringLiteral("envelope"));
+            styleGraph(gHi, run, faint, 0);
         }
         QVector<double> xs, ys;
         xs.reserve(qsizetype(pts.size()));
@@ -506,16 +866,16 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             xs.push_back(p.x);
             ys.push_back(p.y);
         }
-        QCPGraph *raw = plot->addGraph();
+        QCPGraph *raw = nextGraph();
         raw->setName(name);
-        raw->setProperty("run", run);
         QColor rawColour = colour;
         if (smoothing || !m_groupBy.isEmpty())
             rawColour.setAlpha(60);
         const double width = histories.size() > kMaxEnvelopes ? 1.0 : 1.5;  // 1 px lines draw fastest
-        raw->setPen(QPen(rawColour, width));
-        if (pts.size() <= 60)  // a sparse metric (an eval every N steps) shows its points
-            raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, rawColour, rawColour, 5));
+        const bool sparse = pts.size() <= kSparse;  // an eval every N steps shows its points
+        if (sparse)
+            raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+        styleGraph(raw, run, rawColour, width);
         raw->setData(xs, ys, sortedX);
         raw->setProperty("role", smoothing ? QStringLiteral("raw") : QStringLiteral("curve"));
         if (smoothing) {
@@ -524,32 +884,35 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             sy.reserve(qsizetype(smooth.size()));
             for (const core::CurvePoint &p : smooth)
                 sy.push_back(p.y);
-            QCPGraph *g = plot->addGraph();
+            QCPGraph *g = nextGraph();
             g->setName(name);
-            g->setProperty("run", run);
             g->setProperty("role", QStringLiteral("curve"));
             QColor c = colour;
             if (!m_groupBy.isEmpty())
                 c.setAlpha(90);
-            g->setPen(QPen(c, 1.8));
+            // A one-point series has no line to draw: its dot is the curve.
+            if (sparse)
+                g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));
+            styleGraph(g, run, c, 1.8);
             g->setData(xs, sy, sortedX);
         }
     }
     if (!m_groupBy.isEmpty()) {
         const double lo = plot->xAxis->range().lower, hi = plot->xAxis->range().upper;
-        double xMin = INFINITY, xMax = -INFINITY;
-        for (const auto &runs : std::as_const(groups))
-            for (const auto &pts : runs)
-                for (const core::CurvePoint &p : pts) {
-                    xMin = std::min(xMin, p.x);
-                    xMax = std::max(xMax, p.x);
-                }
-        if (!rescale) {
-            xMin = std::max(xMin, lo);
-            xMax = std::min(xMax, hi);
-        }
         const int bins = std::max(10, plot->axisRect()->width() / 3);
         for (auto it = groups.cbegin(); it != groups.cend(); ++it) {
+            // Only where every run of the group has points: a mean ± std of the seeds, never
+            // of whichever run happens to reach a step.
+            const auto common = core::commonXRange(it.value());
+            if (!common)
+                continue;
+            double xMin = common->first, xMax = common->second;
+            if (!rescale) {
+                xMin = std::max(xMin, lo);
+                xMax = std::min(xMax, hi);
+            }
+            if (xMin > xMax)
+                continue;
             const auto band = core::meanStdBand(it.value(), xMin, xMax, bins);
             QVector<double> xs, mean, bandLo, bandHi;
             for (const core::BandPoint &b : band) {
@@ -563,15 +926,15 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             fill.setAlpha(60);
             const QString name =
                 QStringLiteral("%1 = %2 (%3 runs)").arg(m_groupBy, it.key()).arg(it.value().size());
-            QCPGraph *gLo = plot->addGraph();
+            QCPGraph *gLo = nextGraph();
             gLo->setPen(Qt::NoPen);
             gLo->setData(xs, bandLo, true);
-            QCPGraph *gHi = plot->addGraph();
+            QCPGraph *gHi = nextGraph();
             gHi->setPen(Qt::NoPen);
             gHi->setBrush(fill);
             gHi->setChannelFillGraph(gLo);
             gHi->setData(xs, bandHi, true);
-            QCPGraph *gMean = plot->addGraph();
+            QCPGraph *gMean = nextGraph();
             gMean->setPen(QPen(colour, 2.5));
             gMean->setName(name);
             gMean->setData(xs, mean, true);
@@ -582,6 +945,8 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             }
         }
     }
+    while (plot->graphCount() > used)  // before the ranges: they are of this answer's graphs only
+        plot->removeGraph(plot->graphCount() - 1);
     if (rescale) {
         // One x range for all charts: the union of their data's (eval/loss may start later
         // than train/loss).
@@ -603,8 +968,9 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             QCPRange all(m_fullX.first().first, m_fullX.first().second);
             for (const auto &[lo, hi] : std::as_const(m_fullX))
                 all = QCPRange(std::min(all.lower, lo), std::max(all.upper, hi));
-            if (all.upper == all.lower)
-                all = QCPRange(all.lower - 0.5, all.upper + 0.5);
+            // Padded, so the first and last points are whole dots inside the axis.
+            const double pad = all.upper > all.lower ? (all.upper - all.lower) * kPad : 0.5;
+            all = QCPRange(all.lower - pad, all.upper + pad);
             m_syncing = true;
             for (QCustomPlot *other : std::as_const(m_charts)) {
                 other->xAxis->setRange(all);
@@ -627,10 +993,99 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
         }
     }
     if (found) {
-        const double pad = m_logY ? 0 : (y.upper - y.lower) * 0.05 + (y.upper == y.lower ? 0.5 : 0);
-        plot->yAxis->setRange(y.lower - pad, y.upper + pad);
+        if (m_logY) {  // the same share of the decades shown, each side
+            const double decades = std::max(std::log10(y.upper / y.lower), 0.1);
+            const double f = std::pow(10.0, decades * kPad);
+            plot->yAxis->setRange(y.lower / f, y.upper * f);
+        } else {
+            const double pad = (y.upper - y.lower) * 0.05 + (y.upper == y.lower ? 0.5 : 0);
+            plot->yAxis->setRange(y.lower - pad, y.upper + pad);
+        }
     }
+    applyHighlight(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// A run's graph in its colour and width, remembered so a hover can emphasise or dim it and
+// give it back as it was.
+void CompareView::styleGraph(QCPGraph *g, RunId run, const QColor &colour, double width)
+{
+    g->setProperty("run", run);
+    g->setProperty("colour", colour);
+    g->setProperty("width", width);
+    if (width > 0)
+        g->setPen(QPen(colour, width));
+    else
+        g->setBrush(colour);  // an envelope: a fill, no line
+    if (g->scatterStyle().shape() != QCPScatterStyle::ssNone)
+        g->setScatterStyle(
+            QCPScatterStyle(g->scatterStyle().shape(), colour, colour, g->scatterStyle().size()));
+}
+
+void CompareView::applyHighlight(QCustomPlot *plot)
+{
+    QCPLayer *top = plot->layer(QStringLiteral("highlight")), *main = plot->layer(QStringLiteral("main"));
+    for (int i = 0; i < plot->graphCount(); ++i) {
+        QCPGraph *g = plot->graph(i);
+        const QVariant runValue = g->property("run");
+        if (!runValue.isValid())
+            continue;  // a group's band: not one run's
+        const RunId run = runValue.toLongLong();
+        QColor colour = g->property("colour").value<QColor>();
+        double width = g->property("width").toDouble();
+        const bool emphasised = m_highlight && run == m_highlight;
+        if (m_highlight && !emphasised)
+            colour.setAlphaF(colour.alphaF() * 0.2);  // the others step back
+        if (emphasised && width > 0)
+            width += 1.5;
+        if (width > 0)
+            g->setPen(QPen(colour, width));
+        else
+            g->setBrush(colour);
+        if (g->scatterStyle().shape() != QCPScatterStyle::ssNone)
+            g->setScatterStyle(
+                QCPScatterStyle(g->scatterStyle().shape(), colour, colour, g->scatterStyle().size()));
+        g->setLayer(emphasised ? top : main);
+    }
+}
+
+void CompareView::setHighlightedRun(RunId run)
+{
+    if (run == m_highlight)
+        return;
+    m_highlight = run;
+    m_legend->setHighlighted(run);
+    for (QCustomPlot *plot : std::as_const(m_charts)) {
+        applyHighlight(plot);
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+// The run whose curve passes within kHoverPx of the pointer (at the nearest point in x), if any.
+void CompareView::hoverCurve(QCustomPlot *plot, const QPoint &pos)
+{
+    const double x = plot->xAxis->pixelToCoord(pos.x());
+    RunId best = 0;
+    double bestDistance = kHoverPx + 1;
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        QCPGraph *graph = plot->graph(g);
+        if (roleOf(graph) != QLatin1String("curve") || graph->data()->isEmpty())
+            continue;
+        auto it = graph->data()->findBegin(x, false);
+        if (it == graph->data()->constEnd())
+            --it;
+        for (auto c : {it, it == graph->data()->constBegin() ? it : it - 1}) {
+            if (!std::isfinite(c->value))
+                continue;
+            const double d = std::hypot(plot->xAxis->coordToPixel(c->key) - pos.x(),
+                                        plot->yAxis->coordToPixel(c->value) - pos.y());
+            if (d < bestDistance) {
+                bestDistance = d;
+                best = graph->property("run").toLongLong();
+            }
+        }
+    }
+    setHighlightedRun(best);
 }
 
 void CompareView::showHover(QCustomPlot *plot, const QPoint &pos)

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The Compare tab (UX.md): stacked metric charts (QCustomPlot) sharing one x axis — step, wall
-// time or time since start — one curve per selected run in its colour; log y; EMA smoothing with
+// The Compare tab (UX.md): metric charts (QCustomPlot) in a grid of panels grouped by the metric's
+// prefix (train/, eval/, perf/, system/, the rest), all on one x range — step, wall time or time
+// since start — with aligned axes; one curve per selected run in its colour, a legend (the
+// baseline run first, ★) and a hover highlight across every chart; log y; EMA smoothing with
 // the raw curve faint; a min/max envelope where the store downsampled; group by a param → mean ±
-// std band. Every zoom or pan re-queries the store for the visible range at the chart's pixel
-// width (off the UI thread, at most ~30 times a second), so a one-step spike is visible at every
-// zoom. Below: parallel coordinates (brushing selects runs everywhere), a param-vs-metric
-// scatter, and the table of params that differ between the selected runs.
+// std band where the group's runs overlap. Charts nobody zoomed follow the data as it grows. Every
+// zoom or pan re-queries the store for the visible range at the chart's pixel width (off the UI
+// thread, at most ~30 times a second), so a one-step spike is visible at every zoom. Below:
+// parallel coordinates (brushing selects runs everywhere), a param-vs-metric scatter, and the
+// table of params that differ between the selected runs.
 #pragma once
 
 #include "orrery/core/historycache.h"
@@ -24,6 +27,11 @@
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
+class QCPGraph;
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+class QStackedWidget;
 class QSlider;
 class QStandardItemModel;
 class QTableView;
@@ -33,6 +41,7 @@ class QVBoxLayout;
 
 namespace orrery::gui {
 
+class ChartLegend;
 class ParallelCoordinates;
 class RunSelection;
 class RunsTableModel;
@@ -45,8 +54,14 @@ public:
                 QWidget *parent = nullptr);
     ~CompareView() override;
 
-    // What is charted (tests and the window's state).
+    // What is charted (tests and the window's state). The metrics are the ones chosen in the
+    // Metrics menu (setMetrics), else those the search picks (setMetricFilter), else the default:
+    // the leading sweep's metric first, then eval/loss and train/loss, of the metrics the
+    // selected runs have logged (so a metric appears once it has data).
     void setMetrics(const QStringList &keys);
+    // A substring of the metric names, or a /regular expression/; empty: the default metrics.
+    void setMetricFilter(const QString &pattern);
+    QString metricFilter() const { return m_metricFilter; }
     QStringList metrics() const { return m_metrics; }
     void setXAxis(core::XAxis axis);
     void setLogY(bool on);
@@ -55,6 +70,22 @@ public:
     void setShowAllParams(bool on);
 
     QList<QCustomPlot *> charts() const { return m_charts; }
+    // The panel group of a metric: its prefix with the slash ("train/"), or "" for none.
+    static QString metricGroup(const QString &key);
+    // The group headings over the panels, in order (tests).
+    QStringList chartGroups() const;
+    ChartLegend *legend() const { return m_legend; }
+    // What Compare says instead of charts (nothing selected, nothing logged); empty while charts show.
+    QString emptyMessage() const;
+    // The smoothing slider's value as shown beside it.
+    QString smoothingText() const;
+    // Whether the charts follow the data: true until the user zooms or pans, again after a
+    // double-click (resetZoom) or a new selection.
+    bool following() const { return m_following; }
+    // Emphasises `run` in every chart and dims the others (0: every run as drawn); hovering a
+    // curve or a legend entry does this.
+    void setHighlightedRun(core::RunId run);
+    core::RunId highlightedRun() const { return m_highlight; }
     ParallelCoordinates *parallelCoordinates() const { return m_parallel; }
     QStandardItemModel *diffModel() const { return m_diff; }
     // The x range every chart shows; setting it re-queries like a pan or zoom does.
@@ -81,9 +112,25 @@ public:
 Q_SIGNALS:
     void queried();  // a re-query's result was drawn
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;  // the pointer left a chart
+
 private:
     struct Curve;
+    enum class MetricChoice { Default, Search, Chosen };
     void rebuildCharts();
+    void layoutCharts();
+    void alignMargins(QCustomPlot *plot);
+    void applyMetricChoice(bool force);
+    QStringList defaultMetrics() const;
+    QStringList searchedMetrics(bool *valid) const;
+    QStringList groupedByPrefix(const QStringList &keys) const;
+    QList<core::RunId> chartedRuns() const;
+    void updateLegendAndEmpty();
+    void styleGraph(QCPGraph *g, core::RunId run, const QColor &colour, double width);
+    void applyHighlight(QCustomPlot *plot);
+    void hoverCurve(QCustomPlot *plot, const QPoint &pos);
+    void setFullXRange(QCustomPlot *plot);
     void selectionChanged(const QObject *source);
     void scheduleQuery();
     void query(bool fullRange);
@@ -108,8 +155,20 @@ private:
     QComboBox *m_groupBox = nullptr;
     QCheckBox *m_logBox = nullptr;
     QSlider *m_smoothSlider = nullptr;
-    QVBoxLayout *m_chartLayout = nullptr;
+    QLabel *m_smoothLabel = nullptr;
+    QLineEdit *m_metricSearch = nullptr;
+    QTimer m_searchTimer;  // a search rebuilds the charts: once typing pauses, not per key
+    QStackedWidget *m_chartStack = nullptr;  // the panels, or what to do when there is nothing
+    QLabel *m_emptyLabel = nullptr;
+    ChartLegend *m_legend = nullptr;
+    QGridLayout *m_chartGrid = nullptr;
+    QList<QLabel *> m_groupLabels;
     QList<QCustomPlot *> m_charts;
+    MetricChoice m_metricChoice = MetricChoice::Default;
+    QString m_metricFilter;
+    bool m_following = true;
+    core::RunId m_highlight = 0;
+    int m_leftMargin = 0, m_rightMargin = 0;  // every panel's, so their x ticks line up
     QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
     QMap<int, std::pair<double, double>> m_fullX;  // per chart: its data's x extent at the last full query
     QTabWidget *m_below = nullptr;  // parallel coordinates, scatter, differences
@@ -124,6 +183,8 @@ private:
     // flight keeps it alive after this view is gone.
     std::shared_ptr<core::HistoryCache> m_histories = std::make_shared<core::HistoryCache>();
     QTimer m_queryTimer;  // coalesces range changes: at most one query per 33 ms, one in flight
+    QTimer m_settleTimer;  // a zoom or pan has rested: antialiased again
+    bool m_interacting = false;
     QElapsedTimer m_sinceQuery;
     int m_inFlight = 0;  // charts whose answer to the latest query has not come back
     bool m_queryPending = false;

@@ -212,10 +212,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     // Another process (the CLI, a sweep watch) may write too: look again now and then.
     auto *poll = new QTimer(this);
     poll->setInterval(10'000);
-    connect(poll, &QTimer::timeout, this, [this] {
-        if (!m_refreshTimer.isActive())
-            m_refreshTimer.start();
-    });
+    connect(poll, &QTimer::timeout, this, &MainWindow::refreshSoon);
     poll->start();
 
     // The writer opens (creating or migrating the file) first, then the reader, read-only: one
@@ -648,6 +645,14 @@ void MainWindow::setFollowing(bool on)
     m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
 }
 
+void MainWindow::refreshSoon()
+{
+    if (m_refreshTimer.isActive())
+        return;  // one is coming
+    const qint64 since = m_sinceRefresh.isValid() ? m_sinceRefresh.elapsed() : 500;
+    m_refreshTimer.start(int(std::max<qint64>(0, 500 - since)));
+}
+
 void MainWindow::refresh()
 {
     if (m_snapshotInFlight) {
@@ -655,6 +660,7 @@ void MainWindow::refresh()
         return;
     }
     m_snapshotInFlight = true;
+    m_sinceRefresh.start();
     const core::RunQuery query = m_query;
     // The trackers live on the reader thread's side; reads are one at a time (m_snapshotInFlight).
     m_reader->read<Snapshot>(
@@ -667,7 +673,7 @@ void MainWindow::refresh()
             showSnapshot(s);
             if (m_snapshotDirty) {
                 m_snapshotDirty = false;
-                m_refreshTimer.start();
+                refreshSoon();
             }
         });
 }
@@ -864,8 +870,8 @@ void MainWindow::followed(const FollowSummary &s)
         statusBar()->showMessage(e, 8000);
     for (const core::Notice &n : s.notices)
         notifyDesktop(n);
-    if ((s.points || !s.events.isEmpty()) && !m_refreshTimer.isActive())
-        m_refreshTimer.start();
+    if (s.points || !s.events.isEmpty())
+        refreshSoon();
 }
 
 void MainWindow::notifyDesktop(const core::Notice &notice)

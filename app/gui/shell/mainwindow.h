@@ -14,6 +14,7 @@
 
 #include "orrery/core/diagnostics.h"
 
+#include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QMainWindow>
 #include <QTimer>
@@ -105,6 +106,10 @@ public Q_SLOTS:
     void openDatabase(const QString &path);
     // Re-reads the tree and the runs now (live updates call it, coalesced).
     void refresh();
+    // The store has new data (a follower tick with points; the benchmark's writer): a refresh at
+    // once, or as soon as the last one is 500 ms old — at most two a second, and no point waits
+    // a fixed half second before it is read.
+    void refreshSoon();
     void setFilter(const QString &text);
     void setFollowing(bool on);
     void importRunDirectories(const QString &root, const QString &experiment);
@@ -202,6 +207,7 @@ private:
     core::RunQuery m_query;
     QAction *m_showArchived = nullptr;
     QTimer m_refreshTimer;  // coalesces refresh requests
+    QElapsedTimer m_sinceRefresh;  // since the last snapshot read went out
     bool m_snapshotInFlight = false, m_snapshotDirty = false;
     // Each active sweep's progress tracker (rates need consecutive snapshots), used by the reads.
     std::shared_ptr<ProgressTrackers> m_progressTrackers = std::make_shared<ProgressTrackers>();

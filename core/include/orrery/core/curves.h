@@ -4,7 +4,9 @@
 // and the tests agree: EMA smoothing and the mean ± std band of a group of runs (seeds).
 #pragma once
 
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace orrery::core {
@@ -29,5 +31,11 @@ struct BandPoint {
 // the runs that have one. Bins no run reaches are left out; x is the bin's centre.
 std::vector<BandPoint> meanStdBand(std::span<const std::vector<CurvePoint>> runs, double xMin, double xMax,
                                    int bins);
+
+// The x range every run with a finite point covers: from the latest first point to the earliest
+// last one. A group band is drawn over it only, so a mean of three seeds does not turn into the
+// mean of one where the others have stopped (or not started). nullopt: no run has a point, or
+// they do not overlap.
+std::optional<std::pair<double, double>> commonXRange(std::span<const std::vector<CurvePoint>> runs);
 
 }  // namespace orrery::core
