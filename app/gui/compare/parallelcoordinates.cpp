@@ -5,10 +5,21 @@
 
 #include "orrery/core/format.h"
 #include "orrery/core/params.h"
+#include "orrery/core/paths.h"
 
+#include <QContextMenuEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPushButton>
 #include <QSet>
+#include <QSettings>
+#include <QUrl>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +28,15 @@ namespace orrery::gui {
 
 namespace {
 constexpr int kMarginX = 60, kTop = 28, kBottom = 24;
+constexpr int kLegend = 28;  // the colour scale's strip at the right
+
+// The user's axes of a sweep, in Orrery's settings file (a sweep name may hold '/', which
+// QSettings reads as a group).
+QString settingsKey(const QString &scope)
+{
+    return QStringLiteral("parallelCoordinates/axes/") + QString::fromLatin1(QUrl::toPercentEncoding(scope));
 }
+}  // namespace
 
 std::optional<double> ParallelAxes::Axis::position(const QString &value) const
 {
@@ -50,13 +69,10 @@ QString ParallelAxes::Axis::labelAt(double p) const
     return core::formatNumber(kind == Kind::Log ? std::pow(10.0, v) : v, 3);
 }
 
-ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QString &metric)
+ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringList &keys,
+                                 const QSet<QString> &logParams, const QString &metric)
 {
     ParallelAxes out;
-    QList<core::Params> params;
-    for (const core::RunRow &r : runs)
-        params.push_back(r.params);
-    QStringList keys = core::differingParams(params);
     QList<QStringList> values;  // per axis, per run
     for (const QString &k : std::as_const(keys)) {
         QStringList v;
@@ -103,7 +119,7 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QString 
             a.kind = Axis::Kind::Categorical;
             a.categories = QStringList(distinct.begin(), distinct.end());
             std::sort(a.categories.begin(), a.categories.end());
-        } else if (lo > 0 && hi / lo > 100) {
+        } else if (lo > 0 && (hi / lo > 100 || (hi > lo && logParams.contains(a.label)))) {
             a.kind = Axis::Kind::Log;
             a.lo = std::log10(lo);
             a.hi = std::log10(hi);
@@ -143,9 +159,132 @@ ParallelCoordinates::ParallelCoordinates(QWidget *parent) : QWidget(parent)
     setMinimumHeight(160);
 }
 
-void ParallelCoordinates::setRuns(const QList<core::RunRow> &runs, const QString &metric)
+void ParallelCoordinates::setRuns(const QList<core::RunRow> &runs, const ParallelPlan &plan)
 {
-    ParallelAxes next = ParallelAxes::build(runs, metric);
+    m_runs = runs;
+    // A brush narrows the selection, and the axes follow the selection: the axes being brushed
+    // stay while the brush's own selection comes back.
+    if (!m_emitting)
+        m_plan = plan;
+    rebuild();
+}
+
+QStringList ParallelCoordinates::params() const
+{
+    if (!m_plan.scope.isEmpty()) {
+        const QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
+        const QVariant chosen = settings.value(settingsKey(m_plan.scope));
+        if (chosen.isValid())
+            return chosen.toStringList();
+    }
+    return m_plan.defaults;
+}
+
+void ParallelCoordinates::setChosenParams(const QStringList &params)
+{
+    if (!m_plan.scope.isEmpty()) {
+        QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
+        if (params.isEmpty())
+            settings.remove(settingsKey(m_plan.scope));
+        else
+            settings.setValue(settingsKey(m_plan.scope), params);
+    } else {
+        m_plan.defaults = params;  // runs of no sweep: kept until the selection changes
+    }
+    m_brushes.clear();
+    rebuild();
+}
+
+void ParallelCoordinates::moveAxis(int from, int to)
+{
+    QStringList keys = params();
+    if (from < 0 || to < 0 || from >= keys.size() || to >= keys.size())
+        return;  // the metric axis stays last
+    keys.move(from, to);
+    setChosenParams(keys);
+}
+
+void ParallelCoordinates::chooseAxes()
+{
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Parallel coordinates: axes"));
+    auto *layout = new QVBoxLayout(&dialog);
+    auto *search = new QLineEdit(&dialog);
+    search->setPlaceholderText(tr("Search params"));
+    search->setClearButtonEnabled(true);
+    layout->addWidget(search);
+    auto *list = new QListWidget(&dialog);
+    list->setDragDropMode(QAbstractItemView::InternalMove);  // drag to reorder
+    const QStringList chosen = params();
+    QStringList order = chosen;
+    for (const QString &k : std::as_const(m_plan.available))
+        if (!order.contains(k))
+            order.push_back(k);
+    for (const QString &k : std::as_const(order)) {
+        auto *item = new QListWidgetItem(k, list);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable | Qt::ItemIsDragEnabled);
+        item->setCheckState(chosen.contains(k) ? Qt::Checked : Qt::Unchecked);
+    }
+    layout->addWidget(list, 1);
+    connect(search, &QLineEdit::textChanged, list, [list](const QString &text) {
+        for (int i = 0; i < list->count(); ++i)
+            list->item(i)->setHidden(!list->item(i)->text().contains(text, Qt::CaseInsensitive));
+    });
+    auto *buttons = new QDialogButtonBox(
+        QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::Reset, &dialog);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    connect(buttons->button(QDialogButtonBox::Reset), &QPushButton::clicked, &dialog, [&dialog, this] {
+        setChosenParams({});  // the sweep's own params again
+        dialog.reject();
+    });
+    layout->addWidget(buttons);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    QStringList next;
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->checkState() == Qt::Checked)
+            next.push_back(list->item(i)->text());
+    setChosenParams(next);
+}
+
+void ParallelCoordinates::contextMenuEvent(QContextMenuEvent *e)
+{
+    QMenu menu(this);
+    const int axis = axisNear(e->pos().x());
+    const int params = int(m_axes.axes.size()) - (m_plan.metric.isEmpty() ? 0 : 1);
+    if (axis >= 0 && axis < params) {
+        menu.addAction(tr("Move left"), this, [this, axis] { moveAxis(axis, axis - 1); })
+            ->setEnabled(axis > 0);
+        menu.addAction(tr("Move right"), this, [this, axis] { moveAxis(axis, axis + 1); })
+            ->setEnabled(axis + 1 < params);
+        menu.addAction(tr("Remove axis"), this, [this, axis] {
+            QStringList keys = this->params();
+            keys.removeAt(axis);
+            setChosenParams(keys.isEmpty() ? QStringList{} : keys);
+        });
+        menu.addSeparator();
+    }
+    menu.addAction(tr("Choose axes…"), this, &ParallelCoordinates::chooseAxes);
+    menu.exec(e->globalPos());
+}
+
+QColor ParallelCoordinates::metricColor(double position) const
+{
+    // Viridis' ends and middle: dark blue (worst) → teal → yellow (best), legible on light and
+    // dark palettes and for the common colour-vision deficiencies.
+    const double t = std::clamp(m_plan.higherIsBetter ? position : 1.0 - position, 0.0, 1.0);
+    static const QColor stops[] = {QColor(68, 1, 84), QColor(33, 145, 140), QColor(253, 231, 37)};
+    const int i = t < 0.5 ? 0 : 1;
+    const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+    const QColor &a = stops[i], &b = stops[i + 1];
+    return QColor(int(a.red() + (b.red() - a.red()) * u), int(a.green() + (b.green() - a.green()) * u),
+                  int(a.blue() + (b.blue() - a.blue()) * u));
+}
+
+void ParallelCoordinates::rebuild()
+{
+    ParallelAxes next = ParallelAxes::build(m_runs, params(), m_plan.log, m_plan.metric);
     // Brushes stay on axes that are still there (the same key at the same place).
     QMap<int, std::pair<double, double>> kept;
     for (auto it = m_brushes.cbegin(); it != m_brushes.cend(); ++it)
@@ -168,7 +307,7 @@ int ParallelCoordinates::axisX(int axis) const
     const int n = int(m_axes.axes.size());
     if (n <= 1)
         return width() / 2;
-    return kMarginX + (width() - 2 * kMarginX) * axis / (n - 1);
+    return kMarginX + (width() - 2 * kMarginX - kLegend) * axis / (n - 1);
 }
 
 int ParallelCoordinates::positionY(double p) const
@@ -203,21 +342,48 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
         return;
     }
     const QSet<core::RunId> highlighted(m_highlighted.begin(), m_highlighted.end());
-    // Unselected lines first, faint; the selection on top in full colour. Polylines with 1 px
-    // pens, antialiased only for the selection: QPainter's raster path for antialiased, wide or
-    // curved strokes made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
+    // Colour = the metric on a scale whose best end is bright; lines drawn worst first, so the
+    // best runs lie on top. Unselected lines first, faint; the selection on top, wider.
+    const qsizetype metricAxis = !m_plan.metric.isEmpty() && !m_axes.axes.isEmpty() &&
+            m_axes.axes.back().key == QStringLiteral("metrics.") + m_plan.metric
+        ? m_axes.axes.size() - 1
+        : -1;
+    auto goodness = [&](const ParallelAxes::Line &l) {
+        const auto pos = metricAxis >= 0 ? l.positions.value(metricAxis) : std::nullopt;
+        if (!pos)
+            return -1.0;
+        return m_plan.higherIsBetter ? *pos : 1.0 - *pos;
+    };
+    QList<const ParallelAxes::Line *> order;
+    order.reserve(m_axes.lines.size());
+    for (const ParallelAxes::Line &l : std::as_const(m_axes.lines))
+        order.push_back(&l);
+    if (metricAxis >= 0)
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const ParallelAxes::Line *a, const ParallelAxes::Line *b) {
+                             return goodness(*a) < goodness(*b);
+                         });
+    // Polylines with 1 px pens, antialiased only for a small selection: QPainter's raster path
+    // for antialiased, wide or curved strokes made 100 lines cost 50 ms a paint, and the view
+    // repaints on every refresh.
     const bool many = m_axes.lines.size() > 50;
+    const bool fewSelected = highlighted.size() <= 50;
+    const bool partial = !highlighted.isEmpty() && highlighted.size() < m_axes.lines.size();
     QPolygonF segment;
     for (int pass = 0; pass < 2; ++pass) {
-        p.setRenderHint(QPainter::Antialiasing, pass == 1 || !many);
-        for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
+        p.setRenderHint(QPainter::Antialiasing, pass == 1 ? fewSelected : !many);
+        for (const ParallelAxes::Line *line : std::as_const(order)) {
+            const ParallelAxes::Line &l = *line;
             const bool on = highlighted.contains(l.run);
             if (on != (pass == 1))
                 continue;
-            QColor c = runColor(l.run);
-            if (!on && !highlighted.isEmpty())
-                c.setAlpha(40);
-            p.setPen(QPen(c, on ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            const double good = goodness(l);
+            QColor c = metricAxis < 0 ? runColor(l.run)
+                : good < 0            ? palette().color(QPalette::PlaceholderText)
+                                      : metricColor(m_plan.higherIsBetter ? good : 1.0 - good);
+            if (!on && partial)
+                c.setAlpha(50);
+            p.setPen(QPen(c, on && partial && fewSelected ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
             segment.clear();
             for (int i = 0; i <= l.positions.size(); ++i) {
                 if (i < l.positions.size() && l.positions[i]) {
@@ -229,6 +395,17 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
                 segment.clear();
             }
         }
+    }
+    if (metricAxis >= 0) {
+        // The legend: the scale beside the metric's axis, its best end named.
+        const int x = width() - kLegend + 8, top = positionY(1), bottom = positionY(0);
+        QLinearGradient g(0, bottom, 0, top);
+        for (double t : {0.0, 0.5, 1.0})
+            g.setColorAt(t, metricColor(t));
+        p.fillRect(QRect(x, top, 10, bottom - top), g);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(x - 14, m_plan.higherIsBetter ? top - 16 : bottom + 2, 40, 14), Qt::AlignCenter,
+                   tr("best"));
     }
     p.setRenderHint(QPainter::Antialiasing);
     const QColor fg = palette().color(QPalette::Text);
@@ -282,7 +459,9 @@ void ParallelCoordinates::mouseReleaseEvent(QMouseEvent *e)
         mouseMoveEvent(e);
     m_dragAxis = -1;
     update();
+    m_emitting = true;
     Q_EMIT brushed(m_brushes.isEmpty() ? QList<core::RunId>{} : m_axes.inside(m_brushes));
+    m_emitting = false;
 }
 
 }  // namespace orrery::gui
