@@ -23,12 +23,53 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace orrery::gui {
 
 namespace {
 constexpr int kMarginX = 60, kTop = 28, kBottom = 24;
 constexpr int kLegend = 28;  // the colour scale's strip at the right
+
+// 1 px lines straight into a premultiplied ARGB image (Bresenham, source-over). QPainter's raster
+// engine spends ~60 ns a pixel on a cosmetic line (a span call per pixel): 5,000 runs of 5
+// segments took ~340 ms a paint on the 2-core dev machine; this takes a few ms.
+void rasterLines(QImage &image, const QVector<QLine> &lines, const QColor &colour, qreal scale)
+{
+    const int w = image.width(), h = image.height();
+    const qsizetype stride = image.bytesPerLine() / 4;
+    auto *bits = reinterpret_cast<QRgb *>(image.bits());
+    const uint a = uint(colour.alpha()), keep = 255 - a;
+    const uint r = uint(colour.red()) * a / 255, g = uint(colour.green()) * a / 255,
+               b = uint(colour.blue()) * a / 255;
+    for (const QLine &l : lines) {
+        int x0 = int(l.x1() * scale), y0 = int(l.y1() * scale);
+        const int x1 = int(l.x2() * scale), y1 = int(l.y2() * scale);
+        const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0), sx = x0 < x1 ? 1 : -1,
+                  sy = y0 < y1 ? 1 : -1;
+        int err = dx + dy;
+        for (;;) {
+            if (x0 >= 0 && x0 < w && y0 >= 0 && y0 < h) {
+                QRgb &d = bits[qsizetype(y0) * stride + x0];
+                d = keep == 0
+                    ? qRgba(int(r), int(g), int(b), 255)
+                    : qRgba(int(r + uint(qRed(d)) * keep / 255), int(g + uint(qGreen(d)) * keep / 255),
+                            int(b + uint(qBlue(d)) * keep / 255), int(a + uint(qAlpha(d)) * keep / 255));
+            }
+            if (x0 == x1 && y0 == y1)
+                break;
+            const int e2 = 2 * err;
+            if (e2 >= dy) {
+                err += dy;
+                x0 += sx;
+            }
+            if (e2 <= dx) {
+                err += dx;
+                y0 += sy;
+            }
+        }
+    }
+}
 
 // The user's axes of a sweep, in Orrery's settings file (a sweep name may hold '/', which
 // QSettings reads as a group).
@@ -73,49 +114,65 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringL
                                  const QSet<QString> &logParams, const QString &metric)
 {
     ParallelAxes out;
-    QList<QStringList> values;  // per axis, per run
+    // Per axis, per run: the text (categorical axes) and the number (NaN: none). Numbers are
+    // parsed once and a metric is never turned into text: for 5,000 runs this is most of setRuns.
+    QList<QStringList> texts;
+    QList<std::vector<double>> numbers;
+    const double none = std::numeric_limits<double>::quiet_NaN();
     for (const QString &k : std::as_const(keys)) {
-        QStringList v;
-        for (const core::RunRow &r : runs)
-            v.push_back(r.params.value(k));
-        values.push_back(v);
+        QStringList t;
+        std::vector<double> n;
+        n.reserve(size_t(runs.size()));
+        for (const core::RunRow &r : runs) {
+            const QString v = r.params.value(k);
+            bool ok = false;
+            const double d = v.toDouble(&ok);
+            t.push_back(v);
+            n.push_back(ok && std::isfinite(d) ? d : none);
+        }
+        texts.push_back(t);
+        numbers.push_back(std::move(n));
         Axis a;
         a.key = QStringLiteral("params.") + k;
         a.label = k;
         out.axes.push_back(a);
     }
     if (!metric.isEmpty()) {
-        QStringList v;
+        std::vector<double> n;
+        n.reserve(size_t(runs.size()));
         for (const core::RunRow &r : runs) {
             const core::LatestMetric *m = r.metric(metric);
-            v.push_back(m && std::isfinite(m->last.value) ? QString::number(m->last.value, 'g', 17)
-                                                          : QString());
+            n.push_back(m && std::isfinite(m->last.value) ? m->last.value : none);
         }
-        values.push_back(v);
+        texts.push_back({});
+        numbers.push_back(std::move(n));
         Axis a;
         a.key = QStringLiteral("metrics.") + metric;
         a.label = metric;
         out.axes.push_back(a);
     }
+    QList<bool> numericAxis;
     for (qsizetype i = 0; i < out.axes.size(); ++i) {
         Axis &a = out.axes[i];
-        bool numeric = true;
+        bool numeric = true, any = false;
         double lo = INFINITY, hi = -INFINITY;
-        QSet<QString> distinct;
-        for (const QString &text : std::as_const(values[i])) {
-            if (text.isEmpty())
-                continue;
-            distinct.insert(text);
-            bool ok = false;
-            const double v = text.toDouble(&ok);
-            if (!ok || !std::isfinite(v)) {
-                numeric = false;
+        for (size_t r = 0; r < numbers[i].size(); ++r) {
+            const double v = numbers[i][r];
+            if (std::isnan(v)) {
+                if (!texts[i].isEmpty() && !texts[i][qsizetype(r)].isEmpty())
+                    numeric = false;  // text: a categorical axis
                 continue;
             }
+            any = true;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
         }
-        if (!numeric || distinct.isEmpty()) {
+        numericAxis.push_back(numeric && any);
+        if (!numeric || !any) {
+            QSet<QString> distinct;
+            for (const QString &text : std::as_const(texts[i]))
+                if (!text.isEmpty())
+                    distinct.insert(text);
             a.kind = Axis::Kind::Categorical;
             a.categories = QStringList(distinct.begin(), distinct.end());
             std::sort(a.categories.begin(), a.categories.end());
@@ -131,8 +188,22 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringL
     for (qsizetype r = 0; r < runs.size(); ++r) {
         Line line;
         line.run = runs[r].run.id;
-        for (qsizetype i = 0; i < out.axes.size(); ++i)
-            line.positions.push_back(out.axes[i].position(values[i][r]));
+        line.positions.reserve(out.axes.size());
+        for (qsizetype i = 0; i < out.axes.size(); ++i) {
+            const Axis &a = out.axes[i];
+            if (!numericAxis[i]) {
+                line.positions.push_back(a.position(texts[i].value(r)));
+                continue;
+            }
+            double v = numbers[i][size_t(r)];
+            if (std::isnan(v) || (a.kind == Axis::Kind::Log && v <= 0)) {
+                line.positions.push_back(std::nullopt);
+                continue;
+            }
+            if (a.kind == Axis::Kind::Log)
+                v = std::log10(v);
+            line.positions.push_back(a.hi > a.lo ? (v - a.lo) / (a.hi - a.lo) : 0.5);
+        }
         out.lines.push_back(line);
     }
     return out;
@@ -284,7 +355,8 @@ QColor ParallelCoordinates::metricColor(double position) const
 
 void ParallelCoordinates::rebuild()
 {
-    ParallelAxes next = ParallelAxes::build(m_runs, params(), m_plan.log, m_plan.metric);
+    const QStringList keys = params();
+    ParallelAxes next = ParallelAxes::build(m_runs, keys, m_plan.log, m_plan.metric);
     // Brushes stay on axes that are still there (the same key at the same place).
     QMap<int, std::pair<double, double>> kept;
     for (auto it = m_brushes.cbegin(); it != m_brushes.cend(); ++it)
@@ -342,55 +414,92 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
         return;
     }
     const QSet<core::RunId> highlighted(m_highlighted.begin(), m_highlighted.end());
-    // Colour = the metric on a scale whose best end is bright; lines drawn worst first, so the
-    // best runs lie on top. Unselected lines first, faint; the selection on top, wider.
     const qsizetype metricAxis = !m_plan.metric.isEmpty() && !m_axes.axes.isEmpty() &&
             m_axes.axes.back().key == QStringLiteral("metrics.") + m_plan.metric
         ? m_axes.axes.size() - 1
         : -1;
-    auto goodness = [&](const ParallelAxes::Line &l) {
-        const auto pos = metricAxis >= 0 ? l.positions.value(metricAxis) : std::nullopt;
-        if (!pos)
-            return -1.0;
-        return m_plan.higherIsBetter ? *pos : 1.0 - *pos;
-    };
-    QList<const ParallelAxes::Line *> order;
-    order.reserve(m_axes.lines.size());
-    for (const ParallelAxes::Line &l : std::as_const(m_axes.lines))
-        order.push_back(&l);
-    if (metricAxis >= 0)
-        std::stable_sort(order.begin(), order.end(),
-                         [&](const ParallelAxes::Line *a, const ParallelAxes::Line *b) {
-                             return goodness(*a) < goodness(*b);
-                         });
-    // Polylines with 1 px pens, antialiased only for a small selection: QPainter's raster path
-    // for antialiased, wide or curved strokes made 100 lines cost 50 ms a paint, and the view
-    // repaints on every refresh.
-    const bool many = m_axes.lines.size() > 50;
-    const bool fewSelected = highlighted.size() <= 50;
+    // Colour = the metric on a scale whose best end is bright, in 32 steps: the segments of each
+    // step go to QPainter in one drawLines call (a pen and a call per run made 5,000 runs cost
+    // ~300 ms a paint; batched, a few ms). Steps drawn worst first, so the best runs lie on top;
+    // unselected runs first and faint, the selection on top (wider when it is a few runs).
+    // Antialiasing only for a few lines: QPainter's raster path for antialiased or wide strokes
+    // made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
+    constexpr int kSteps = 32;
     const bool partial = !highlighted.isEmpty() && highlighted.size() < m_axes.lines.size();
-    QPolygonF segment;
+    const bool fewSelected = highlighted.size() <= 50, many = m_axes.lines.size() > 50;
+    QList<int> xs;
+    for (int i = 0; i < m_axes.axes.size(); ++i)
+        xs.push_back(axisX(i));
+    // [pass][step]: step kSteps holds the runs without the metric (or, with no metric axis, none).
+    std::vector<std::vector<QVector<QLine>>> batches(2, std::vector<QVector<QLine>>(kSteps + 1));
+    QList<const ParallelAxes::Line *> ownColour;  // no metric axis: each run in its own colour
+    for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
+        if (metricAxis < 0) {
+            ownColour.push_back(&l);
+            continue;
+        }
+        const auto pos = l.positions.value(metricAxis);
+        const int step = !pos
+            ? kSteps
+            : std::clamp(int((m_plan.higherIsBetter ? *pos : 1.0 - *pos) * kSteps), 0, kSteps - 1);
+        QVector<QLine> &out = batches[highlighted.contains(l.run) ? 1 : 0][size_t(step)];
+        for (qsizetype i = 0; i + 1 < l.positions.size(); ++i)
+            if (l.positions[i] && l.positions[i + 1])  // a run without a param: a gap
+                out.push_back(
+                    QLine(xs[i], positionY(*l.positions[i]), xs[i + 1], positionY(*l.positions[i + 1])));
+    }
+    QImage layer;  // many runs: their 1 px lines rastered here, then drawn in one go
+    const qreal dpr = devicePixelRatioF();
     for (int pass = 0; pass < 2; ++pass) {
-        p.setRenderHint(QPainter::Antialiasing, pass == 1 ? fewSelected : !many);
-        for (const ParallelAxes::Line *line : std::as_const(order)) {
-            const ParallelAxes::Line &l = *line;
-            const bool on = highlighted.contains(l.run);
-            if (on != (pass == 1))
+        const bool on = pass == 1;
+        const bool smooth = on ? fewSelected : !many;
+        p.setRenderHint(QPainter::Antialiasing, smooth);
+        for (int step = 0; step <= kSteps; ++step) {
+            const QVector<QLine> &segments = batches[size_t(pass)][size_t(step)];
+            if (segments.isEmpty())
                 continue;
-            const double good = goodness(l);
-            QColor c = metricAxis < 0 ? runColor(l.run)
-                : good < 0            ? palette().color(QPalette::PlaceholderText)
+            const double good = (step + 0.5) / kSteps;
+            QColor c = step == kSteps ? palette().color(QPalette::PlaceholderText)
                                       : metricColor(m_plan.higherIsBetter ? good : 1.0 - good);
             if (!on && partial)
                 c.setAlpha(50);
-            p.setPen(QPen(c, on && partial && fewSelected ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            const bool wide = on && partial && fewSelected;
+            if (!smooth && !wide) {
+                if (layer.isNull()) {
+                    layer = QImage(size() * dpr, QImage::Format_ARGB32_Premultiplied);
+                    layer.fill(Qt::transparent);
+                }
+                rasterLines(layer, segments, c, dpr);
+                continue;
+            }
+            if (!layer.isNull()) {  // what is rastered so far lies under these
+                layer.setDevicePixelRatio(dpr);
+                p.drawImage(0, 0, layer);
+                layer = QImage();
+            }
+            p.setPen(QPen(c, wide ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            p.drawLines(segments);
+        }
+        if (!layer.isNull()) {
+            layer.setDevicePixelRatio(dpr);
+            p.drawImage(0, 0, layer);
+            layer = QImage();
+        }
+        QPolygonF segment;
+        for (const ParallelAxes::Line *l : std::as_const(ownColour)) {
+            if (highlighted.contains(l->run) != on)
+                continue;
+            QColor c = runColor(l->run);
+            if (!on && partial)
+                c.setAlpha(50);
+            p.setPen(QPen(c, on && partial && fewSelected ? 2.0 : 0.0));
             segment.clear();
-            for (int i = 0; i <= l.positions.size(); ++i) {
-                if (i < l.positions.size() && l.positions[i]) {
-                    segment.push_back(QPointF(axisX(i), positionY(*l.positions[i])));
+            for (int i = 0; i <= l->positions.size(); ++i) {
+                if (i < l->positions.size() && l->positions[i]) {
+                    segment.push_back(QPointF(xs[i], positionY(*l->positions[i])));
                     continue;
                 }
-                if (segment.size() > 1)  // a run without this param: a gap
+                if (segment.size() > 1)
                     p.drawPolyline(segment);
                 segment.clear();
             }
