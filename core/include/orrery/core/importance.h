@@ -64,7 +64,7 @@ struct ImportanceResult {
 // metric, which lets one threshold split the categories in any way that matters (Breiman).
 // A param's importance is the rise of the squared error on each tree's out-of-bag runs when its
 // column is shuffled among them (permutation importance), averaged over the trees, negatives
-// counted as 0, normalised to sum to 1. A runs missing a param take the param's median (numeric)
+// counted as 0, normalised to sum to 1. Runs missing a param take the param's median (numeric)
 // or an empty category.
 ImportanceResult paramImportance(const QList<ImportanceRun> &runs, const QList<SweptParam> &swept,
                                  const ImportanceOptions &options = {});
