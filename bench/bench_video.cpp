@@ -251,8 +251,9 @@ void referenceQuality()
                 kTiles, kFrames, kSide, kSide, kReps);
     std::printf("| threads | ms (median) | ms (best) | per frame pair |\n|---|---|---|---|\n");
     std::printf("| 1 | %.1f | %.1f | %.2f ms |\n", single, singleBest, single / (kTiles * kFrames));
-    std::printf("| %d (one task per tile) | %.1f | %.1f | %.2f ms |\n", QThreadPool::globalInstance()->maxThreadCount(),
-                multi, multiBest, multi / (kTiles * kFrames));
+    std::printf("| %d (one task per tile) | %.1f | %.1f | %.2f ms |\n",
+                QThreadPool::globalInstance()->maxThreadCount(), multi, multiBest,
+                multi / (kTiles * kFrames));
     std::printf("\n(checksum %.3f)\n\n", checksum);
     std::fflush(stdout);
 }

@@ -13,7 +13,8 @@
 
 namespace orrery::gui {
 
-ReferenceQuality::ReferenceQuality(QObject *parent) : QObject(parent) {}
+ReferenceQuality::ReferenceQuality(QObject *parent) : QObject(parent)
+{ }
 
 ReferenceQuality::~ReferenceQuality()
 {
@@ -97,7 +98,8 @@ ClipQuality ReferenceQuality::compute(const QString &clip, const QString &refere
             refs << media::QualityReference(ref->frame(i));
         double sumPsnr = 0, sumSsim = 0;
         for (int i = 0; i < frames; ++i) {
-            const media::FrameQuality q = refs[std::min<qsizetype>(i, refs.size() - 1)].compare(dec->frame(i));
+            const media::FrameQuality q =
+                refs[std::min<qsizetype>(i, refs.size() - 1)].compare(dec->frame(i));
             out.psnr << q.psnr;
             out.ssim << q.ssim;
             sumPsnr += q.psnr;

@@ -138,11 +138,11 @@ void VideoView::buildUi()
                        tr("Each tile's PSNR and SSIM against this run's sample at the same step"));
     m_orderBox = chooser(tr("Order"), QStringLiteral("videoOrder"),
                          tr("The baseline run first, then the tiles in this order"));
-    m_orderBox->addItems({tr("selection"), tr("sweep metric"), tr("PSNR to reference"),
-                          tr("SSIM to reference"), tr("name")});
+    m_orderBox->addItems(
+        {tr("selection"), tr("sweep metric"), tr("PSNR to reference"), tr("SSIM to reference"), tr("name")});
     connect(m_orderBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setOrder(static_cast<Order>(i)); });
-    auto runChosen = [this](QComboBox *box) { return box->currentData().value<core::RunId>(); };
+    auto runChosen = [](QComboBox *box) { return box->currentData().value<core::RunId>(); };
     connect(m_aBox, &QComboBox::currentIndexChanged, this,
             [this, runChosen] { setABRuns(runChosen(m_aBox), m_b); });
     connect(m_bBox, &QComboBox::currentIndexChanged, this,
@@ -416,8 +416,11 @@ void VideoView::selectionChanged(const QObject *source)
     QList<core::RunId> shown;
     for (const RunSamples &r : std::as_const(m_runs))
         shown << r.run;
-    if (source == this && shown == m_selection->runs().mid(0, VideoGrid::kMaxTiles))
+    if (source == this && shown == m_selection->runs().mid(0, VideoGrid::kMaxTiles)) {
+        if (m_strip)  // the strip is the current run's
+            rebuildTiles();
         return;  // a click on a tile: only the current run changed
+    }
     m_fetchErrors.clear();  // a new selection tries the unreachable again
     refresh();
 }
@@ -501,14 +504,22 @@ const VideoView::RunSamples *VideoView::samplesOf(core::RunId run) const
 
 void VideoView::updateChoosers()
 {
+    // Refilled only when the runs changed: the boxes call this from their own signals.
     auto fill = [this](QComboBox *box, core::RunId chosen, const QString &none, bool withReference) {
-        const QSignalBlocker block(box);
-        box->clear();
-        box->addItem(none, QVariant::fromValue<core::RunId>(0));
+        QList<std::pair<QString, core::RunId>> items{{none, 0}};
         for (const RunSamples &r : std::as_const(m_runs))
-            box->addItem(r.name, QVariant::fromValue<core::RunId>(r.run));
+            items.push_back({r.name, r.run});
         if (withReference && m_referenceRun)
-            box->addItem(m_referenceRun->name, QVariant::fromValue<core::RunId>(m_referenceRun->run));
+            items.push_back({m_referenceRun->name, m_referenceRun->run});
+        const QSignalBlocker block(box);
+        bool same = box->count() == items.size();
+        for (int i = 0; same && i < box->count(); ++i)
+            same = box->itemData(i).value<core::RunId>() == items[i].second;
+        if (!same) {
+            box->clear();
+            for (const auto &[name, run] : items)
+                box->addItem(name, QVariant::fromValue<core::RunId>(run));
+        }
         box->setCurrentIndex(std::max(0, box->findData(QVariant::fromValue<core::RunId>(chosen))));
     };
     fill(m_aBox, m_a, tr("first"), false);
@@ -777,9 +788,10 @@ void VideoView::rebuildTiles()
         m_hint->setText(tr("Select runs in the Runs table or a sweep in the tree: their sample videos show "
                            "here side by side, at one training step, on one clock."));
     } else if (m_steps.isEmpty()) {
-        m_hint->setText(tr("None of the %n selected run(s) has written a sample video yet. The trainer writes "
-                           "one every sample.every steps (samples/step-N.mp4); they appear here as they come.",
-                           nullptr, int(m_runs.size())));
+        m_hint->setText(
+            tr("None of the %n selected run(s) has written a sample video yet. The trainer writes "
+               "one every sample.every steps (samples/step-N.mp4); they appear here as they come.",
+               nullptr, int(m_runs.size())));
     }
     m_stack->setCurrentIndex(m_runs.isEmpty() || m_steps.isEmpty() ? 0 : 1);
     updateQualityPlot();
