@@ -115,12 +115,13 @@ struct Review {
                 return false;
         return true;
     }
-    const VideoTile *tileOf(core::RunId run) const
+    // A copy of the run's tile (a default tile, run 0, when it has none).
+    VideoTile tileOf(core::RunId run) const
     {
         for (const VideoTile &t : h->view.grid()->tiles())
             if (t.run == run)
-                return &t;
-        return nullptr;
+                return t;
+        return {};
     }
 };
 
@@ -301,10 +302,10 @@ private Q_SLOTS:
                 QCOMPARE(grid->tiles().front().run, r.fixture.runs[5]);
         }
         // Each tile's metric is its run's latest loss (the fixture's lossAt at step 99).
-        const VideoTile *t = r.tileOf(r.fixture.runs[7]);  // lr 2, seed 1
-        QVERIFY(t);
-        QCOMPARE(t->metric, QStringLiteral("loss %1").arg(QString::number(test::lossAt(2, 1, 99), 'g', 4)));
-        QVERIFY(t->caption.contains(QStringLiteral("optim.lr=0.0001")));
+        const VideoTile t = r.tileOf(r.fixture.runs[7]);  // lr 2, seed 1
+        QCOMPARE(t.run, r.fixture.runs[7]);
+        QCOMPARE(t.metric, QStringLiteral("loss %1").arg(QString::number(test::lossAt(2, 1, 99), 'g', 4)));
+        QVERIFY(t.caption.contains(QStringLiteral("optim.lr=0.0001")));
     }
 
     void abComparesTheTwoChosenRuns()
@@ -348,14 +349,16 @@ private Q_SLOTS:
         QCOMPARE(r.h->view.reference(), runs[0]);
         // Computed on a worker: nothing yet on return, the figures arrive later.
         QVERIFY(quality->inFlight() > 0);
-        QVERIFY(r.tileOf(runs[2])->psnr.isEmpty());
-        QTRY_VERIFY_WITH_TIMEOUT(!r.tileOf(runs[3])->psnr.isEmpty() && quality->inFlight() == 0, 20'000);
-        QVERIFY(r.tileOf(runs[0])->reference);
-        QVERIFY(std::isinf(r.tileOf(runs[1])->meanPsnr));
-        QCOMPARE(r.tileOf(runs[1])->meanSsim, 1.0);
+        QVERIFY(r.tileOf(runs[2]).psnr.isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!r.tileOf(runs[3]).psnr.isEmpty() && quality->inFlight() == 0, 20'000);
+        QVERIFY(r.tileOf(runs[0]).reference);
+        QVERIFY(std::isinf(r.tileOf(runs[1]).meanPsnr));
+        QCOMPARE(r.tileOf(runs[1]).meanSsim, 1.0);
         // The figures are those of the decoded frames, frame by frame, against the reference's.
         {
-            const VideoTile *t = r.tileOf(runs[2]);
+            const VideoTile tile = r.tileOf(runs[2]);
+            QVERIFY(tile.source);
+            const VideoTile *t = &tile;
             auto clip = media::ClipDecoder::open(t->source->path());
             auto refClip = media::ClipDecoder::open(r.clip(runs[0], 10 + 10));
             QCOMPARE(t->psnr.size(), kFrames);
@@ -368,8 +371,8 @@ private Q_SLOTS:
                 mean += q.psnr / kFrames;
             }
             QVERIFY(std::abs(t->meanPsnr - mean) < 1e-9);
-            QVERIFY(t->meanPsnr > r.tileOf(runs[3])->meanPsnr);  // more noise, further away
-            QVERIFY(t->meanSsim > r.tileOf(runs[3])->meanSsim);
+            QVERIFY(t->meanPsnr > r.tileOf(runs[3]).meanPsnr);  // more noise, further away
+            QVERIFY(t->meanSsim > r.tileOf(runs[3]).meanSsim);
         }
         // The curve over steps: one graph per run against the reference, a point per step (the
         // identical run's infinite PSNR is no point).
@@ -385,9 +388,9 @@ private Q_SLOTS:
         r.h->view.setStep(20);
         QCOMPARE(quality->inFlight(), 0);
         QCOMPARE(quality->computedCount(), computed);
-        QVERIFY(!r.tileOf(runs[2])->psnr.isEmpty());
+        QVERIFY(!r.tileOf(runs[2]).psnr.isEmpty());
         // A new sample file at the step is computed again: runs[2]'s clip now equals the reference.
-        const double before = r.tileOf(runs[2])->meanPsnr;
+        const double before = r.tileOf(runs[2]).meanPsnr;
         writeClip(r.clip(runs[2], 20), 0, int(runs[2]));
         {  // a new modification time whatever the file system's resolution
             QFile f(r.clip(runs[2], 20));
@@ -397,7 +400,7 @@ private Q_SLOTS:
         }
         r.h->view.refresh();
         QTRY_VERIFY_WITH_TIMEOUT(quality->computedCount() > computed && quality->inFlight() == 0, 20'000);
-        QTRY_VERIFY(std::isinf(r.tileOf(runs[2])->meanPsnr));
+        QTRY_VERIFY(std::isinf(r.tileOf(runs[2]).meanPsnr));
         QVERIFY(!std::isinf(before));
     }
 
@@ -430,7 +433,7 @@ private Q_SLOTS:
         // PSNR to the reference (runs[1]): the reference, then the closest first.
         r.h->view.setReference(runs[1]);
         r.h->view.setOrder(VideoView::Order::Psnr);
-        QTRY_VERIFY_WITH_TIMEOUT(r.h->view.quality()->inFlight() == 0 && !r.tileOf(runs[0])->psnr.isEmpty(),
+        QTRY_VERIFY_WITH_TIMEOUT(r.h->view.quality()->inFlight() == 0 && !r.tileOf(runs[0]).psnr.isEmpty(),
                                  20'000);
         QCOMPARE(order(), (QList<core::RunId>{runs[1], runs[2], runs[3], runs[0]}));
         r.h->view.setOrder(VideoView::Order::Ssim);

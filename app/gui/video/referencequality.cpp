@@ -67,18 +67,22 @@ void ReferenceQuality::request(const QList<Job> &jobs)
         QMetaObject::invokeMethod(
             self.data(),
             [self, done] {
-                if (!self)
-                    return;
-                for (const auto &[j, e] : done) {
-                    const QString key = keyOf(j);
-                    self->m_pending.remove(key);
-                    self->m_cache.insert(key, e);
-                    ++self->m_computed;
-                }
-                Q_EMIT self->computed();
+                if (ReferenceQuality *q = self.data())
+                    q->store(done);
             },
             Qt::QueuedConnection);
     });
+}
+
+void ReferenceQuality::store(const QList<std::pair<Job, Entry>> &done)
+{
+    for (const auto &[job, entry] : done) {
+        const QString key = keyOf(job);
+        m_pending.remove(key);
+        m_cache.insert(key, entry);
+        ++m_computed;
+    }
+    Q_EMIT computed();
 }
 
 ClipQuality ReferenceQuality::compute(const QString &clip, const QString &reference)

@@ -70,6 +70,7 @@ private:
         ClipQuality quality;
     };
     static Stamp stampOf(const QString &path);
+    void store(const QList<std::pair<Job, Entry>> &done);  // a worker's results, on the UI thread
     static QString keyOf(const Job &job);
 
     QHash<QString, Entry> m_cache;

@@ -457,17 +457,17 @@ void VideoView::refresh()
             }
             return out;
         },
-        [this, generation, runs](QList<RunSamples> read) {
+        [this, generation, runs](QList<RunSamples> got) {
             if (generation != m_generation)
                 return;
             m_referenceRun.reset();
             if (m_reference != 0 && !runs.contains(m_reference))
-                for (qsizetype i = 0; i < read.size(); ++i)
-                    if (read[i].run == m_reference) {
-                        m_referenceRun = read.takeAt(i);
+                for (qsizetype i = 0; i < got.size(); ++i)
+                    if (got[i].run == m_reference) {
+                        m_referenceRun = got.takeAt(i);
                         break;
                     }
-            showSamples(std::move(read));
+            showSamples(std::move(got));
         });
 }
 
