@@ -120,7 +120,10 @@ void VideoView::buildUi()
     m_modeBox->setToolTip(tr("A/B modes compare the runs chosen as A and B; the strip shows the current "
                              "run's samples over training steps, the same frame of each"));
     top->addWidget(m_modeBox);
-    auto chooser = [this, top](const QString &label, const QString &name, const QString &tip) {
+    // The review's choosers on a row of their own: beside the transport they made the tab wider
+    // than the window.
+    auto *review = new QHBoxLayout;
+    auto chooser = [this, review](const QString &label, const QString &name, const QString &tip) {
         auto *l = new QLabel(label, this);
         auto *box = new QComboBox(this);
         box->setObjectName(name);
@@ -128,8 +131,8 @@ void VideoView::buildUi()
         box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
         box->setMinimumContentsLength(8);
         l->setBuddy(box);
-        top->addWidget(l);
-        top->addWidget(box);
+        review->addWidget(l);
+        review->addWidget(box);
         return box;
     };
     m_aBox = chooser(tr("A"), QStringLiteral("videoA"), tr("The run shown as A (left of the divider)"));
@@ -210,6 +213,8 @@ void VideoView::buildUi()
         exportMp4(path);
     });
     layout->addLayout(top);
+    review->addStretch(1);
+    layout->addLayout(review);
 
     m_note = new QLabel(this);
     m_note->hide();
