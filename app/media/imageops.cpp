@@ -69,31 +69,49 @@ const std::array<float, kTaps> &gaussian()
 }
 
 // `src` (w x h) filtered by the window at the positions where it fits whole: (w-10) x (h-10).
-// Separable, rows then columns; the inner loops run along x with one tap at a time, so the
-// compiler vectorises them without reordering any sum.
-void filterValid(const float *src, int w, int h, std::vector<float> &rows, float *out)
+// Separable, rows then columns. Each pass sums the 11 taps of 8 neighbouring outputs in a fixed
+// block of 8 accumulators: GCC 12's -O2 vectorises such blocks (SLP) but not a loop of unknown
+// length (measured: 4x slower as plain loops); the sums keep the taps' order, so the result does
+// not depend on the vector width.
+constexpr int kBlock = 8;
+
+inline void filterSpan(const float *const *taps, int n, float *out)
 {
     const auto &k = gaussian();
-    const int ow = w - 2 * kRadius, oh = h - 2 * kRadius;
-    rows.assign(size_t(ow) * size_t(h), 0.f);
-    for (int y = 0; y < h; ++y) {
-        const float *s = src + size_t(y) * size_t(w);
-        float *r = rows.data() + size_t(y) * size_t(ow);
+    int x = 0;
+    for (; x + kBlock <= n; x += kBlock) {
+        float acc[kBlock] = {};
         for (int t = 0; t < kTaps; ++t) {
             const float kt = k[size_t(t)];
-            for (int x = 0; x < ow; ++x)
-                r[x] += kt * s[x + t];
+            const float *p = taps[t] + x;
+            for (int j = 0; j < kBlock; ++j)
+                acc[j] += kt * p[j];
         }
+        for (int j = 0; j < kBlock; ++j)
+            out[x + j] = acc[j];
     }
-    std::fill(out, out + size_t(ow) * size_t(oh), 0.f);
-    for (int y = 0; y < oh; ++y) {
-        float *o = out + size_t(y) * size_t(ow);
-        for (int t = 0; t < kTaps; ++t) {
-            const float kt = k[size_t(t)];
-            const float *r = rows.data() + size_t(y + t) * size_t(ow);
-            for (int x = 0; x < ow; ++x)
-                o[x] += kt * r[x];
-        }
+    for (; x < n; ++x) {
+        float acc = 0;
+        for (int t = 0; t < kTaps; ++t)
+            acc += k[size_t(t)] * taps[t][x];
+        out[x] = acc;
+    }
+}
+
+void filterValid(const float *src, int w, int h, std::vector<float> &rows, float *out)
+{
+    const int ow = w - 2 * kRadius, oh = h - 2 * kRadius;
+    rows.resize(size_t(ow) * size_t(h));
+    const float *taps[kTaps];
+    for (int y = 0; y < h; ++y) {  // along the row: tap t of output x is src[x + t]
+        for (int t = 0; t < kTaps; ++t)
+            taps[t] = src + size_t(y) * size_t(w) + size_t(t);
+        filterSpan(taps, ow, rows.data() + size_t(y) * size_t(ow));
+    }
+    for (int y = 0; y < oh; ++y) {  // down the column: tap t of output row y is row y + t
+        for (int t = 0; t < kTaps; ++t)
+            taps[t] = rows.data() + size_t(y + t) * size_t(ow);
+        filterSpan(taps, ow, out + size_t(y) * size_t(ow));
     }
 }
 
@@ -160,12 +178,18 @@ FrameQuality QualityReference::compare(const LumaPlane &f) const
         return q;
     }
     const int w = f.width, h = f.height;
-    std::vector<float> sq(f.y.size()), cross(f.y.size()), rows;
+    // Scratch kept per thread: a tile's 8 frames (and a worker's many clips) reuse it instead of
+    // faulting in six fresh 256 KiB buffers per frame.
+    thread_local std::vector<float> sq, cross, rows, mu, muSq, muCross;
+    sq.resize(f.y.size());
+    cross.resize(f.y.size());
     for (size_t i = 0; i < f.y.size(); ++i) {
         sq[i] = f.y[i] * f.y[i];
         cross[i] = f.y[i] * m_ref.y[i];
     }
-    std::vector<float> mu(m_mu.size()), muSq(m_mu.size()), muCross(m_mu.size());
+    mu.resize(m_mu.size());
+    muSq.resize(m_mu.size());
+    muCross.resize(m_mu.size());
     filterValid(f.y.data(), w, h, rows, mu.data());
     filterValid(sq.data(), w, h, rows, muSq.data());
     filterValid(cross.data(), w, h, rows, muCross.data());
