@@ -457,6 +457,8 @@ private Q_SLOTS:
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(grid->tiles()[i].run, runs[0]);
             QCOMPARE(grid->tiles()[i].step, qint64(10 * (i + 1)));
+            QVERIFY(VideoGrid::captionText(grid->tiles()[i])
+                        .contains(QStringLiteral("step %1").arg(10 * (i + 1))));
         }
         QTRY_VERIFY(r.allReady());
         // The same frame of each step's clip, side by side.

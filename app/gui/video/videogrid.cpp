@@ -381,7 +381,8 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
 QString VideoGrid::captionText(const VideoTile &tile)
 {
     QString text = tile.title;
-    if (tile.step >= 0)
+    // The chosen step is the slider's: a caption names a step only where it is another one.
+    if (tile.step >= 0 && (tile.otherStep || tile.stepInCaption))
         text += tile.otherStep ? QStringLiteral(" · step %1 (nearest)").arg(tile.step)
                                : QStringLiteral(" · step %1").arg(tile.step);
     if (!tile.caption.isEmpty())

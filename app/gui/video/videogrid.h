@@ -41,6 +41,7 @@ struct VideoTile {
     double meanPsnr = 0, meanSsim = 0;
     qint64 step = -1;  // the sample's step (-1: none)
     bool otherStep = false;  // not the step the slider chose (the run's nearest): labelled
+    bool stepInCaption = false;  // the caption names the step anyway (the strip's tiles)
     QString status;  // shown instead of a picture: "no samples yet", "fetching…", an error
     std::shared_ptr<media::FrameSource> source;
 };

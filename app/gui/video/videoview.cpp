@@ -672,6 +672,7 @@ QList<VideoTile> VideoView::stripTiles()
         const qsizetype k = shown == 1 ? n - 1 : i * (n - 1) / (shown - 1);
         VideoTile t = tileFor(*run, videos[k].step);
         t.otherStep = false;
+        t.stepInCaption = true;
         tiles.append(t);
     }
     return tiles;
