@@ -7,12 +7,17 @@
 //  2. Decode throughput, frames/s: app/media's ClipDecoder (RGB32 out, one thread) against the
 //     ffmpeg command line on the same file (`ffmpeg -benchmark -threads 1 -i F -pix_fmt bgra -f null -`,
 //     its rtime: the decode loop without process start).
+//  3. PSNR/SSIM of 16 tiles x 8 frames at 256x256 against a reference (the Video tab's reference
+//     run; media::QualityReference: luma, Gaussian 11x11 SSIM): the computation alone on frames
+//     already decoded, on one thread and on the machine's threads (one task per tile), the
+//     reference's 8 frames filtered inside the timing; median and best of 7.
 // The clips are made with the ffmpeg command line (testsrc2, a different hue per tile, H.264
 // yuv420p like the trainer's), 240 frames (10 s) each, so a 256x256 clip does not fit its frame
 // source's 48 MiB budget and keeps decoding while it plays.
-//   bench_video [--seconds N] [--sizes 32,64,256]
+//   bench_video [--seconds N] [--sizes 32,64,256] [--quality-only]
 #include "clipdecoder.h"
 #include "framesource.h"
+#include "imageops.h"
 #include "playbackclock.h"
 #include "videogrid.h"
 
@@ -22,11 +27,15 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
+#include <QtConcurrent>
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <random>
 
 using namespace orrery;
 
@@ -178,6 +187,77 @@ void decodeThroughput(const QString &dir, int size, int frames)
     std::fflush(stdout);
 }
 
+// 16 tiles x 8 frames against 8 reference frames, 256x256: the tiles are the reference plus noise
+// of a different amplitude each (what the figures are computed on does not change their cost).
+void referenceQuality()
+{
+    constexpr int kTiles = 16, kFrames = 8, kSide = 256, kReps = 7;
+    std::mt19937 rng(31);
+    QList<QImage> reference;
+    QList<QList<QImage>> tiles(kTiles);
+    for (int f = 0; f < kFrames; ++f) {
+        QImage r(kSide, kSide, QImage::Format_RGB32);
+        for (int y = 0; y < kSide; ++y)
+            for (int x = 0; x < kSide; ++x)
+                r.setPixel(x, y, qRgb((x + f * 5) % 256, (y * 2 + f) % 256, (x ^ y) % 256));
+        reference << r;
+        for (int t = 0; t < kTiles; ++t) {
+            std::uniform_int_distribution<int> noise(-2 * t, 2 * t);
+            QImage tile = r.copy();
+            for (int y = 0; y < kSide; ++y) {
+                auto *p = reinterpret_cast<QRgb *>(tile.scanLine(y));
+                for (int x = 0; x < kSide; ++x) {
+                    const int n = noise(rng);
+                    p[x] = qRgb(std::clamp(qRed(p[x]) + n, 0, 255), std::clamp(qGreen(p[x]) + n, 0, 255),
+                                std::clamp(qBlue(p[x]) + n, 0, 255));
+                }
+            }
+            tiles[t] << tile;
+        }
+    }
+    double checksum = 0;
+    auto run = [&](bool threads) {
+        QList<double> ms;
+        for (int rep = 0; rep < kReps; ++rep) {
+            QElapsedTimer timer;
+            timer.start();
+            QList<media::QualityReference> refs;
+            for (const QImage &r : reference)
+                refs << media::QualityReference(r);
+            std::vector<double> sums(kTiles, 0.0);  // one slot per task: no sharing
+            auto one = [&](int t) {
+                for (int f = 0; f < kFrames; ++f)
+                    sums[size_t(t)] += refs[f].compare(tiles[t][f]).ssim;
+            };
+            if (threads) {
+                QList<int> ids;
+                for (int t = 0; t < kTiles; ++t)
+                    ids << t;
+                QtConcurrent::blockingMap(ids, one);
+            } else {
+                for (int t = 0; t < kTiles; ++t)
+                    one(t);
+            }
+            ms << double(timer.nsecsElapsed()) / 1e6;
+            for (double v : sums)
+                checksum += v;
+        }
+        std::sort(ms.begin(), ms.end());
+        return std::pair(ms[kReps / 2], ms.front());
+    };
+    const auto [single, singleBest] = run(false);
+    const auto [multi, multiBest] = run(true);
+    std::printf("## PSNR/SSIM of %d tiles x %d frames at %dx%d against a reference (median / best of %d)\n\n",
+                kTiles, kFrames, kSide, kSide, kReps);
+    std::printf("| threads | ms (median) | ms (best) | per frame pair |\n|---|---|---|---|\n");
+    std::printf("| 1 | %.1f | %.1f | %.2f ms |\n", single, singleBest, single / (kTiles * kFrames));
+    std::printf("| %d (one task per tile) | %.1f | %.1f | %.2f ms |\n",
+                QThreadPool::globalInstance()->maxThreadCount(), multi, multiBest,
+                multi / (kTiles * kFrames));
+    std::printf("\n(checksum %.3f)\n\n", checksum);
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -197,6 +277,10 @@ int main(int argc, char **argv)
                 sizes << s.toInt();
         }
     }
+    if (args.contains(QLatin1String("--quality-only"))) {
+        referenceQuality();
+        return 0;
+    }
     QTemporaryDir dir;
     std::printf("## 16-tile grid at 24 fps, %d s each, offscreen 1280x800\n\n", seconds);
     std::printf("| clip | tiles | s | frames painted | dropped (tile-frames) | frames decoded | window "
@@ -209,5 +293,7 @@ int main(int argc, char **argv)
         "| clip | frames | ClipDecoder frames/s | ffmpeg CLI frames/s | ratio |\n|---|---|---|---|---|\n");
     for (int size : sizes)
         decodeThroughput(dir.path(), size, size >= 256 ? 2400 : 24000);
+    std::printf("\n");
+    referenceQuality();
     return 0;
 }

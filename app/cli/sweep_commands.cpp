@@ -5,7 +5,10 @@
 #include "output.h"
 
 #include "orrery/core/format.h"
+#include "orrery/core/importance.h"
+#include "orrery/core/metricgoal.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -16,7 +19,8 @@ const char *const kSweepNotes =
     "every parameter against `orrery-train --print-schema` and submits nothing; `submit` returns\n"
     "at once (--watch follows to the end; --dry-run prints the worst-case GPU-hours, the trials\n"
     "and the sbatch script or command lines instead). Spec errors are printed as FILE:LINE:\n"
-    "message (exit status 2). See docs/sweeps.md.\n";
+    "message (exit status 2). `importance` needs at least 4 runs with the sweep's metric.\n"
+    "See docs/sweeps.md.\n";
 
 using namespace orrery::core;
 using remote::OperationError;
@@ -192,6 +196,65 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
     }
 }
 
+// `sweep importance S`: core::sweepImportance (the GUI's Importance tab computes the same),
+// printed by importance, highest first.
+int sweepImportanceCommand(const Context &ctx, const QCommandLineParser &p)
+{
+    try {
+        auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+        const SweepOperations ops(*store, cliOperations());
+        const Sweep sw = ops.sweep(p.positionalArguments().front());
+        const ImportanceOptions options;
+        const ImportanceResult r = core::sweepImportance(*store, sw, options);
+        if (!r.ok()) {
+            err(QStringLiteral("orrery sweep importance: %1: %2\n").arg(sw.name, r.problem));
+            return kFailed;
+        }
+        if (p.isSet(QStringLiteral("json"))) {
+            QJsonArray params;
+            for (const ParamImportance &pi : r.params)
+                params.append(QJsonObject{{QStringLiteral("param"), pi.key},
+                                          {QStringLiteral("correlation"),
+                                           pi.correlation ? QJsonValue(*pi.correlation) : QJsonValue()},
+                                          {QStringLiteral("importance"), pi.importance},
+                                          {QStringLiteral("runs"), pi.runs},
+                                          {QStringLiteral("swept"), pi.swept},
+                                          {QStringLiteral("categorical"), pi.categorical},
+                                          {QStringLiteral("log"), pi.log}});
+            const QJsonObject o{
+                {QStringLiteral("sweep"), sw.name},        {QStringLiteral("sweep_id"), sw.id},
+                {QStringLiteral("metric"), sw.metricName}, {QStringLiteral("goal"), toString(sw.metricGoal)},
+                {QStringLiteral("runs_used"), r.runsUsed}, {QStringLiteral("runs_left_out"), r.runsLeftOut},
+                {QStringLiteral("trees"), options.trees},  {QStringLiteral("params"), params}};
+            out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
+            return kOk;
+        }
+        QList<QStringList> rows;
+        for (const ParamImportance &pi : r.params)
+            rows.push_back(
+                {pi.key + (pi.log ? QStringLiteral(" (log)") : QString()),
+                 pi.correlation ? QString::asprintf("%+.2f", *pi.correlation) : QStringLiteral("-"),
+                 QString::asprintf("%.3f", pi.importance), QString::number(pi.runs)});
+        out(QStringLiteral("sweep %1: what explains %2 (%3), over %4 run(s)%5\n")
+                .arg(sw.name, sw.metricName, toString(sw.metricGoal))
+                .arg(r.runsUsed)
+                .arg(r.runsLeftOut
+                         ? QStringLiteral(" (%1 without %2 left out)").arg(r.runsLeftOut).arg(sw.metricName)
+                         : QString()) +
+            formatTable({QStringLiteral("param"), QStringLiteral("correlation"), QStringLiteral("importance"),
+                         QStringLiteral("runs")},
+                        rows) +
+            QStringLiteral("correlation: Pearson with the latest %1 (of log10 of a log param; - for text "
+                           "values); importance: a random forest's (%2 trees) permutation importance, "
+                           "summing to 1\n")
+                .arg(sw.metricName)
+                .arg(options.trees));
+        return kOk;
+    } catch (const OperationError &e) {
+        return reportFailure(QStringLiteral("importance"), e);
+    }
+}
+
 QCommandLineOption flag(const QString &name, const QString &description)
 {
     return QCommandLineOption(name, description);
@@ -254,6 +317,9 @@ QList<VerbInfo> sweepVerbs()
                    QStringLiteral("run an ended trial again, from its checkpoint"), sweepRetry),
         parsedVerb(QStringLiteral("best"), {sweep}, {json},
                    QStringLiteral("the best trial: value, params, run dir, video"), sweepBest),
+        parsedVerb(QStringLiteral("importance"), {sweep}, {json},
+                   QStringLiteral("each param's correlation with the metric and its importance"),
+                   sweepImportanceCommand),
         parsedVerb(QStringLiteral("logs"), {sweep, trial},
                    {QCommandLineOption({QStringLiteral("f"), QStringLiteral("follow")},
                                        QStringLiteral("keep printing while the trial runs"))},

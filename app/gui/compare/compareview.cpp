@@ -2,6 +2,7 @@
 #include "compareview.h"
 
 #include "chartlegend.h"
+#include "importanceview.h"
 #include "parallelcoordinates.h"
 #include "runcolors.h"
 #include "runselection.h"
@@ -195,8 +196,15 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_diffView->setEditTriggers(QAbstractItemView::NoEditTriggers);
     diffLayout->addWidget(m_diffView, 1);
     below->addTab(diffPage, tr("Differences"));
+    m_importance = new ImportanceView(m_reader, below);
+    below->addTab(m_importance, tr("Importance"));
     connect(m_showAllBox, &QCheckBox::toggled, this, &CompareView::setShowAllParams);
-    connect(m_scatterParam, &QComboBox::currentIndexChanged, this, [this] { updateBottom(); });
+    // A param the user picks stays; until then the scatter follows the selection's sweep (every
+    // change this view makes itself is made with the box's signals blocked).
+    connect(m_scatterParam, &QComboBox::currentIndexChanged, this, [this] {
+        m_scatterParam->setProperty("chosen", m_scatterParam->currentText());
+        updateBottom();
+    });
     connect(below, &QTabWidget::currentChanged, this, [this] { updateBottom(); });
     connect(m_parallel, &ParallelCoordinates::brushed, this,
             [this](const QList<RunId> &brushed) { m_selection->select(brushed, m_parallel); });
@@ -1130,12 +1138,52 @@ void CompareView::showHover(QCustomPlot *plot, const QPoint &pos)
 void CompareView::updateBottom()
 {
     QList<core::RunRow> all = m_runs->allRuns().mid(0, 5000);  // painting more lines says nothing more
-    m_parallel->setRuns(all, m_metrics.value(0));
-    m_parallel->setHighlighted(m_selection->runs());
 
-    // The scatter: a param against the first chart's metric, every run grey, the selection in
-    // colour; drawn when its tab shows (a live refresh each second need not redraw a hidden plot).
-    const QString param = m_scatterParam->currentText(), metric = m_metrics.value(0);
+    // The selection's sweep leads (UX.md "Views built around the sweep"): its swept params are
+    // the axes and the scatter's x, its metric the last axis and the scatter's y. Nothing
+    // selected: the table's runs.
+    QList<RunId> focus = m_selection->runs();
+    if (focus.isEmpty())
+        for (const core::RunRow &r : std::as_const(all))
+            focus.push_back(r.run.id);
+    const SweepIndex &sweeps = m_runs->sweeps();
+    const SweepNode *leading = sweeps.leadingSweep(focus);
+    const QList<core::SweptParam> swept = sweeps.sweptParams(focus);
+    ParallelPlan plan;
+    plan.available = m_runs->paramKeys();
+    if (!swept.isEmpty()) {
+        plan.defaults = core::keysOf(swept);
+        for (const core::SweptParam &sp : swept)
+            if (sp.log)
+                plan.log.insert(sp.key);
+        plan.scope = leading ? leading->sweep.name : QString();
+    } else {
+        // Runs of no sweep: what differs among them, at most 10 axes (the chooser has the rest).
+        QList<core::Params> params;
+        for (RunId id : std::as_const(focus))
+            if (const core::RunRow *r = m_runs->findRun(id))
+                params.push_back(r->params);
+        plan.defaults = core::differingParams(params).mid(0, 10);
+    }
+    plan.metric =
+        leading && !leading->sweep.metricName.isEmpty() ? leading->sweep.metricName : m_metrics.value(0);
+    plan.higherIsBetter = leading && leading->sweep.metricGoal == core::Goal::Maximize;
+    m_parallel->setRuns(all, plan);
+    m_parallel->setHighlighted(m_selection->runs());
+    m_importance->setSweep(leading ? leading->sweep.id : 0);
+
+    // The scatter: a param against the sweep's metric, every run grey, the selection in colour;
+    // drawn when its tab shows (a live refresh each second need not redraw a hidden plot). By
+    // default the sweep's first swept param (never a constant), else the first that differs.
+    const QString chosen = m_scatterParam->property("chosen").toString();
+    const QString defaultParam = plan.defaults.value(0);
+    const QString want = !chosen.isEmpty() ? chosen : defaultParam;
+    if (!want.isEmpty() && m_scatterParam->currentText() != want && m_scatterParam->findText(want) >= 0) {
+        const QSignalBlocker block(m_scatterParam);
+        m_scatterParam->setCurrentIndex(m_scatterParam->findText(want));
+    }
+    const QString param = m_scatterParam->currentText(), metric = plan.metric;
+    const bool logX = chosen.isEmpty() || chosen == defaultParam ? plan.log.contains(param) : false;
     const bool scatterShown = m_below->currentWidget() == m_scatter->parentWidget();
     if (scatterShown)
         m_scatter->clearGraphs();
@@ -1166,7 +1214,7 @@ void CompareView::updateBottom()
             }
         }
         others->setData(xs, ys);
-        const bool log = positive && lo > 0 && hi / lo > 100;
+        const bool log = positive && lo > 0 && (hi / lo > 100 || (logX && hi > lo));
         m_scatter->xAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
         m_scatter->xAxis->setTicker(log ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
                                         : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));

@@ -42,6 +42,7 @@ class QVBoxLayout;
 namespace orrery::gui {
 
 class ChartLegend;
+class ImportanceView;
 class ParallelCoordinates;
 class RunSelection;
 class RunsTableModel;
@@ -87,6 +88,9 @@ public:
     void setHighlightedRun(core::RunId run);
     core::RunId highlightedRun() const { return m_highlight; }
     ParallelCoordinates *parallelCoordinates() const { return m_parallel; }
+    ImportanceView *importanceView() const { return m_importance; }
+    QComboBox *scatterParam() const { return m_scatterParam; }
+    QCustomPlot *scatter() const { return m_scatter; }
     QStandardItemModel *diffModel() const { return m_diff; }
     // The x range every chart shows; setting it re-queries like a pan or zoom does.
     void setXRange(double lo, double hi);
@@ -175,6 +179,7 @@ private:
     ParallelCoordinates *m_parallel = nullptr;
     QComboBox *m_scatterParam = nullptr;
     QCustomPlot *m_scatter = nullptr;
+    ImportanceView *m_importance = nullptr;
     QStandardItemModel *m_diff = nullptr;
     QTableView *m_diffView = nullptr;
     QCheckBox *m_showAllBox = nullptr;

@@ -5,19 +5,79 @@
 
 #include "orrery/core/format.h"
 #include "orrery/core/params.h"
+#include "orrery/core/paths.h"
 
+#include <QContextMenuEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPushButton>
 #include <QSet>
+#include <QSettings>
+#include <QUrl>
+#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace orrery::gui {
 
 namespace {
 constexpr int kMarginX = 60, kTop = 28, kBottom = 24;
+constexpr int kLegend = 28;  // the colour scale's strip at the right
+
+// 1 px lines straight into a premultiplied ARGB image (Bresenham, source-over). QPainter's raster
+// engine spends ~60 ns a pixel on a cosmetic line (a span call per pixel): 5,000 runs of 5
+// segments took ~340 ms a paint on the 2-core dev machine; this takes a few ms.
+void rasterLines(QImage &image, const QVector<QLine> &lines, const QColor &colour, qreal scale)
+{
+    const int w = image.width(), h = image.height();
+    const qsizetype stride = image.bytesPerLine() / 4;
+    auto *bits = reinterpret_cast<QRgb *>(image.bits());
+    const uint a = uint(colour.alpha()), keep = 255 - a;
+    const uint r = uint(colour.red()) * a / 255, g = uint(colour.green()) * a / 255,
+               b = uint(colour.blue()) * a / 255;
+    for (const QLine &l : lines) {
+        int x0 = int(l.x1() * scale), y0 = int(l.y1() * scale);
+        const int x1 = int(l.x2() * scale), y1 = int(l.y2() * scale);
+        const int dx = std::abs(x1 - x0), dy = -std::abs(y1 - y0), sx = x0 < x1 ? 1 : -1,
+                  sy = y0 < y1 ? 1 : -1;
+        int err = dx + dy;
+        for (;;) {
+            if (x0 >= 0 && x0 < w && y0 >= 0 && y0 < h) {
+                QRgb &d = bits[qsizetype(y0) * stride + x0];
+                d = keep == 0
+                    ? qRgba(int(r), int(g), int(b), 255)
+                    : qRgba(int(r + uint(qRed(d)) * keep / 255), int(g + uint(qGreen(d)) * keep / 255),
+                            int(b + uint(qBlue(d)) * keep / 255), int(a + uint(qAlpha(d)) * keep / 255));
+            }
+            if (x0 == x1 && y0 == y1)
+                break;
+            const int e2 = 2 * err;
+            if (e2 >= dy) {
+                err += dy;
+                x0 += sx;
+            }
+            if (e2 <= dx) {
+                err += dx;
+                y0 += sy;
+            }
+        }
+    }
 }
+
+// The user's axes of a sweep, in Orrery's settings file (a sweep name may hold '/', which
+// QSettings reads as a group).
+QString settingsKey(const QString &scope)
+{
+    return QStringLiteral("parallelCoordinates/axes/") + QString::fromLatin1(QUrl::toPercentEncoding(scope));
+}
+}  // namespace
 
 std::optional<double> ParallelAxes::Axis::position(const QString &value) const
 {
@@ -50,60 +110,73 @@ QString ParallelAxes::Axis::labelAt(double p) const
     return core::formatNumber(kind == Kind::Log ? std::pow(10.0, v) : v, 3);
 }
 
-ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QString &metric)
+ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringList &keys,
+                                 const QSet<QString> &logParams, const QString &metric)
 {
     ParallelAxes out;
-    QList<core::Params> params;
-    for (const core::RunRow &r : runs)
-        params.push_back(r.params);
-    QStringList keys = core::differingParams(params);
-    QList<QStringList> values;  // per axis, per run
+    // Per axis, per run: the text (categorical axes) and the number (NaN: none). Numbers are
+    // parsed once and a metric is never turned into text: for 5,000 runs this is most of setRuns.
+    QList<QStringList> texts;
+    QList<std::vector<double>> numbers;
+    const double none = std::numeric_limits<double>::quiet_NaN();
     for (const QString &k : std::as_const(keys)) {
-        QStringList v;
-        for (const core::RunRow &r : runs)
-            v.push_back(r.params.value(k));
-        values.push_back(v);
+        QStringList t;
+        std::vector<double> n;
+        n.reserve(size_t(runs.size()));
+        for (const core::RunRow &r : runs) {
+            const QString v = r.params.value(k);
+            bool ok = false;
+            const double d = v.toDouble(&ok);
+            t.push_back(v);
+            n.push_back(ok && std::isfinite(d) ? d : none);
+        }
+        texts.push_back(t);
+        numbers.push_back(std::move(n));
         Axis a;
         a.key = QStringLiteral("params.") + k;
         a.label = k;
         out.axes.push_back(a);
     }
     if (!metric.isEmpty()) {
-        QStringList v;
+        std::vector<double> n;
+        n.reserve(size_t(runs.size()));
         for (const core::RunRow &r : runs) {
             const core::LatestMetric *m = r.metric(metric);
-            v.push_back(m && std::isfinite(m->last.value) ? QString::number(m->last.value, 'g', 17)
-                                                          : QString());
+            n.push_back(m && std::isfinite(m->last.value) ? m->last.value : none);
         }
-        values.push_back(v);
+        texts.push_back({});
+        numbers.push_back(std::move(n));
         Axis a;
         a.key = QStringLiteral("metrics.") + metric;
         a.label = metric;
         out.axes.push_back(a);
     }
+    QList<bool> numericAxis;
     for (qsizetype i = 0; i < out.axes.size(); ++i) {
         Axis &a = out.axes[i];
-        bool numeric = true;
+        bool numeric = true, any = false;
         double lo = INFINITY, hi = -INFINITY;
-        QSet<QString> distinct;
-        for (const QString &text : std::as_const(values[i])) {
-            if (text.isEmpty())
-                continue;
-            distinct.insert(text);
-            bool ok = false;
-            const double v = text.toDouble(&ok);
-            if (!ok || !std::isfinite(v)) {
-                numeric = false;
+        for (size_t r = 0; r < numbers[i].size(); ++r) {
+            const double v = numbers[i][r];
+            if (std::isnan(v)) {
+                if (!texts[i].isEmpty() && !texts[i][qsizetype(r)].isEmpty())
+                    numeric = false;  // text: a categorical axis
                 continue;
             }
+            any = true;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
         }
-        if (!numeric || distinct.isEmpty()) {
+        numericAxis.push_back(numeric && any);
+        if (!numeric || !any) {
+            QSet<QString> distinct;
+            for (const QString &text : std::as_const(texts[i]))
+                if (!text.isEmpty())
+                    distinct.insert(text);
             a.kind = Axis::Kind::Categorical;
             a.categories = QStringList(distinct.begin(), distinct.end());
             std::sort(a.categories.begin(), a.categories.end());
-        } else if (lo > 0 && hi / lo > 100) {
+        } else if (lo > 0 && (hi / lo > 100 || (hi > lo && logParams.contains(a.label)))) {
             a.kind = Axis::Kind::Log;
             a.lo = std::log10(lo);
             a.hi = std::log10(hi);
@@ -115,8 +188,22 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QString 
     for (qsizetype r = 0; r < runs.size(); ++r) {
         Line line;
         line.run = runs[r].run.id;
-        for (qsizetype i = 0; i < out.axes.size(); ++i)
-            line.positions.push_back(out.axes[i].position(values[i][r]));
+        line.positions.reserve(out.axes.size());
+        for (qsizetype i = 0; i < out.axes.size(); ++i) {
+            const Axis &a = out.axes[i];
+            if (!numericAxis[i]) {
+                line.positions.push_back(a.position(texts[i].value(r)));
+                continue;
+            }
+            double v = numbers[i][size_t(r)];
+            if (std::isnan(v) || (a.kind == Axis::Kind::Log && v <= 0)) {
+                line.positions.push_back(std::nullopt);
+                continue;
+            }
+            if (a.kind == Axis::Kind::Log)
+                v = std::log10(v);
+            line.positions.push_back(a.hi > a.lo ? (v - a.lo) / (a.hi - a.lo) : 0.5);
+        }
         out.lines.push_back(line);
     }
     return out;
@@ -143,9 +230,133 @@ ParallelCoordinates::ParallelCoordinates(QWidget *parent) : QWidget(parent)
     setMinimumHeight(160);
 }
 
-void ParallelCoordinates::setRuns(const QList<core::RunRow> &runs, const QString &metric)
+void ParallelCoordinates::setRuns(const QList<core::RunRow> &runs, const ParallelPlan &plan)
 {
-    ParallelAxes next = ParallelAxes::build(runs, metric);
+    m_runs = runs;
+    // A brush narrows the selection, and the axes follow the selection: the axes being brushed
+    // stay while the brush's own selection comes back.
+    if (!m_emitting)
+        m_plan = plan;
+    rebuild();
+}
+
+QStringList ParallelCoordinates::params() const
+{
+    if (!m_plan.scope.isEmpty()) {
+        const QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
+        const QVariant chosen = settings.value(settingsKey(m_plan.scope));
+        if (chosen.isValid())
+            return chosen.toStringList();
+    }
+    return m_plan.defaults;
+}
+
+void ParallelCoordinates::setChosenParams(const QStringList &params)
+{
+    if (!m_plan.scope.isEmpty()) {
+        QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
+        if (params.isEmpty())
+            settings.remove(settingsKey(m_plan.scope));
+        else
+            settings.setValue(settingsKey(m_plan.scope), params);
+    } else {
+        m_plan.defaults = params;  // runs of no sweep: kept until the selection changes
+    }
+    m_brushes.clear();
+    rebuild();
+}
+
+void ParallelCoordinates::moveAxis(int from, int to)
+{
+    QStringList keys = params();
+    if (from < 0 || to < 0 || from >= keys.size() || to >= keys.size())
+        return;  // the metric axis stays last
+    keys.move(from, to);
+    setChosenParams(keys);
+}
+
+void ParallelCoordinates::chooseAxes()
+{
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Parallel coordinates: axes"));
+    auto *layout = new QVBoxLayout(&dialog);
+    auto *search = new QLineEdit(&dialog);
+    search->setPlaceholderText(tr("Search params"));
+    search->setClearButtonEnabled(true);
+    layout->addWidget(search);
+    auto *list = new QListWidget(&dialog);
+    list->setDragDropMode(QAbstractItemView::InternalMove);  // drag to reorder
+    const QStringList chosen = params();
+    QStringList order = chosen;
+    for (const QString &k : std::as_const(m_plan.available))
+        if (!order.contains(k))
+            order.push_back(k);
+    for (const QString &k : std::as_const(order)) {
+        auto *item = new QListWidgetItem(k, list);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable | Qt::ItemIsDragEnabled);
+        item->setCheckState(chosen.contains(k) ? Qt::Checked : Qt::Unchecked);
+    }
+    layout->addWidget(list, 1);
+    connect(search, &QLineEdit::textChanged, list, [list](const QString &text) {
+        for (int i = 0; i < list->count(); ++i)
+            list->item(i)->setHidden(!list->item(i)->text().contains(text, Qt::CaseInsensitive));
+    });
+    auto *buttons = new QDialogButtonBox(
+        QDialogButtonBox::Ok | QDialogButtonBox::Cancel | QDialogButtonBox::Reset, &dialog);
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    connect(buttons->button(QDialogButtonBox::Reset), &QPushButton::clicked, &dialog, [&dialog, this] {
+        setChosenParams({});  // the sweep's own params again
+        dialog.reject();
+    });
+    layout->addWidget(buttons);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    QStringList next;
+    for (int i = 0; i < list->count(); ++i)
+        if (list->item(i)->checkState() == Qt::Checked)
+            next.push_back(list->item(i)->text());
+    setChosenParams(next);
+}
+
+void ParallelCoordinates::contextMenuEvent(QContextMenuEvent *e)
+{
+    QMenu menu(this);
+    const int axis = axisNear(e->pos().x());
+    const int params = int(m_axes.axes.size()) - (m_plan.metric.isEmpty() ? 0 : 1);
+    if (axis >= 0 && axis < params) {
+        menu.addAction(tr("Move left"), this, [this, axis] { moveAxis(axis, axis - 1); })
+            ->setEnabled(axis > 0);
+        menu.addAction(tr("Move right"), this, [this, axis] { moveAxis(axis, axis + 1); })
+            ->setEnabled(axis + 1 < params);
+        menu.addAction(tr("Remove axis"), this, [this, axis] {
+            QStringList keys = this->params();
+            keys.removeAt(axis);
+            setChosenParams(keys.isEmpty() ? QStringList{} : keys);
+        });
+        menu.addSeparator();
+    }
+    menu.addAction(tr("Choose axes…"), this, &ParallelCoordinates::chooseAxes);
+    menu.exec(e->globalPos());
+}
+
+QColor ParallelCoordinates::metricColor(double position) const
+{
+    // Viridis' ends and middle: dark blue (worst) → teal → yellow (best), legible on light and
+    // dark palettes and for the common colour-vision deficiencies.
+    const double t = std::clamp(m_plan.higherIsBetter ? position : 1.0 - position, 0.0, 1.0);
+    static const QColor stops[] = {QColor(68, 1, 84), QColor(33, 145, 140), QColor(253, 231, 37)};
+    const int i = t < 0.5 ? 0 : 1;
+    const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+    const QColor &a = stops[i], &b = stops[i + 1];
+    return QColor(int(a.red() + (b.red() - a.red()) * u), int(a.green() + (b.green() - a.green()) * u),
+                  int(a.blue() + (b.blue() - a.blue()) * u));
+}
+
+void ParallelCoordinates::rebuild()
+{
+    const QStringList keys = params();
+    ParallelAxes next = ParallelAxes::build(m_runs, keys, m_plan.log, m_plan.metric);
     // Brushes stay on axes that are still there (the same key at the same place).
     QMap<int, std::pair<double, double>> kept;
     for (auto it = m_brushes.cbegin(); it != m_brushes.cend(); ++it)
@@ -168,7 +379,7 @@ int ParallelCoordinates::axisX(int axis) const
     const int n = int(m_axes.axes.size());
     if (n <= 1)
         return width() / 2;
-    return kMarginX + (width() - 2 * kMarginX) * axis / (n - 1);
+    return kMarginX + (width() - 2 * kMarginX - kLegend) * axis / (n - 1);
 }
 
 int ParallelCoordinates::positionY(double p) const
@@ -203,32 +414,107 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
         return;
     }
     const QSet<core::RunId> highlighted(m_highlighted.begin(), m_highlighted.end());
-    // Unselected lines first, faint; the selection on top in full colour. Polylines with 1 px
-    // pens, antialiased only for the selection: QPainter's raster path for antialiased, wide or
-    // curved strokes made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
-    const bool many = m_axes.lines.size() > 50;
-    QPolygonF segment;
+    const qsizetype metricAxis = !m_plan.metric.isEmpty() && !m_axes.axes.isEmpty() &&
+            m_axes.axes.back().key == QStringLiteral("metrics.") + m_plan.metric
+        ? m_axes.axes.size() - 1
+        : -1;
+    // Colour = the metric on a scale whose best end is bright, in 32 steps: the segments of each
+    // step go to QPainter in one drawLines call (a pen and a call per run made 5,000 runs cost
+    // ~300 ms a paint; batched, a few ms). Steps drawn worst first, so the best runs lie on top;
+    // unselected runs first and faint, the selection on top (wider when it is a few runs).
+    // Antialiasing only for a few lines: QPainter's raster path for antialiased or wide strokes
+    // made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
+    constexpr int kSteps = 32;
+    const bool partial = !highlighted.isEmpty() && highlighted.size() < m_axes.lines.size();
+    const bool fewSelected = highlighted.size() <= 50, many = m_axes.lines.size() > 50;
+    QList<int> xs;
+    for (int i = 0; i < m_axes.axes.size(); ++i)
+        xs.push_back(axisX(i));
+    // [pass][step]: step kSteps holds the runs without the metric (or, with no metric axis, none).
+    std::vector<std::vector<QVector<QLine>>> batches(2, std::vector<QVector<QLine>>(kSteps + 1));
+    QList<const ParallelAxes::Line *> ownColour;  // no metric axis: each run in its own colour
+    for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
+        if (metricAxis < 0) {
+            ownColour.push_back(&l);
+            continue;
+        }
+        const auto pos = l.positions.value(metricAxis);
+        const int step = !pos
+            ? kSteps
+            : std::clamp(int((m_plan.higherIsBetter ? *pos : 1.0 - *pos) * kSteps), 0, kSteps - 1);
+        QVector<QLine> &out = batches[highlighted.contains(l.run) ? 1 : 0][size_t(step)];
+        for (qsizetype i = 0; i + 1 < l.positions.size(); ++i)
+            if (l.positions[i] && l.positions[i + 1])  // a run without a param: a gap
+                out.push_back(
+                    QLine(xs[i], positionY(*l.positions[i]), xs[i + 1], positionY(*l.positions[i + 1])));
+    }
+    QImage layer;  // many runs: their 1 px lines rastered here, then drawn in one go
+    const qreal dpr = devicePixelRatioF();
     for (int pass = 0; pass < 2; ++pass) {
-        p.setRenderHint(QPainter::Antialiasing, pass == 1 || !many);
-        for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
-            const bool on = highlighted.contains(l.run);
-            if (on != (pass == 1))
+        const bool on = pass == 1;
+        const bool smooth = on ? fewSelected : !many;
+        p.setRenderHint(QPainter::Antialiasing, smooth);
+        for (int step = 0; step <= kSteps; ++step) {
+            const QVector<QLine> &segments = batches[size_t(pass)][size_t(step)];
+            if (segments.isEmpty())
                 continue;
-            QColor c = runColor(l.run);
-            if (!on && !highlighted.isEmpty())
-                c.setAlpha(40);
-            p.setPen(QPen(c, on ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            const double good = (step + 0.5) / kSteps;
+            QColor c = step == kSteps ? palette().color(QPalette::PlaceholderText)
+                                      : metricColor(m_plan.higherIsBetter ? good : 1.0 - good);
+            if (!on && partial)
+                c.setAlpha(50);
+            const bool wide = on && partial && fewSelected;
+            if (!smooth && !wide) {
+                if (layer.isNull()) {
+                    layer = QImage(size() * dpr, QImage::Format_ARGB32_Premultiplied);
+                    layer.fill(Qt::transparent);
+                }
+                rasterLines(layer, segments, c, dpr);
+                continue;
+            }
+            if (!layer.isNull()) {  // what is rastered so far lies under these
+                layer.setDevicePixelRatio(dpr);
+                p.drawImage(0, 0, layer);
+                layer = QImage();
+            }
+            p.setPen(QPen(c, wide ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+            p.drawLines(segments);
+        }
+        if (!layer.isNull()) {
+            layer.setDevicePixelRatio(dpr);
+            p.drawImage(0, 0, layer);
+            layer = QImage();
+        }
+        QPolygonF segment;
+        for (const ParallelAxes::Line *l : std::as_const(ownColour)) {
+            if (highlighted.contains(l->run) != on)
+                continue;
+            QColor c = runColor(l->run);
+            if (!on && partial)
+                c.setAlpha(50);
+            p.setPen(QPen(c, on && partial && fewSelected ? 2.0 : 0.0));
             segment.clear();
-            for (int i = 0; i <= l.positions.size(); ++i) {
-                if (i < l.positions.size() && l.positions[i]) {
-                    segment.push_back(QPointF(axisX(i), positionY(*l.positions[i])));
+            for (int i = 0; i <= l->positions.size(); ++i) {
+                if (i < l->positions.size() && l->positions[i]) {
+                    segment.push_back(QPointF(xs[i], positionY(*l->positions[i])));
                     continue;
                 }
-                if (segment.size() > 1)  // a run without this param: a gap
+                if (segment.size() > 1)
                     p.drawPolyline(segment);
                 segment.clear();
             }
         }
+    }
+    if (metricAxis >= 0) {
+        // The legend: the scale beside the metric's axis, its best end named.
+        const int x = width() - kLegend + 8, top = positionY(1), bottom = positionY(0);
+        QLinearGradient g(0, bottom, 0, top);
+        for (double t : {0.0, 0.5, 1.0})
+            g.setColorAt(t, metricColor(t));
+        p.fillRect(QRect(x, top, 10, bottom - top), g);
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(x - 14, m_plan.higherIsBetter ? top - 16 : bottom + 2, 40, 14), Qt::AlignCenter,
+                   tr("best"));
     }
     p.setRenderHint(QPainter::Antialiasing);
     const QColor fg = palette().color(QPalette::Text);
@@ -282,7 +568,9 @@ void ParallelCoordinates::mouseReleaseEvent(QMouseEvent *e)
         mouseMoveEvent(e);
     m_dragAxis = -1;
     update();
+    m_emitting = true;
     Q_EMIT brushed(m_brushes.isEmpty() ? QList<core::RunId>{} : m_axes.inside(m_brushes));
+    m_emitting = false;
 }
 
 }  // namespace orrery::gui

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// Parallel coordinates: one vertical axis per param that differs between the runs, then the
-// chosen metric; one polyline per run in its colour. An axis is linear, logarithmic (positive
-// numbers spanning more than two decades, e.g. a learning rate) or categorical (any text).
-// Dragging along an axis brushes a range; the runs inside every brush become the selection
-// everywhere (brushed() → RunSelection). A click on an axis clears its brush.
+// Parallel coordinates: one vertical axis per param of the plan (the sweep's swept params, or the
+// user's choice for that sweep, kept in the settings file), then the sweep's metric; one polyline
+// per run coloured by its metric on a scale whose best end (by the sweep's goal) is bright, the
+// selection drawn on top and wider. An axis is linear, logarithmic (a log-distributed param, or
+// positive numbers spanning more than two decades) or categorical (any text). Dragging along an
+// axis brushes a range; the runs inside every brush become the selection everywhere (brushed() →
+// RunSelection). A click on an axis clears its brush; the right button moves or removes an axis
+// and opens the chooser of every param.
 #pragma once
 
 #include "orrery/core/store.h"
 
 #include <QList>
 #include <QMap>
+#include <QSet>
 #include <QWidget>
 
 #include <optional>
@@ -37,10 +41,22 @@ struct ParallelAxes {
     QList<Axis> axes;
     QList<Line> lines;
 
-    // Params that differ among `runs`, then `metric` (latest values).
-    static ParallelAxes build(const QList<core::RunRow> &runs, const QString &metric);
+    // `params` in order (those in `logParams` on a log axis where their values are positive),
+    // then `metric` (latest values).
+    static ParallelAxes build(const QList<core::RunRow> &runs, const QStringList &params,
+                              const QSet<QString> &logParams, const QString &metric);
     // Runs whose position on every brushed axis lies inside its brush [lo, hi].
     QList<core::RunId> inside(const QMap<int, std::pair<double, double>> &brushes) const;
+};
+
+// Which axes to show, as the Compare view decides them from the selection's sweep.
+struct ParallelPlan {
+    QString scope;  // the leading sweep's name: the user's axis choice is kept under it
+    QStringList defaults;  // the swept params (else up to 10 params that differ)
+    QStringList available;  // every param, for the chooser
+    QSet<QString> log;  // params read on a log axis (core::SweptParam::log)
+    QString metric;
+    bool higherIsBetter = false;  // the metric's goal: which end of the colour scale is best
 };
 
 class ParallelCoordinates : public QWidget {
@@ -48,7 +64,17 @@ class ParallelCoordinates : public QWidget {
 public:
     explicit ParallelCoordinates(QWidget *parent = nullptr);
 
-    void setRuns(const QList<core::RunRow> &runs, const QString &metric);
+    void setRuns(const QList<core::RunRow> &runs, const ParallelPlan &plan);
+    const ParallelPlan &plan() const { return m_plan; }
+    // The params on the axes now: the user's choice for the plan's scope, else its defaults.
+    QStringList params() const;
+    // The user's choice (saved under the scope in the settings file; empty: back to the defaults).
+    void setChosenParams(const QStringList &params);
+    void moveAxis(int from, int to);
+    // The searchable list of every param (a dialog); tests drive setChosenParams instead.
+    void chooseAxes();
+    // The colour of a metric position (0 bottom .. 1 top) on the scale: best end bright.
+    QColor metricColor(double position) const;
     void setHighlighted(const QList<core::RunId> &runs);
     const ParallelAxes &axes() const { return m_axes; }
     const QMap<int, std::pair<double, double>> &brushes() const { return m_brushes; }
@@ -65,18 +91,24 @@ protected:
     void mousePressEvent(QMouseEvent *) override;
     void mouseMoveEvent(QMouseEvent *) override;
     void mouseReleaseEvent(QMouseEvent *) override;
+    void contextMenuEvent(QContextMenuEvent *) override;
     QSize sizeHint() const override { return {600, 260}; }
 
 private:
     double positionAt(int y) const;
     int axisNear(int x) const;
 
+    void rebuild();
+
+    QList<core::RunRow> m_runs;
+    ParallelPlan m_plan;
     ParallelAxes m_axes;
     QList<core::RunId> m_highlighted;
     QMap<int, std::pair<double, double>> m_brushes;
     int m_dragAxis = -1;
     double m_dragFrom = 0;
     bool m_dragMoved = false;
+    bool m_emitting = false;  // brushed() is out: the selection it makes keeps these axes
 };
 
 }  // namespace orrery::gui

@@ -134,6 +134,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     m_tabs->addTab(m_compare, tr("Compare"));
     m_video = new VideoView(m_reader, m_selection, this);
+    m_video->setRunsModel(m_runsModel);  // each run's sweep: its metric and swept params
     m_video->fetcher()->setConnectionSource(m_hub->namedConnectionSource());
     m_video->fetcher()->setWriter(m_writer);
     m_tabs->addTab(m_video, tr("Video"));

@@ -3,8 +3,11 @@
 
 #include "imageops.h"
 
+#include <QContextMenuEvent>
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -17,9 +20,19 @@ constexpr int kBorder = 3;
 constexpr int kGap = 6;
 const QColor kTileBackground(0x1e, 0x1e, 0x1e);
 
+// One line: a second one made 8 tiles tall and was cut off (issue 31); the rest is in the tooltip.
 int captionHeight(const QFontMetrics &fm)
 {
-    return 2 * fm.height() + 6;
+    return fm.height() + 6;
+}
+
+QString qualityFigure(double value, bool psnr)
+{
+    if (std::isinf(value))
+        return QStringLiteral("∞");
+    if (std::isnan(value))
+        return QStringLiteral("—");
+    return psnr ? QString::number(value, 'f', 1) : QString::number(value, 'f', 3);
 }
 
 // The frame of `source` the clock's `index` means: a shorter clip holds its last frame.
@@ -29,19 +42,53 @@ int clampedIndex(const media::FrameSource &source, int index)
     return n > 0 ? std::min(index, n - 1) : 0;
 }
 
-void drawCaption(QPainter &p, const QRect &r, const VideoTile &tile)
+void drawCaption(QPainter &p, const QRect &r, const QString &text, bool otherStep)
 {
     const QFontMetrics fm = p.fontMetrics();
-    QString title = tile.title;
-    if (tile.step >= 0)
-        title += tile.otherStep ? QStringLiteral("  · step %1 (nearest)").arg(tile.step)
-                                : QStringLiteral("  · step %1").arg(tile.step);
-    p.setPen(tile.otherStep ? QColor(0xff, 0xc1, 0x07) : QColor(Qt::white));
-    p.drawText(r.adjusted(4, 2, -4, 0), Qt::AlignLeft | Qt::AlignTop,
-               fm.elidedText(title, Qt::ElideMiddle, r.width() - 8));
-    p.setPen(QColor(0xc8, 0xc8, 0xc8));
-    p.drawText(r.adjusted(4, 2 + fm.height(), -4, 0), Qt::AlignLeft | Qt::AlignTop,
-               fm.elidedText(tile.caption, Qt::ElideRight, r.width() - 8));
+    p.setPen(otherStep ? QColor(0xff, 0xc1, 0x07) : QColor(Qt::white));
+    p.drawText(r.adjusted(4, 3, -4, 0), Qt::AlignLeft | Qt::AlignTop,
+               fm.elidedText(text, Qt::ElideRight, r.width() - 8));
+}
+
+// A line of text on a dark band at the top or bottom of a picture.
+void drawBadge(QPainter &p, const QRect &picture, const QString &text, bool top)
+{
+    if (text.isEmpty())
+        return;
+    const QFontMetrics fm = p.fontMetrics();
+    const QString shown = fm.elidedText(text, Qt::ElideRight, picture.width() - 8);
+    const QRect band(picture.left(), top ? picture.top() : picture.bottom() - fm.height() - 3,
+                     std::min(picture.width(), fm.horizontalAdvance(shown) + 8), fm.height() + 4);
+    p.fillRect(band, QColor(0, 0, 0, 170));
+    p.setPen(Qt::white);
+    p.drawText(band.adjusted(4, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, shown);
+}
+
+QString topBadge(const VideoTile &t)
+{
+    QStringList parts;
+    if (t.baseline)
+        parts << QStringLiteral("★ baseline");
+    if (t.reference)
+        parts << QStringLiteral("reference");
+    if (!t.metric.isEmpty())
+        parts << t.metric;
+    return parts.join(QStringLiteral(" · "));
+}
+
+// PSNR/SSIM against the reference: the clip's mean, and this frame's while it has one.
+QString qualityBadge(const VideoTile &t, int frame)
+{
+    if (t.reference || t.psnr.isEmpty())
+        return {};
+    QString s = QStringLiteral("PSNR %1 dB · SSIM %2")
+                    .arg(qualityFigure(t.meanPsnr, true), qualityFigure(t.meanSsim, false));
+    if (frame >= 0) {
+        const qsizetype i = std::min<qsizetype>(frame, t.psnr.size() - 1);
+        s += QStringLiteral("  (frame: %1 · %2)")
+                 .arg(qualityFigure(t.psnr[i], true), qualityFigure(t.ssim.value(i), false));
+    }
+    return s;
 }
 
 void drawStatus(QPainter &p, const QRect &r, const QString &text)
@@ -100,9 +147,52 @@ void VideoGrid::setCurrentRun(core::RunId run)
     update();
 }
 
+void VideoGrid::setABRuns(core::RunId a, core::RunId b)
+{
+    m_a = a;
+    m_b = b;
+    update();
+}
+
+QList<int> VideoGrid::shownTiles() const
+{
+    if (m_mode != Mode::Grid)
+        return abTiles();
+    QList<int> out;
+    for (int i = 0; i < m_tiles.size(); ++i)
+        out << i;
+    return out;
+}
+
+QList<int> VideoGrid::abTiles() const
+{
+    if (m_tiles.size() < 2)
+        return m_tiles.isEmpty() ? QList<int>{} : QList<int>{0};
+    auto indexOf = [this](core::RunId run, int fallback) {
+        for (int i = 0; i < m_tiles.size(); ++i)
+            if (run != 0 && m_tiles[i].run == run)
+                return i;
+        return fallback;
+    };
+    const int a = indexOf(m_a, 0);
+    int b = indexOf(m_b, a == 1 ? 0 : 1);
+    if (b == a)  // A and B the same run: A against the next one
+        b = (a + 1) % int(m_tiles.size());
+    return {a, b};
+}
+
+QList<TileFrame> VideoGrid::shownFrames(int index) const
+{
+    const QList<TileFrame> all = framesAt(index);
+    QList<TileFrame> out;
+    for (int i : shownTiles())
+        out << all[i];
+    return out;
+}
+
 int VideoGrid::visibleTiles() const
 {
-    return m_mode == Mode::Grid ? int(m_tiles.size()) : int(std::min<qsizetype>(2, m_tiles.size()));
+    return int(shownTiles().size());
 }
 
 void VideoGrid::setFrameIndex(int index, bool playing)
@@ -142,6 +232,7 @@ QList<TileFrame> VideoGrid::framesAt(int index) const
         TileFrame f{&t, {}, {}};
         if (t.source && t.source->state() == media::FrameSource::State::Ready) {
             const int i = clampedIndex(*t.source, index);
+            f.frame = i;
             f.image = t.source->frame(i);
             if (f.image.isNull() && t.source->isDamaged(i))
                 f.overlay = tr("frame %1 cannot be decoded: %2").arg(i + 1).arg(t.source->error());
@@ -173,12 +264,18 @@ QList<QRect> VideoGrid::layout(const QRect &area, int count, QSize frame, int ca
             bestCols = cols;
         }
     }
+    // Each tile takes its picture's shape (plus border and caption), and the grid is centred: a
+    // tile stretched to its cell made 8 tall tiles of small pictures (issue 31).
     const int rows = (count + bestCols - 1) / bestCols;
-    const int w = (area.width() - (bestCols - 1) * kGap) / bestCols;
-    const int h = (area.height() - (rows - 1) * kGap) / rows;
+    const int cellW = (area.width() - (bestCols - 1) * kGap) / bestCols;
+    const int cellH = (area.height() - (rows - 1) * kGap) / rows;
+    const double scale = std::max(0.0, bestScale);
+    const int w = std::min(cellW, int(std::floor(scale * frame.width())) + 2 * kBorder);
+    const int h = std::min(cellH, int(std::floor(scale * frame.height())) + 2 * kBorder + caption);
+    const int x0 = area.x() + (area.width() - (bestCols * w + (bestCols - 1) * kGap)) / 2;
+    const int y0 = area.y() + (area.height() - (rows * h + (rows - 1) * kGap)) / 2;
     for (int i = 0; i < count; ++i)
-        out.append(
-            QRect(area.x() + (i % bestCols) * (w + kGap), area.y() + (i / bestCols) * (h + kGap), w, h));
+        out.append(QRect(x0 + (i % bestCols) * (w + kGap), y0 + (i / bestCols) * (h + kGap), w, h));
     return out;
 }
 
@@ -201,7 +298,10 @@ QImage VideoGrid::composeAB(const QImage &a, const QImage &b, Mode mode, double 
 
 QImage VideoGrid::currentABPicture() const
 {
-    const QList<TileFrame> frames = framesAt(m_index);
+    const QList<TileFrame> all = framesAt(m_index);
+    QList<TileFrame> frames;
+    for (int i : abTiles())
+        frames << all[i];
     if (frames.size() < 2)
         return {};
     return composeAB(frames[0].image, frames[1].image, m_mode == Mode::Grid ? Mode::Difference : m_mode,
@@ -241,14 +341,14 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
         }
         const QRect captions(area.left(), area.bottom() - caption, area.width(), caption + 1);
         const int half = captions.width() / 2;
-        VideoTile la = *a.tile, lb = *b.tile;
-        la.title =
-            (mode == Mode::Difference ? QStringLiteral("|A − B|  A: ") : QStringLiteral("A: ")) + la.title;
-        lb.title = QStringLiteral("B: ") + lb.title;
+        const QString la =
+            (mode == Mode::Difference ? QStringLiteral("|A − B|  A: ") : QStringLiteral("A: ")) +
+            captionText(*a.tile);
+        const QString lb = QStringLiteral("B: ") + captionText(*b.tile);
         p.fillRect(captions.adjusted(0, 0, -half, 0), a.tile->color.darker(250));
         p.fillRect(captions.adjusted(half, 0, 0, 0), b.tile->color.darker(250));
-        drawCaption(p, captions.adjusted(0, 0, -half, 0), la);
-        drawCaption(p, captions.adjusted(half, 0, 0, 0), lb);
+        drawCaption(p, captions.adjusted(0, 0, -half, 0), la, a.tile->otherStep);
+        drawCaption(p, captions.adjusted(half, 0, 0, 0), lb, b.tile->otherStep);
         return;
     }
 
@@ -271,26 +371,53 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
             drawStatus(p, picture, f.tile->status);
         if (!f.overlay.isEmpty())
             drawStatus(p, picture, f.overlay);
-        drawCaption(p, QRect(inner.left(), inner.bottom() - caption + 1, inner.width(), caption), *f.tile);
+        drawBadge(p, picture, topBadge(*f.tile), true);
+        drawBadge(p, picture, qualityBadge(*f.tile, f.image.isNull() ? -1 : f.frame), false);
+        drawCaption(p, QRect(inner.left(), inner.bottom() - caption + 1, inner.width(), caption),
+                    captionText(*f.tile), f.tile->otherStep);
     }
+}
+
+QString VideoGrid::captionText(const VideoTile &tile)
+{
+    QString text = tile.title;
+    // The chosen step is the slider's: a caption names a step only where it is another one.
+    if (tile.step >= 0 && (tile.otherStep || tile.stepInCaption))
+        text += tile.otherStep ? QStringLiteral(" · step %1 (nearest)").arg(tile.step)
+                               : QStringLiteral(" · step %1").arg(tile.step);
+    if (!tile.caption.isEmpty())
+        text += QStringLiteral(" · ") + tile.caption;
+    return text;
+}
+
+QList<QRect> VideoGrid::tileRects() const
+{
+    QSize frameSize;
+    for (const QImage &image : m_last)
+        if (!image.isNull() && frameSize.isEmpty())
+            frameSize = image.size();
+    for (const VideoTile &t : m_tiles)
+        if (frameSize.isEmpty() && t.source && t.source->state() == media::FrameSource::State::Ready)
+            frameSize = QSize(t.source->info().width, t.source->info().height);
+    return layout(rect(), int(m_tiles.size()), frameSize, captionHeight(fontMetrics()));
 }
 
 void VideoGrid::paintEvent(QPaintEvent *)
 {
-    QList<TileFrame> frames = framesAt(m_index);
-    if (m_mode != Mode::Grid)
-        frames = frames.mid(0, 2);
+    const QList<int> shown = shownTiles();
+    QList<TileFrame> frames = shownFrames(m_index);
     const bool newIndex = !m_indexPainted;
-    for (int i = 0; i < frames.size(); ++i) {
+    for (int k = 0; k < frames.size(); ++k) {
+        const int i = shown[k];
         const VideoTile &t = m_tiles[i];
-        if (!frames[i].image.isNull()) {
-            m_last[i] = frames[i].image;
+        if (!frames[k].image.isNull()) {
+            m_last[i] = frames[k].image;
             m_lastIndex[i] = t.source ? clampedIndex(*t.source, m_index) : -1;
         } else if (t.source && t.source->state() == media::FrameSource::State::Ready) {
             // Late: show the previous frame; while playing, that is a dropped frame.
             if (newIndex && m_playing && !t.source->isDamaged(clampedIndex(*t.source, m_index)))
                 ++m_dropped;
-            frames[i].image = m_last[i];
+            frames[k].image = m_last[i];
         }
     }
     if (newIndex)
@@ -305,10 +432,7 @@ QImage VideoGrid::render(QSize size)
     QImage image(size, QImage::Format_RGB32);
     QPainter p(&image);
     p.setFont(font());
-    QList<TileFrame> frames = framesAt(m_index);
-    if (m_mode != Mode::Grid)
-        frames = frames.mid(0, 2);
-    paintFrames(p, QRect(QPoint(0, 0), size), frames, m_mode, m_wipe, 0);
+    paintFrames(p, QRect(QPoint(0, 0), size), shownFrames(m_index), m_mode, m_wipe, 0);
     return image;
 }
 
@@ -316,11 +440,7 @@ int VideoGrid::tileAt(const QPoint &pos) const
 {
     if (m_mode != Mode::Grid)
         return -1;
-    QSize frameSize;
-    for (const QImage &image : m_last)
-        if (!image.isNull() && frameSize.isEmpty())
-            frameSize = image.size();
-    const QList<QRect> rects = layout(rect(), int(m_tiles.size()), frameSize, captionHeight(fontMetrics()));
+    const QList<QRect> rects = tileRects();
     for (int i = 0; i < rects.size(); ++i)
         if (rects[i].contains(pos))
             return i;
@@ -344,6 +464,37 @@ void VideoGrid::mouseMoveEvent(QMouseEvent *event)
         setWipe(double(event->position().x()) / std::max(1, width()));
         Q_EMIT wipeMoved(m_wipe);
     }
+}
+
+void VideoGrid::contextMenuEvent(QContextMenuEvent *event)
+{
+    int i = tileAt(event->pos());
+    if (i < 0 && m_mode != Mode::Grid && !m_tiles.isEmpty())  // A/B: the half under the pointer
+        i = abTiles().value(event->pos().x() < width() / 2 ? 0 : 1, 0);
+    if (i >= 0)
+        Q_EMIT tileMenuRequested(m_tiles[i].run, event->globalPos());
+}
+
+bool VideoGrid::event(QEvent *event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const int i = tileAt(help->pos());
+        if (i < 0) {
+            QToolTip::hideText();
+            event->ignore();
+            return true;
+        }
+        const VideoTile &t = m_tiles[i];
+        QStringList lines{captionText(t)};
+        if (!topBadge(t).isEmpty())
+            lines << topBadge(t);
+        if (!qualityBadge(t, -1).isEmpty())
+            lines << qualityBadge(t, -1);
+        QToolTip::showText(help->globalPos(), lines.join(QLatin1Char('\n')), this);
+        return true;
+    }
+    return QWidget::event(event);
 }
 
 void VideoGrid::mouseDoubleClickEvent(QMouseEvent *event)

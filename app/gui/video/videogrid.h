@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// The tiles of the Video tab: up to 16 runs' sample clips, each framed in its run's colour and
-// captioned with its name and the params that differ, all at the one frame index the view's
-// PlaybackClock gives (setFrameIndex). A/B modes show the first two tiles in one frame: a wipe
-// (A left of the divider, B right) or |A − B|. Frames are scaled nearest-neighbour at whole
-// multiples where they fit, so a 32x32 sample stays crisp at 256 px.
+// The tiles of the Video tab: up to 16 runs' sample clips, each framed in its run's colour, all at
+// the one frame index the view's PlaybackClock gives (setFrameIndex). A tile keeps its clips'
+// aspect ratio (the grid picks the column count that shows the pictures largest and sizes each
+// tile to its picture), with one caption line under it — the run's name and the leading sweep's
+// swept values, elided, the whole text in the tile's tooltip — and badges over the picture: the
+// sweep metric's latest value and, with a reference run pinned, PSNR/SSIM against it (the clip's
+// mean and the current frame's). A/B modes show two chosen tiles (setABRuns; the first two by
+// default) in one frame: a wipe (A left of the divider, B right) or |A − B|. Frames are scaled
+// nearest-neighbour at whole multiples where they fit, so a 32x32 sample stays crisp at 256 px.
 //
 // Dropped frames are counted where they happen, in painting: a tile whose frame for the clock's
 // index was not decoded in time shows its previous frame and counts one; an index the clock
@@ -30,9 +34,14 @@ struct VideoTile {
     core::RunId run = 0;
     QColor color;
     QString title;  // the run's name
-    QString caption;  // the params that differ, "optim.lr=3e-4 · seed=1"
+    QString caption;  // the swept (else differing) params' values, "optim.lr=3e-4 · seed=1"
+    QString metric;  // the sweep metric's latest value, "loss 0.412" (empty: none)
+    bool baseline = false, reference = false;  // the starred baseline; the pinned reference
+    QList<double> psnr, ssim;  // per frame against the reference (empty: none yet)
+    double meanPsnr = 0, meanSsim = 0;
     qint64 step = -1;  // the sample's step (-1: none)
     bool otherStep = false;  // not the step the slider chose (the run's nearest): labelled
+    bool stepInCaption = false;  // the caption names the step anyway (the strip's tiles)
     QString status;  // shown instead of a picture: "no samples yet", "fetching…", an error
     std::shared_ptr<media::FrameSource> source;
 };
@@ -42,6 +51,7 @@ struct TileFrame {
     const VideoTile *tile = nullptr;
     QImage image;  // null: the tile's status (or the source's error) is shown
     QString overlay;  // a note over the picture ("frame 3 is damaged")
+    int frame = -1;  // the clip's frame index shown (its per-frame PSNR/SSIM)
 };
 
 class VideoGrid : public QWidget {
@@ -58,6 +68,13 @@ public:
     Mode mode() const { return m_mode; }
     void setWipe(double fraction);  // 0..1: where the A/B divider is
     void setCurrentRun(core::RunId run);
+    // The runs A/B modes compare (tiles of other runs, or 0: the first two tiles).
+    void setABRuns(core::RunId a, core::RunId b);
+    // The tiles drawn now: all of them in Grid mode, A and B in the A/B modes.
+    QList<int> shownTiles() const;
+    // Where each tile is drawn in the widget (Grid mode), and its caption line's full text.
+    QList<QRect> tileRects() const;
+    static QString captionText(const VideoTile &tile);
 
     // The clock's index: every tile shows this frame (a shorter clip, its last).
     void setFrameIndex(int index, bool playing);
@@ -85,17 +102,22 @@ Q_SIGNALS:
     void tileClicked(core::RunId run);
     void tileDoubleClicked(core::RunId run);
     void wipeMoved(double fraction);
+    void tileMenuRequested(core::RunId run, const QPoint &globalPos);
 
 protected:
     void paintEvent(QPaintEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void contextMenuEvent(QContextMenuEvent *event) override;
+    bool event(QEvent *event) override;  // tooltips: a tile's whole caption
 
 private:
     static QList<QRect> layout(const QRect &area, int count, QSize frame, int caption);
     int tileAt(const QPoint &pos) const;
     int visibleTiles() const;
+    QList<TileFrame> shownFrames(int index) const;
+    QList<int> abTiles() const;  // the tiles of A and B (whatever the mode)
 
     QList<VideoTile> m_tiles;
     QList<QImage> m_last;  // per tile: the frame painted last (shown while the next is late)
@@ -103,6 +125,7 @@ private:
     Mode m_mode = Mode::Grid;
     double m_wipe = 0.5;
     core::RunId m_current = 0;
+    core::RunId m_a = 0, m_b = 0;
     int m_index = 0;
     bool m_playing = false;
     bool m_indexPainted = true;  // the current index reached the screen

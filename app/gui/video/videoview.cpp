@@ -5,9 +5,12 @@
 #include "clipdecoder.h"
 #include "clipencoder.h"
 #include "playbackclock.h"
+#include "qcp.h"
 #include "runcolors.h"
 #include "runselection.h"
+#include "runstablemodel.h"
 #include "samplefetcher.h"
+#include "snapshot.h"
 #include "storereader.h"
 
 #include "orrery/core/params.h"
@@ -19,6 +22,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPainter>
 #include <QProgressBar>
@@ -26,12 +30,14 @@
 #include <QScrollArea>
 #include <QShortcut>
 #include <QSlider>
+#include <QStackedWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace orrery::gui {
 
@@ -41,6 +47,7 @@ namespace {
 // trainer sample is ~2 MiB decoded): enough to move the step slider back and forth freely.
 constexpr int kKeptSources = 48;
 constexpr double kSpeeds[] = {0.25, 0.5, 1, 2, 4};
+constexpr int kStripMode = 3;  // the mode box's entry after VideoGrid's three modes
 
 QString captionOf(const core::Params &params, const QStringList &keys)
 {
@@ -54,7 +61,7 @@ QString captionOf(const core::Params &params, const QStringList &keys)
 
 VideoView::VideoView(StoreReader *reader, RunSelection *selection, QWidget *parent)
     : QWidget(parent), m_reader(reader), m_selection(selection), m_clock(new PlaybackClock(this)),
-      m_fetcher(new SampleFetcher(this)), m_grid(new VideoGrid(this))
+      m_fetcher(new SampleFetcher(this)), m_grid(new VideoGrid(this)), m_quality(new ReferenceQuality(this))
 {
     setObjectName(QStringLiteral("videoView"));
     buildUi();
@@ -71,6 +78,8 @@ VideoView::VideoView(StoreReader *reader, RunSelection *selection, QWidget *pare
     });
     connect(m_grid, &VideoGrid::tileClicked, this,
             [this](core::RunId run) { m_selection->select(m_selection->runs(), this, run); });
+    connect(m_grid, &VideoGrid::tileMenuRequested, this, &VideoView::showTileMenu);
+    connect(m_quality, &ReferenceQuality::computed, this, &VideoView::rebuildTiles);
     connect(m_grid, &VideoGrid::wipeMoved, this, [this](double f) {
         const QSignalBlocker block(m_wipeSlider);
         m_wipeSlider->setValue(int(std::lround(f * 1000)));
@@ -107,9 +116,42 @@ void VideoView::buildUi()
     auto *top = new QHBoxLayout;
     m_modeBox = new QComboBox(this);
     m_modeBox->setObjectName(QStringLiteral("videoMode"));
-    m_modeBox->addItems({tr("Grid"), tr("A/B wipe"), tr("A/B difference")});
-    m_modeBox->setToolTip(tr("A/B modes compare the first two selected runs"));
+    m_modeBox->addItems({tr("Grid"), tr("A/B wipe"), tr("A/B difference"), tr("Strip over steps")});
+    m_modeBox->setToolTip(tr("A/B modes compare the runs chosen as A and B; the strip shows the current "
+                             "run's samples over training steps, the same frame of each"));
     top->addWidget(m_modeBox);
+    // The review's choosers on a row of their own: beside the transport they made the tab wider
+    // than the window.
+    auto *review = new QHBoxLayout;
+    auto chooser = [this, review](const QString &label, const QString &name, const QString &tip) {
+        auto *l = new QLabel(label, this);
+        auto *box = new QComboBox(this);
+        box->setObjectName(name);
+        box->setToolTip(tip);
+        box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        box->setMinimumContentsLength(8);
+        l->setBuddy(box);
+        review->addWidget(l);
+        review->addWidget(box);
+        return box;
+    };
+    m_aBox = chooser(tr("A"), QStringLiteral("videoA"), tr("The run shown as A (left of the divider)"));
+    m_bBox = chooser(tr("B"), QStringLiteral("videoB"), tr("The run shown as B (right of the divider)"));
+    m_refBox = chooser(tr("Reference"), QStringLiteral("videoReference"),
+                       tr("Each tile's PSNR and SSIM against this run's sample at the same step"));
+    m_orderBox = chooser(tr("Order"), QStringLiteral("videoOrder"),
+                         tr("The baseline run first, then the tiles in this order"));
+    m_orderBox->addItems(
+        {tr("selection"), tr("sweep metric"), tr("PSNR to reference"), tr("SSIM to reference"), tr("name")});
+    connect(m_orderBox, &QComboBox::currentIndexChanged, this,
+            [this](int i) { setOrder(static_cast<Order>(i)); });
+    auto runChosen = [](QComboBox *box) { return box->currentData().value<core::RunId>(); };
+    connect(m_aBox, &QComboBox::currentIndexChanged, this,
+            [this, runChosen] { setABRuns(runChosen(m_aBox), m_b); });
+    connect(m_bBox, &QComboBox::currentIndexChanged, this,
+            [this, runChosen] { setABRuns(m_a, runChosen(m_bBox)); });
+    connect(m_refBox, &QComboBox::currentIndexChanged, this,
+            [this, runChosen] { setReference(runChosen(m_refBox)); });
     top->addWidget(new QLabel(tr("Step"), this));
     m_stepSlider = new QSlider(Qt::Horizontal, this);
     m_stepSlider->setObjectName(QStringLiteral("stepSlider"));
@@ -171,11 +213,48 @@ void VideoView::buildUi()
         exportMp4(path);
     });
     layout->addLayout(top);
+    review->addStretch(1);
+    layout->addLayout(review);
 
     m_note = new QLabel(this);
     m_note->hide();
     layout->addWidget(m_note);
-    layout->addWidget(m_grid, 1);
+    // The grid, or what to do when there is nothing to show (a black canvas said nothing).
+    m_stack = new QStackedWidget(this);
+    m_hint = new QLabel(m_stack);
+    m_hint->setObjectName(QStringLiteral("videoHint"));
+    m_hint->setAlignment(Qt::AlignCenter);
+    m_hint->setWordWrap(true);
+    m_hint->setMargin(24);
+    m_stack->addWidget(m_hint);
+    auto *page = new QWidget(m_stack);
+    auto *pageLayout = new QVBoxLayout(page);
+    pageLayout->setContentsMargins(0, 0, 0, 0);
+    pageLayout->addWidget(m_grid, 1);
+    auto *plotBar = new QHBoxLayout;
+    m_plotMetric = new QComboBox(page);
+    m_plotMetric->setObjectName(QStringLiteral("videoQualityMetric"));
+    m_plotMetric->addItems({tr("PSNR (dB) to the reference"), tr("SSIM to the reference")});
+    connect(m_plotMetric, &QComboBox::currentIndexChanged, this, &VideoView::updateQualityPlot);
+    plotBar->addWidget(m_plotMetric);
+    plotBar->addStretch(1);
+    m_plot = new QCustomPlot(page);
+    m_plot->setObjectName(QStringLiteral("videoQualityPlot"));
+    m_plot->setMinimumHeight(140);
+    m_plot->setMaximumHeight(180);
+    m_plot->xAxis->setLabel(tr("step"));
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(font());
+    auto *plotRow = new QWidget(page);
+    auto *plotRowLayout = new QVBoxLayout(plotRow);
+    plotRowLayout->setContentsMargins(0, 0, 0, 0);
+    plotRowLayout->addLayout(plotBar);
+    plotRowLayout->addWidget(m_plot);
+    plotRow->setObjectName(QStringLiteral("videoQualityPanel"));
+    plotRow->hide();
+    pageLayout->addWidget(plotRow);
+    m_stack->addWidget(page);
+    layout->addWidget(m_stack, 1);
 
     auto *transport = new QHBoxLayout;
     m_playButton = new QToolButton(this);
@@ -236,8 +315,12 @@ void VideoView::buildUi()
     m_fetchBar->hide();
     layout->addWidget(m_fetchBar);
 
-    connect(m_modeBox, &QComboBox::currentIndexChanged, this,
-            [this](int i) { setMode(static_cast<VideoGrid::Mode>(i)); });
+    connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i == kStripMode)
+            setStrip(true);
+        else
+            setMode(static_cast<VideoGrid::Mode>(i));
+    });
     connect(m_wipeSlider, &QSlider::valueChanged, this, [this](int v) { m_grid->setWipe(v / 1000.0); });
     connect(m_stepSlider, &QSlider::valueChanged, this, [this](int i) {
         if (i >= 0 && i < m_steps.size() && m_steps[i] != m_step) {
@@ -265,6 +348,61 @@ void VideoView::setMode(VideoGrid::Mode mode)
     m_modeBox->setCurrentIndex(int(mode));
     m_wipeSlider->setVisible(mode == VideoGrid::Mode::Wipe);
     m_grid->setMode(mode);
+    if (m_strip) {
+        m_strip = false;
+        rebuildTiles();
+    }
+}
+
+void VideoView::setStrip(bool on)
+{
+    if (on) {
+        setMode(VideoGrid::Mode::Grid);
+        const QSignalBlocker block(m_modeBox);
+        m_modeBox->setCurrentIndex(kStripMode);
+    } else if (m_modeBox->currentIndex() == kStripMode) {
+        const QSignalBlocker block(m_modeBox);
+        m_modeBox->setCurrentIndex(0);
+    }
+    m_strip = on;
+    rebuildTiles();
+}
+
+void VideoView::setABRuns(core::RunId a, core::RunId b)
+{
+    m_a = a;
+    m_b = b;
+    m_grid->setABRuns(a, b);
+    updateChoosers();
+}
+
+void VideoView::setReference(core::RunId run)
+{
+    if (run == m_reference)
+        return;
+    m_reference = run;
+    m_referenceRun.reset();
+    updateChoosers();
+    // A reference outside the shown runs is read with them.
+    if (run != 0 && !samplesOf(run))
+        refresh();
+    else
+        rebuildTiles();
+}
+
+void VideoView::setOrder(Order order)
+{
+    m_order = order;
+    {
+        const QSignalBlocker block(m_orderBox);
+        m_orderBox->setCurrentIndex(int(order));
+    }
+    rebuildTiles();
+}
+
+QString VideoView::hint() const
+{
+    return m_stack->currentWidget() == m_hint ? m_hint->text() : QString();
 }
 
 void VideoView::setStep(qint64 step)
@@ -283,8 +421,11 @@ void VideoView::selectionChanged(const QObject *source)
     QList<core::RunId> shown;
     for (const RunSamples &r : std::as_const(m_runs))
         shown << r.run;
-    if (source == this && shown == m_selection->runs().mid(0, VideoGrid::kMaxTiles))
+    if (source == this && shown == m_selection->runs().mid(0, VideoGrid::kMaxTiles)) {
+        if (m_strip)  // the strip is the current run's
+            rebuildTiles();
         return;  // a click on a tile: only the current run changed
+    }
     m_fetchErrors.clear();  // a new selection tries the unreachable again
     refresh();
 }
@@ -295,19 +436,25 @@ void VideoView::refresh()
     const QList<core::RunId> runs = all.mid(0, VideoGrid::kMaxTiles);
     m_note->setVisible(all.size() > runs.size());
     m_note->setText(tr("Showing the first %1 of %2 selected runs.").arg(runs.size()).arg(all.size()));
+    QList<core::RunId> read = runs;
+    if (m_reference != 0 && !read.contains(m_reference))
+        read << m_reference;  // the pinned reference stays pinned across selections
     const quint64 generation = ++m_generation;
     m_reader->read<QList<RunSamples>>(
         this,
-        [runs](const core::TrackingStore &store) {
+        [read](const core::TrackingStore &store) {
             QList<RunSamples> out;
-            for (core::RunId id : runs) {
+            for (core::RunId id : read) {
                 const auto run = store.run(id);
                 if (!run)
                     continue;
+                const core::RunDetails details = store.details(id);
                 RunSamples r;
                 r.run = id;
                 r.name = run->name;
-                r.params = store.details(id).params;
+                r.params = details.params;
+                r.baseline = details.tags.value(QLatin1String(core::kBaselineTag)) == QLatin1String("true");
+                r.metrics = details.metrics;
                 r.cluster = store.clusterOf(id);
                 r.videos = store.samples(id, QStringLiteral("video"));
                 r.images = store.samples(id, QStringLiteral("image"));
@@ -315,21 +462,31 @@ void VideoView::refresh()
             }
             return out;
         },
-        [this, generation](QList<RunSamples> read) {
-            if (generation == m_generation)
-                showSamples(std::move(read));
+        [this, generation, runs](QList<RunSamples> got) {
+            if (generation != m_generation)
+                return;
+            m_referenceRun.reset();
+            if (m_reference != 0 && !runs.contains(m_reference))
+                for (qsizetype i = 0; i < got.size(); ++i)
+                    if (got[i].run == m_reference) {
+                        m_referenceRun = got.takeAt(i);
+                        break;
+                    }
+            showSamples(std::move(got));
         });
 }
 
 void VideoView::showSamples(QList<RunSamples> runs)
 {
+    // On the newest step (or none yet), the slider follows newer samples as they arrive; a step
+    // the user chose stays (issue 31: it stayed on an old step when newer samples arrived).
+    const bool onNewest = m_steps.isEmpty() || m_step == m_steps.back();
     m_runs = std::move(runs);
     QList<QList<core::Artifact>> videos;
     for (const RunSamples &r : std::as_const(m_runs))
         videos << r.videos;
     m_steps = core::sampleSteps(videos);
-    // Keep the chosen step when it still exists; else the latest (the most trained samples).
-    if (!m_steps.contains(m_step))
+    if (onNewest || !m_steps.contains(m_step))
         m_step = m_steps.isEmpty() ? -1 : m_steps.back();
     {
         const QSignalBlocker block(m_stepSlider);
@@ -337,8 +494,42 @@ void VideoView::showSamples(QList<RunSamples> runs)
         m_stepSlider->setValue(std::max<int>(0, int(m_steps.indexOf(m_step))));
         m_stepSlider->setEnabled(m_steps.size() > 1);
     }
+    updateChoosers();
     rebuildTiles();
     Q_EMIT samplesShown();
+}
+
+const VideoView::RunSamples *VideoView::samplesOf(core::RunId run) const
+{
+    for (const RunSamples &r : m_runs)
+        if (r.run == run)
+            return &r;
+    return m_referenceRun && m_referenceRun->run == run ? &*m_referenceRun : nullptr;
+}
+
+void VideoView::updateChoosers()
+{
+    // Refilled only when the runs changed: the boxes call this from their own signals.
+    auto fill = [this](QComboBox *box, core::RunId chosen, const QString &none, bool withReference) {
+        QList<std::pair<QString, core::RunId>> items{{none, 0}};
+        for (const RunSamples &r : std::as_const(m_runs))
+            items.push_back({r.name, r.run});
+        if (withReference && m_referenceRun)
+            items.push_back({m_referenceRun->name, m_referenceRun->run});
+        const QSignalBlocker block(box);
+        bool same = box->count() == items.size();
+        for (int i = 0; same && i < box->count(); ++i)
+            same = box->itemData(i).value<core::RunId>() == items[i].second;
+        if (!same) {
+            box->clear();
+            for (const auto &[name, run] : items)
+                box->addItem(name, QVariant::fromValue<core::RunId>(run));
+        }
+        box->setCurrentIndex(std::max(0, box->findData(QVariant::fromValue<core::RunId>(chosen))));
+    };
+    fill(m_aBox, m_a, tr("first"), false);
+    fill(m_bBox, m_b, tr("second"), false);
+    fill(m_refBox, m_reference, tr("none"), true);
 }
 
 std::shared_ptr<media::FrameSource> VideoView::sourceFor(const QString &path)
@@ -365,45 +556,251 @@ std::shared_ptr<media::FrameSource> VideoView::sourceFor(const QString &path)
     return source;
 }
 
+std::optional<QString> VideoView::localClip(const RunSamples &r, qint64 step)
+{
+    const core::Artifact *a = core::nearestSample(r.videos, step);
+    if (!a)
+        return std::nullopt;
+    return m_fetcher->cache().local(r.cluster, *a);
+}
+
+VideoTile VideoView::tileFor(const RunSamples &r, qint64 step)
+{
+    VideoTile t;
+    t.run = r.run;
+    t.color = runColor(r.run);
+    t.title = r.name;
+    t.baseline = r.baseline;
+    t.reference = r.run == m_reference;
+    const SweepNode *sweep = m_runsModel ? m_runsModel->sweeps().sweepOf(r.run) : nullptr;
+    if (sweep && !sweep->sweep.metricName.isEmpty())
+        for (const core::LatestMetric &m : r.metrics)
+            if (m.key == sweep->sweep.metricName)
+                t.metric = QStringLiteral("%1 %2").arg(m.key, QString::number(m.last.value, 'g', 4));
+    const core::Artifact *a = core::nearestSample(r.videos, step);
+    if (!a) {
+        t.status = tr("no samples yet");
+        return t;
+    }
+    t.step = a->step;
+    t.otherStep = a->step != step;
+    if (const auto local = m_fetcher->cache().local(r.cluster, *a)) {
+        t.source = sourceFor(*local);
+    } else if (r.cluster.isEmpty()) {
+        t.status = tr("the sample is missing:\n%1").arg(a->remotePath.isEmpty() ? a->path : a->remotePath);
+    } else if (m_fetchErrors.contains(a->remotePath)) {
+        t.status = tr("cannot fetch it from %1:\n%2").arg(r.cluster, m_fetchErrors.value(a->remotePath));
+    } else {
+        t.status = tr("fetching from %1…").arg(r.cluster);
+        m_fetcher->fetch(r.run, r.cluster, *a);
+    }
+    return t;
+}
+
+QList<VideoTile> VideoView::runTiles()
+{
+    // Captions: the leading sweep's swept params (what the sweep asks about), else those that
+    // differ between the shown runs.
+    QList<core::RunId> ids;
+    QList<core::Params> params;
+    for (const RunSamples &r : std::as_const(m_runs)) {
+        ids << r.run;
+        params << r.params;
+    }
+    const SweepNode *leading = m_runsModel ? m_runsModel->sweeps().leadingSweep(ids) : nullptr;
+    const QStringList keys =
+        leading && !leading->swept.isEmpty() ? core::keysOf(leading->swept) : core::differingParams(params);
+    QList<VideoTile> tiles;
+    for (const RunSamples &r : std::as_const(m_runs)) {
+        VideoTile t = tileFor(r, m_step);
+        t.caption = captionOf(r.params, keys);
+        tiles.append(t);
+    }
+    applyQuality(tiles);
+
+    // The baseline first, then the chosen order (stable: ties keep the selection's order).
+    const auto metricOf = [this](const VideoTile &t) {
+        const SweepNode *sweep = m_runsModel ? m_runsModel->sweeps().sweepOf(t.run) : nullptr;
+        const RunSamples *r = samplesOf(t.run);
+        if (sweep && r)
+            for (const core::LatestMetric &m : r->metrics)
+                if (m.key == sweep->sweep.metricName && std::isfinite(m.last.value))
+                    return sweep->sweep.metricGoal == core::Goal::Maximize ? -m.last.value : m.last.value;
+        return std::numeric_limits<double>::infinity();  // none: last
+    };
+    const auto qualityOf = [](const VideoTile &t, bool psnr) {
+        if (t.reference)
+            return -std::numeric_limits<double>::infinity();  // the reference itself leads
+        if (t.psnr.isEmpty())
+            return std::numeric_limits<double>::infinity();
+        return -(psnr ? t.meanPsnr : t.meanSsim);  // closer to the reference first
+    };
+    std::stable_sort(tiles.begin(), tiles.end(), [&](const VideoTile &a, const VideoTile &b) {
+        if (a.baseline != b.baseline)
+            return a.baseline;
+        switch (m_order) {
+        case Order::Selection:
+            return false;
+        case Order::Metric:
+            return metricOf(a) < metricOf(b);
+        case Order::Psnr:
+            return qualityOf(a, true) < qualityOf(b, true);
+        case Order::Ssim:
+            return qualityOf(a, false) < qualityOf(b, false);
+        case Order::Name:
+            return QString::localeAwareCompare(a.title, b.title) < 0;
+        }
+        return false;
+    });
+    return tiles;
+}
+
+QList<VideoTile> VideoView::stripTiles()
+{
+    // The current run's samples over steps: at most a grid's worth, evenly spread, the latest
+    // always in.
+    const RunSamples *run = samplesOf(m_selection->current());
+    if (!run || run->run == (m_referenceRun ? m_referenceRun->run : 0))
+        run = m_runs.isEmpty() ? nullptr : &m_runs.front();
+    QList<VideoTile> tiles;
+    if (!run)
+        return tiles;
+    const QList<core::Artifact> &videos = run->videos;
+    const qsizetype n = videos.size();
+    const qsizetype shown = std::min<qsizetype>(n, VideoGrid::kMaxTiles);
+    for (qsizetype i = 0; i < shown; ++i) {
+        const qsizetype k = shown == 1 ? n - 1 : i * (n - 1) / (shown - 1);
+        VideoTile t = tileFor(*run, videos[k].step);
+        t.otherStep = false;
+        t.stepInCaption = true;
+        tiles.append(t);
+    }
+    return tiles;
+}
+
+void VideoView::applyQuality(QList<VideoTile> &tiles)
+{
+    const RunSamples *ref = m_reference ? samplesOf(m_reference) : nullptr;
+    if (!ref)
+        return;
+    QList<ReferenceQuality::Job> missing;
+    for (VideoTile &t : tiles) {
+        if (!t.source || t.reference)
+            continue;
+        const auto refClip = localClip(*ref, m_step);
+        if (!refClip)
+            continue;
+        const ReferenceQuality::Job job{t.run, m_reference, m_step, t.source->path(), *refClip};
+        if (const ClipQuality *q = m_quality->find(job); q && q->error.isEmpty()) {
+            t.psnr = q->psnr;
+            t.ssim = q->ssim;
+            t.meanPsnr = q->meanPsnr;
+            t.meanSsim = q->meanSsim;
+        } else if (!q) {
+            missing << job;
+        }
+    }
+    m_quality->request(missing);
+}
+
+void VideoView::updateQualityPlot()
+{
+    QWidget *panel = m_plot->parentWidget();
+    const RunSamples *ref = m_reference ? samplesOf(m_reference) : nullptr;
+    panel->setVisible(ref != nullptr && !m_strip);
+    m_plot->clearGraphs();
+    if (!ref || m_strip) {
+        m_plot->replot();
+        return;
+    }
+    const bool psnr = m_plotMetric->currentIndex() == 0;
+    m_plot->yAxis->setLabel(psnr ? tr("PSNR (dB)") : tr("SSIM"));
+    m_plot->plotLayout()->setMargins(QMargins(0, 0, 0, 0));
+    QList<ReferenceQuality::Job> missing;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (const RunSamples &r : std::as_const(m_runs)) {
+        if (r.run == m_reference)
+            continue;
+        QCPGraph *g = m_plot->addGraph();
+        g->setName(r.name);
+        g->setPen(QPen(runColor(r.run), 1.5));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+        for (qint64 step : std::as_const(m_steps)) {
+            const auto clip = localClip(r, step), refClip = localClip(*ref, step);
+            if (!clip || !refClip)
+                continue;
+            const ReferenceQuality::Job job{r.run, m_reference, step, *clip, *refClip};
+            const ClipQuality *q = m_quality->find(job);
+            if (!q) {
+                missing << job;
+                continue;
+            }
+            const double v = psnr ? q->meanPsnr : q->meanSsim;
+            if (!q->error.isEmpty() || !std::isfinite(v))
+                continue;  // identical clips: PSNR is infinite, not a point
+            g->addData(double(step), v);
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    m_quality->request(missing);
+    m_plot->rescaleAxes();
+    if (std::isfinite(lo)) {
+        const double pad = std::max(1e-3, 0.08 * (hi - lo));
+        m_plot->yAxis->setRange(lo - pad, hi + pad);
+    }
+    // The first and last steps are never cut at the edge.
+    const QCPRange x = m_plot->xAxis->range();
+    const double xpad = std::max(1.0, 0.04 * x.size());
+    m_plot->xAxis->setRange(x.lower - xpad, x.upper + xpad);
+    m_plot->replot();
+}
+
+void VideoView::showTileMenu(core::RunId run, const QPoint &globalPos)
+{
+    auto *menu = new QMenu(this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    if (run == m_reference)
+        menu->addAction(tr("Unpin the reference"), this, [this] { setReference(0); });
+    else
+        menu->addAction(tr("Pin as the reference"), this, [this, run] { setReference(run); });
+    menu->addAction(tr("Show as A"), this, [this, run] {
+        setABRuns(run, m_b);
+        if (m_grid->mode() == VideoGrid::Mode::Grid)
+            setMode(VideoGrid::Mode::Wipe);
+    });
+    menu->addAction(tr("Show as B"), this, [this, run] {
+        setABRuns(m_a, run);
+        if (m_grid->mode() == VideoGrid::Mode::Grid)
+            setMode(VideoGrid::Mode::Wipe);
+    });
+    menu->addAction(tr("Strip of this run over steps"), this, [this, run] {
+        m_selection->select(m_selection->runs(), this, run);
+        setStrip(true);
+    });
+    menu->popup(globalPos);
+}
+
 void VideoView::rebuildTiles()
 {
-    QList<core::Params> params;
-    for (const RunSamples &r : std::as_const(m_runs))
-        params << r.params;
-    const QStringList differing = core::differingParams(params);
     m_stepLabel->setText(
         m_step < 0
             ? tr("no samples")
             : tr("step %1 (%2 of %3)").arg(m_step).arg(m_steps.indexOf(m_step) + 1).arg(m_steps.size()));
-    QList<VideoTile> tiles;
-    for (const RunSamples &r : std::as_const(m_runs)) {
-        VideoTile t;
-        t.run = r.run;
-        t.color = runColor(r.run);
-        t.title = r.name;
-        t.caption = captionOf(r.params, differing);
-        const core::Artifact *a = core::nearestSample(r.videos, m_step);
-        if (!a) {
-            t.status = tr("no samples yet");
-        } else {
-            t.step = a->step;
-            t.otherStep = a->step != m_step;
-            if (const auto local = m_fetcher->cache().local(r.cluster, *a)) {
-                t.source = sourceFor(*local);
-            } else if (r.cluster.isEmpty()) {
-                t.status =
-                    tr("the sample is missing:\n%1").arg(a->remotePath.isEmpty() ? a->path : a->remotePath);
-            } else if (m_fetchErrors.contains(a->remotePath)) {
-                t.status =
-                    tr("cannot fetch it from %1:\n%2").arg(r.cluster, m_fetchErrors.value(a->remotePath));
-            } else {
-                t.status = tr("fetching from %1…").arg(r.cluster);
-                m_fetcher->fetch(r.run, r.cluster, *a);
-            }
-        }
-        tiles.append(t);
-    }
+    const QList<VideoTile> tiles = m_strip ? stripTiles() : runTiles();
     m_grid->setTiles(tiles);
+    // Nothing to look at: say what to do rather than show an empty canvas.
+    if (m_runs.isEmpty()) {
+        m_hint->setText(tr("Select runs in the Runs table or a sweep in the tree: their sample videos show "
+                           "here side by side, at one training step, on one clock."));
+    } else if (m_steps.isEmpty()) {
+        m_hint->setText(
+            tr("None of the %n selected run(s) has written a sample video yet. The trainer writes "
+               "one every sample.every steps (samples/step-N.mp4); they appear here as they come.",
+               nullptr, int(m_runs.size())));
+    }
+    m_stack->setCurrentIndex(m_runs.isEmpty() || m_steps.isEmpty() ? 0 : 1);
+    updateQualityPlot();
     updateClock();
 }
 
@@ -496,6 +893,7 @@ void VideoView::exportMp4(const QString &path)
     }
     const QSize size = m_grid->size();
     const auto mode = m_grid->mode();
+    const QList<int> abShown = m_grid->shownTiles();
     const double wipe = m_wipeSlider->value() / 1000.0;
     const QFont font = m_grid->font();
     auto cancel = std::make_shared<std::atomic<bool>>(false);
@@ -524,8 +922,16 @@ void VideoView::exportMp4(const QString &path)
                     drawn[i].status = e.message();
                 }
             }
-            if (mode != VideoGrid::Mode::Grid)
-                drawn = drawn.mid(0, 2);
+            if (mode != VideoGrid::Mode::Grid) {
+                QList<VideoTile> ab;
+                for (int i : abShown)
+                    ab << drawn[i];
+                drawn = ab;
+                std::vector<std::unique_ptr<media::ClipDecoder>> abDecoders;
+                for (int i : abShown)
+                    abDecoders.push_back(std::move(decoders[size_t(i)]));
+                decoders = std::move(abDecoders);
+            }
             media::ClipEncoder encoder(path, size, fps);
             QImage canvas(size, QImage::Format_RGB32);
             for (int f = 0; f < frames; ++f) {

@@ -10,13 +10,22 @@
 //   counter and the dropped-frame counter. Clips of different lengths or rates stay in step by
 //   frame index: the clock runs at the first tile's rate over the longest clip, and a shorter
 //   clip holds its last frame.
-// - Modes: the grid; A/B wipe and A/B difference of the first two runs.
+// - Tiles (1 to 16): the baseline run (RunRow::isBaseline) first, then in the chosen order —
+//   selection, the sweep metric (goal-aware), PSNR or SSIM to the reference, name; each tile
+//   shows the sweep metric's latest value and a one-line caption of the leading sweep's swept
+//   params (the window gives the view its RunsTableModel for the sweeps: setRunsModel).
+// - Modes: the grid; A/B wipe and A/B difference of two runs chosen in the A and B boxes (the
+//   first two by default); a strip of one run's samples over steps (the current run).
+// - A reference run (its chooser, or a tile's menu): PSNR/SSIM of each tile against it at the
+//   same step (ReferenceQuality: on a worker, cached), on the tiles and as a curve over steps.
+// - Nothing selected, or no sample: a hint saying what to do instead of an empty canvas.
 // - Save the current tile's frame (its own pixels), export the grid's frame as PNG or the whole
 //   grid as MP4 (on a worker, with progress and cancel), open the step's contact sheet.
 // - Samples of runs trained on a cluster are fetched once into the local cache (SampleFetcher),
 //   with progress and cancel; a tile says what it is waiting for or what went wrong.
 #pragma once
 
+#include "referencequality.h"
 #include "videogrid.h"
 
 #include "orrery/core/params.h"
@@ -28,10 +37,13 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
+class QCustomPlot;
 class QLabel;
+class QStackedWidget;
 class QProgressBar;
 class QSlider;
 class QToolButton;
@@ -40,6 +52,7 @@ namespace orrery::gui {
 
 class PlaybackClock;
 class RunSelection;
+class RunsTableModel;
 class SampleFetcher;
 class StoreReader;
 
@@ -49,7 +62,23 @@ public:
     VideoView(StoreReader *reader, RunSelection *selection, QWidget *parent = nullptr);
     ~VideoView() override;
 
+    enum class Order { Selection, Metric, Psnr, Ssim, Name };
+
+    // The window's runs model: each run's sweep (its metric and swept params). Optional: without
+    // it captions name the params that differ and tiles show no metric.
+    void setRunsModel(const RunsTableModel *model) { m_runsModel = model; }
+
     VideoGrid *grid() const { return m_grid; }
+    ReferenceQuality *quality() const { return m_quality; }
+    QCustomPlot *qualityPlot() const { return m_plot; }
+    // The hint shown instead of the grid (nothing selected, no samples); empty while tiles show.
+    QString hint() const;
+    void setReference(core::RunId run);  // 0: none
+    core::RunId reference() const { return m_reference; }
+    void setABRuns(core::RunId a, core::RunId b);  // the A and B boxes
+    void setOrder(Order order);
+    void setStrip(bool on);  // the current run's samples over steps
+    bool strip() const { return m_strip; }
     PlaybackClock *clock() const { return m_clock; }
     SampleFetcher *fetcher() const { return m_fetcher; }
     // The steps the slider stops at, and the one chosen.
@@ -81,12 +110,23 @@ private:
         core::RunId run = 0;
         QString name, cluster;
         core::Params params;
+        bool baseline = false;
+        QList<core::LatestMetric> metrics;
         QList<core::Artifact> videos, images;
     };
     void buildUi();
     void selectionChanged(const QObject *source);
     void showSamples(QList<RunSamples> runs);
     void rebuildTiles();
+    QList<VideoTile> runTiles();
+    QList<VideoTile> stripTiles();
+    VideoTile tileFor(const RunSamples &r, qint64 step);
+    std::optional<QString> localClip(const RunSamples &r, qint64 step);
+    const RunSamples *samplesOf(core::RunId run) const;
+    void applyQuality(QList<VideoTile> &tiles);
+    void updateQualityPlot();
+    void updateChoosers();
+    void showTileMenu(core::RunId run, const QPoint &globalPos);
     void updateClock();
     void updateTransport();
     void showContactSheet();
@@ -108,11 +148,22 @@ private:
     QCheckBox *m_loopBox = nullptr;
     QLabel *m_droppedLabel = nullptr;
     QLabel *m_note = nullptr;
+    QComboBox *m_aBox = nullptr, *m_bBox = nullptr, *m_refBox = nullptr, *m_orderBox = nullptr;
+    QComboBox *m_plotMetric = nullptr;
+    QStackedWidget *m_stack = nullptr;
+    QLabel *m_hint = nullptr;
+    QCustomPlot *m_plot = nullptr;
     QWidget *m_fetchBar = nullptr;
     QProgressBar *m_fetchProgress = nullptr;
     QLabel *m_fetchLabel = nullptr;
 
-    QList<RunSamples> m_runs;
+    const RunsTableModel *m_runsModel = nullptr;
+    ReferenceQuality *m_quality;
+    core::RunId m_reference = 0, m_a = 0, m_b = 0;
+    Order m_order = Order::Selection;
+    bool m_strip = false;
+    QList<RunSamples> m_runs;  // the shown runs (selection order)
+    std::optional<RunSamples> m_referenceRun;  // read too when it is not among them
     QList<qint64> m_steps;
     qint64 m_step = -1;
     QHash<QString, QString> m_fetchErrors;  // by remote path
