@@ -5,6 +5,7 @@
 
 #include <QRegularExpression>
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -176,6 +177,12 @@ struct Bind {
 }  // namespace
 
 namespace {
+// Finds a std::string key by a string_view without making a string of it.
+struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+};
+
 // The chosen keys of `table` (params or tags) for the rows: one statement per key, by the
 // table's primary key for a few runs, else one scan of the key's rows.
 void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &keys, QList<RunRow> &rows,
@@ -192,17 +199,34 @@ void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &ke
         owned.reserve(std::size_t(keys.size()));
         for (const QString &key : keys)
             owned.push_back(utf8(key));
-        std::unordered_map<std::string_view, const QString *> wanted;
+        // Each key's values shared between the runs that hold them: a sweep's runs repeat a
+        // few values per param (a grid's, a constant's), and 1.2M strings of their own were a
+        // third of the read (bench_runs_scale). A key with many distinct values (a learning rate
+        // drawn at random) stops being shared past kShared of them.
+        constexpr std::size_t kShared = 256;
+        struct Key {
+            const QString *name;
+            std::unordered_map<std::string, QString, TextHash, std::equal_to<>> values;
+        };
+        std::unordered_map<std::string_view, Key> wanted;
         for (qsizetype i = 0; i < keys.size(); ++i)
-            wanted.emplace(owned[std::size_t(i)], &keys[i]);
+            wanted.emplace(owned[std::size_t(i)], Key{&keys[i], {}});
         Stmt all(d.db.get(), std::string("SELECT run_id, key, value FROM ") + table);
         while (all.step()) {
             const auto row = index.find(all.int64(0));
             if (row == index.end())
                 continue;
             const auto key = wanted.find(all.text(1));
-            if (key != wanted.end())
-                (rows[row->second].*member).insert(*key->second, qstr(all.text(2)));
+            if (key == wanted.end())
+                continue;
+            Key &k = key->second;
+            const std::string_view text = all.text(2);
+            QString value;
+            if (const auto it = k.values.find(text); it != k.values.end())
+                value = it->second;
+            else if (value = qstr(text); k.values.size() < kShared)
+                k.values.emplace(std::string(text), value);
+            (rows[row->second].*member).insert(*k.name, value);
         }
         return;
     }
@@ -426,7 +450,11 @@ QStringList TrackingStore::paramKeys() const
 {
     return d->guarded("paramKeys", [&] {
         QStringList out;
-        Stmt &s = d->stmt("SELECT DISTINCT key FROM params ORDER BY key");
+        // One index seek per key (params_by_key), not a DISTINCT over every param row: the next
+        // key is the least one above the last, until there is none.
+        Stmt &s = d->stmt("WITH RECURSIVE k(key) AS (SELECT min(key) FROM params UNION ALL "
+                          "SELECT (SELECT min(key) FROM params WHERE key > k.key) FROM k "
+                          "WHERE k.key IS NOT NULL) SELECT key FROM k WHERE key IS NOT NULL");
         while (s.step())
             out.push_back(qstr(s.text(0)));
         s.reset();

@@ -3,6 +3,8 @@
 // Sweeps, trials and the MLflow mirror's bookkeeping.
 #include "storeimpl.h"
 
+#include "orrery/core/sweepoverview.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QMap>
@@ -337,30 +339,15 @@ QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
     const auto sw = sweep(sweepId);
     if (!sw)
         return {};
-    const QList<Trial> attempts = trials(sweepId);
-    QHash<int, int> attemptCount;
-    for (const Trial &t : attempts)
-        ++attemptCount[t.index];
     RunQuery q;
     q.sweep = sweepId;
     QHash<RunId, RunRow> runs;
     for (RunRow &row : queryRuns(q))
         runs.insert(row.run.id, std::move(row));
-    const bool maximize = sw->metricGoal == Goal::Maximize;
-    QList<TrialSummary> out;
-    for (const Trial &t : latestAttempts(attempts)) {
-        TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
-        if (const auto run = runs.constFind(t.runId); run != runs.constEnd()) {
-            for (const LatestMetric &m : run->latest)
-                s.step = std::max<qint64>(s.step, m.last.step);
-            if (const LatestMetric *m = run->metric(sw->metricName)) {
-                s.latest = m->last.value;
-                s.best = maximize ? m->max : m->min;
-            }
-        }
-        out.append(s);
-    }
-    return out;
+    return summarizeTrials(*sw, trials(sweepId), [&runs](RunId run) -> const RunRow * {
+        const auto it = runs.constFind(run);
+        return it == runs.constEnd() ? nullptr : &*it;
+    });
 }
 
 std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const

@@ -7,6 +7,9 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
+
+#include <cmath>
 
 namespace orrery::core {
 
@@ -74,6 +77,65 @@ QString SweepOverview::trialNote(const Trial &t) const
     return t.isActive() || t.trialState() == TrialState::Pending ? t.detail : t.exitReason;
 }
 
+QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &attempts,
+                                    const std::function<const RunRow *(RunId)> &runOf)
+{
+    QHash<int, int> attemptCount;
+    for (const Trial &t : attempts)
+        ++attemptCount[t.index];
+    const bool maximize = sweep.metricGoal == Goal::Maximize;
+    QList<TrialSummary> out;
+    for (const Trial &t : latestAttempts(attempts)) {
+        TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
+        if (const RunRow *run = t.runId ? runOf(t.runId) : nullptr) {
+            for (const LatestMetric &m : run->latest)
+                s.step = std::max<qint64>(s.step, m.last.step);
+            if (const LatestMetric *m = run->metric(sweep.metricName)) {
+                s.latest = m->last.value;
+                s.best = maximize ? m->max : m->min;
+            }
+        }
+        out.append(s);
+    }
+    return out;
+}
+
+const RunRow *bestOf(const Sweep &sweep, const QList<const RunRow *> &runs)
+{
+    if (sweep.metricName.isEmpty())
+        return nullptr;
+    const bool maximize = sweep.metricGoal == Goal::Maximize;
+    // The store's order (bestRun): "value IS NULL, value ASC|DESC, run_id"; SQLite keeps NaN as
+    // NULL.
+    auto first = [&](bool leaveOutEnded) {
+        const RunRow *best = nullptr;
+        std::optional<double> bestValue;
+        for (const RunRow *r : runs) {
+            if (leaveOutEnded && (r->run.status == RunStatus::Killed || r->run.status == RunStatus::Failed))
+                continue;
+            const LatestMetric *m = r->metric(sweep.metricName);
+            const std::optional<double> v =
+                m && !std::isnan(m->last.value) ? std::optional<double>(m->last.value) : std::nullopt;
+            bool better = !best;
+            if (best && v && !bestValue)
+                better = true;
+            else if (best && v && bestValue)
+                better = maximize ? *v > *bestValue : *v < *bestValue;
+            if (best && !better && v == bestValue)  // the same value, or neither has one
+                better = r->run.id < best->run.id;
+            if (better) {
+                best = r;
+                bestValue = v;
+            }
+        }
+        return best;
+    };
+    const RunRow *best = first(true);
+    if (!best || !best->metric(sweep.metricName))
+        best = first(false);
+    return best && best->metric(sweep.metricName) ? best : nullptr;
+}
+
 SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
                                 const OverviewOptions &options)
 {
@@ -82,14 +144,32 @@ SweepOverview readSweepOverview(const TrackingStore &store, const Sweep &sweep,
     o.sweep = sweep;
     o.price = options.price;
     o.attempts = store.trials(sweep.id);
-    o.trials = store.trialSummaries(sweep.id);
+    // The runs the caller read, where it read them all; archived ones are not the store's to show.
+    auto given = [&options](RunId run) -> const RunRow * {
+        const RunRow *r = options.runs->value(run);
+        return r && !r->run.archived ? r : nullptr;
+    };
+    o.trials = options.runs ? summarizeTrials(sweep, o.attempts, given) : store.trialSummaries(sweep.id);
     o.counts = countPhases(o.attempts);
     o.nowMs = now;
     o.waiting = queuedSummary(latestAttempts(o.attempts), now);
     o.usage = usageOf(o.attempts, now);
     for (const Trial &t : std::as_const(o.attempts))
         o.trialUsage[t.index] += attemptUsage(t, now);
-    const std::optional<RunRow> best = store.bestRun(sweep.id);
+    std::optional<RunRow> best;
+    if (options.runs) {
+        QSet<RunId> seen;
+        QList<const RunRow *> runs;
+        for (const Trial &t : std::as_const(o.attempts))
+            if (const RunRow *r = given(t.runId); r && !seen.contains(t.runId)) {
+                seen.insert(t.runId);
+                runs.push_back(r);
+            }
+        if (const RunRow *r = bestOf(sweep, runs))
+            best = *r;
+    } else {
+        best = store.bestRun(sweep.id);
+    }
     if (best) {
         if (const LatestMetric *m = best->metric(sweep.metricName)) {
             BestRun b{best->run.id, best->run.name, best->run.runDir, -1, m->last.value, {}};

@@ -100,6 +100,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 1);  // one experiment
         const QModelIndex sweep = model.sweepIndex(f.sweep);
         QVERIFY(sweep.isValid());
+        model.fetchMore(sweep);  // trial rows are made when the sweep is expanded
         QCOMPARE(model.rowCount(sweep), f.runs.size());
         QCOMPARE(model.runsOf(sweep).size(), f.runs.size());
         // The same best as `orrery sweep best`: the best run's latest value.

@@ -489,6 +489,8 @@ private Q_SLOTS:
         auto trialStates = [&] {
             QStringList states;
             const QModelIndex s = tree->sweepIndex(sweep);
+            if (tree->canFetchMore(s))  // trial rows are made when the sweep is expanded
+                tree->fetchMore(s);
             for (int r = 0; r < tree->rowCount(s); ++r)
                 states << tree->index(r, 0, s).data(SweepTreeModel::StateRole).toString();
             return states;

@@ -14,7 +14,11 @@ SweepTreeModel::SweepTreeModel(QObject *parent) : QStandardItemModel(parent)
 {
     setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("GPU-h"), tr("Step")});
     // clear() (not virtual) takes every item: so does the lookup. Nothing removes single rows.
-    connect(this, &QAbstractItemModel::modelReset, this, [this] { m_items.clear(); });
+    connect(this, &QAbstractItemModel::modelReset, this, [this] {
+        m_items.clear();
+        m_nodes.clear();
+        m_fetched.clear();
+    });
 }
 
 QIcon SweepTreeModel::phaseIcon(Phase phase)
@@ -97,6 +101,7 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         item->setData(QVariant::fromValue(runsOfExperiment.value(e.id)), RunsRole);
         setCell(item, StateColumn, tr("%n run(s)", nullptr, int(e.runCount)));
     }
+    bool grown = false;
     for (const SweepNode &node : snapshot.sweeps) {
         QStandardItem *experiment = nullptr;
         for (int r = 0; r < root->rowCount(); ++r)
@@ -151,25 +156,74 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         sweep->setToolTip(sweep->toolTip() + QLatin1Char('\n') + core::describeUsage(node.usage, node.price));
         if (!node.waiting.isEmpty())  // why its queued trials wait (core/pendingreason.h)
             sweep->setToolTip(sweep->toolTip() + tr("\nwaiting: %1").arg(node.waiting));
-        for (const core::TrialSummary &t : node.trials) {
-            QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
-            trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
-            trial->setData(node.sweep.id, SweepRole);
-            trial->setData(node.sweep.cluster, ClusterRole);
-            trial->setData(t.trial.index, TrialRole);
-            trial->setData(t.trial.state, StateRole);
-            trial->setData(t.trial.runDir, DirRole);
-            const core::TrialState ts = t.trial.trialState();
-            QString label = core::toText(ts);
-            if (t.attempts > 1)
-                label += tr(" (attempt %1)").arg(t.attempts);
-            setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
-            setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
-            setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
-            setCell(trial, UsageColumn, core::usageCell(node.trialUsage.value(t.trial.index), node.price));
-            const QString note = node.trialNote(t.trial);
-            trial->setToolTip(note.isEmpty() ? t.trial.detail : note);
-        }
+        const auto before = m_nodes.constFind(node.sweep.id);
+        const bool hadTrials = before != m_nodes.cend() && !before->trials.isEmpty();
+        m_nodes.insert(node.sweep.id, node);
+        if (m_fetched.contains(node.sweep.id))
+            setTrials(sweep, node);
+        else
+            grown = grown || (!hadTrials && !node.trials.isEmpty());
+    }
+    if (grown) {
+        // An unexpanded sweep that had no trials has some: its hasChildren() changed without a
+        // row inserted, and a tree view asks it again only on a new layout.
+        Q_EMIT layoutAboutToBeChanged();
+        Q_EMIT layoutChanged();
+    }
+}
+
+core::SweepId SweepTreeModel::unfetchedSweep(const QModelIndex &parent) const
+{
+    if (!parent.isValid() || parent.column() != NameColumn || parent.data(KindRole).toInt() != SweepItem)
+        return 0;
+    const core::SweepId id = parent.data(IdRole).toLongLong();
+    return m_fetched.contains(id) ? 0 : id;
+}
+
+bool SweepTreeModel::hasChildren(const QModelIndex &parent) const
+{
+    if (const core::SweepId id = unfetchedSweep(parent)) {
+        const auto it = m_nodes.constFind(id);
+        return it != m_nodes.cend() && !it->trials.isEmpty();
+    }
+    return QStandardItemModel::hasChildren(parent);
+}
+
+bool SweepTreeModel::canFetchMore(const QModelIndex &parent) const
+{
+    return unfetchedSweep(parent) && hasChildren(parent);
+}
+
+void SweepTreeModel::fetchMore(const QModelIndex &parent)
+{
+    const core::SweepId id = unfetchedSweep(parent);
+    const auto it = m_nodes.constFind(id);
+    if (!id || it == m_nodes.cend())
+        return;
+    m_fetched.insert(id);
+    setTrials(itemFromIndex(parent), *it);
+}
+
+void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
+{
+    for (const core::TrialSummary &t : node.trials) {
+        QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
+        trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
+        trial->setData(node.sweep.id, SweepRole);
+        trial->setData(node.sweep.cluster, ClusterRole);
+        trial->setData(t.trial.index, TrialRole);
+        trial->setData(t.trial.state, StateRole);
+        trial->setData(t.trial.runDir, DirRole);
+        const core::TrialState ts = t.trial.trialState();
+        QString label = core::toText(ts);
+        if (t.attempts > 1)
+            label += tr(" (attempt %1)").arg(t.attempts);
+        setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
+        setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
+        setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
+        setCell(trial, UsageColumn, core::usageCell(node.trialUsage.value(t.trial.index), node.price));
+        const QString note = node.trialNote(t.trial);
+        trial->setToolTip(note.isEmpty() ? t.trial.detail : note);
     }
 }
 

@@ -822,6 +822,11 @@ void MainWindow::syncTreeSelection()
                     selectRow(sweep);
                     continue;
                 }
+                // Some of its trials: their rows, made now where the sweep was never expanded.
+                if (m_treeModel->canFetchMore(sweep) &&
+                    std::any_of(runs.cbegin(), runs.cend(),
+                                [&](core::RunId r) { return wanted.contains(r); }))
+                    m_treeModel->fetchMore(sweep);
                 for (int t = 0; t < m_treeModel->rowCount(sweep); ++t) {
                     const QModelIndex trial = m_treeModel->index(t, 0, sweep);
                     if (wanted.contains(trial.data(SweepTreeModel::IdRole).toLongLong()))

@@ -16,6 +16,20 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QSet<core::SweepId> active;
     s.experiments = store.experiments();
+    s.paramKeys = store.paramKeys();
+    s.metricKeys = store.metricKeys();
+    core::RunQuery q = runs;
+    q.params = s.paramKeys;
+    s.runs = store.queryRuns(q);
+    // Every run is read when nothing filters them (the window's open): the sweeps' trial rows
+    // and best come from these rows, not from two more reads per sweep.
+    const bool everyRun = !runs.experiment && !runs.sweep && runs.conditions.isEmpty() && runs.limit <= 0;
+    QHash<core::RunId, const core::RunRow *> byId;
+    if (everyRun) {
+        byId.reserve(s.runs.size());
+        for (const core::RunRow &r : std::as_const(s.runs))
+            byId.insert(r.run.id, &r);
+    }
     QHash<core::ExperimentId, QString> names;
     for (const core::Experiment &e : std::as_const(s.experiments))
         names.insert(e.id, e.name);
@@ -28,6 +42,7 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
         options.nowMs = now;
         options.price = prices.value(sweep.cluster);
         options.bestVideo = false;  // shown by neither
+        options.runs = everyRun ? &byId : nullptr;
         if (trackers && core::isActive(sweep.sweepState())) {
             options.tracker = &(*trackers)[sweep.id];  // a rate needs two looks: kept between snapshots
             active.insert(sweep.id);
@@ -40,11 +55,6 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     }
     if (trackers)
         trackers->removeIf([&](const ProgressTrackers::iterator &it) { return !active.contains(it.key()); });
-    s.paramKeys = store.paramKeys();
-    s.metricKeys = store.metricKeys();
-    core::RunQuery q = runs;
-    q.params = s.paramKeys;
-    s.runs = store.queryRuns(q);
     s.readOnlyReason = store.readOnlyReason();
     return s;
 }
