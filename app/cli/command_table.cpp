@@ -67,7 +67,8 @@ int runParsedVerb(const Context &ctx, const QString &command, const VerbInfo &v,
     });
     // RUN... and [RUN...] both take any number.
     const bool variadic = !v.arguments.isEmpty() &&
-        (v.arguments.back().endsWith(QLatin1String("...")) || v.arguments.back().endsWith(QLatin1String("...]")));
+        (v.arguments.back().endsWith(QLatin1String("...")) ||
+         v.arguments.back().endsWith(QLatin1String("...]")));
     if (given.size() < required) {
         err(QStringLiteral("%1: %2 is missing\n").arg(who, v.arguments.value(given.size())) +
             verbHelp(command, v));
