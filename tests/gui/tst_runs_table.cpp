@@ -143,6 +143,15 @@ private Q_SLOTS:
         view->verticalScrollBar()->setValue(view->verticalScrollBar()->maximum());
         for (int row : {0, 10, 20})
             QCOMPARE(pinned->rowViewportPosition(row), view->rowViewportPosition(row));
+        // A click on a pinned name selects that run everywhere (it once selected the one cell:
+        // no whole row, so the window's selection went empty).
+        view->verticalScrollBar()->setValue(0);
+        const int row = win.w.runsModel()->rowOfRun(f.runs[3]);
+        QVERIFY(row >= 0);
+        const QRect cell = pinned->visualRect(win.w.runsModel()->index(row, RunsTableModel::RunColumn));
+        QTest::mouseClick(pinned->viewport(), Qt::LeftButton, {}, cell.center());
+        QTRY_COMPARE(win.w.selection()->runs(), QList<RunId>{f.runs[3]});
+        QCOMPARE(win.w.selection()->current(), f.runs[3]);
     }
 
     void columnChooserGroupsByPrefixSearchesAndToggles()

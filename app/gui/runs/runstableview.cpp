@@ -20,6 +20,12 @@ RunsTableView::RunsTableView(RunsTableModel *model, QWidget *parent)
     m_pinned->setObjectName(QStringLiteral("pinnedRunsView"));
     m_pinned->setModel(model);
     m_pinned->setSelectionModel(selectionModel());
+    // Both halves select whole rows: a click on a pinned cell that selected that cell alone would
+    // leave no full row selected in the shared selection model, and the window's selection empty.
+    for (QTableView *v : {static_cast<QTableView *>(this), m_pinned}) {
+        v->setSelectionBehavior(QAbstractItemView::SelectRows);
+        v->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    }
     m_pinned->setFocusPolicy(Qt::NoFocus);
     m_pinned->verticalHeader()->hide();
     m_pinned->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);

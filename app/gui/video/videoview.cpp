@@ -128,8 +128,10 @@ void VideoView::buildUi()
         auto *box = new QComboBox(this);
         box->setObjectName(name);
         box->setToolTip(tip);
-        box->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-        box->setMinimumContentsLength(8);
+        // A fixed width: run names are as long as users make them, and a box that grew to fit one
+        // made the window wider than the screen.
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(14);
         l->setBuddy(box);
         review->addWidget(l);
         review->addWidget(box);
