@@ -18,6 +18,7 @@
 // Usage: bench_gui [--dir DIR] [--runs 10000] [--curves 20] [--points 1000000] [--steps 200]
 //                  [--live 100] [--live-seconds 20] [--latency-seconds 30]
 #include "compareview.h"
+#include "guibench.h"
 #include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
@@ -47,38 +48,10 @@
 #include <vector>
 
 using namespace orrery::core;
+using namespace orrery::bench;
 using namespace orrery::gui;
 
 namespace {
-
-double msSince(const QElapsedTimer &t)
-{
-    return double(t.nsecsElapsed()) / 1e6;
-}
-
-double percentile(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, std::size_t(p * double(v.size())))];
-}
-
-// Runs the event loop until `done` holds, checking every millisecond without spinning (a busy
-// wait would take a core from the store reader on a 2-core machine).
-bool waitFor(const std::function<bool()> &done, int timeoutMs = 60'000)
-{
-    if (done())
-        return true;
-    QEventLoop loop;
-    QTimer check;
-    check.setTimerType(Qt::PreciseTimer);
-    QObject::connect(&check, &QTimer::timeout, &loop, [&] {
-        if (done())
-            loop.quit();
-    });
-    QTimer::singleShot(timeoutMs, &loop, [&loop] { loop.exit(1); });
-    check.start(1);
-    return loop.exec() == 0;
-}
 
 QString makeRunsDb(const QString &dir, int runs)
 {

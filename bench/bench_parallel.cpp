@@ -6,6 +6,7 @@
 // the widget's size; median and p95. And core::paramImportance over a sweep of as many runs (the
 // Importance tab's work on the reader thread), median of a few.
 // Usage: bench_parallel [--runs 5000] [--repeats 50] [--width 1200] [--height 320]
+#include "guibench.h"
 #include "parallelcoordinates.h"
 
 #include "orrery/core/importance.h"
@@ -23,22 +24,10 @@
 #include <vector>
 
 using namespace orrery::core;
+using namespace orrery::bench;
 using namespace orrery::gui;
 
-namespace {
-
-double msSince(const QElapsedTimer &t)
-{
-    return double(t.nsecsElapsed()) / 1e6;
-}
-
-double percentile(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, std::size_t(p * double(v.size())))];
-}
-
-}  // namespace
+namespace { }  // namespace
 
 int main(int argc, char **argv)
 {

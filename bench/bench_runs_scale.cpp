@@ -9,6 +9,7 @@
 //      to the repaint of the table, median and worst of 40; the target is < 100 ms.
 // Usage: bench_runs_scale [--dir DIR] [--sweeps 10] [--trials 10000]
 #include "columnchooser.h"
+#include "guibench.h"
 #include "mainwindow.h"
 #include "runstablemodel.h"
 #include "snapshot.h"
@@ -39,38 +40,10 @@
 #include <vector>
 
 using namespace orrery::core;
+using namespace orrery::bench;
 using namespace orrery::gui;
 
 namespace {
-
-double msSince(const QElapsedTimer &t)
-{
-    return double(t.nsecsElapsed()) / 1e6;
-}
-
-double percentile(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[std::min(v.size() - 1, std::size_t(p * double(v.size())))];
-}
-
-// Runs the event loop until `done` holds, checking every millisecond without spinning (a busy
-// wait would take a core from the store reader on a 2-core machine).
-bool waitFor(const std::function<bool()> &done, int timeoutMs = 120'000)
-{
-    if (done())
-        return true;
-    QEventLoop loop;
-    QTimer check;
-    check.setTimerType(Qt::PreciseTimer);
-    QObject::connect(&check, &QTimer::timeout, &loop, [&] {
-        if (done())
-            loop.quit();
-    });
-    QTimer::singleShot(timeoutMs, &loop, [&loop] { loop.exit(1); });
-    check.start(1);
-    return loop.exec() == 0;
-}
 
 QString makeDb(const QString &dir, int sweeps, int trials)
 {
@@ -229,7 +202,7 @@ int main(int argc, char **argv)
         bool shown = false;
         QObject::connect(&w, &MainWindow::snapshotShown, &w, [&shown] { shown = true; });
         w.show();
-        if (!waitFor([&] { return shown; })) {
+        if (!waitFor([&] { return shown; }, 120'000)) {
             std::fprintf(stderr, "the table never showed\n");
             return 1;
         }
