@@ -120,6 +120,15 @@ struct Compare {
         view.show();
         view.setMetricKeys(s.metricKeys);
     }
+    // The window's part of a refresh (MainWindow::showSnapshot): the runs model gets a new
+    // snapshot, its sweeps first, and the view the snapshot's metric keys.
+    void load(const QString &path)
+    {
+        const Snapshot s = snapshotOf(path);
+        runs.setSweeps(s.index());
+        runs.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        view.setMetricKeys(s.metricKeys);
+    }
     // Waits for the re-query (any) that follows an action.
     bool settle(int before)
     {

@@ -29,21 +29,11 @@ using namespace orrery::test;
 
 namespace {
 
-// The window's part of a refresh: the runs model gets a new snapshot (sweeps first, as
-// MainWindow::showSnapshot does), the view its metric keys.
-void load(Compare &c, const QString &path)
-{
-    const Snapshot s = snapshotOf(path);
-    c.runs.setSweeps(s.index());
-    c.runs.setRuns(s.runs, s.paramKeys, s.metricKeys);
-    c.view.setMetricKeys(s.metricKeys);
-}
-
 // What a live refresh does after new points were stored, then waits for the charts' answers.
 bool refreshed(Compare &c, const QString &path)
 {
     const int before = c.view.completedQueries();
-    load(c, path);
+    c.load(path);
     c.view.refresh();
     return c.settle(before);
 }
@@ -90,7 +80,7 @@ private Q_SLOTS:
     {
         Fixture f;
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         int before = c.view.completedQueries();
         c.view.setMetrics({QStringLiteral("loss")});
         c.selection.select({f.runs[0], f.runs[1]}, nullptr);
@@ -135,7 +125,7 @@ private Q_SLOTS:
     {
         Fixture f;
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         const int before = c.view.completedQueries();
         c.selection.select({f.runs[0], f.runs[3]}, nullptr);
         QVERIFY(c.settle(before));
@@ -165,7 +155,7 @@ private Q_SLOTS:
             store->logMetrics(single, {{QStringLiteral("loss"), {40, 1'700'000'040'000, 0.9}}});
         }
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         int before = c.view.completedQueries();
         c.view.setMetrics({QStringLiteral("loss")});
         c.selection.select({f.runs[0], f.runs[20]}, nullptr);
@@ -205,7 +195,7 @@ private Q_SLOTS:
                                    {QStringLiteral("eval/loss"), {90, 1'700'000'090'000, double(r) + 1}}});
         }
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         const int before = c.view.completedQueries();
         c.view.setMetrics({QStringLiteral("loss"), QStringLiteral("eval/loss")});
         c.selection.select({a, base, b}, nullptr);
@@ -273,7 +263,7 @@ private Q_SLOTS:
             }
         }
         Compare c(path);
-        load(c, path);
+        c.load(path);
         int before = c.view.completedQueries();
         c.selection.select(runs, nullptr);
         QVERIFY(c.settle(before));
@@ -353,7 +343,7 @@ private Q_SLOTS:
             }
         }
         Compare c(path);
-        load(c, path);
+        c.load(path);
         const int before = c.view.completedQueries();
         c.view.setMetrics({QStringLiteral("loss")});
         c.selection.select(runs, nullptr);
@@ -375,7 +365,7 @@ private Q_SLOTS:
     {
         Fixture f;
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         QVERIFY(c.view.emptyMessage().contains(QStringLiteral("Select runs")));
         auto *label = c.view.findChild<QLabel *>(QStringLiteral("compareEmpty"));
         QVERIFY(label && label->isVisible());
@@ -402,7 +392,7 @@ private Q_SLOTS:
             cmd = addCommandSweep(*store, root.path());
         }
         Compare c(f.path);
-        load(c, f.path);
+        c.load(f.path);
         int before = c.view.completedQueries();
         c.selection.select(cmd.runs, nullptr);
         QVERIFY(c.settle(before));

@@ -24,13 +24,10 @@ using namespace orrery::test;
 
 namespace {
 
-// The window's wiring of a snapshot: the sweeps first, then the runs (mainwindow.cpp).
+// The window's wiring of a snapshot (Compare::load), then the refresh it triggers.
 void applySnapshot(Compare &c, const QString &path)
 {
-    const Snapshot s = snapshotOf(path);
-    c.runs.setSweeps(s.index());
-    c.runs.setRuns(s.runs, s.paramKeys, s.metricKeys);
-    c.view.setMetricKeys(s.metricKeys);
+    c.load(path);
     c.view.refresh();
 }
 

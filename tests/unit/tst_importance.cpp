@@ -44,7 +44,8 @@ QString num(double v)
     return QString::number(v, 'g', 17);
 }
 
-struct Ran {
+// The CLI's answer as bytes (JSON is parsed from them).
+struct CliRun {
     int code = -1;
     QByteArray out, err;
 };
@@ -55,17 +56,13 @@ class TestImportance : public QObject {
     Q_OBJECT
     QTemporaryDir m_home;
 
-    Ran cli(const QStringList &args)
+    CliRun cli(const QStringList &args)
     {
-        QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("HOME"), m_home.path());
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        p.setProcessEnvironment(env);
-        p.start(qEnvironmentVariable("ORRERY_CLI"), args);
-        p.waitForFinished(60'000);
-        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
-                p.readAllStandardError()};
+        const auto r = orrery::test::runProcess(qEnvironmentVariable("ORRERY_CLI"), args, {}, env, 60'000);
+        return {r.code, r.out.toUtf8(), r.err.toUtf8()};
     }
 
     // A finished grid sweep `name` over optim.lr (log) x seed whose loss falls with lr and
@@ -253,8 +250,8 @@ private Q_SLOTS:
             addSweep(*store, QStringLiteral("lr-sweep"), 5);
             addSweep(*store, QStringLiteral("tiny"), 1);  // 3 runs
         }
-        const Ran table = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
-                               QStringLiteral("importance"), QStringLiteral("lr-sweep")});
+        const CliRun table = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
+                                  QStringLiteral("importance"), QStringLiteral("lr-sweep")});
         QVERIFY2(table.code == 0, table.err.constData());
         const QStringList lines = QString::fromUtf8(table.out).split(QLatin1Char('\n'));
         QVERIFY2(lines.value(0).contains(QLatin1String("eval/loss")), table.out.constData());
@@ -267,7 +264,7 @@ private Q_SLOTS:
         QVERIFY2(lines.value(3).startsWith(QLatin1String("seed")), table.out.constData());
         QVERIFY2(!table.out.contains("model.width"), table.out.constData());  // a constant
 
-        const Ran json =
+        const CliRun json =
             cli({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("importance"),
                  QStringLiteral("lr-sweep"), QStringLiteral("--json")});
         QCOMPARE(json.code, 0);
@@ -289,16 +286,16 @@ private Q_SLOTS:
         QVERIFY(std::abs(sum - 1) < 1e-9);
 
         // Failures: too few runs and an unknown sweep are the operation's (1); no sweep, usage (2).
-        const Ran tiny = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
-                              QStringLiteral("importance"), QStringLiteral("tiny")});
+        const CliRun tiny = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
+                                 QStringLiteral("importance"), QStringLiteral("tiny")});
         QCOMPARE(tiny.code, 1);
         QVERIFY2(tiny.err.contains("not enough runs: 3 of 3 have logged eval/loss"), tiny.err.constData());
         QVERIFY(tiny.out.isEmpty());
-        const Ran unknown = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
-                                 QStringLiteral("importance"), QStringLiteral("no-such-sweep")});
+        const CliRun unknown = cli({QStringLiteral("--db"), db, QStringLiteral("sweep"),
+                                    QStringLiteral("importance"), QStringLiteral("no-such-sweep")});
         QCOMPARE(unknown.code, 1);
         QVERIFY2(unknown.err.contains("no-such-sweep"), unknown.err.constData());
-        const Ran usage =
+        const CliRun usage =
             cli({QStringLiteral("--db"), db, QStringLiteral("sweep"), QStringLiteral("importance")});
         QCOMPARE(usage.code, 2);
         QVERIFY2(usage.err.contains("SWEEP is missing"), usage.err.constData());

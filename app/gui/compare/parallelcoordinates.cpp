@@ -243,10 +243,13 @@ void ParallelCoordinates::setRuns(const QList<core::RunRow> &runs, const Paralle
 QStringList ParallelCoordinates::params() const
 {
     if (!m_plan.scope.isEmpty()) {
-        const QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
-        const QVariant chosen = settings.value(settingsKey(m_plan.scope));
-        if (chosen.isValid())
-            return chosen.toStringList();
+        auto it = m_chosen.constFind(m_plan.scope);
+        if (it == m_chosen.cend()) {
+            const QSettings settings(core::guiSettingsPath(), QSettings::IniFormat);
+            it = m_chosen.insert(m_plan.scope, settings.value(settingsKey(m_plan.scope)).toStringList());
+        }
+        if (!it->isEmpty())
+            return *it;
     }
     return m_plan.defaults;
 }
@@ -259,6 +262,7 @@ void ParallelCoordinates::setChosenParams(const QStringList &params)
             settings.remove(settingsKey(m_plan.scope));
         else
             settings.setValue(settingsKey(m_plan.scope), params);
+        m_chosen.insert(m_plan.scope, params);
     } else {
         m_plan.defaults = params;  // runs of no sweep: kept until the selection changes
     }

@@ -12,6 +12,7 @@
 
 #include "orrery/core/store.h"
 
+#include <QHash>
 #include <QList>
 #include <QMap>
 #include <QSet>
@@ -102,6 +103,9 @@ private:
 
     QList<core::RunRow> m_runs;
     ParallelPlan m_plan;
+    // The axes chosen per sweep (scope), as the settings file holds them: read once per scope,
+    // not on every live refresh; empty: the sweep's own params.
+    mutable QHash<QString, QStringList> m_chosen;
     ParallelAxes m_axes;
     QList<core::RunId> m_highlighted;
     QMap<int, std::pair<double, double>> m_brushes;
