@@ -32,7 +32,9 @@ for cfg in ${CONFIGS:-tiny small}; do
     # memory is the run's, read at the last step. Stopping there skips the final samples.
     # The process's CPU seconds as well: on a machine shared with other work they move less than
     # the wall-clock step time does (start-up counts in both, the same for both).
-    /usr/bin/time -f "%U %S" -o "$run.cpu" "$train" --config "$root/resources/configs/$cfg.yaml" --run-dir "$run" \
+    timer=(/usr/bin/time -f "%U %S" -o "$run.cpu")
+    [[ -x /usr/bin/time ]] || { timer=(); echo "0 0" >"$run.cpu"; } # GNU time is not on every machine
+    ${timer[@]+"${timer[@]}"} "$train" --config "$root/resources/configs/$cfg.yaml" --run-dir "$run" \
       --set train.activation_checkpointing=$ac --set train.steps=$((total + 1)) \
       --set train.log_every="$warmup" --set train.ckpt_every=0 --set train.sample_every=0 \
       --set train.eval_every=0 ${extra[@]+"${extra[@]}"} --stop-at-step "$total" \
@@ -48,7 +50,7 @@ print(json.dumps({"config": sys.argv[2], "checkpointing": sys.argv[3] == "true",
                   "batch": start["params"]["train.batch_size"], "device": start["device"],
                   "precision": start["precision"], "step_time_s": last["perf/step_time_s"],
                   "peak_rss_gb": last.get("perf/peak_rss_gb"), "gpu_mem_gb": last.get("perf/gpu_mem_gb"),
-                  "cpu_s_per_step": (user + system) / int(sys.argv[5])}))
+                  "cpu_s_per_step": (user + system) / int(sys.argv[5]) or float("nan")}))
 PY
   done
 done

@@ -8,6 +8,7 @@
 # 30-minute trial. Goal: < 2 % (issue 30). On a GPU machine the same script checks the GPUs.
 # Usage: bench/health_check.sh [N] [WORK_DIR]
 # Env: TRAINER (build/dev/bin/orrery-train) SETS (extra --set KEY=VALUE words, e.g. "cpu_memory_mb=256")
+#      NODES ("1 2": the node counts to time; one GPU holds one rank, so a one-GPU machine takes NODES=1)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 n=${1:-10}
@@ -19,7 +20,7 @@ trial_ms=$((30 * 60 * 1000))
 echo "# $(date -u +%F) $(uname -m), $(nproc) cores; $("$train" --version | head -1)"
 ms() { date +%s%3N; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-for nodes in 1 2; do
+for nodes in ${NODES:-1 2}; do
   walls=() checks=()
   for ((i = 0; i < n; i++)); do
     run="$work/$nodes-$i"

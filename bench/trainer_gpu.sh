@@ -11,12 +11,16 @@
 #              eager and torch.compile, with MFU and peak memory
 #   dit        the same for the video DiT (dit-base, dit-large): bf16 MFU of the transformer backbone
 #   data       data wait of base with the moving shapes and with a folder of Y4M clips
-#   nccl       the NCCL path in one process (dist.process_group=always): health check, buckets,
-#              checkpoint, a stop and a resume, checked against an uninterrupted run
+#   nccl       the NCCL path in one process (dist.process_group=always, dist.shard=$SHARD, default
+#              gradients): health check, buckets, checkpoint, a stop and a resume, checked against an
+#              uninterrupted run
+#   health     the deep health check's cost and its GPU figures (bench/health_check.sh, one node)
+#   recompute  peak GPU memory and step time with and without activation checkpointing (RECOMPUTE_CONFIGS,
+#              default dit-large; bench/activation_checkpointing.sh)
 #   stopcheck  step time of small with the stop flag agreed every 1, 10 and 50 steps (EVERY)
 #   profile    where the large model's step time goes (the peer, eager, under torch.profiler)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
-# Env: OUT (where logs go; default /tmp/orrery-gpu), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
+# Env: OUT (where logs go; default /tmp/orrery-gpu), SHARD (the nccl stage's dist.shard), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -99,9 +103,10 @@ PY
     done
     ;;
   nccl)
-    banner "NCCL in one process: health check, buckets, checkpoint, stop, resume"
+    banner "NCCL in one process (dist.shard ${SHARD:-gradients}): health check, buckets, checkpoint, stop, resume"
     common=(--config "$root/resources/configs/small.yaml" --set train.steps=60 --set train.log_every=10
-      --set train.ckpt_every=20 --set train.sample_every=0 --set train.eval_every=60 --set dist.process_group=always)
+      --set train.ckpt_every=20 --set train.sample_every=0 --set train.eval_every=60 --set dist.process_group=always
+      --set dist.shard="${SHARD:-gradients}")
     rm -rf "$out/nccl-straight" "$out/nccl-resumed"
     export WORLD_SIZE=1 RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29555
     "$train" "${common[@]}" --run-dir "$out/nccl-straight" >"$out/nccl-straight.log" 2>&1
@@ -123,7 +128,7 @@ s1, l1, e1 = read(sys.argv[1])
 s2, l2, e2 = read(sys.argv[2])
 for s in s1 + s2:
     print(f"start: device {s['device']} process group {s.get('process_group')} buckets {s.get('gradient_buckets')} "
-          f"precision {s['precision']} resumed from '{s.get('resumed_from')}'")
+          f"shard {s.get('shard')} precision {s['precision']} resumed from '{s.get('resumed_from')}'")
 print("loss at 60: uninterrupted", l1.get(60), "stopped+resumed", l2.get(60), "| eval", e1, e2)
 ok = all(s.get("process_group") == "nccl" and s.get("gradient_buckets", 0) > 0 for s in s1 + s2)
 ok = ok and len(s2) == 2 and s2[1].get("resumed_from", "").startswith("step-")
@@ -131,6 +136,16 @@ ok = ok and l1.get(60) is not None and l2.get(60) is not None and abs(l1[60] - l
 print("nccl path:", "ok" if ok else "FAILED")
 sys.exit(0 if ok else 1)
 PY
+    ;;
+  health)
+    banner "the health check on this GPU: matmul, memory, NCCL all-reduce"
+    NODES=1 TRAINER="$train" "$root/bench/health_check.sh" "${HEALTH_N:-3}" "$out/health" || fail=1
+    python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1])), indent=1))' "$out/health/1-0/health/node1.json" || true
+    ;;
+  recompute)
+    banner "activation checkpointing: peak GPU memory and step time"
+    TRAINER="$train" PYTHON="$python" CONFIGS="${RECOMPUTE_CONFIGS:-dit-large}" STEPS=6 WARMUP=2 \
+      "$root/bench/activation_checkpointing.sh" "$out/recompute" || fail=1
     ;;
   stopcheck)
     banner "the stop-flag agreement's cost (small, NCCL group in one process)"

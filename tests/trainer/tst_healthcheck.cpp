@@ -2,7 +2,8 @@
 // `orrery-train --health-check` (docs/sweeps.md "Health check") on CPU: two real processes as two
 // nodes (SLURMD_NODENAME tells them apart on one machine) meeting over Gloo, each checking its
 // CPU and writing its verdict; the all-reduce between them; the test hook that fails a named node
-// (a broken GPU cannot be caused on purpose here); a real limit that fails; bad arguments.
+// (a broken GPU cannot be caused on purpose here); a real limit that fails; bad arguments; the
+// memory the memory test needs beside its buffer.
 #include "testsupport.h"
 
 #include <QCoreApplication>
@@ -15,6 +16,13 @@
 #include <QProcessEnvironment>
 #include <QTcpServer>
 #include <QTemporaryDir>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 namespace {
 
@@ -82,6 +90,34 @@ QList<Node> runCheck(const QString &runDir, const QStringList &nodes, const QStr
 }
 
 }  // namespace
+
+// A one-node check of `memoryMb` on CPU, started without Qt so that wait4() gives this child's own
+// peak resident memory (KB), or -1 when it did not run or failed.
+long peakRssKb(const QString &runDir, int memoryMb)
+{
+    const QByteArray exe = trainer().toLocal8Bit(), dir = runDir.toLocal8Bit(),
+                     mem = "cpu_memory_mb=" + QByteArray::number(memoryMb);
+    char *argv[] = {const_cast<char *>(exe.constData()),
+                    const_cast<char *>("--health-check"),
+                    const_cast<char *>("--run-dir"),
+                    const_cast<char *>(dir.constData()),
+                    const_cast<char *>("--set"),
+                    const_cast<char *>(mem.constData()),
+                    nullptr};
+    posix_spawn_file_actions_t quiet;
+    posix_spawn_file_actions_init(&quiet);
+    posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &quiet, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&quiet);
+    if (rc != 0)
+        return -1;
+    int status = 0;
+    rusage usage{};
+    if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    return usage.ru_maxrss;
+}
 
 class TestHealthCheck : public QObject {
     Q_OBJECT
@@ -159,6 +195,27 @@ private slots:
         QVERIFY(h[QLatin1String("busbw_gbps")].isNull());
         QCOMPARE(readJson(dir.filePath(QStringLiteral("exit.json")))[QLatin1String("node")].toString(),
                  QStringLiteral("solo"));
+    }
+
+    void theMemoryTestNeedsLittleBesideItsBuffer()
+    {
+        // Found on an H200: comparing the whole buffer at once made a byte per word and an int64
+        // copy of those, 2.25x the buffer beside it (it asked for 111 GiB with 70 GB free). Compared
+        // in slices, 448 MB more buffer costs about 448 MB more memory; the whole-buffer compare
+        // cost ~1.2 GB more.
+        qputenv("OMP_NUM_THREADS", "1");
+        qputenv("SLURMD_NODENAME", "solo");
+        QTemporaryDir a, b;
+        const long small = peakRssKb(a.path(), 64), large = peakRssKb(b.path(), 512);
+        QVERIFY2(small > 0 && large > 0, "the health check did not run");
+        const double grewMb = double(large - small) / 1024.0, bufferMb = (512 - 64) * 1e6 / 1048576.0;
+        QVERIFY2(
+            grewMb < 1.4 * bufferMb,
+            qPrintable(
+                QStringLiteral("peak RSS grew by %1 MB for %2 MB more buffer").arg(grewMb).arg(bufferMb)));
+        QVERIFY(
+            readJson(b.filePath(QStringLiteral("health/solo.json")))[QLatin1String("pass")].toBool(false));
+        qunsetenv("SLURMD_NODENAME");
     }
 
     void anUnknownThresholdIsAUsageError()

@@ -232,19 +232,24 @@ void checkMemory(const torch::Device &d, const HealthThresholds &t, DeviceResult
             bytes = t.memoryFraction * double(freeBytes);
     }
 #endif
-    // The comparison needs a byte per element beside the buffer's four.
-    const auto n = std::max<std::int64_t>(1024, std::int64_t(bytes / 5.0));
+    const auto n = std::max<std::int64_t>(1024, std::int64_t(bytes / 4.0));
     out.memoryGb = double(n) * 4 / 1e9;
     auto buf = torch::empty({n}, torch::TensorOptions().dtype(torch::kInt32).device(d));
     const std::int32_t patterns[] = {0x55555555, static_cast<std::int32_t>(0xAAAAAAAAu)};
     buf.zero_();  // untimed: the first touch of fresh pages is the kernel's time, not the memory's
     synchronize(d);
     const auto t0 = Clock::now();
-    std::int64_t wrong = 0;
+    // Compared slice by slice: ne() makes a byte per word and sum() an int64 copy of that (eight
+    // bytes per word), which over the whole buffer is twice its size (an H200's half of free
+    // memory, 60 GB, asked for 111 GiB more). A slice of 2^24 words keeps both under 150 MB.
+    constexpr std::int64_t slice = std::int64_t(1) << 24;
+    auto wrongWords = torch::zeros({}, torch::TensorOptions().dtype(torch::kInt64).device(d));
     for (const std::int32_t p : patterns) {
         buf.fill_(p);
-        wrong += buf.ne(p).sum().item<std::int64_t>();
+        for (std::int64_t at = 0; at < n; at += slice)
+            wrongWords += buf.narrow(0, at, std::min(slice, n - at)).ne(p).sum();
     }
+    const std::int64_t wrong = wrongWords.item<std::int64_t>();
     const double s = secondsSince(t0);
     out.memoryGbps = s > 0 ? 2.0 * 2.0 * double(n) * 4 / s / 1e9 : 0;
     if (wrong > 0 && out.failure.empty())
