@@ -268,9 +268,10 @@ int main(int argc, char **argv)
                 QObject::disconnect(conn);
                 frames.push_back(msSince(t));
                 if (getenv("BENCH_DEBUG"))
-                    std::fprintf(stderr, "frame %d: result at %.1f, replot done %.1f, start lateness %.1f\n",
-                                 i, resultAt, msSince(t),
-                                 pace.nsecsElapsed() / 1e6 - i * 33.333 - msSince(t));
+                    std::fprintf(
+                        stderr,
+                        "frame %d (span %.0f): result at %.1f, replot done %.1f, start lateness %.1f\n", i,
+                        hi - lo, resultAt, msSince(t), pace.nsecsElapsed() / 1e6 - i * 33.333 - msSince(t));
             }
             std::printf(
                 "%s: first full query of %d curves %.0f ms; %d pan/zoom frames: p50 %.1f ms, p95 %.1f ms, "

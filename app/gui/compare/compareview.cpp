@@ -713,8 +713,11 @@ void CompareView::scheduleQuery()
     if (!m_requeryOnZoom)
         return;
     // Leading edge: the first range change queries at once (after the events already queued,
-    // so one wheel burst is one query); then at most one per 33 ms and never two in flight:
-    // a pan faster than the store answers asks once for where it ended.
+    // so one wheel burst is one query); then at most one per display frame (16 ms) and never two
+    // in flight: a pan faster than the store answers asks once for where it ended. The interval
+    // is counted from the last query's start, so it must stay below the pace of a steady wheel
+    // or drag (30 a second): at 33 ms, one late frame made every later one wait out the rest of
+    // the interval, and each frame then took the whole 33 ms (bench_gui: p95 39 ms, 21 at 16).
     if (m_inFlight > 0) {
         m_queryPending = true;
         return;
@@ -722,7 +725,7 @@ void CompareView::scheduleQuery()
     if (m_queryTimer.isActive())
         return;
     const qint64 since = m_sinceQuery.isValid() ? m_sinceQuery.elapsed() : 1000;
-    m_queryTimer.start(int(std::max<qint64>(0, 33 - since)));
+    m_queryTimer.start(int(std::max<qint64>(0, kMinQueryIntervalMs - since)));
 }
 
 void CompareView::setXRange(double lo, double hi)

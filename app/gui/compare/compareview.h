@@ -187,7 +187,8 @@ private:
     // Used on the reader thread only (every read runs there, one at a time); shared so a read in
     // flight keeps it alive after this view is gone.
     std::shared_ptr<core::HistoryCache> m_histories = std::make_shared<core::HistoryCache>();
-    QTimer m_queryTimer;  // coalesces range changes: at most one query per 33 ms, one in flight
+    static constexpr int kMinQueryIntervalMs = 16;  // one display frame (scheduleQuery)
+    QTimer m_queryTimer;  // coalesces range changes: at most one query per frame, one in flight
     QTimer m_settleTimer;  // a zoom or pan has rested: antialiased again
     bool m_interacting = false;
     QElapsedTimer m_sinceQuery;
