@@ -25,30 +25,37 @@ Params paramsFromJson(const QString &json)
 
 QStringList differingParams(const QList<Params> &runs)
 {
-    QList<const Params *> known;
-    QSet<QString> keys;
-    for (const Params &p : runs)
-        if (!p.isEmpty()) {
-            known.append(&p);
-            for (auto it = p.begin(); it != p.end(); ++it)
-                keys.insert(it.key());
+    // Each run's params against the first's, both maps walked in key order at once: a key one
+    // of them lacks, or holds another value under, differs. (A lookup per key per run was 35 ms
+    // for 10 sweeps of 5,000 runs, bench_runs_scale; this is one pass.)
+    const Params *first = nullptr;
+    QSet<QString> differing;
+    for (const Params &p : runs) {
+        if (p.isEmpty())
+            continue;
+        if (!first) {
+            first = &p;
+            continue;
         }
-    QStringList differing;
-    if (known.size() < 2)
-        return differing;
-    for (const QString &key : keys) {
-        const auto first = known.front()->constFind(key);
-        for (const Params *p : known) {
-            const auto value = p->constFind(key);
-            const bool firstHas = first != known.front()->cend(), has = value != p->cend();
-            if (has != firstHas || (has && *value != *first)) {
-                differing.append(key);
-                break;
+        auto a = first->cbegin(), b = p.cbegin();
+        while (a != first->cend() || b != p.cend()) {
+            if (b == p.cend() || (a != first->cend() && a.key() < b.key())) {
+                differing.insert(a.key());
+                ++a;
+            } else if (a == first->cend() || b.key() < a.key()) {
+                differing.insert(b.key());
+                ++b;
+            } else {
+                if (a.value() != b.value())
+                    differing.insert(a.key());
+                ++a;
+                ++b;
             }
         }
     }
-    differing.sort();
-    return differing;
+    QStringList out(differing.cbegin(), differing.cend());
+    out.sort();
+    return out;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 
 #include <functional>
+#include <future>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -183,51 +184,84 @@ struct TextHash {
     std::size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
 };
 
+// Every run's values of the chosen keys in `table` (params or tags), by one pass over the
+// table: its primary key is (run_id, key) and it has no rowid, so the pass comes run by run, each
+// run's keys in order, and each run's map is made at once, growing at its end. Runs without any
+// of the keys are left out. Touches nothing but `db`, so it can run on a connection of its own.
+struct ChosenValues {
+    qint64 run = 0;
+    QMap<QString, QString> values;
+};
+std::vector<ChosenValues> scanChosen(sqlite3 *db, const char *table, const QStringList &keys)
+{
+    std::vector<std::string> owned;
+    owned.reserve(std::size_t(keys.size()));
+    for (const QString &key : keys)
+        owned.push_back(utf8(key));
+    // Each key's values shared between the runs that hold them: a sweep's runs repeat a few
+    // values per param (a grid's, a constant's), and 1.2M strings of their own were a third of
+    // the read (bench_runs_scale). A key with many distinct values (a learning rate drawn at
+    // random) stops being shared past kShared of them.
+    constexpr std::size_t kShared = 256;
+    struct Key {
+        const QString *name;
+        std::unordered_map<std::string, QString, TextHash, std::equal_to<>> values;
+    };
+    std::unordered_map<std::string_view, Key> wanted;
+    for (qsizetype i = 0; i < keys.size(); ++i)
+        wanted.emplace(owned[std::size_t(i)], Key{&keys[i], {}});
+    std::vector<ChosenValues> out;
+    Stmt all(db, std::string("SELECT run_id, key, value FROM ") + table);
+    while (all.step()) {
+        const auto key = wanted.find(all.text(1));
+        if (key == wanted.end())
+            continue;
+        const qint64 run = all.int64(0);
+        if (out.empty() || out.back().run != run)
+            out.push_back({run, {}});
+        Key &k = key->second;
+        const std::string_view text = all.text(2);
+        QString value;
+        if (const auto it = k.values.find(text); it != k.values.end())
+            value = it->second;
+        else if (value = qstr(text); k.values.size() < kShared)
+            k.values.emplace(std::string(text), value);
+        QMap<QString, QString> &values = out.back().values;
+        values.insert(values.cend(), *k.name, value);  // keys come in order: the hint is right
+    }
+    return out;
+}
+
+// Hands each scanned run's values to its row (moved: nothing is copied).
+void giveChosen(std::vector<ChosenValues> &&scanned, QList<RunRow> &rows,
+                const std::unordered_map<qint64, qsizetype> &index, QMap<QString, QString> RunRow::*member)
+{
+    for (ChosenValues &v : scanned)
+        if (const auto row = index.find(v.run); row != index.end())
+            rows[row->second].*member = std::move(v.values);
+}
+
+// Many keys of many runs (a table of every param) are read by one pass over the table: the key
+// is not indexed by run, so a statement per key was a scan per key (100 keys of 100,000 runs
+// read 120M rows, 7-20 s in bench_runs_scale).
+bool scansWhole(const QStringList &keys, qsizetype runs)
+{
+    return runs >= 64 && keys.size() > 4;
+}
+
+// From this many runs the params' pass of a whole table runs on a second connection.
+constexpr qsizetype kConcurrentRuns = 5000;
+
 // The chosen keys of `table` (params or tags) for the rows: one statement per key, by the
-// table's primary key for a few runs, else one scan of the key's rows.
+// table's primary key for a few runs, else one scan of the key's rows, or of the whole table.
 void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &keys, QList<RunRow> &rows,
                 const std::unordered_map<qint64, qsizetype> &index, QMap<QString, QString> RunRow::*member)
 {
     if (keys.isEmpty() || rows.isEmpty())
         return;
     const bool few = rows.size() < 64;
-    if (!few && keys.size() > 4) {
-        // Many keys of many runs (a table of every param): one pass over the table. The key is
-        // not indexed, so a statement per key was a scan per key: 100 keys of 100,000 runs read
-        // 120M rows, 7-20 s (bench_runs_scale).
-        std::vector<std::string> owned;
-        owned.reserve(std::size_t(keys.size()));
-        for (const QString &key : keys)
-            owned.push_back(utf8(key));
-        // Each key's values shared between the runs that hold them: a sweep's runs repeat a
-        // few values per param (a grid's, a constant's), and 1.2M strings of their own were a
-        // third of the read (bench_runs_scale). A key with many distinct values (a learning rate
-        // drawn at random) stops being shared past kShared of them.
-        constexpr std::size_t kShared = 256;
-        struct Key {
-            const QString *name;
-            std::unordered_map<std::string, QString, TextHash, std::equal_to<>> values;
-        };
-        std::unordered_map<std::string_view, Key> wanted;
-        for (qsizetype i = 0; i < keys.size(); ++i)
-            wanted.emplace(owned[std::size_t(i)], Key{&keys[i], {}});
-        Stmt all(d.db.get(), std::string("SELECT run_id, key, value FROM ") + table);
-        while (all.step()) {
-            const auto row = index.find(all.int64(0));
-            if (row == index.end())
-                continue;
-            const auto key = wanted.find(all.text(1));
-            if (key == wanted.end())
-                continue;
-            Key &k = key->second;
-            const std::string_view text = all.text(2);
-            QString value;
-            if (const auto it = k.values.find(text); it != k.values.end())
-                value = it->second;
-            else if (value = qstr(text); k.values.size() < kShared)
-                k.values.emplace(std::string(text), value);
-            (rows[row->second].*member).insert(*k.name, value);
-        }
+    if (scansWhole(keys, rows.size())) {
+        giveChosen(scanChosen(d.db.get(), table, keys), rows, index, member);
         return;
     }
     Stmt s(d.db.get(),
@@ -256,10 +290,33 @@ void readChosen(TrackingStore::Impl &d, const char *table, const QStringList &ke
 }
 }  // namespace
 
-QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
+QList<RunRow> TrackingStore::queryRuns(const RunQuery &q,
+                                       const std::function<void(const QList<RunRow> &)> &withoutParams) const
 {
     return d->guarded("queryRuns", [&] {
+        // Outside a transaction of this connection's own (whose writes another connection does
+        // not see), and for a database in a file, the params' pass can run on a connection of
+        // its own (below).
+        const bool ownTransaction = sqlite3_get_autocommit(d->db.get()) == 0;
         sql::ReadTransaction read(d->db.get());
+        std::future<std::vector<ChosenValues>> params;
+        if (!ownTransaction && scansWhole(q.params, kConcurrentRuns)) {
+            Stmt &last = d->stmt("SELECT coalesce(max(run_id), 0) FROM runs");
+            const qint64 runs = last.step() ? last.int64(0) : 0;  // at least the count of runs
+            last.reset();
+            const char *file = sqlite3_db_filename(d->db.get(), "main");
+            // A table of every param of many runs (the window's snapshot): the pass over the
+            // params, the longest part of the read, runs beside the read of the runs and their
+            // metrics (bench_runs_scale, 100,000 runs: 370 of 600 ms). Its connection reads the
+            // file as it is a moment after this one: a run made in between has its params read
+            // and no row (they are left out); a run deleted in between keeps its row, without
+            // params, until the next read.
+            if (runs >= kConcurrentRuns && file && *file)
+                params = std::async(std::launch::async, [path = std::string(file), keys = q.params] {
+                    const sql::DbHandle other = Impl::openReader(path);
+                    return scanChosen(other.get(), "params", keys);
+                });
+        }
         std::string where = q.includeArchived ? "WHERE r.lifecycle_stage IN ('active', 'archived')"
                                               : "WHERE r.lifecycle_stage = 'active'";
         std::vector<Bind> binds;
@@ -345,8 +402,11 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
             index.emplace(row.run.id, rows.size());
             rows.push_back(std::move(row));
         }
-        if (rows.isEmpty())
+        if (rows.isEmpty()) {
+            if (withoutParams)
+                withoutParams(rows);
             return rows;
+        }
         // Latest metrics of the selected runs: one pass in primary-key order (by run), which
         // beats one lookup per run once the list holds more than a few runs. Key names come
         // from one read of metric_keys, ranked by name so each run's list sorts on integers.
@@ -404,7 +464,6 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
         } else {
             readLatest();
         }
-        readChosen(*d, "params", q.params, rows, index, &RunRow::params);
         QStringList tags = q.tags;
         if (!tags.contains(QLatin1String(kBaselineTag)))
             tags.append(QLatin1String(kBaselineTag));
@@ -421,6 +480,12 @@ QList<RunRow> TrackingStore::queryRuns(const RunQuery &q) const
             for (; from < to; ++from)
                 list.push_back(std::move(entries[from].metric));
         }
+        if (withoutParams)
+            withoutParams(rows);
+        if (params.valid())
+            giveChosen(params.get(), rows, index, &RunRow::params);
+        else
+            readChosen(*d, "params", q.params, rows, index, &RunRow::params);
         return rows;
     });
 }

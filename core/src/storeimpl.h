@@ -56,6 +56,9 @@ struct TrackingStore::Impl {
     void recordPhases(qint64 run, const Event &ev, qint64 timeMs);
     QList<LatestMetric> latestOf(qint64 run) const;
     static Run readRun(const sql::Stmt &s);
+    // A second, read-only connection to the file, as the store's own reads are set up (a
+    // worker's: queryRuns reads a table of every param on one beside its own).
+    static sql::DbHandle openReader(const std::string &path);
 
     // Converts SQLite errors into StoreError with what the store was doing.
     template<typename F>

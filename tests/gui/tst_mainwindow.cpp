@@ -15,6 +15,7 @@
 #include <QDir>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -113,13 +114,19 @@ private Q_SLOTS:
     {
         MainWindow window(QDir::temp().filePath(
             QStringLiteral("tst_mainwindow-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        // Not yet asked for: the window is made, its first snapshot is not shown.
+        QVERIFY2(!window.statusBar()->currentMessage().contains(QLatin1String("environment")),
+                 qPrintable(window.statusBar()->currentMessage()));
         QSignalSpy refreshed(&window, &MainWindow::environmentRefreshed);
+        QSignalSpy shown(&window, &MainWindow::snapshotShown);
         window.setFollowing(false);
         window.tabs()->setCurrentIndex(MainWindow::EnvironmentTab);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
-        // The checks start orrery-train (LibTorch loads in a few seconds) on a pool thread.
+        // The checks start orrery-train (LibTorch loads in a few seconds) on a pool thread, and
+        // only once the first snapshot is shown: they would take a core from its read.
         QVERIFY(refreshed.wait(60'000));
+        QCOMPARE(shown.size(), 1);
         const QList<Check> expected = orrery::remote::environmentChecks();
         EnvironmentModel *model = window.environmentModel();
         QCOMPARE(model->rowCount(), expected.size());

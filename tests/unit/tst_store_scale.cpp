@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What keeps a database of 100,000 runs quick to open (bench_runs_scale), against real SQLite
 // files: the params and tags indexes by key (schema v11) on a database that had none, the param
-// keys read by them, and a sweep's overview from rows already read being the store's own.
+// keys read by them, a sweep's overview from rows already read being the store's own, and every
+// param of thousands of runs read on a second connection being each run's own.
 #include "testsupport.h"
 
 #include "orrery/core/store.h"
@@ -96,6 +97,72 @@ private Q_SLOTS:
         QCOMPARE(rows.size(), 2);
         for (const RunRow &r : rows)
             QCOMPARE(r.tags.value(QStringLiteral("team")), QStringLiteral("a"));
+    }
+
+    // From 5,000 runs a table of every param is read by a pass over the params on a connection
+    // of its own, beside the runs' read: each row still gets its own run's params, no more and
+    // no fewer (runs without params, an archived run, a shared value, a distinct one per run).
+    // Inside a write transaction the params come from the transaction's own connection, which
+    // alone sees what it has not committed.
+    void paramsOfThousandsOfRunsAreEachRunsOwn()
+    {
+        auto store = TrackingStore::open(freshPath());
+        const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+        QHash<RunId, QMap<QString, QString>> want;
+        store->writeTransaction([&] {
+            for (int i = 0; i < 6000; ++i) {
+                const RunId r = store->createRun(e, QStringLiteral("r%1").arg(i), 1000 + i);
+                QMap<QString, QString> params;
+                if (i % 7 != 3) {  // every 7th run has no params
+                    params.insert(QStringLiteral("optim.lr"), QString::number(1e-5 * (i + 1)));
+                    params.insert(QStringLiteral("seed"), QString::number(i % 5));
+                    params.insert(QStringLiteral("model.depth"), QStringLiteral("12"));
+                    if (i % 2)
+                        params.insert(QStringLiteral("data.path"), QStringLiteral("/data/%1").arg(i % 3));
+                    for (int k = 0; k < 3; ++k)
+                        params.insert(QStringLiteral("k%1").arg(k), QString::number((i + k) % 4));
+                }
+                QList<std::pair<QString, QString>> list;
+                for (auto it = params.cbegin(); it != params.cend(); ++it)
+                    list.push_back({it.key(), it.value()});
+                if (!list.isEmpty())
+                    store->logParams(r, list);
+                want.insert(r, params);
+            }
+        });
+        const RunId archived = want.keys().front();
+        store->archiveRuns({archived}, true);
+        want.remove(archived);
+
+        RunQuery q;
+        q.params = store->paramKeys();
+        QCOMPARE(q.params.size(), 7);
+        // The rows are handed over before their params are in, with their metrics, and do not
+        // move after: the window's sweep overviews keep pointers to them while the params are read.
+        int calls = 0;
+        const RunRow *handed = nullptr;
+        const QList<RunRow> rows = store->queryRuns(q, [&](const QList<RunRow> &early) {
+            ++calls;
+            handed = early.constData();
+            QCOMPARE(early.size(), 5999);
+        });
+        QCOMPARE(calls, 1);
+        QCOMPARE(rows.constData(), handed);
+        QCOMPARE(rows.size(), 5999);
+        for (const RunRow &row : rows)
+            QCOMPARE(row.params, want.value(row.run.id));
+
+        store->writeTransaction([&] {
+            const RunId r = store->createRun(e, QStringLiteral("uncommitted"), 99'999);
+            store->logParams(r,
+                             {{QStringLiteral("seed"), QStringLiteral("42")},
+                              {QStringLiteral("k0"), QStringLiteral("1")}});
+            const QList<RunRow> inside = store->queryRuns(q);
+            QCOMPARE(inside.size(), 6000);
+            QCOMPARE(inside.front().run.name, QStringLiteral("uncommitted"));  // the newest first
+            QCOMPARE(inside.front().params.value(QStringLiteral("seed")), QStringLiteral("42"));
+            QCOMPARE(inside.front().params.size(), 2);
+        });
     }
 
     void paramKeysOfAnEmptyDatabase()

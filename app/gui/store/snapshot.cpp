@@ -20,39 +20,42 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     s.metricKeys = store.metricKeys();
     core::RunQuery q = runs;
     q.params = s.paramKeys;
-    s.runs = store.queryRuns(q);
     // Every run is read when nothing filters them (the window's open): the sweeps' trial rows
-    // and best come from these rows, not from two more reads per sweep.
+    // and best come from these rows, not from two more reads per sweep, and are made while the
+    // rows' params are still being read (they need none: queryRuns' withoutParams).
     const bool everyRun = !runs.experiment && !runs.sweep && runs.conditions.isEmpty() && runs.limit <= 0;
-    QHash<core::RunId, const core::RunRow *> byId;
-    if (everyRun) {
-        byId.reserve(s.runs.size());
-        for (const core::RunRow &r : std::as_const(s.runs))
-            byId.insert(r.run.id, &r);
-    }
-    QHash<core::ExperimentId, QString> names;
-    for (const core::Experiment &e : std::as_const(s.experiments))
-        names.insert(e.id, e.name);
-    // Each cluster's price read once a snapshot (a profile file each).
-    QHash<QString, std::optional<core::Price>> prices;
-    for (const core::Sweep &sweep : store.sweeps()) {
-        if (!prices.contains(sweep.cluster))
-            prices.insert(sweep.cluster, remote::executorPrice(sweep.cluster));
-        core::OverviewOptions options;
-        options.nowMs = now;
-        options.price = prices.value(sweep.cluster);
-        options.bestVideo = false;  // shown by neither
-        options.runs = everyRun ? &byId : nullptr;
-        if (trackers && core::isActive(sweep.sweepState())) {
-            options.tracker = &(*trackers)[sweep.id];  // a rate needs two looks: kept between snapshots
-            active.insert(sweep.id);
+    auto overviews = [&](const QList<core::RunRow> &rows) {
+        QHash<core::RunId, const core::RunRow *> byId;
+        if (everyRun) {
+            byId.reserve(rows.size());
+            for (const core::RunRow &r : rows)
+                byId.insert(r.run.id, &r);
         }
-        SweepNode node;
-        static_cast<core::SweepOverview &>(node) = core::readSweepOverview(store, sweep, options);
-        node.experiment = names.value(sweep.experimentId);
-        node.swept = core::sweptParams(node.sweep, node.attempts);
-        s.sweeps.push_back(std::move(node));
-    }
+        QHash<core::ExperimentId, QString> names;
+        for (const core::Experiment &e : std::as_const(s.experiments))
+            names.insert(e.id, e.name);
+        // Each cluster's price read once a snapshot (a profile file each).
+        QHash<QString, std::optional<core::Price>> prices;
+        for (const core::Sweep &sweep : store.sweeps()) {
+            if (!prices.contains(sweep.cluster))
+                prices.insert(sweep.cluster, remote::executorPrice(sweep.cluster));
+            core::OverviewOptions options;
+            options.nowMs = now;
+            options.price = prices.value(sweep.cluster);
+            options.bestVideo = false;  // shown by neither
+            options.runs = everyRun ? &byId : nullptr;
+            if (trackers && core::isActive(sweep.sweepState())) {
+                options.tracker = &(*trackers)[sweep.id];  // a rate needs two looks: kept between snapshots
+                active.insert(sweep.id);
+            }
+            SweepNode node;
+            static_cast<core::SweepOverview &>(node) = core::readSweepOverview(store, sweep, options);
+            node.experiment = names.value(sweep.experimentId);
+            node.swept = core::sweptParams(node.sweep, node.attempts);
+            s.sweeps.push_back(std::move(node));
+        }
+    };
+    s.runs = store.queryRuns(q, overviews);
     if (trackers)
         trackers->removeIf([&](const ProgressTrackers::iterator &it) { return !active.contains(it.key()); });
     s.readOnlyReason = store.readOnlyReason();

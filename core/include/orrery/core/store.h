@@ -376,7 +376,14 @@ public:
     // The experiment's starred baseline run, if any.
     std::optional<RunId> baselineOf(ExperimentId experiment) const;
 
-    QList<RunRow> queryRuns(const RunQuery &query) const;
+    // The runs `query` selects, with their latest metrics, tags and the params it names.
+    // `withoutParams`, when given, is called once with the rows before their params are in (in
+    // the same read transaction: it may read the store): a table of every param of thousands of
+    // runs is read beside it on a connection of its own, so work that needs the runs and their
+    // metrics but no params (the window's sweep overviews) overlaps the longest part of the read.
+    // The rows do not move afterwards; their params are filled in place.
+    QList<RunRow> queryRuns(const RunQuery &query,
+                            const std::function<void(const QList<RunRow> &)> &withoutParams = {}) const;
     QStringList metricKeys(RunId run) const;
     // Every metric key / param key logged by any run (sorted): a table's column chooser.
     QStringList metricKeys() const;
