@@ -55,6 +55,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
@@ -73,6 +74,10 @@
 namespace orrery::gui {
 
 namespace {
+
+// The docks' widths: what they open at, and the least they can be (the window's own minimum is
+// the central tab's plus these).
+constexpr int kTreeWidth = 380, kDetailsWidth = 340, kDockMinimumWidth = 220;
 
 // The window's settings, in Orrery's config directory (core::guiSettingsPath). They used to go to
 // QSettings' default place, ~/.config/Unknown Organization/orrery.conf (Orrery sets no organization:
@@ -110,7 +115,12 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 {
     setWindowTitle(tr("Orrery %1").arg(core::version()));
     setObjectName(QStringLiteral("mainWindow"));
-    resize(1400, 860);
+    // The docks at their opening widths beside the widest tab, as much of it as the screen has
+    // (a saved geometry, restored below, wins).
+    const QRect screen = QGuiApplication::primaryScreen()
+        ? QGuiApplication::primaryScreen()->availableGeometry()
+        : QRect(0, 0, 1400, 860);
+    resize(std::min(1600, screen.width()), std::min(900, screen.height()));
 
     auto *centre = new QWidget(this);
     auto *centreLayout = new QVBoxLayout(centre);
@@ -433,9 +443,11 @@ void MainWindow::buildDocks()
     // A running sweep's state grows an ETA after the first snapshots: the column follows it.
     m_tree->header()->setSectionResizeMode(SweepTreeModel::StateColumn, QHeaderView::ResizeToContents);
     m_tree->header()->setSectionResizeMode(SweepTreeModel::UsageColumn, QHeaderView::ResizeToContents);
-    // Wide enough for a sweep's state, best value and GPU-hours side by side (a QTreeView's own
-    // size hint, 256 px, cut the GPU-hours off).
-    m_tree->setMinimumWidth(380);
+    // Opens wide enough for a sweep's state, best value and GPU-hours side by side (a QTreeView's
+    // own size hint, 256 px, cut the GPU-hours off: kTreeWidth, below); narrower only when the
+    // user drags it so, or the screen is small (the minimums are the window's minimum: 380 and
+    // 340 px here beside the Video tab made it 1,632 px wide, wider than a 1,500 px screen).
+    m_tree->setMinimumWidth(kDockMinimumWidth);
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
     connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
@@ -459,7 +471,7 @@ void MainWindow::buildDocks()
     detailsDock->setObjectName(QStringLiteral("detailsDock"));
     m_details = new DetailsView(m_reader, detailsDock);
     m_details->setObjectName(QStringLiteral("detailsView"));
-    m_details->setMinimumWidth(340);  // field and value both readable
+    m_details->setMinimumWidth(kDockMinimumWidth);
     detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
 
@@ -470,6 +482,8 @@ void MainWindow::buildDocks()
     systemDock->setWidget(m_system);
     addDockWidget(Qt::RightDockWidgetArea, systemDock);
     tabifyDockWidget(detailsDock, systemDock);
+    // Details opens with field and value both readable; a saved layout (restoreState) wins.
+    resizeDocks({treeDock, detailsDock}, {kTreeWidth, kDetailsWidth}, Qt::Horizontal);
     detailsDock->raise();
 }
 

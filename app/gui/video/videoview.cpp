@@ -171,14 +171,22 @@ void VideoView::buildUi()
     m_wipeSlider->setToolTip(tr("Where A ends and B begins (or drag on the picture)"));
     m_wipeSlider->hide();
     top->addWidget(m_wipeSlider, 1);
-    auto button = [this, top](const QString &text, const QString &tip, auto slot) {
-        auto *b = new QToolButton(this);
-        b->setText(text);
-        b->setToolTip(tip);
-        b->setFocusPolicy(Qt::NoFocus);
-        connect(b, &QToolButton::clicked, this, slot);
-        top->addWidget(b);
-        return b;
+    // What leaves the tab as a file, under one button: four buttons of their own made the row (and
+    // so the window) wider than a 1,440 px screen holds beside the docks.
+    auto *exportButton = new QToolButton(this);
+    exportButton->setObjectName(QStringLiteral("videoExport"));
+    exportButton->setText(tr("Export"));
+    exportButton->setToolTip(tr("A contact sheet, the current frame, the grid as PNG or as MP4"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    exportButton->setFocusPolicy(Qt::NoFocus);
+    auto *exportMenu = new QMenu(exportButton);
+    exportMenu->setToolTipsVisible(true);
+    exportButton->setMenu(exportMenu);
+    top->addWidget(exportButton);
+    auto button = [this, exportMenu](const QString &text, const QString &tip, auto slot) {
+        QAction *a = exportMenu->addAction(text, this, slot);
+        a->setToolTip(tip);
+        return a;
     };
     button(tr("Contact sheet…"), tr("The current run's contact sheet at this step (clips × frames)"),
            [this] { showContactSheet(); });
@@ -748,7 +756,7 @@ void VideoView::updateQualityPlot()
     m_quality->request(missing);
     m_plot->rescaleAxes();
     if (std::isfinite(lo)) {
-        const double pad = std::max(1e-3, 0.08 * (hi - lo));
+        const double pad = std::max(1e-3, 0.15 * (hi - lo));  // a dot is ~5 % of the short plot
         m_plot->yAxis->setRange(lo - pad, hi + pad);
     }
     // The first and last steps are never cut at the edge.
