@@ -2,8 +2,8 @@
 // The Compare tab's charts over a real store, offscreen (issue 31): a chart nobody zoomed follows
 // new points and new metrics, a zoomed one stays until a double-click, a new selection starts from
 // its own data; the data's extent is padded (the last point a whole dot; a one-point smoothed
-// series still a dot); the legend puts the baseline first and a hover emphasises one run in every
-// chart; a metric search picks the panels, grouped by prefix with aligned axes; the smoothing
+// series still a dot); the legend puts the baseline first (charted unselected too) and a hover emphasises one
+// run in every chart; a metric search picks the panels, grouped by prefix with aligned axes; the smoothing
 // slider shows its value; group bands only where the group's runs overlap; nothing selected says
 // what to do; the leading sweep's metric charts first.
 #include "testsupport.h"
@@ -235,6 +235,13 @@ private Q_SLOTS:
         QVERIFY(curveGraph(c, 0, a)->pen().widthF() > curveGraph(c, 0, base)->pen().widthF());
         QCoreApplication::sendEvent(legend->viewport(), &leave);
         QCOMPARE(c.view.highlightedRun(), RunId(0));
+        // The baseline is charted with runs of its experiment whether it is selected or not.
+        const int again = c.view.completedQueries();
+        c.selection.select({a, b}, nullptr);
+        QVERIFY(c.settle(again));
+        QVERIFY(QTest::qWaitFor([&] { return curveGraph(c, 0, base) != nullptr; }, 5000));
+        QCOMPARE(c.view.legend()->entries().size(), 3);
+        QCOMPARE(c.view.legend()->entries().front().run, base);
     }
 
     void metricSearchPicksPanelsGroupedByPrefixWithAlignedAxes()

@@ -606,10 +606,20 @@ void CompareView::alignMargins(QCustomPlot *plot)
     }
 }
 
-// The runs charted: the selection (up to kMaxCurves), the baseline run first.
+// The runs charted: the selection (up to kMaxCurves) and its experiments' baselines, which lead.
 QList<RunId> CompareView::chartedRuns() const
 {
     QList<RunId> runs = m_selection->runs().mid(0, kMaxCurves);
+    // The starred baseline of each experiment the selection is in is charted with it, selected
+    // or not: the line the other runs are judged against.
+    QSet<core::ExperimentId> experiments;
+    for (RunId id : std::as_const(runs))
+        if (const core::RunRow *r = m_runs->findRun(id))
+            experiments.insert(r->run.experimentId);
+    for (RunId id : m_runs->baselineRuns())
+        if (const core::RunRow *r = m_runs->findRun(id);
+            r && experiments.contains(r->run.experimentId) && !runs.contains(id))
+            runs.push_back(id);
     std::stable_partition(runs.begin(), runs.end(), [this](RunId id) {
         const core::RunRow *r = m_runs->findRun(id);
         return r && r->isBaseline();

@@ -202,6 +202,17 @@ QStringList RunsTableModel::varyingParams() const
     return out;
 }
 
+QList<core::RunId> RunsTableModel::baselineRuns() const
+{
+    QList<core::RunId> out;
+    for (const RunRow &r : m_rows) {
+        if (!r.isBaseline())
+            break;  // applyOrder puts them first
+        out.push_back(r.run.id);
+    }
+    return out;
+}
+
 int RunsTableModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : m_fetched;

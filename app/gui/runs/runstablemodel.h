@@ -51,6 +51,8 @@ public:
     const core::RunRow *runAt(int row) const;
     int rowOfRun(core::RunId run) const;  // -1 when not fetched yet or absent
     const core::RunRow *findRun(core::RunId run) const;  // fetched or not; nullptr when absent
+    // The starred baseline runs (one per experiment at most), which lead the rows.
+    QList<core::RunId> baselineRuns() const;
     const QList<core::RunRow> &allRuns() const { return m_rows; }
     int totalRuns() const { return int(m_rows.size()); }
     const QStringList &paramKeys() const { return m_params; }
