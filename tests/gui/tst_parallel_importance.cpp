@@ -225,6 +225,15 @@ private Q_SLOTS:
         QVERIFY(!computed.wait(300));
         // Bars, not a message.
         QVERIFY(iv->message().isEmpty());
+        // More ended trials of the same sweep (a live one) read it again; the last bars stay
+        // meanwhile.
+        const int before = int(computed.size());
+        iv->setSweep(db.cmd.sweep, 99);
+        QVERIFY(iv->result().ok());
+        QVERIFY(iv->message().isEmpty());
+        QVERIFY(computed.wait(10'000));
+        QCOMPARE(int(computed.size()), before + 1);
+        QCOMPARE(iv->result().runsUsed, 4);
     }
 };
 

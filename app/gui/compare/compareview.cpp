@@ -1186,7 +1186,7 @@ void CompareView::updateBottom()
     plan.higherIsBetter = leading && leading->sweep.metricGoal == core::Goal::Maximize;
     m_parallel->setRuns(all, plan);
     m_parallel->setHighlighted(m_selection->runs());
-    m_importance->setSweep(leading ? leading->sweep.id : 0);
+    m_importance->setSweep(leading ? leading->sweep.id : 0, leading ? leading->counts.ended() : 0);
 
     // The scatter: a param against the sweep's metric, every run grey, the selection in colour;
     // drawn when its tab shows (a live refresh each second need not redraw a hidden plot). By

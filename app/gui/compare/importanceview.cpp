@@ -23,21 +23,27 @@ ImportanceView::ImportanceView(StoreReader *reader, QWidget *parent) : QWidget(p
     m_message = tr("Select runs of a sweep to see which params explain its metric");
 }
 
-void ImportanceView::setSweep(core::SweepId sweep)
+void ImportanceView::setSweep(core::SweepId sweep, int endedTrials)
 {
-    if (sweep == m_sweep)
+    if (sweep == m_sweep && endedTrials == m_ended)
         return;
+    const bool sameSweep = sweep == m_sweep;
     m_sweep = sweep;
-    m_result = {};
-    m_title.clear();
+    m_ended = endedTrials;
     const quint64 generation = ++m_generation;
+    if (!sameSweep) {
+        m_result = {};
+        m_title.clear();
+    }
     if (!sweep) {
         m_message = tr("Select runs of a sweep to see which params explain its metric");
         update();
         return;
     }
-    m_message = tr("Computing…");
-    update();
+    if (!sameSweep) {
+        m_message = tr("Computing…");
+        update();
+    }
     m_reader->read<Answer>(
         this,
         [sweep](const core::TrackingStore &store) {

@@ -21,8 +21,10 @@ class ImportanceView : public QWidget {
 public:
     explicit ImportanceView(StoreReader *reader, QWidget *parent = nullptr);
 
-    // The sweep to explain (0: none). A different sweep reads again; the same one does nothing.
-    void setSweep(core::SweepId sweep);
+    // The sweep to explain (0: none), and how many of its trials have ended: a different sweep,
+    // or more ended trials of the same one (a live sweep), read again, the last answer shown
+    // meanwhile; the same again does nothing.
+    void setSweep(core::SweepId sweep, int endedTrials = 0);
     core::SweepId sweep() const { return m_sweep; }
     const core::ImportanceResult &result() const { return m_result; }
     // What the view says instead of bars (no sweep, reading, not enough runs).
@@ -38,6 +40,7 @@ protected:
 private:
     StoreReader *m_reader;
     core::SweepId m_sweep = 0;
+    int m_ended = 0;
     core::ImportanceResult m_result;
     QString m_title, m_message;
     quint64 m_generation = 0;
