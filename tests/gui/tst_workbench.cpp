@@ -12,6 +12,7 @@
 #include "detailsview.h"
 #include "mainwindow.h"
 #include "parallelcoordinates.h"
+#include "qcp.h"
 #include "runselection.h"
 #include "runstablemodel.h"
 #include "snapshot.h"
@@ -259,7 +260,7 @@ private Q_SLOTS:
         Fixture f;
         Compare c(f.path);
         const int before = c.view.completedQueries();
-        c.view.setMetrics({QStringLiteral("loss")});
+        c.view.setMetrics({QStringLiteral("loss"), QStringLiteral("eval/loss")});
         c.selection.select(f.runs.mid(0, 3), nullptr);
         QVERIFY(c.settle(before));
         QTemporaryDir out;
@@ -269,8 +270,14 @@ private Q_SLOTS:
             QVERIFY2(c.view.exportCharts(file, &error), qPrintable(error));
             QVERIFY(QFileInfo(file).size() > 1000);
         }
+        // The panels as the grid lays them out: the exported picture is the grid's extent (at
+        // twice the pixels), side by side where the grid puts them side by side.
         QImage png(out.filePath(QStringLiteral("charts.png")));
         QVERIFY(!png.isNull());
+        QRect grid;
+        for (QCustomPlot *plot : c.view.charts())
+            grid |= QRect(plot->mapTo(plot->parentWidget(), QPoint(0, 0)), plot->size());
+        QCOMPARE(png.size(), grid.size() * 2);
     }
 
     void windowFiltersAndShowsErrorsInline()

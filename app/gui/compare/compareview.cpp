@@ -1332,19 +1332,19 @@ bool CompareView::exportCharts(const QString &path, QString *error)
             *error = tr("nothing to export: choose a metric first");
         return false;
     }
-    const int w = m_charts.front()->width();
-    int h = 0;
+    // The panels where the grid has them (side by side, group under group), not one column.
+    QWidget *grid = m_charts.front()->parentWidget();
+    QRect bounds;
     for (QCustomPlot *plot : std::as_const(m_charts))
-        h += plot->height();
+        bounds |= QRect(plot->mapTo(grid, QPoint(0, 0)), plot->size());
+    const int w = bounds.width(), h = bounds.height();
     auto paint = [&](QPaintDevice *device) {
         QCPPainter painter(device);
-        int y = 0;
         for (QCustomPlot *plot : std::as_const(m_charts)) {
             painter.save();
-            painter.translate(0, y);
-            plot->toPainter(&painter, w, plot->height());
+            painter.translate(plot->mapTo(grid, QPoint(0, 0)) - bounds.topLeft());
+            plot->toPainter(&painter, plot->width(), plot->height());
             painter.restore();
-            y += plot->height();
         }
         return painter.end();
     };
