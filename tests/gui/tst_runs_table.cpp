@@ -2,14 +2,15 @@
 // The Runs tab over a real store, offscreen: columns are what varies within what is shown (the
 // sweeps' swept params first), not what happened since the window opened; the run's name, status
 // and sweep metric stay pinned while the table scrolls sideways; the column chooser groups by
-// prefix, searches and toggles; choices survive a restart (per database); Group by captions each
-// group; the baseline run leads whatever the sort; a running run has a duration; a sweep with a
+// prefix, searches and toggles; choices survive a restart (per database), Compare's metrics too; Group by
+// captions each group; the baseline run leads whatever the sort; a running run has a duration; a sweep with a
 // failed trial is not green; the tree's highlight follows a selection made elsewhere; a bad
 // filter is said inline; an empty database says what to do.
 #include "testsupport.h"
 #include "workbenchsupport.h"
 
 #include "columnchooser.h"
+#include "compareview.h"
 #include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
@@ -213,6 +214,31 @@ private Q_SLOTS:
         Window elsewhere(other.path);
         QVERIFY(elsewhere.snapshot());
         QCOMPARE(shownParams(elsewhere.w), (QStringList{QStringLiteral("optim.lr"), QStringLiteral("seed")}));
+    }
+
+    // Compare's metrics, chosen in the menu or by a search, are kept per database the same way.
+    void compareMetricsSurviveARestart()
+    {
+        Fixture f, other, third;
+        {
+            Window first(f.path);
+            QVERIFY(first.snapshot());
+            first.w.compareView()->setMetricFilter(QStringLiteral("/^eval/"));
+            Window second(other.path);
+            QVERIFY(second.snapshot());
+            second.w.compareView()->setMetrics({QStringLiteral("loss")});
+        }
+        Window again(f.path);
+        QVERIFY(again.snapshot());
+        QCOMPARE(again.w.compareView()->metricFilter(), QStringLiteral("/^eval/"));
+        Window otherAgain(other.path);
+        QVERIFY(otherAgain.snapshot());
+        QCOMPARE(otherAgain.w.compareView()->metricChoice().chosen, QStringList{QStringLiteral("loss")});
+        QCOMPARE(otherAgain.w.compareView()->metrics(), QStringList{QStringLiteral("loss")});
+        Window fresh(third.path);  // nothing saved: the default metrics
+        QVERIFY(fresh.snapshot());
+        QVERIFY(fresh.w.compareView()->metricFilter().isEmpty());
+        QVERIFY(fresh.w.compareView()->metricChoice().chosen.isEmpty());
     }
 
     void groupByCaptionsEachGroupWithItsCount()

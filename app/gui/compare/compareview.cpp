@@ -281,8 +281,11 @@ void CompareView::setMetricKeys(const QStringList &keys)
 
 void CompareView::setMetrics(const QStringList &keys)
 {
+    const bool changed = m_metricChoice != MetricChoice::Chosen || groupedByPrefix(keys) != m_metrics;
     m_metricChoice = MetricChoice::Chosen;
     const QStringList grouped = groupedByPrefix(keys);
+    if (changed)
+        Q_EMIT metricChoiceChanged();
     if (grouped == m_metrics)
         return;
     m_metrics = grouped;
@@ -291,6 +294,8 @@ void CompareView::setMetrics(const QStringList &keys)
 
 void CompareView::setMetricFilter(const QString &pattern)
 {
+    const MetricChoice before = m_metricChoice;
+    const QString filter = m_metricFilter;
     m_metricFilter = pattern.trimmed();
     if (m_metricSearch->text().trimmed() != m_metricFilter) {
         const QSignalBlocker block(m_metricSearch);
@@ -298,6 +303,29 @@ void CompareView::setMetricFilter(const QString &pattern)
     }
     m_metricChoice = m_metricFilter.isEmpty() ? MetricChoice::Default : MetricChoice::Search;
     applyMetricChoice(true);
+    if (m_metricChoice != before || m_metricFilter != filter)
+        Q_EMIT metricChoiceChanged();
+}
+
+CompareView::MetricChoiceState CompareView::metricChoice() const
+{
+    switch (m_metricChoice) {
+    case MetricChoice::Chosen:
+        return {m_metrics, {}};
+    case MetricChoice::Search:
+        return {{}, m_metricFilter};
+    case MetricChoice::Default:
+        break;
+    }
+    return {};
+}
+
+void CompareView::setMetricChoice(const MetricChoiceState &state)
+{
+    if (!state.chosen.isEmpty())
+        setMetrics(state.chosen);
+    else
+        setMetricFilter(state.filter);  // empty: the default metrics
 }
 
 QString CompareView::metricGroup(const QString &key)

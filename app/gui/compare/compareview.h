@@ -64,6 +64,14 @@ public:
     void setMetricFilter(const QString &pattern);
     QString metricFilter() const { return m_metricFilter; }
     QStringList metrics() const { return m_metrics; }
+    // The user's choice of metrics as it is kept between sessions (the window saves it per
+    // database): the menu's metrics, or a search; both empty: the default metrics.
+    struct MetricChoiceState {
+        QStringList chosen;
+        QString filter;
+    };
+    MetricChoiceState metricChoice() const;
+    void setMetricChoice(const MetricChoiceState &state);
     void setXAxis(core::XAxis axis);
     void setLogY(bool on);
     void setSmoothing(double weight);  // 0 .. 0.99
@@ -115,6 +123,7 @@ public:
 
 Q_SIGNALS:
     void queried();  // a re-query's result was drawn
+    void metricChoiceChanged();  // the Metrics menu or the search changed what is charted
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;  // the pointer left a chart

@@ -142,6 +142,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     buildRunsTab();
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
+    connect(m_compare, &CompareView::metricChoiceChanged, this, &MainWindow::saveMetricChoice);
     m_tabs->addTab(m_compare, tr("Compare"));
     m_video = new VideoView(m_reader, m_selection, this);
     m_video->setRunsModel(m_runsModel);  // each run's sweep: its metric and swept params
@@ -756,6 +757,20 @@ void MainWindow::loadColumnChoices()
     m_shownColumns = settings->value(group + QLatin1String("/shown")).toStringList();
     m_hiddenColumns = settings->value(group + QLatin1String("/hidden")).toStringList();
     m_columnsFor.clear();
+    // Compare's metrics as they were left for this database (none saved: the default ones).
+    const QSignalBlocker block(m_compare);  // restoring is not a change to save
+    m_compare->setMetricChoice({settings->value(group + QLatin1String("/compareMetrics")).toStringList(),
+                                settings->value(group + QLatin1String("/compareSearch")).toString()});
+}
+
+void MainWindow::saveMetricChoice()
+{
+    const CompareView::MetricChoiceState state = m_compare->metricChoice();
+    const auto settings = windowSettings();
+    const QString group = columnSettingsGroup(m_reader->path());
+    settings->setValue(group + QLatin1String("/database"), m_reader->path());
+    settings->setValue(group + QLatin1String("/compareMetrics"), state.chosen);
+    settings->setValue(group + QLatin1String("/compareSearch"), state.filter);
 }
 
 void MainWindow::chooseColumn(const QString &key, bool shown)

@@ -153,6 +153,7 @@ private:
     void applyColumns();
     void chooseColumn(const QString &key, bool shown);
     void loadColumnChoices();
+    void saveMetricChoice();  // Compare's choice of metrics, per database
     void followed(const FollowSummary &summary);
     void notifyDesktop(const core::Notice &notice);
     void showClusterStatus();
