@@ -152,6 +152,15 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
 {
     if (batch.tasks.isEmpty())
         fail(QStringLiteral("nothing to launch"));
+    // Only the bundled trainer's trials and the health check run orrery-train: a sweep of the
+    // user's own command, its logs and its cancels need none.
+    const bool needsTrainer = !batch.healthCheck.isEmpty() ||
+        std::any_of(batch.tasks.cbegin(), batch.tasks.cend(),
+                    [](const TaskLaunch &t) { return t.command.argv.isEmpty(); });
+    if (needsTrainer && m_trainer.isEmpty())
+        fail(QStringLiteral("orrery-train is not on this machine (set ORRERY_TRAINER, or build it: "
+                            "docs/install.md); a sweep of your own command, or on a cluster, does not "
+                            "need it here"));
     const QString localDir = QDir(batch.sweepDir).filePath(QStringLiteral("local"));
     if (!QDir().mkpath(localDir))
         fail(QStringLiteral("cannot create %1").arg(localDir));

@@ -39,14 +39,9 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
                                           "installed beside this one nor on PATH; set ORRERY_CLI");
                 return nullptr;
             }
-            const QString trainer = core::trainerExecutable();
-            if (trainer.isEmpty()) {
-                *problem =
-                    QStringLiteral("orrery-train is not on this machine (set ORRERY_TRAINER, or build it: "
-                                   "docs/install.md); sweeps on a cluster do not need it here");
-                return nullptr;
-            }
-            m_local = std::make_unique<core::LocalExecutor>(trainer, supervisor);
+            // Without orrery-train the executor still runs sweeps of the user's own command and
+            // reads any trial's logs; launching the bundled trainer's trials says what is missing.
+            m_local = std::make_unique<core::LocalExecutor>(core::trainerExecutable(), supervisor);
         }
         return m_local.get();
     }

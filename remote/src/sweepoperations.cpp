@@ -2,11 +2,13 @@
 #include "orrery/remote/sweepoperations.h"
 
 #include "orrery/core/paths.h"
+
 #include "orrery/remote/deploy.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/slurmexecutor.h"
 
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QThread>
 
 namespace orrery::remote {
@@ -165,6 +167,16 @@ core::Sweep SweepOperations::sweep(SweepId id) const
     return *sw;
 }
 
+// Whether the sweep runs the user's own command (its spec has a top-level `command`, Orrery's or
+// W&B's) rather than the bundled trainer: only the trainer's params are typed by its keys, so
+// only those sweeps need orrery-train (or its installed schema) here.
+bool SweepOperations::runsOwnCommand(const core::Sweep &sw)
+{
+    static const QRegularExpression command(QStringLiteral("^command\\s*:"),
+                                            QRegularExpression::MultilineOption);
+    return command.match(sw.spec).hasMatch();
+}
+
 core::SweepRunner &SweepOperations::runner(const QString &cluster, bool needSchema)
 {
     auto it = m_runners.find(cluster);
@@ -199,7 +211,16 @@ void SweepOperations::releaseLeases()
 
 CheckedSpec SweepOperations::checkSpecFile(const QString &path, bool withTrainer, int count)
 {
-    return checkSpecFile(path, schema(), withTrainer, count);
+    try {
+        return checkSpecFile(path, schema(), withTrainer, count);
+    } catch (const OperationError &) {
+        // No trainer here to ask for its keys: a sweep of the user's own command needs none (its
+        // params are typed by their values).
+        CheckedSpec own = checkSpecFile(path, core::TrainerSchema{}, false, count);
+        if (own.load.plan && own.plan().spec.command)
+            return own;
+        throw;
+    }
 }
 
 namespace {
@@ -278,8 +299,9 @@ SweepId SweepOperations::submit(const CheckedSpec &spec, const QString &cluster,
         fail(spec.problemIsUsage() ? OperationError::Kind::Invalid : OperationError::Kind::Failed,
              spec.problemLines().join(QLatin1Char('\n')));
     }
-    prepare(cluster, !spec.plan().spec.command, progress);
-    core::SweepRunner &r = runner(cluster, true);
+    const bool bundled = !spec.plan().spec.command;
+    prepare(cluster, bundled, progress);
+    core::SweepRunner &r = runner(cluster, bundled);  // the trainer's keys type a bundled sweep's params
     if (progress.isCancelled())
         fail(OperationError::Kind::Cancelled, QStringLiteral("cancelled: nothing was submitted"));
     progress.report(QStringLiteral("Submitting to %1…").arg(executor(cluster).name()));
@@ -311,6 +333,14 @@ void SweepOperations::prepare(const QString &cluster, bool withTrainer, const Op
             },
             progress.cancelled);
     executor(cluster);
+    // This machine's executor runs the bundled trainer's trials with its own orrery-train; a
+    // sweep of the user's own command, or on a cluster, needs none here.
+    if (withTrainer && (cluster.isEmpty() || cluster == QLatin1String("local")) &&
+        core::trainerExecutable().isEmpty())
+        fail(OperationError::Kind::Failed,
+             QStringLiteral("orrery-train is not on this machine (set ORRERY_TRAINER, or build it: "
+                            "docs/install.md); sweeps of your own command, or on a cluster, do not need it "
+                            "here"));
     checkCancelled();
 }
 
@@ -378,7 +408,7 @@ ActionOutcome SweepOperations::retryTrial(SweepId id, int trial)
 {
     const core::Sweep sw = sweep(id);
     const bool ended = !core::isActive(sw.sweepState());
-    core::SweepRunner &r = runner(sw.cluster, true);
+    core::SweepRunner &r = runner(sw.cluster, !runsOwnCommand(sw));
     guarded(OperationError::Kind::Invalid, [&] { r.retryTrial(id, trial); });
     const auto t = core::latestAttempt(store().trials(id), trial);
     return {
@@ -426,7 +456,7 @@ TrialLogs SweepOperations::logs(SweepId id, int trial, int attempt)
 core::TickReport SweepOperations::tick(SweepId id)
 {
     const core::Sweep sw = sweep(id);
-    core::SweepRunner &r = runner(sw.cluster, true);
+    core::SweepRunner &r = runner(sw.cluster, !runsOwnCommand(sw));
     return guarded(OperationError::Kind::Failed, [&] { return r.tick({id}); });
 }
 
@@ -438,7 +468,12 @@ bool SweepOperations::isDone(SweepId id)
 
 core::TickReport SweepOperations::followActive()
 {
-    const core::TrainerSchema &types = schema();
+    // The trainer's keys type the bundled trainer's params (bayes suggestions, retries); a
+    // machine without a trainer still follows sweeps of the user's own command.
+    core::TrainerSchema types;
+    try {
+        types = schema();
+    } catch (const OperationError &) { }
     return guarded(OperationError::Kind::Failed, [&] {
         return core::followActiveSweeps(
             store(), types,

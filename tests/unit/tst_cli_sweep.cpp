@@ -63,6 +63,51 @@ private Q_SLOTS:
         QVERIFY(m_home.isValid());
     }
 
+    // On a machine without orrery-train (the CLI copied alone, no ORRERY_TRAINER, nothing on
+    // PATH): a sweep of the user's own command runs to the end on this machine; the bundled
+    // trainer's sweep is refused before anything is recorded, saying what is missing (an installed
+    // package, which ships the trainer's keys, is refused at submit: tests/package/deb_test.sh).
+    void aCommandSweepNeedsNoTrainerHere()
+    {
+        QTemporaryDir bin, home;
+        const QString cli = bin.filePath(QStringLiteral("orrery"));
+        QVERIFY(QFile::copy(qEnvironmentVariable("ORRERY_CLI"), cli));
+        QVERIFY(QFile::setPermissions(cli, QFile::permissions(cli) | QFile::ExeOwner));
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("ORRERY_TRAINER"));
+        env.remove(QStringLiteral("ORRERY_CLI"));
+        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/bin:/bin"));
+        env.insert(QStringLiteral("HOME"), home.path());
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), home.filePath(QStringLiteral("data")));
+        const QString db = home.filePath(QStringLiteral("orrery.sqlite"));
+        auto orrery = [&](const QStringList &args) {
+            return orrery::test::runProcess(cli, QStringList{QStringLiteral("--db"), db} + args, {}, env,
+                                            120'000);
+        };
+        const QString spec = home.filePath(QStringLiteral("own.yaml"));
+        {
+            QFile f(spec);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("name: own\nexperiment: own\nmethod: grid\n"
+                    "command: [sh, -c, 'echo loss=$0', '{{x}}']\n"
+                    "metric: {name: loss, goal: minimize}\n"
+                    "metrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
+                    "parameters:\n  x: {values: [1, 2]}\n");
+        }
+        const auto own =
+            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--watch")});
+        QVERIFY2(own.code == 0, qPrintable(own.err + own.out));
+        QVERIFY2(own.out.contains(QStringLiteral("2 completed")) || own.out.contains(QStringLiteral("2/2")),
+                 qPrintable(own.out));
+        const auto bundled =
+            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), example("tiny-lr.yaml")});
+        QCOMPARE(bundled.code, 1);
+        QVERIFY2(bundled.err.contains(QStringLiteral("orrery-train was not found")), qPrintable(bundled.err));
+        QVERIFY(!orrery({QStringLiteral("sweep"), QStringLiteral("list")})
+                     .out.contains(QStringLiteral("tiny-lr")));
+    }
+
     void gridPlanIsATable()
     {
         const Result r = run({QStringLiteral("sweep"), QStringLiteral("plan"), example("tiny-lr.yaml")});

@@ -17,7 +17,8 @@ namespace orrery::core {
 
 class LocalExecutor : public Executor {
 public:
-    // `trainer`: the orrery-train to run. `supervisor`: the program whose `sweep supervise FILE`
+    // `trainer`: the orrery-train to run (empty: none here; launching its trials fails, a
+    // command sweep's do not). `supervisor`: the program whose `sweep supervise FILE`
     // runs a batch (the `orrery` CLI). `root`: where sweep directories go (default: <data dir>/runs).
     LocalExecutor(QString trainer, QString supervisor, QString root = {});
 

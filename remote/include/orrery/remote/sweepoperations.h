@@ -221,6 +221,7 @@ public:
 
 private:
     core::SweepRunner &runner(const QString &cluster, bool needSchema);
+    static bool runsOwnCommand(const core::Sweep &sw);
     // Follows the sweep until `settled` holds or kSettleMs pass (Settle::Wait), reporting events.
     bool settle(core::SweepId sweep, const QString &cluster, const std::function<bool()> &settled,
                 const OperationProgress &progress);
