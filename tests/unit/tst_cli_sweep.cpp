@@ -85,16 +85,12 @@ private Q_SLOTS:
             return orrery::test::runProcess(cli, QStringList{QStringLiteral("--db"), db} + args, {}, env,
                                             120'000);
         };
-        const QString spec = home.filePath(QStringLiteral("own.yaml"));
-        {
-            QFile f(spec);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("name: own\nexperiment: own\nmethod: grid\n"
-                    "command: [sh, -c, 'echo loss=$0', '{{x}}']\n"
-                    "metric: {name: loss, goal: minimize}\n"
-                    "metrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
-                    "parameters:\n  x: {values: [1, 2]}\n");
-        }
+        const QString spec = write("own.yaml",
+                                   "name: own\nexperiment: own\nmethod: grid\n"
+                                   "command: [sh, -c, 'echo loss=$0', '{{x}}']\n"
+                                   "metric: {name: loss, goal: minimize}\n"
+                                   "metrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
+                                   "parameters:\n  x: {values: [1, 2]}\n");
         const auto own =
             orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--watch")});
         QVERIFY2(own.code == 0, qPrintable(own.err + own.out));
