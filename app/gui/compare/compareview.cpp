@@ -123,6 +123,10 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     controls->addWidget(m_smoothLabel);
     controls->addWidget(new QLabel(tr("Group by:"), this));
     m_groupBox = new QComboBox(this);
+    // As wide as a short param name, not the longest one (its list still shows them whole): a box
+    // that grew to `data.source_timeout_s` made the tab, and so the window, wider.
+    m_groupBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_groupBox->setMinimumContentsLength(12);
     m_groupBox->addItem(tr("(none)"));
     m_groupBox->setToolTip(
         tr("Runs sharing this param's value become one mean ± std band (e.g. over seeds)"));

@@ -290,7 +290,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     const auto settings = windowSettings();
     restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
+    const bool restored = restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
     m_tabs->setCurrentIndex(settings->value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
 
     openDatabase(databasePath.isEmpty() ? core::defaultDatabasePath() : databasePath);
@@ -298,8 +298,15 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     // core) and say nothing the first look needs: they wait for the first snapshot, instead of
     // taking a core from its read (bench_runs_scale: 100,000 runs shown 0.1-0.2 s sooner).
     auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(this, &MainWindow::snapshotShown, this, [this, once] {
+    *once = connect(this, &MainWindow::snapshotShown, this, [this, once, restored] {
         disconnect(*once);
+        // The docks' opening widths, once the window has its size (before, the layout gives the
+        // space as it likes): the tree wide enough for state, best value and GPU-hours, Details
+        // for field and value; a saved layout wins.
+        if (!restored)
+            resizeDocks({findChild<QDockWidget *>(QStringLiteral("treeDock")),
+                         findChild<QDockWidget *>(QStringLiteral("detailsDock"))},
+                        {kTreeWidth, kDetailsWidth}, Qt::Horizontal);
         refreshEnvironment();
     });
 }
@@ -483,8 +490,7 @@ void MainWindow::buildDocks()
     systemDock->setWidget(m_system);
     addDockWidget(Qt::RightDockWidgetArea, systemDock);
     tabifyDockWidget(detailsDock, systemDock);
-    // Details opens with field and value both readable; a saved layout (restoreState) wins.
-    resizeDocks({treeDock, detailsDock}, {kTreeWidth, kDetailsWidth}, Qt::Horizontal);
+
     detailsDock->raise();
 }
 
