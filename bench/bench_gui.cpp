@@ -86,6 +86,28 @@ QString makeRunsDb(const QString &dir, int runs)
     return path;
 }
 
+// A fresh database of `live` running runs (lr and seed params; with `firstPoint`, a train/loss
+// point at step 0 each), as the live parts' writer thread then feeds.
+QString makeLiveDb(const QString &dir, const QString &name, int live, bool firstPoint, QList<RunId> *ids)
+{
+    const QString path = QDir(dir).filePath(name);
+    for (const char *suffix : {"", "-wal", "-shm"})
+        QFile::remove(path + QLatin1String(suffix));
+    auto store = TrackingStore::open(path);
+    const ExperimentId e = store->ensureExperiment(QStringLiteral("live"));
+    for (int i = 0; i < live; ++i) {
+        const RunId r = store->createRun(e, QStringLiteral("live-%1").arg(i));
+        store->logParams(r,
+                         {{QStringLiteral("optim.lr"), QString::number(1e-4 * (1 + i % 10))},
+                          {QStringLiteral("seed"), QString::number(i / 10)}});
+        if (firstPoint)
+            store->logMetrics(
+                r, {{QStringLiteral("train/loss"), {0, QDateTime::currentMSecsSinceEpoch(), 1.0}}});
+        ids->push_back(r);
+    }
+    return path;
+}
+
 QString makeCurvesDb(const QString &dir, int curves, qint64 points, QList<RunId> *ids)
 {
     const QString path = QDir(dir).filePath(QStringLiteral("curves-%1x%2.sqlite").arg(curves).arg(points));
@@ -284,22 +306,8 @@ int main(int argc, char **argv)
     // --- 3. the UI thread while 100 runs are live ----------------------------------------------
     if (part(3)) {
         const int live = p.value(liveOpt).toInt();
-        const QString path = QDir(dir).filePath(QStringLiteral("live.sqlite"));
-        QFile::remove(path);
-        QFile::remove(path + QStringLiteral("-wal"));
-        QFile::remove(path + QStringLiteral("-shm"));
         QList<RunId> ids;
-        {
-            auto store = TrackingStore::open(path);
-            const ExperimentId e = store->ensureExperiment(QStringLiteral("live"));
-            for (int i = 0; i < live; ++i) {
-                const RunId r = store->createRun(e, QStringLiteral("live-%1").arg(i));
-                store->logParams(r,
-                                 {{QStringLiteral("optim.lr"), QString::number(1e-4 * (1 + i % 10))},
-                                  {QStringLiteral("seed"), QString::number(i / 10)}});
-                ids.push_back(r);
-            }
-        }
+        const QString path = makeLiveDb(dir, QStringLiteral("live.sqlite"), live, false, &ids);
         std::atomic<bool> stop{false};
         std::atomic<qint64> written{0};
         std::thread writer([&] {
@@ -366,23 +374,8 @@ int main(int argc, char **argv)
     // --- 4. live latency: a point stored -> painted on a followed chart ----------------------------
     if (part(4)) {
         const int live = p.value(liveOpt).toInt();
-        const QString path = QDir(dir).filePath(QStringLiteral("latency.sqlite"));
-        for (const char *suffix : {"", "-wal", "-shm"})
-            QFile::remove(path + QLatin1String(suffix));
         QList<RunId> ids;
-        {
-            auto store = TrackingStore::open(path);
-            const ExperimentId e = store->ensureExperiment(QStringLiteral("live"));
-            for (int i = 0; i < live; ++i) {
-                const RunId r = store->createRun(e, QStringLiteral("live-%1").arg(i));
-                store->logParams(r,
-                                 {{QStringLiteral("optim.lr"), QString::number(1e-4 * (1 + i % 10))},
-                                  {QStringLiteral("seed"), QString::number(i / 10)}});
-                store->logMetrics(
-                    r, {{QStringLiteral("train/loss"), {0, QDateTime::currentMSecsSinceEpoch(), 1.0}}});
-                ids.push_back(r);
-            }
-        }
+        const QString path = makeLiveDb(dir, QStringLiteral("latency.sqlite"), live, true, &ids);
         MainWindow w(path);
         w.setFollowing(false);  // the writer below stands in for the follower
         w.show();

@@ -10,6 +10,7 @@
 //   database a day of real use ends with (the params of unrelated runs must not flood a view).
 
 #include "compareview.h"
+#include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
 #include "snapshot.h"
@@ -211,5 +212,20 @@ inline CommandSweep addCommandSweep(TrackingStore &store, const QString &root, i
     }
     return out;
 }
+
+// The whole window on a database, shown, not following (the tests write the store themselves);
+// snapshot() waits for the next snapshot it shows.
+struct ShownWindow {
+    gui::MainWindow w;
+    QSignalSpy shown{&w, &gui::MainWindow::snapshotShown};
+    explicit ShownWindow(const QString &path) : w(path)
+    {
+        w.setFollowing(false);
+        w.tabs()->setCurrentIndex(gui::MainWindow::RunsTab);
+        w.resize(1200, 700);
+        w.show();
+    }
+    bool snapshot() { return shown.wait(10'000); }
+};
 
 }  // namespace orrery::test

@@ -53,19 +53,8 @@ QStringList shownParams(MainWindow &w)
     return out;
 }
 
-// A window on `path`, shown on the Runs tab, with its first snapshot painted.
-struct Window {
-    MainWindow w;
-    QSignalSpy shown{&w, &MainWindow::snapshotShown};
-    explicit Window(const QString &path) : w(path)
-    {
-        w.setFollowing(false);
-        w.tabs()->setCurrentIndex(MainWindow::RunsTab);
-        w.resize(1200, 700);
-        w.show();
-    }
-    bool snapshot() { return shown.wait(10'000); }
-};
+// A window on `path`, shown on the Runs tab (snapshot() waits for what it shows).
+using Window = orrery::test::ShownWindow;
 
 }  // namespace
 

@@ -213,11 +213,10 @@ private Q_SLOTS:
     void runMenuStarsArchivesAndDeletes()
     {
         Fixture f;
-        MainWindow window(f.path);
-        window.setFollowing(false);
-        QSignalSpy shown(&window, &MainWindow::snapshotShown);
-        window.show();
-        QVERIFY(shown.wait(10'000));
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        MainWindow &window = shownWindow.w;
+        QSignalSpy &shown = shownWindow.shown;
         QSignalSpy edited(&window, &MainWindow::runsEdited);
         auto action = [&](const QList<RunId> &runs, const char *name) {
             QMenu *menu = window.runMenu(runs, &window);

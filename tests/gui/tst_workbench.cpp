@@ -283,11 +283,10 @@ private Q_SLOTS:
     void windowFiltersAndShowsErrorsInline()
     {
         Fixture f;
-        MainWindow window(f.path);
-        window.setFollowing(false);
-        QSignalSpy shown(&window, &MainWindow::snapshotShown);
-        window.show();
-        QVERIFY(shown.wait(10'000));
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        MainWindow &window = shownWindow.w;
+        QSignalSpy &shown = shownWindow.shown;
         QCOMPARE(window.runsModel()->totalRuns(), f.runs.size());
         window.setFilter(QStringLiteral("params.optim.lr >= 1e-3 and params.seed = 0"));
         QVERIFY(shown.wait(10'000));

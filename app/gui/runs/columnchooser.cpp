@@ -9,6 +9,19 @@
 
 namespace orrery::gui {
 
+namespace {
+// A prefix group's box says how many of its columns are shown: all, some, none.
+void updateGroupCheck(QStandardItem *group)
+{
+    int shown = 0;
+    for (int r = 0; r < group->rowCount(); ++r)
+        shown += group->child(r)->checkState() == Qt::Checked;
+    group->setCheckState(shown == 0                       ? Qt::Unchecked
+                             : shown == group->rowCount() ? Qt::Checked
+                                                          : Qt::PartiallyChecked);
+}
+}  // namespace
+
 ColumnChooser::ColumnChooser(QWidget *parent)
     : QWidget(parent), m_search(new QLineEdit(this)), m_tree(new QTreeView(this))
 {
@@ -80,12 +93,7 @@ void ColumnChooser::setColumns(const QList<Column> &columns)
     }
     // Each prefix group says how many of its columns are shown (checked, partly, none).
     for (QStandardItem *g : std::as_const(groups)) {
-        int shown = 0;
-        for (int r = 0; r < g->rowCount(); ++r)
-            shown += g->child(r)->checkState() == Qt::Checked;
-        g->setCheckState(shown == 0                   ? Qt::Unchecked
-                             : shown == g->rowCount() ? Qt::Checked
-                                                      : Qt::PartiallyChecked);
+        updateGroupCheck(g);
         g->setText(QStringLiteral("%1 (%2)").arg(g->text()).arg(g->rowCount()));
     }
     m_tree->expand(run->index());
@@ -142,14 +150,8 @@ void ColumnChooser::changed(QStandardItem *item)
         return;
     }
     Q_EMIT columnToggled(key, item->checkState() == Qt::Checked);
-    if (QStandardItem *g = item->parent(); g && g->isCheckable()) {
-        int shown = 0;
-        for (int r = 0; r < g->rowCount(); ++r)
-            shown += g->child(r)->checkState() == Qt::Checked;
-        g->setCheckState(shown == 0                   ? Qt::Unchecked
-                             : shown == g->rowCount() ? Qt::Checked
-                                                      : Qt::PartiallyChecked);
-    }
+    if (QStandardItem *g = item->parent(); g && g->isCheckable())
+        updateGroupCheck(g);
 }
 
 void ColumnChooser::filter()
