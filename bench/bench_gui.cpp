@@ -108,6 +108,21 @@ QString makeLiveDb(const QString &dir, const QString &name, int live, bool first
     return path;
 }
 
+// One tick of the live runs: 10 more train/loss steps each from `step`, in one transaction.
+void writeLiveSteps(TrackingStore &store, const QList<RunId> &ids, qint64 step)
+{
+    store.writeTransaction([&] {
+        for (RunId r : ids) {
+            QList<std::pair<QString, MetricPoint>> pts;
+            for (int k = 0; k < 10; ++k)
+                pts.push_back(
+                    {QStringLiteral("train/loss"),
+                     {step + k, QDateTime::currentMSecsSinceEpoch(), 1.0 / (1 + 0.001 * double(step + k))}});
+            store.logMetrics(r, pts);
+        }
+    });
+}
+
 QString makeCurvesDb(const QString &dir, int curves, qint64 points, QList<RunId> *ids)
 {
     const QString path = QDir(dir).filePath(QStringLiteral("curves-%1x%2.sqlite").arg(curves).arg(points));
@@ -314,16 +329,7 @@ int main(int argc, char **argv)
             auto store = TrackingStore::open(path);
             qint64 step = 0;
             while (!stop.load()) {
-                store->writeTransaction([&] {
-                    for (RunId r : ids) {
-                        QList<std::pair<QString, MetricPoint>> pts;
-                        for (int k = 0; k < 10; ++k)
-                            pts.push_back({QStringLiteral("train/loss"),
-                                           {step + k, QDateTime::currentMSecsSinceEpoch(),
-                                            1.0 / (1 + 0.001 * double(step + k))}});
-                        store->logMetrics(r, pts);
-                    }
-                });
+                writeLiveSteps(*store, ids, step);
                 step += 10;
                 written += qint64(ids.size()) * 10;
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -412,16 +418,7 @@ int main(int argc, char **argv)
                 // with the window's timers.
                 std::this_thread::sleep_for(
                     std::chrono::milliseconds(std::uniform_int_distribution<>(800, 1200)(rng)));
-                store->writeTransaction([&] {
-                    for (RunId r : ids) {
-                        QList<std::pair<QString, MetricPoint>> pts;
-                        for (int k = 0; k < 10; ++k)
-                            pts.push_back({QStringLiteral("train/loss"),
-                                           {step + k, QDateTime::currentMSecsSinceEpoch(),
-                                            1.0 / (1 + 0.001 * double(step + k))}});
-                        store->logMetrics(r, pts);
-                    }
-                });
+                writeLiveSteps(*store, ids, step);
                 {
                     const std::lock_guard lock(mutex);
                     pending.push_back({step + 9, msSince(clock)});
