@@ -557,7 +557,7 @@ private Q_SLOTS:
                     QStringLiteral("sbatch"), QStringLiteral("--parsable"), QStringLiteral("--partition=gpu"),
                     QStringLiteral("--output=") + out, QStringLiteral("--job-name=gui \x1b[31mtail"),
                     QStringLiteral("--wrap=echo hello-from-job; printf 'bell\\a\\033[31mred\\n'; "
-                                   "sleep 2; echo second-line; sleep 120")}))
+                                   "sleep 2; echo second-line; exec sleep 120")}))
                 .result();
         QCOMPARE(submitted.exitStatus, 0);
         const QString job = QString::fromUtf8(submitted.out).trimmed().section(QLatin1Char(';'), 0, 0);

@@ -77,7 +77,8 @@ private Q_SLOTS:
         options.partition = QStringLiteral("gpu");
         options.output = dir + QStringLiteral("/%j.out");
         options.extra = {QStringLiteral("--gres=gpu:1")};
-        m_job = m_slurm->submit(dir + QStringLiteral("/probe.sh"), "#!/bin/sh\nsleep 120\n", options).jobId;
+        m_job =
+            m_slurm->submit(dir + QStringLiteral("/probe.sh"), "#!/bin/sh\nexec sleep 120\n", options).jobId;
     }
 
     void cleanupTestCase()

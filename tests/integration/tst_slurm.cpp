@@ -131,7 +131,11 @@ private Q_SLOTS:
         options.jobName = QStringLiteral("orrery-throttle");
         options.array = QStringLiteral("0-5");
         options.throttle = 2;
-        const QString id = submit("sleep 120", options);
+        // exec: each task is one process. The fixture's proctrack/linuxproc signals the tree under
+        // the task's shell; a cancel that lands while the shell is forking `sleep` kills the shell
+        // and misses the child, which runs on after its job ended (seen once in CI: the throttled
+        // array's next task had just started when the array was cancelled).
+        const QString id = submit("exec sleep 120", options);
         // Two tasks run; the others wait on the throttle (JobArrayTaskLimit), though CPUs are free.
         QList<slurm::Job> jobs =
             waitFor({id}, [](const QList<slurm::Job> &j) { return count(j, "RUNNING") == 2; });
