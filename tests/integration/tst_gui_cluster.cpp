@@ -11,9 +11,11 @@
 
 #include "clusterhub.h"
 #include "clusterview.h"
+#include "detailsview.h"
 #include "launcher.h"
 #include "logview.h"
 #include "mainwindow.h"
+#include "runselection.h"
 #include "sshprompts.h"
 #include "sweepactions.h"
 #include "sweeptreemodel.h"
@@ -22,6 +24,7 @@
 #include "orrery/remote/connection.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/shell.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QApplication>
 #include <QDeadlineTimer>
@@ -179,7 +182,7 @@ private Q_SLOTS:
         QVERIFY(m_fingerprint.startsWith(QLatin1String("SHA256:")));
         // Profiles an interrupted run of this test left (the test config directory is shared).
         static const QRegularExpression mine(
-            QStringLiteral("^(unknown|changed|pam|relay|fixture|queue|suspects)-[0-9a-f]{8}$"));
+            QStringLiteral("^(unknown|changed|pam|relay|fixture|queue|suspects|stderr)-[0-9a-f]{8}$"));
         for (const remote::ClusterProfile &p : remote::ProfileStore().list())
             if (mine.match(p.name).hasMatch())
                 remote::ProfileStore().remove(p.name);
@@ -539,6 +542,97 @@ private Q_SLOTS:
             m_window->sweepActions()->commandLine(SweepActions::Action::RetryTrial, sweep, 1);
         QVERIFY2(line.endsWith(QStringLiteral("sweep retry %1 1").arg(sweep)), qPrintable(line));
         QVERIFY2(line.contains(QLatin1String("--db")), qPrintable(line));
+    }
+
+    // A command trial that fails on the cluster: the details dock shows the last lines of its
+    // stderr, read from the sweep's logs/ on the cluster over the window's one connection.
+    void aFailedClusterTrialsStderrIsInTheDetails()
+    {
+        const remote::ClusterProfile p = profile(QStringLiteral("stderr"));
+        save(p);
+        QString problem;
+        QVERIFY2(hub()->connection(p.name, &problem), qPrintable(problem));
+        const QString spec = m_dir.filePath(QStringLiteral("specs/fails.yaml"));
+        QVERIFY(QDir().mkpath(QFileInfo(spec).path()));
+        QFile f(spec);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        // Thirty lines of noise, then a traceback: the dock shows the last kStderrLines.
+        const QString script = QStringLiteral(
+            "for i in $(seq 30); do echo noise-$i >&2; done; "
+            "echo 'Traceback (most recent call last):' >&2; echo '  File \"train.py\", line 3' >&2; "
+            "printf 'ValueError: lr \\033[31mmust\\033[0m be positive\\n' >&2; echo progress; exit 3");
+        f.write("name: fails\nexperiment: stderr\ncommand: [bash, -c, " + orrery::test::yamlQuoted(script) +
+                "]\nmethod: grid\nparameters:\n  x: {values: [1]}\n"
+                "resources: {cpus_per_task: 1, mem: 200M, time: \"00:05:00\"}\nretries: 0\n");
+        f.close();
+        // Submitted as the launcher does (the profile is this test's, in QStandardPaths' test
+        // mode, which a CLI process would not see), over the window's connection.
+        core::SweepId sweep = 0;
+        {
+            auto writer = core::TrackingStore::open(m_dir.filePath(QStringLiteral("orrery.sqlite")));
+            remote::SweepOperations::Options options;
+            options.connections = hub()->connectionSource();
+            remote::SweepOperations ops(*writer, options);
+            try {
+                const remote::CheckedSpec checked = ops.checkSpecFile(spec, false);
+                QVERIFY2(checked.ok(), qPrintable(checked.problemLines().join(QLatin1Char('\n'))));
+                sweep = ops.submit(checked, p.name);
+            } catch (const remote::OperationError &e) {
+                QFAIL(e.what());
+            }
+        }  // its leases go: the window's follower takes the sweep
+        QVERIFY(sweep > 0);
+
+        // The window's follower records the failure.
+        auto store = core::TrackingStore::open(m_dir.filePath(QStringLiteral("orrery.sqlite")),
+                                               core::TrackingStore::Mode::ReadOnly);
+        auto failedTrial = [&]() -> std::optional<core::Trial> {
+            for (const core::Trial &t : store->trials(sweep))
+                if (t.state == QLatin1String("failed") && t.runId)
+                    return t;
+            return std::nullopt;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(failedTrial().has_value(), 120'000);
+        const core::Trial trial = *failedTrial();
+
+        // Selected as a click in the runs table would (each snapshot shows the current run again).
+        DetailsView *details = m_window->detailsView();
+        m_window->selection()->select({trial.runId}, this, trial.runId);
+        details->showRun(trial.runId);
+        auto stderrLines = [&] {
+            QStringList lines;
+            const QList<QTreeWidgetItem *> sections =
+                details->findItems(QStringLiteral("stderr of attempt"), Qt::MatchStartsWith, 0);
+            for (int i = 0; !sections.isEmpty() && i < sections.front()->childCount(); ++i)
+                lines << sections.front()->child(i)->text(0);
+            return lines;
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(stderrLines().contains(QStringLiteral("ValueError: lr must be positive")),
+                                  qPrintable(stderrLines().join(QLatin1Char('\n'))), 30'000);
+        const QStringList lines = stderrLines();
+        // The file's last 20 lines, then the log window's offer: the traceback (its colour codes
+        // gone) and what srun adds after it ("srun: error: node1: task 0: Exited with exit code
+        // 3"), after as much noise as fits.
+        const QStringList tail = lines.mid(0, DetailsView::kStderrLines);
+        const qsizetype error = tail.indexOf(QStringLiteral("ValueError: lr must be positive"));
+        QVERIFY2(error >= 2, qPrintable(tail.join(QLatin1Char('\n'))));
+        QCOMPARE(tail[error - 2], QStringLiteral("Traceback (most recent call last):"));
+        for (qsizetype i = error + 1; i < tail.size(); ++i)
+            QVERIFY2(tail[i].startsWith(QLatin1String("srun: ")), qPrintable(tail[i]));
+        QCOMPARE(tail.front(), QStringLiteral("noise-%1").arg(30 - (error - 2) + 1));
+        QVERIFY(lines.size() > DetailsView::kStderrLines);
+        QVERIFY(!lines.contains(QStringLiteral("progress")));  // stdout is not stderr
+        const QTreeWidgetItem *section =
+            details->findItems(QStringLiteral("stderr of attempt"), Qt::MatchStartsWith, 0).front();
+        QVERIFY2(section->child(0)->toolTip(0).endsWith(QStringLiteral("/logs/%1.err").arg(trial.task)),
+                 qPrintable(section->child(0)->toolTip(0)));
+        // Over the window's one connection.
+        QCOMPARE(hub()->connection(p.name, &problem)->connectCount(), 1);
+        // Read once: a refresh (the next snapshot) shows the same lines at once, not "reading".
+        QSignalSpy shown(details, &DetailsView::shown);
+        details->showRun(trial.runId);
+        QVERIFY(shown.wait(10'000));
+        QCOMPARE(stderrLines(), lines);
     }
 
     void aQueuedJobsOutputIsTailedLive()

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "detailsview.h"
 
+#include "blockingpool.h"
+#include "logtailer.h"
 #include "logview.h"
 #include "runcolors.h"
 #include "storereader.h"
@@ -12,10 +14,10 @@
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
-#include <QFile>
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QPainter>
+#include <QtConcurrent>
 
 #include <algorithm>
 
@@ -48,12 +50,13 @@ void DetailsView::showRun(core::RunId run)
     if (!run) {
         clear();
         m_note.clear();
+        m_shown.reset();
         return;
     }
     m_reader->read<Read>(
         this,
         [run](const core::TrackingStore &store) {
-            Read r{store.details(run), store.attemptsOfRun(run), {}, {}, {}, {}, {}, {}, {}, {}, {}};
+            Read r{store.details(run), store.attemptsOfRun(run), {}, {}, {}, {}, {}, {}, {}};
             const qint64 now = QDateTime::currentMSecsSinceEpoch();
             r.usage = core::usageOf(r.attempts, now);
             if (!r.attempts.isEmpty()) {
@@ -82,35 +85,99 @@ void DetailsView::readStderrTail(Read &r)
         r.failed = r.attempts.back();
     if (!r.failed && r.details.run.status != core::RunStatus::Failed)
         return;
-    if (r.sweep && !r.sweep->cluster.isEmpty()) {
-        r.stderrProblem = tr("on cluster %1, in the sweep's logs/ (task %2): open the log window")
-                              .arg(r.sweep->cluster, r.failed ? r.failed->task : QString());
+    if (r.sweep && !r.sweep->cluster.isEmpty())
+        return;  // read through the cluster's connection when shown (clusterStderr)
+    // A run of this machine: its attempt's files, or (a failed run no sweep launched) its run
+    // dir's, where the local executor writes them.
+    core::Trial attempt = r.failed.value_or(core::Trial{});
+    if (attempt.runDir.isEmpty())
+        attempt.runDir = r.details.run.runDir;
+    if (attempt.runDir.isEmpty()) {
+        r.stderrTail.problem = tr("the run has no run directory");
         return;
     }
-    // Where the local executor writes it (one implementation: LocalExecutor::logPaths).
-    const QString runDir = r.failed && !r.failed->runDir.isEmpty() ? r.failed->runDir : r.details.run.runDir;
-    if (runDir.isEmpty()) {
-        r.stderrProblem = tr("the run has no run directory");
-        return;
+    core::LocalExecutor local({}, {}, QStringLiteral("/"));
+    r.stderrTail = tailOf(local, r.sweep.value_or(core::Sweep{}), attempt);
+}
+
+DetailsView::StderrTail DetailsView::tailOf(core::Executor &executor, const core::Sweep &sweep,
+                                            const core::Trial &attempt)
+{
+    // The monitor's tail reader: the file's size, then its last LogTailer::kTailBytes.
+    const appcommon::LogTail tail = appcommon::LogTailer().read(executor, sweep, attempt);
+    StderrTail out;
+    if (tail.files.size() < 2) {
+        out.problem = tr("the executor names no stderr file");
+        return out;
     }
-    const QStringList paths =
-        core::LocalExecutor({}, {}, QStringLiteral("/"))
-            .logPaths(r.sweep ? r.sweep->rootDir : QString(), r.failed ? r.failed->task : QString(), runDir);
-    r.stderrPath = paths.value(1);
-    QFile f(r.stderrPath);
-    if (!f.open(QIODevice::ReadOnly)) {
-        r.stderrProblem = tr("%1 is not there").arg(r.stderrPath);
-        return;
+    const appcommon::LogFile &err = tail.files[1];
+    out.path = err.path;
+    if (!err.exists) {
+        out.problem = tr("%1 is not there").arg(err.path);
+        return out;
     }
-    // The tail only: a traceback's last frames and its error fit in a few KiB.
-    constexpr qint64 kTailBytes = 16 * 1024;
-    f.seek(std::max<qint64>(0, f.size() - kTailBytes));
-    QStringList lines = safeLogText(f.readAll()).split(QLatin1Char('\n'));
+    out.read = true;
+    QStringList lines;
+    for (const QString &line : err.lines)
+        lines.append(safeLogText(line.toUtf8()));
     while (!lines.isEmpty() && lines.back().trimmed().isEmpty())
         lines.removeLast();
     if (lines.isEmpty())
-        r.stderrProblem = tr("%1 is empty").arg(r.stderrPath);
-    r.stderrTail = lines.mid(std::max<qsizetype>(0, lines.size() - kStderrLines));
+        out.problem = tr("%1 is empty").arg(err.path);
+    out.lines = lines.mid(std::max<qsizetype>(0, lines.size() - kStderrLines));
+    return out;
+}
+
+QString DetailsView::attemptKey(const core::Trial &attempt)
+{
+    return QStringLiteral("%1/%2/%3").arg(attempt.sweepId).arg(attempt.index).arg(attempt.attempt);
+}
+
+void DetailsView::setConnections(remote::Executors::ConnectionSource connections)
+{
+    m_connections = std::move(connections);
+}
+
+DetailsView::StderrTail DetailsView::clusterStderr(const core::Sweep &sweep, const core::Trial &attempt)
+{
+    const QString key = attemptKey(attempt);
+    if (const auto it = m_clusterStderr.constFind(key);
+        it != m_clusterStderr.cend() && !it->retry.hasExpired())
+        return it->tail;
+    StderrTail reading;
+    if (!m_connections) {
+        reading.problem = tr("on cluster %1, in the sweep's logs/ (task %2): open the log window")
+                              .arg(sweep.cluster, attempt.task);
+        return reading;
+    }
+    reading.problem = tr("reading it from %1…").arg(sweep.cluster);
+    if (m_reading.contains(key))
+        return reading;
+    m_reading.insert(key);
+    QtConcurrent::run(blockingPool(), [connections = m_connections, sweep, attempt]() -> StderrTail {
+        try {
+            remote::Executors executors(connections);
+            QString problem;
+            core::Executor *executor = executors.get(sweep.cluster, &problem);
+            if (!executor)
+                return {{}, {}, problem};
+            return tailOf(*executor, sweep, attempt);
+        } catch (const std::exception &e) {
+            return {
+                {}, {}, tr("could not read it from %1: %2").arg(sweep.cluster, QString::fromUtf8(e.what()))};
+        }
+    }).then(this, [this, key](const StderrTail &tail) {
+        m_reading.remove(key);
+        // A failed attempt's stderr is final; a failed read is tried again later.
+        m_clusterStderr.insert(
+            key, {tail, !tail.read ? QDeadlineTimer(kRetryMs) : QDeadlineTimer(QDeadlineTimer::Forever)});
+        if (m_shown && m_shown->failed && attemptKey(*m_shown->failed) == key) {
+            Read shown = *m_shown;
+            shown.stderrTail = tail;
+            fill(shown);
+        }
+    });
+    return reading;
 }
 
 namespace {
@@ -158,6 +225,7 @@ QString groupOf(const QString &key)
 void DetailsView::fill(const Read &read)
 {
     const core::RunDetails &d = read.details;
+    m_shown = read;
     clear();
     auto section = [this](const QString &title, bool expanded = true) {
         auto *item = new QTreeWidgetItem(this, {title});
@@ -204,19 +272,23 @@ void DetailsView::fill(const Read &read)
 
     // A failed run: why, before anything else (UX.md "Why did trial 7 die?").
     if (read.failed || d.run.status == core::RunStatus::Failed) {
+        const StderrTail tail = read.sweep && !read.sweep->cluster.isEmpty() && read.failed &&
+                read.stderrTail.path.isEmpty() && read.stderrTail.problem.isEmpty()
+            ? clusterStderr(*read.sweep, *read.failed)
+            : read.stderrTail;
         QTreeWidgetItem *why =
             section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
                                 : tr("stderr (last lines)"));
         why->setData(0, Qt::UserRole, QStringLiteral("stderr"));
         const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-        for (const QString &line : read.stderrTail) {
+        for (const QString &line : tail.lines) {
             auto *item = new QTreeWidgetItem(why, {line});
             item->setFirstColumnSpanned(true);
             item->setFont(0, mono);
-            item->setToolTip(0, read.stderrPath);
+            item->setToolTip(0, tail.path);
         }
-        if (!read.stderrProblem.isEmpty()) {
-            auto *item = new QTreeWidgetItem(why, {read.stderrProblem});
+        if (!tail.problem.isEmpty()) {
+            auto *item = new QTreeWidgetItem(why, {tail.problem});
             item->setFirstColumnSpanned(true);
         }
         if (read.failed && read.sweep) {

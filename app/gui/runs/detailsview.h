@@ -7,15 +7,24 @@
 // (collapsed: a command sweep logs dozens), its GPU-hours and cost and where its wall time went
 // (goodput: the same figures as `orrery runs show` and `runs goodput`), artifacts and tags.
 // Read on the store reader (the stderr tail of a local run too: a small read of its run dir);
-// shown when the read comes back. A cluster's stderr is not fetched here: the dock says where it
-// is and offers the log window (logsRequested).
+// shown when the read comes back. A cluster run's stderr is read through its executor on a pool
+// thread (the window's connection to the cluster, setConnections), as the terminal monitor's log
+// view reads it (appcommon::LogTailer): the dock says it is reading, then shows the lines. A
+// failed attempt's stderr does not change, so each is read once per window; a read that failed
+// says why and is tried again at a refresh kRetryMs later.
 #pragma once
 
 #include "orrery/core/goodput.h"
 #include "orrery/core/store.h"
 #include "orrery/core/usage.h"
+#include "orrery/remote/executors.h"
 
+#include <QDeadlineTimer>
+#include <QHash>
+#include <QSet>
 #include <QTreeWidget>
+
+#include <optional>
 
 namespace orrery::gui {
 
@@ -29,9 +38,14 @@ public:
     void showRun(core::RunId run);  // 0: nothing
     core::RunId run() const { return m_run; }
     QString noteShown() const { return m_note; }  // the shown run's note (kNoteTag)
+    // Where a cluster run's stderr is read from (the window's ClusterHub). Unset: the dock says
+    // where the file is and offers the log window.
+    void setConnections(remote::Executors::ConnectionSource connections);
 
     // Lines of stderr shown for a failed attempt: a Python traceback's last frames and its error.
     static constexpr int kStderrLines = 20;
+    // How long a cluster read that failed (an unreachable cluster) is shown before another.
+    static constexpr int kRetryMs = 30'000;
 
 Q_SIGNALS:
     void shown(core::RunId run);
@@ -39,28 +53,46 @@ Q_SIGNALS:
     void logsRequested(core::SweepId sweep, int trial, int attempt);
 
 private:
+    // The last lines of a failed attempt's stderr, or why there are none.
+    struct StderrTail {
+        QString path;
+        QStringList lines;
+        QString problem;
+        bool read = false;  // the file was there and read: final for a failed attempt
+    };
     struct Read {
         core::RunDetails details;
         QList<core::Trial> attempts;
         std::optional<core::Sweep> sweep;  // the run's sweep, when it is a trial's
         QStringList swept;  // its swept params (core::sweptParams), in spec order
-        // The failed attempt whose stderr is shown (the latest failed one), its file and last
-        // lines (local runs; empty where the file is on a cluster or missing).
+        // The failed attempt whose stderr is shown (the latest failed one), and its last lines
+        // (read here for a local run; a cluster's come from fetchClusterStderr).
         std::optional<core::Trial> failed;
-        QString stderrPath;
-        QStringList stderrTail;
-        QString stderrProblem;  // why no lines are shown
+        StderrTail stderrTail;
         core::Usage usage;
         std::optional<core::Price> price;  // its sweep's cluster's
         core::RunGoodput goodput;
     };
     static void readStderrTail(Read &r);  // on the reader's thread
+    // The tail of `attempt`'s stderr as `executor` reads it (blocks; a cluster's on a pool thread).
+    static StderrTail tailOf(core::Executor &executor, const core::Sweep &sweep, const core::Trial &attempt);
+    static QString attemptKey(const core::Trial &attempt);
+    // A cluster run's failed attempt: its cached tail, or a read started (at most one per attempt).
+    StderrTail clusterStderr(const core::Sweep &sweep, const core::Trial &attempt);
     void fill(const Read &read);
     void fitFieldColumn();
 
     StoreReader *m_reader;
     core::RunId m_run = 0;
     QString m_note;
+    std::optional<Read> m_shown;  // what fill() last showed: shown again when a cluster read ends
+    remote::Executors::ConnectionSource m_connections;
+    struct ClusterRead {
+        StderrTail tail;
+        QDeadlineTimer retry;  // a read that failed is tried again after a while; one that did, never
+    };
+    QHash<QString, ClusterRead> m_clusterStderr;  // attemptKey → what was read
+    QSet<QString> m_reading;  // attemptKey of the cluster reads in flight
 };
 
 }  // namespace orrery::gui

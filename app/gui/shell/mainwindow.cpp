@@ -479,6 +479,7 @@ void MainWindow::buildDocks()
     detailsDock->setObjectName(QStringLiteral("detailsDock"));
     m_details = new DetailsView(m_reader, detailsDock);
     m_details->setObjectName(QStringLiteral("detailsView"));
+    m_details->setConnections(m_hub->connectionSource());  // a cluster run's stderr
     m_details->setMinimumWidth(kDockMinimumWidth);
     detailsDock->setWidget(m_details);
     addDockWidget(Qt::RightDockWidgetArea, detailsDock);
