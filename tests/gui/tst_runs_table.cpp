@@ -94,6 +94,29 @@ private Q_SLOTS:
         QCOMPARE(model->headerData(trainLoss, Qt::Horizontal, Qt::ToolTipRole).toString(),
                  QStringLiteral("train/loss"));
         QCOMPARE(after.w.runsView()->horizontalHeader()->textElideMode(), Qt::ElideMiddle);
+        // Drawn, too: Qt's header clipped a label a little wider than its section at both ends
+        // ("im.warmup_ste") and, with rows selected, elided for the regular font but drew bold.
+        // An elided label keeps a text-free margin at the section's left, selected or not.
+        QHeaderView *header = after.w.runsView()->horizontalHeader();
+        const int textWidth = header->fontMetrics().horizontalAdvance(QStringLiteral("train/loss"));
+        for (const bool selected : {false, true})
+            for (const int width : {textWidth - 8, textWidth + 2, 40}) {
+                if (selected)
+                    after.w.runsView()->selectAll();
+                header->resizeSection(trainLoss, width);
+                QApplication::processEvents();
+                const QImage drawn = header->grab().toImage();
+                const int left = header->sectionViewportPosition(trainLoss);
+                int dark = 0;
+                for (int x = left + 1; x <= left + 2; ++x)
+                    for (int y = 3; y < drawn.height() - 3; ++y)
+                        dark += qGray(drawn.pixel(x, y)) < 110;
+                QVERIFY2(dark == 0,
+                         qPrintable(QStringLiteral("%1 px wide%2: %3 text pixels at its left edge")
+                                        .arg(width)
+                                        .arg(selected ? QStringLiteral(", rows selected") : QString())
+                                        .arg(dark)));
+            }
         // The metric column holds the run's value of the sweep's metric.
         const int row = model->rowOfRun(f.runs[4]);
         QVERIFY(row >= 0);

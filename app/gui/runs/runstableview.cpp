@@ -5,15 +5,49 @@
 
 #include <QHeaderView>
 #include <QScrollBar>
+#include <QStyleOptionHeader>
+
+#include <algorithm>
 
 namespace orrery::gui {
+
+namespace {
+
+// A header that elides a label too wide for its section in the middle (optim.warm…steps). Qt
+// 6.4's own textElideMode leaves a label a little wider than its section whole and clips it at
+// both ends ("im.warmup_ste"); the model's tooltip has the name whole.
+class ElidingHeader final : public QHeaderView {
+public:
+    explicit ElidingHeader(QWidget *parent) : QHeaderView(Qt::Horizontal, parent)
+    {
+        setSectionsClickable(true);  // as QTableView's own header
+        // No bold label for a selected row's sections (rows are selected whole, so that is
+        // every section): the text is elided for the font it is drawn in.
+        setHighlightSections(false);
+        setTextElideMode(Qt::ElideMiddle);
+    }
+
+protected:
+    void initStyleOptionForIndex(QStyleOptionHeader *option, int logicalIndex) const override
+    {
+        QHeaderView::initStyleOptionForIndex(option, logicalIndex);
+        int room =
+            sectionSize(logicalIndex) - 2 * style()->pixelMetric(QStyle::PM_HeaderMargin, option, this);
+        if (isSortIndicatorShown() && sortIndicatorSection() == logicalIndex)
+            room -= style()->pixelMetric(QStyle::PM_HeaderMarkSize, option, this);
+        option->text = option->fontMetrics.elidedText(option->text, Qt::ElideMiddle, std::max(room, 0));
+    }
+};
+
+}  // namespace
 
 RunsTableView::RunsTableView(RunsTableModel *model, QWidget *parent)
     : QTableView(parent), m_model(model), m_pinned(new QTableView(this))
 {
+    setHorizontalHeader(new ElidingHeader(this));
+    m_pinned->setHorizontalHeader(new ElidingHeader(m_pinned));
     setModel(model);
     setHorizontalScrollMode(ScrollPerPixel);
-    horizontalHeader()->setTextElideMode(Qt::ElideMiddle);
     // The pinned columns keep their place at the left: the user moves the others only.
     horizontalHeader()->setFirstSectionMovable(false);
 
@@ -29,7 +63,6 @@ RunsTableView::RunsTableView(RunsTableModel *model, QWidget *parent)
     m_pinned->setFocusPolicy(Qt::NoFocus);
     m_pinned->verticalHeader()->hide();
     m_pinned->horizontalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    m_pinned->horizontalHeader()->setTextElideMode(Qt::ElideMiddle);
     m_pinned->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_pinned->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_pinned->setHorizontalScrollMode(ScrollPerPixel);
