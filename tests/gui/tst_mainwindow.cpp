@@ -15,6 +15,7 @@
 #include <QDir>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSlider>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -129,6 +130,14 @@ private Q_SLOTS:
                                     .arg(window.tabs()->tabText(tab))
                                     .arg(least)));
         }
+        // At that width Compare's bar keeps every control usable: the smoothing slider was
+        // squeezed to a 15 px handle.
+        window.resize(1366, 768);
+        window.tabs()->setCurrentIndex(MainWindow::CompareTab);
+        QCoreApplication::processEvents();
+        auto *smoothing = window.findChild<QSlider *>(QStringLiteral("smoothSlider"));
+        QVERIFY(smoothing);
+        QVERIFY2(smoothing->width() >= 80, qPrintable(QString::number(smoothing->width())));
     }
 
     void environmentTabShowsTheDoctorChecks()

@@ -11,6 +11,7 @@
 
 #include "columnchooser.h"
 #include "compareview.h"
+#include "detailsview.h"
 #include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
@@ -18,6 +19,7 @@
 #include "snapshot.h"
 #include "sweeptreemodel.h"
 
+#include "orrery/core/paths.h"
 #include "orrery/core/store.h"
 
 #include <QAbstractItemModelTester>
@@ -28,6 +30,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTreeView>
@@ -355,6 +358,37 @@ private Q_SLOTS:
         const QModelIndex good = model.sweepIndex(f.sweep).siblingAtColumn(SweepTreeModel::StateColumn);
         QCOMPARE(good.data(Qt::DecorationRole).value<QIcon>().cacheKey(),
                  SweepTreeModel::phaseIcon(Phase::Done).cacheKey());
+    }
+
+    // On a 1,500 px screen the docks split what the centre leaves in proportion, and the tree's
+    // best value was cut off (a failed sweep's state is long): the tree keeps its opening width
+    // and Details takes the rest.
+    void theTreeShowsItsBestValueOnA1500pxScreen()
+    {
+        Fixture f;
+        {
+            auto store = TrackingStore::open(f.path);
+            addCommandSweep(*store, f.dir.filePath(QStringLiteral("runs")));
+        }
+        // A first start: no layout saved by another test's window (a saved one wins).
+        QSettings(orrery::core::guiSettingsPath(), QSettings::IniFormat).remove(QStringLiteral("window"));
+        MainWindow w(f.path);
+        QSignalSpy shown(&w, &MainWindow::snapshotShown);
+        w.setFollowing(false);
+        w.resize(1500, 900);
+        w.show();
+        QVERIFY(shown.wait(10'000));
+        QApplication::processEvents();
+        QTreeView *tree = w.sweepTree();
+        QVERIFY(tree->width() >= 370);
+        QVERIFY(w.detailsView()->width() >= 220);
+        const QHeaderView *header = tree->header();
+        const int bestEnd = header->sectionViewportPosition(SweepTreeModel::BestColumn) +
+            header->sectionSize(SweepTreeModel::BestColumn);
+        QVERIFY2(bestEnd <= tree->viewport()->width(),
+                 qPrintable(QStringLiteral("the Best column ends at %1 px of %2")
+                                .arg(bestEnd)
+                                .arg(tree->viewport()->width())));
     }
 
     void treeHighlightFollowsASelectionMadeElsewhere()

@@ -92,11 +92,14 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_metricSearch->setObjectName(QStringLiteral("metricSearch"));
     m_metricSearch->setPlaceholderText(tr("Search metrics or /regex/"));
     m_metricSearch->setClearButtonEnabled(true);
-    // The whole placeholder readable, beside the clear button.
-    m_metricSearch->setMinimumWidth(fontMetrics().horizontalAdvance(m_metricSearch->placeholderText()) + 40);
+    // The whole placeholder readable beside the clear button where there is room; on a narrow
+    // screen its start ("Search metrics"), so this bar does not set the window's least width.
+    const int placeholder = fontMetrics().horizontalAdvance(m_metricSearch->placeholderText());
+    m_metricSearch->setMinimumWidth(fontMetrics().horizontalAdvance(tr("Search metrics")) + 20);
+    m_metricSearch->setMaximumWidth(placeholder + 40);
     m_metricSearch->setToolTip(tr("Charts the metrics whose names contain this text (or match /a regular "
                                   "expression/); empty: the sweep's metric"));
-    controls->addWidget(m_metricSearch);
+    controls->addWidget(m_metricSearch, 1);
     m_searchTimer.setSingleShot(true);
     m_searchTimer.setInterval(250);
     connect(m_metricSearch, &QLineEdit::textChanged, &m_searchTimer, qOverload<>(&QTimer::start));
@@ -106,12 +109,18 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_axisBox->addItem(tr("Step"), int(core::XAxis::Step));
     m_axisBox->addItem(tr("Wall time"), int(core::XAxis::WallTime));
     m_axisBox->addItem(tr("Relative time"), int(core::XAxis::RelativeTime));
+    // As wide as "Wall time": its list shows "Relative time" whole.
+    m_axisBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_axisBox->setMinimumContentsLength(9);
     controls->addWidget(m_axisBox);
     m_logBox = new QCheckBox(tr("Log y"), this);
     controls->addWidget(m_logBox);
     controls->addWidget(new QLabel(tr("Smoothing:"), this));
     m_smoothSlider = new QSlider(Qt::Horizontal, this);
+    m_smoothSlider->setObjectName(QStringLiteral("smoothSlider"));
     m_smoothSlider->setRange(0, 99);
+    // Wide enough to set a weight by hand: squeezed by the bar, it was a 15 px handle.
+    m_smoothSlider->setMinimumWidth(90);
     m_smoothSlider->setMaximumWidth(160);
     m_smoothSlider->setToolTip(tr("EMA weight (the raw curve stays, faint)"));
     controls->addWidget(m_smoothSlider);
@@ -126,7 +135,7 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     // As wide as a short param name, not the longest one (its list still shows them whole): a box
     // that grew to `data.source_timeout_s` made the tab, and so the window, wider.
     m_groupBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_groupBox->setMinimumContentsLength(12);
+    m_groupBox->setMinimumContentsLength(8);
     m_groupBox->addItem(tr("(none)"));
     m_groupBox->setToolTip(
         tr("Runs sharing this param's value become one mean ± std band (e.g. over seeds)"));

@@ -77,7 +77,7 @@ namespace {
 
 // The docks' widths: what they open at, and the least they can be (the window's own minimum is
 // the central tab's plus these).
-constexpr int kTreeWidth = 380, kDetailsWidth = 340, kDockMinimumWidth = 220;
+constexpr int kTreeWidth = 380, kTreeMaxWidth = 480, kDetailsWidth = 340, kDockMinimumWidth = 220;
 
 // The window's settings, in Orrery's config directory (core::guiSettingsPath). They used to go to
 // QSettings' default place, ~/.config/Unknown Organization/orrery.conf (Orrery sets no organization:
@@ -302,11 +302,25 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         disconnect(*once);
         // The docks' opening widths, once the window has its size (before, the layout gives the
         // space as it likes): the tree wide enough for state, best value and GPU-hours, Details
-        // for field and value; a saved layout wins.
-        if (!restored)
-            resizeDocks({findChild<QDockWidget *>(QStringLiteral("treeDock")),
-                         findChild<QDockWidget *>(QStringLiteral("detailsDock"))},
-                        {kTreeWidth, kDetailsWidth}, Qt::Horizontal);
+        // for field and value; a saved layout wins. Where the window has less room than both
+        // ask for (a 1,500 px screen), the tree keeps its width and Details takes the rest: split
+        // in proportion, the tree's best value was cut off.
+        if (!restored) {
+            auto *tree = findChild<QDockWidget *>(QStringLiteral("treeDock"));
+            auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock"));
+            const int room = width() - centralWidget()->minimumSizeHint().width() -
+                2 * style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
+            // Wide enough for the tree's name, state and best value as the first snapshot sized
+            // them (a failed sweep's state is long), within kTreeWidth..kTreeMaxWidth.
+            const QHeaderView *header = m_tree->header();
+            const int contents = header->sectionPosition(SweepTreeModel::BestColumn) +
+                header->sectionSize(SweepTreeModel::BestColumn) + m_tree->width() -
+                m_tree->viewport()->width() + tree->width() - m_tree->width();
+            const int wanted = std::clamp(contents, kTreeWidth, kTreeMaxWidth);
+            const int treeWidth = std::clamp(room - kDockMinimumWidth, kDockMinimumWidth, wanted);
+            const int detailsWidth = std::clamp(room - treeWidth, kDockMinimumWidth, kDetailsWidth);
+            resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
+        }
         refreshEnvironment();
     });
 }
