@@ -140,6 +140,17 @@ QString formatParamValue(const QVariant &value)
 
 namespace {
 
+// A `program` without a `command` is W&B's default command, `${env} ${interpreter} ${program}
+// ${args}`; a spec with neither sweeps the bundled trainer.
+bool runsOwnCommand(const YAML::Node &root)
+{
+    return root.IsMap() && (bool(root["command"]) || bool(root["program"]));
+}
+
+}  // namespace
+
+namespace {
+
 using Type = ConfigKey::Type;
 
 // W&B keys about W&B's own service (its web app, Launch jobs and schedulers; the sweeps config
@@ -740,9 +751,7 @@ public:
             if (auto s = name(n, QStringLiteral("experiment")))
                 spec.experiment = *s;
         }
-        // A `program` without a `command` is W&B's default command, `${env} ${interpreter}
-        // ${program} ${args}`; a spec with neither sweeps the bundled trainer.
-        m_command = bool(root["command"]) || bool(root["program"]);
+        m_command = runsOwnCommand(root);
         if (const YAML::Node n = root["program"]) {
             if (auto s = text(n, QStringLiteral("program"))) {
                 if (s->isEmpty() || containsControl(*s))
@@ -1573,6 +1582,15 @@ QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile
 }  // namespace orrery::core
 
 namespace orrery::core {
+
+bool specRunsOwnCommand(const QByteArray &yaml)
+{
+    try {
+        return runsOwnCommand(YAML::Load(yaml.toStdString()));
+    } catch (const YAML::Exception &) {
+        return false;
+    }
+}
 
 std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString *error)
 {

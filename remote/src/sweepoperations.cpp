@@ -8,7 +8,6 @@
 #include "orrery/remote/slurmexecutor.h"
 
 #include <QJsonDocument>
-#include <QRegularExpression>
 #include <QThread>
 
 namespace orrery::remote {
@@ -167,14 +166,12 @@ core::Sweep SweepOperations::sweep(SweepId id) const
     return *sw;
 }
 
-// Whether the sweep runs the user's own command (its spec has a top-level `command`, Orrery's or
-// W&B's) rather than the bundled trainer: only the trainer's params are typed by its keys, so
-// only those sweeps need orrery-train (or its installed schema) here.
+// Whether the sweep runs the user's own command rather than the bundled trainer: only the
+// trainer's params are typed by its keys, so only those sweeps need orrery-train (or its
+// installed schema) here.
 bool SweepOperations::runsOwnCommand(const core::Sweep &sw)
 {
-    static const QRegularExpression command(QStringLiteral("^command\\s*:"),
-                                            QRegularExpression::MultilineOption);
-    return command.match(sw.spec).hasMatch();
+    return core::specRunsOwnCommand(sw.spec.toUtf8());
 }
 
 core::SweepRunner &SweepOperations::runner(const QString &cluster, bool needSchema)

@@ -96,6 +96,30 @@ private Q_SLOTS:
         QVERIFY2(own.code == 0, qPrintable(own.err + own.out));
         QVERIFY2(own.out.contains(QStringLiteral("2 completed")) || own.out.contains(QStringLiteral("2/2")),
                  qPrintable(own.out));
+        // A W&B sweep file with a `program` and no `command` (W&B's default command runs it with
+        // `python`, here a stand-in for python3 on PATH): followed to its end as well.
+        QTemporaryDir tools;
+        const QString python = tools.filePath(QStringLiteral("python"));
+        QFile wrapper(python);
+        QVERIFY(wrapper.open(QIODevice::WriteOnly));
+        wrapper.write("#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n");
+        wrapper.close();
+        QVERIFY(QFile::setPermissions(python, QFile::permissions(python) | QFile::ExeOwner));
+        env.insert(QStringLiteral("PATH"), tools.path() + QStringLiteral(":/usr/bin:/bin"));
+        write("own.py",
+              "import sys\nx = [a.split('=', 1)[1] for a in sys.argv[1:] if a.startswith('--x=')][0]\n"
+              "print(f'loss={x}')\n");
+        const QString wandb = write("wandb-program.yaml",
+                                    "program: own.py\nname: wandb-program\nmethod: grid\n"
+                                    "metric: {name: loss, goal: minimize}\n"
+                                    "metrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
+                                    "parameters:\n  x: {values: [3, 4]}\n");
+        const auto program =
+            orrery({QStringLiteral("sweep"), QStringLiteral("submit"), wandb, QStringLiteral("--watch")});
+        QVERIFY2(program.code == 0, qPrintable(program.err + program.out));
+        QVERIFY2(program.out.contains(QStringLiteral("2 completed")) ||
+                     program.out.contains(QStringLiteral("2/2")),
+                 qPrintable(program.out));
         const auto bundled =
             orrery({QStringLiteral("sweep"), QStringLiteral("submit"), example("tiny-lr.yaml")});
         QCOMPARE(bundled.code, 1);

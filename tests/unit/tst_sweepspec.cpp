@@ -571,6 +571,20 @@ retries: 2
         QVERIFY(allErrors(both).contains(QLatin1String("not both")));
     }
 
+    // What a stored spec sweeps, without a schema: the same rule as the parser's (a `program`
+    // alone is a command sweep too), not a line that looks like one.
+    void storedSpecSaysWhetherItRunsAnOwnCommand()
+    {
+        QVERIFY(specRunsOwnCommand("command: [python, train.py]\nmethod: grid\n"));
+        QVERIFY(specRunsOwnCommand("program: train.py\nmethod: grid\n"));
+        QVERIFY(specRunsOwnCommand("{method: grid, command: [sh, x.sh]}"));
+        QVERIFY(!specRunsOwnCommand("trainer: {config: base.yaml}\nmethod: grid\n"));
+        // A key named command under another one is not the spec's; text that is not YAML runs
+        // nothing of its own.
+        QVERIFY(!specRunsOwnCommand("trainer: {config: base.yaml}\nparameters:\n  command: {values: [a]}\n"));
+        QVERIFY(!specRunsOwnCommand("{not: yaml"));
+    }
+
     // W&B's nested parameters: dotted keys here, nested where W&B nests them.
     void nestedParametersBecomeDottedKeys()
     {

@@ -223,6 +223,11 @@ struct SpecParse {
 // Parses and validates a spec against the schema. Every value is data: hostile names and values
 // are kept verbatim or refused with a message, never interpreted. Non-UTF-8 text is refused.
 SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const TrainerSchema &schema);
+// Whether a spec sweeps the user's own program (a top-level `command`, or W&B's `program` alone)
+// rather than the bundled trainer, as parseSweepSpec decides it; needs no schema (a stored spec's
+// text: only the trainer's sweeps need orrery-train to type their params). False for text that
+// is not YAML.
+bool specRunsOwnCommand(const QByteArray &yaml);
 // W&B's `--count N` (`wandb agent --count`): the spec's text with run_cap at most N (added where
 // it has none, lowered where it is higher), so the stored spec says what ran. nullopt + *error
 // where the text cannot be edited (a spec written as one flow mapping).
