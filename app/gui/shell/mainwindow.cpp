@@ -168,6 +168,20 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         connect(a, &QAction::triggered, this, [this, i] { m_tabs->setCurrentIndex(i); });
         addAction(a);
     }
+    // The window's least width is the shown tab's, not the widest tab's (Compare's bar of
+    // controls): on the Runs tab of a 1,500 px screen both docks keep their widths. A tab shown
+    // later that needs more takes it from the docks, down to their minimums.
+    QList<QSizePolicy> policies;
+    for (int i = 0; i < m_tabs->count(); ++i)
+        policies.append(m_tabs->widget(i)->sizePolicy());
+    auto fitShownTab = [this, policies](int shown) {
+        for (int i = 0; i < m_tabs->count(); ++i)
+            m_tabs->widget(i)->setSizePolicy(
+                i == shown ? policies[i] : QSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored));
+        m_tabs->updateGeometry();
+    };
+    connect(m_tabs, &QTabWidget::currentChanged, this, fitShownTab);
+    fitShownTab(m_tabs->currentIndex());
 
     buildDocks();
     buildMenus();
