@@ -8,10 +8,8 @@
 if(NOT SECONDS)
   set(SECONDS 2)
 endif()
-set(_launcher "")
-if(LAUNCHER)
-  set(_launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
-endif()
+# Always said, empty without one: a build directory keeps what an earlier configure set.
+set(_launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}")
 execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}" -G "${GENERATOR}"
   -DCMAKE_CXX_COMPILER=${CLANGXX} -DCMAKE_BUILD_TYPE=RelWithDebInfo ${_launcher}
   COMMAND_ERROR_IS_FATAL ANY)

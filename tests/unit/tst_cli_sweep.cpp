@@ -13,6 +13,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 
 namespace {
@@ -107,7 +108,11 @@ private Q_SLOTS:
         const QString python = tools.filePath(QStringLiteral("python"));
         QFile wrapper(python);
         QVERIFY(wrapper.open(QIODevice::WriteOnly));
-        wrapper.write("#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n");
+        // Debian's (scripts/setup installs it), on the PATH the CLI gets here.
+        const QString python3 = QStandardPaths::findExecutable(
+            QStringLiteral("python3"), {QStringLiteral("/usr/bin"), QStringLiteral("/bin")});
+        QVERIFY2(!python3.isEmpty(), "no python3 in /usr/bin or /bin");
+        wrapper.write("#!/bin/sh\nexec '" + python3.toUtf8() + "' \"$@\"\n");
         wrapper.close();
         QVERIFY(QFile::setPermissions(python, QFile::permissions(python) | QFile::ExeOwner));
         env.insert(QStringLiteral("PATH"), tools.path() + QStringLiteral(":/usr/bin:/bin"));

@@ -15,6 +15,7 @@
 
 #include <QDateTime>
 #include <QFontDatabase>
+#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QPainter>
 #include <QtConcurrent>
@@ -116,12 +117,14 @@ DetailsView::StderrTail DetailsView::tailOf(core::Executor &executor, const core
         out.problem = tr("%1 is not there").arg(err.path);
         return out;
     }
-    out.read = true;
     QStringList lines;
     for (const QString &line : err.lines)
         lines.append(safeLogText(line.toUtf8()));
     while (!lines.isEmpty() && lines.back().trimmed().isEmpty())
         lines.removeLast();
+    // Final once it has lines: an empty file may still be being written (a shared filesystem
+    // shows a job's last bytes a moment after it ended).
+    out.read = !lines.isEmpty();
     if (lines.isEmpty())
         out.problem = tr("%1 is empty").arg(err.path);
     out.lines = lines.mid(std::max<qsizetype>(0, lines.size() - kStderrLines));
@@ -145,38 +148,57 @@ DetailsView::StderrTail DetailsView::clusterStderr(const core::Sweep &sweep, con
         it != m_clusterStderr.cend() && !it->retry.hasExpired())
         return it->tail;
     StderrTail reading;
-    if (!m_connections) {
-        reading.problem = tr("on cluster %1, in the sweep's logs/ (task %2): open the log window")
-                              .arg(sweep.cluster, attempt.task);
+    // No connection to read it through, or no file yet: an attempt that failed before Slurm gave
+    // it a task has no log.
+    if (!m_connections || attempt.task.isEmpty()) {
+        reading.problem = attempt.task.isEmpty()
+            ? tr("on cluster %1: the attempt failed before Slurm started it (no log)").arg(sweep.cluster)
+            : tr("on cluster %1, in the sweep's logs/ (task %2): open the log window")
+                  .arg(sweep.cluster, attempt.task);
         return reading;
     }
     reading.problem = tr("reading it from %1…").arg(sweep.cluster);
-    if (m_reading.contains(key))
+    // One read per cluster at a time: browsing failed trials of a cluster that does not answer
+    // must not hold every pool thread (the cluster tab's polls use them too); the next refresh
+    // asks again.
+    if (m_reading.contains(key) || m_readingClusters.contains(sweep.cluster))
         return reading;
     m_reading.insert(key);
-    QtConcurrent::run(blockingPool(), [connections = m_connections, sweep, attempt]() -> StderrTail {
-        try {
-            remote::Executors executors(connections);
-            QString problem;
-            core::Executor *executor = executors.get(sweep.cluster, &problem);
-            if (!executor)
-                return {{}, {}, problem};
-            return tailOf(*executor, sweep, attempt);
-        } catch (const std::exception &e) {
-            return {
-                {}, {}, tr("could not read it from %1: %2").arg(sweep.cluster, QString::fromUtf8(e.what()))};
-        }
-    }).then(this, [this, key](const StderrTail &tail) {
-        m_reading.remove(key);
-        // A failed attempt's stderr is final; a failed read is tried again later.
-        m_clusterStderr.insert(
-            key, {tail, !tail.read ? QDeadlineTimer(kRetryMs) : QDeadlineTimer(QDeadlineTimer::Forever)});
-        if (m_shown && m_shown->failed && attemptKey(*m_shown->failed) == key) {
-            Read shown = *m_shown;
-            shown.stderrTail = tail;
-            fill(shown);
-        }
-    });
+    m_readingClusters.insert(sweep.cluster);
+    // Watched by a child of this view: a read that ends after the view went is dropped with it.
+    auto *watcher = new QFutureWatcher<StderrTail>(this);
+    connect(
+        watcher, &QFutureWatcher<StderrTail>::finished, this, [this, watcher, key, cluster = sweep.cluster] {
+            watcher->deleteLater();
+            const StderrTail tail = watcher->result();
+            m_reading.remove(key);
+            m_readingClusters.remove(cluster);
+            // A failed attempt's stderr is final once read; a failed read is tried again later.
+            m_clusterStderr.insert(
+                key, {tail, !tail.read ? QDeadlineTimer(kRetryMs) : QDeadlineTimer(QDeadlineTimer::Forever)});
+            // Shown again only while its run is the one asked for (another may be on its way).
+            if (m_shown && m_shown->details.run.id == m_run && m_shown->failed &&
+                attemptKey(*m_shown->failed) == key) {
+                Read shown = *m_shown;
+                shown.stderrTail = tail;
+                fill(shown);
+            }
+        });
+    watcher->setFuture(
+        QtConcurrent::run(blockingPool(), [connections = m_connections, sweep, attempt]() -> StderrTail {
+            try {
+                remote::Executors executors(connections);
+                QString problem;
+                core::Executor *executor = executors.get(sweep.cluster, &problem);
+                if (!executor)
+                    return {{}, {}, problem};
+                return tailOf(*executor, sweep, attempt);
+            } catch (const std::exception &e) {
+                return {{},
+                        {},
+                        tr("could not read it from %1: %2").arg(sweep.cluster, QString::fromUtf8(e.what()))};
+            }
+        }));
     return reading;
 }
 

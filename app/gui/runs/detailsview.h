@@ -58,7 +58,7 @@ private:
         QString path;
         QStringList lines;
         QString problem;
-        bool read = false;  // the file was there and read: final for a failed attempt
+        bool read = false;  // the file was there with lines: final for a failed attempt
     };
     struct Read {
         core::RunDetails details;
@@ -66,7 +66,7 @@ private:
         std::optional<core::Sweep> sweep;  // the run's sweep, when it is a trial's
         QStringList swept;  // its swept params (core::sweptParams), in spec order
         // The failed attempt whose stderr is shown (the latest failed one), and its last lines
-        // (read here for a local run; a cluster's come from fetchClusterStderr).
+        // (read here for a local run; a cluster's come from clusterStderr).
         std::optional<core::Trial> failed;
         StderrTail stderrTail;
         core::Usage usage;
@@ -93,6 +93,7 @@ private:
     };
     QHash<QString, ClusterRead> m_clusterStderr;  // attemptKey → what was read
     QSet<QString> m_reading;  // attemptKey of the cluster reads in flight
+    QSet<QString> m_readingClusters;  // the clusters they read from: one read each at a time
 };
 
 }  // namespace orrery::gui

@@ -31,10 +31,9 @@ protected:
     void initStyleOptionForIndex(QStyleOptionHeader *option, int logicalIndex) const override
     {
         QHeaderView::initStyleOptionForIndex(option, logicalIndex);
-        int room =
-            sectionSize(logicalIndex) - 2 * style()->pixelMetric(QStyle::PM_HeaderMargin, option, this);
-        if (isSortIndicatorShown() && sortIndicatorSection() == logicalIndex)
-            room -= style()->pixelMetric(QStyle::PM_HeaderMarkSize, option, this);
+        // The style's own label rect: its margins, and the sort arrow's room where it draws it beside.
+        option->rect = QRect(0, 0, sectionSize(logicalIndex), height());
+        const int room = style()->subElementRect(QStyle::SE_HeaderLabel, option, this).width();
         option->text = option->fontMetrics.elidedText(option->text, Qt::ElideMiddle, std::max(room, 0));
     }
 };
