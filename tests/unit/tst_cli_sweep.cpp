@@ -93,7 +93,7 @@ private Q_SLOTS:
                                    "metrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
                                    "parameters:\n  x: {values: [1, 2]}\n");
         // Submitted and watched to its end: empty, or what went wrong.
-        auto watchedProblem = [&](const QString &specPath) {
+        auto watchedProblem = [&](const QString &specPath) -> QString {
             const auto r = orrery(
                 {QStringLiteral("sweep"), QStringLiteral("submit"), specPath, QStringLiteral("--watch")});
             const bool done =
