@@ -94,7 +94,7 @@ void DetailsView::readStderrTail(Read &r)
     if (attempt.runDir.isEmpty())
         attempt.runDir = r.details.run.runDir;
     if (attempt.runDir.isEmpty()) {
-        r.stderrTail.problem = tr("the run has no run directory");
+        r.stderrTail = StderrTail{{}, {}, tr("the run has no run directory")};
         return;
     }
     core::LocalExecutor local({}, {}, QStringLiteral("/"));
@@ -161,9 +161,8 @@ DetailsView::StderrTail DetailsView::clusterStderr(const core::Sweep &sweep, con
     // One read per cluster at a time: browsing failed trials of a cluster that does not answer
     // must not hold every pool thread (the cluster tab's polls use them too); the next refresh
     // asks again.
-    if (m_reading.contains(key) || m_readingClusters.contains(sweep.cluster))
+    if (m_readingClusters.contains(sweep.cluster))
         return reading;
-    m_reading.insert(key);
     m_readingClusters.insert(sweep.cluster);
     // Watched by a child of this view: a read that ends after the view went is dropped with it.
     auto *watcher = new QFutureWatcher<StderrTail>(this);
@@ -171,7 +170,6 @@ DetailsView::StderrTail DetailsView::clusterStderr(const core::Sweep &sweep, con
         watcher, &QFutureWatcher<StderrTail>::finished, this, [this, watcher, key, cluster = sweep.cluster] {
             watcher->deleteLater();
             const StderrTail tail = watcher->result();
-            m_reading.remove(key);
             m_readingClusters.remove(cluster);
             // A failed attempt's stderr is final once read; a failed read is tried again later.
             m_clusterStderr.insert(
@@ -294,10 +292,9 @@ void DetailsView::fill(const Read &read)
 
     // A failed run: why, before anything else (UX.md "Why did trial 7 die?").
     if (read.failed || d.run.status == core::RunStatus::Failed) {
-        const StderrTail tail = read.sweep && !read.sweep->cluster.isEmpty() && read.failed &&
-                read.stderrTail.path.isEmpty() && read.stderrTail.problem.isEmpty()
-            ? clusterStderr(*read.sweep, *read.failed)
-            : read.stderrTail;
+        const StderrTail tail = read.stderrTail ? *read.stderrTail
+            : read.sweep && read.failed         ? clusterStderr(*read.sweep, *read.failed)
+                                                : StderrTail{};
         QTreeWidgetItem *why =
             section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
                                 : tr("stderr (last lines)"));

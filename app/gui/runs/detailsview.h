@@ -65,10 +65,10 @@ private:
         QList<core::Trial> attempts;
         std::optional<core::Sweep> sweep;  // the run's sweep, when it is a trial's
         QStringList swept;  // its swept params (core::sweptParams), in spec order
-        // The failed attempt whose stderr is shown (the latest failed one), and its last lines
-        // (read here for a local run; a cluster's come from clusterStderr).
+        // The failed attempt whose stderr is shown (the latest failed one), and its last lines:
+        // read here for a local run; nullopt for a cluster's, which clusterStderr reads.
         std::optional<core::Trial> failed;
-        StderrTail stderrTail;
+        std::optional<StderrTail> stderrTail;
         core::Usage usage;
         std::optional<core::Price> price;  // its sweep's cluster's
         core::RunGoodput goodput;
@@ -77,7 +77,7 @@ private:
     // The tail of `attempt`'s stderr as `executor` reads it (blocks; a cluster's on a pool thread).
     static StderrTail tailOf(core::Executor &executor, const core::Sweep &sweep, const core::Trial &attempt);
     static QString attemptKey(const core::Trial &attempt);
-    // A cluster run's failed attempt: its cached tail, or a read started (at most one per attempt).
+    // A cluster run's failed attempt: its cached tail, or a read started (one per cluster at a time).
     StderrTail clusterStderr(const core::Sweep &sweep, const core::Trial &attempt);
     void fill(const Read &read);
     void fitFieldColumn();
@@ -92,8 +92,7 @@ private:
         QDeadlineTimer retry;  // a read that failed is tried again after a while; one that did, never
     };
     QHash<QString, ClusterRead> m_clusterStderr;  // attemptKey → what was read
-    QSet<QString> m_reading;  // attemptKey of the cluster reads in flight
-    QSet<QString> m_readingClusters;  // the clusters they read from: one read each at a time
+    QSet<QString> m_readingClusters;  // the clusters a read is in flight from: one each at a time
 };
 
 }  // namespace orrery::gui
