@@ -31,6 +31,17 @@ target_compile_definitions(orrery_common INTERFACE
   QT_DISABLE_DEPRECATED_BEFORE=0x060400
   QT_DISABLE_DEPRECATED_UP_TO=0x060400)
 
+# Debug information is written zlib-compressed, in objects and in what is linked: it is most of
+# every test binary's size (each GUI test links the whole app; about 90 of a dev test binary's 107
+# MB were DWARF), and a clean `scripts/test` builds two trees of them (dev, asan) plus a ccache
+# copy. Compressed, the whole run fits a small CI disk; gdb, addr2line and the sanitizers' own
+# symbolizer read the sections as they are.
+option(ORRERY_COMPRESS_DEBUG "Write compressed debug sections (-gz=zlib)" ON)
+if(ORRERY_COMPRESS_DEBUG)
+  target_compile_options(orrery_common INTERFACE $<$<COMPILE_LANG_AND_ID:CXX,GNU,Clang>:-gz=zlib>)
+  target_link_options(orrery_common INTERFACE $<$<LINK_LANG_AND_ID:CXX,GNU,Clang>:-gz=zlib>)
+endif()
+
 # Sanitizer builds (preset `asan`): ASan + UBSan on every target, no recovery from UB.
 option(ORRERY_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(ORRERY_SANITIZE)

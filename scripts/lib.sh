@@ -38,4 +38,15 @@ configure_and_build() {  # configure_and_build PRESET
   step "build (cmake --build --preset $preset)"
   cmake --build --preset "$preset"
   step_done
+  disk_report "build/$preset"
+}
+
+disk_report() {  # disk_report DIR: what DIR and the compiler cache take, and what is left free
+  local cache=""
+  if command -v ccache >/dev/null; then
+    cache=$(ccache --get-config cache_dir 2>/dev/null || true)
+    [[ -d $cache ]] && cache=", ccache $(du -sh "$cache" | cut -f1)"
+  fi
+  printf '==> disk: %s takes %s%s; %s free\n' "$1" "$(du -sh "$root/$1" | cut -f1)" "$cache" \
+    "$(df -h --output=avail "$root" | tail -1 | tr -d ' ')"
 }
