@@ -13,6 +13,7 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDir>
+#include <QDockWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -20,6 +21,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+
+#include <cstdlib>
 
 using orrery::core::Check;
 using orrery::gui::EnvironmentModel;
@@ -138,6 +141,33 @@ private Q_SLOTS:
         auto *smoothing = window.findChild<QSlider *>(QStringLiteral("smoothSlider"));
         QVERIFY(smoothing);
         QVERIFY2(smoothing->width() >= 80, qPrintable(QString::number(smoothing->width())));
+    }
+
+    // In a 1,400 px window with both docks open, Video needs more room than Runs and squeezes the
+    // docks; back on Runs they have their widths again (they stayed squeezed for the session).
+    void theDocksKeepTheirWidthsAcrossTabs()
+    {
+        MainWindow window(QDir::temp().filePath(
+            QStringLiteral("tst_mainwindow-d-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        QSignalSpy shown(&window, &MainWindow::snapshotShown);
+        window.setFollowing(false);
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(shown.wait(30'000));  // the docks' opening widths are set then
+        auto *tree = window.findChild<QDockWidget *>(QStringLiteral("treeDock"));
+        auto *details = window.findChild<QDockWidget *>(QStringLiteral("detailsDock"));
+        QVERIFY(tree && details);
+        window.resizeDocks({tree, details}, {420, 330}, Qt::Horizontal);
+        QTRY_VERIFY2(std::abs(tree->width() - 420) <= 4, qPrintable(QString::number(tree->width())));
+        const int treeWidth = tree->width(), detailsWidth = details->width();
+
+        window.tabs()->setCurrentIndex(MainWindow::VideoTab);
+        QTRY_VERIFY2(tree->width() + details->width() < treeWidth + detailsWidth - 50,
+                     qPrintable(QStringLiteral("%1 + %2").arg(tree->width()).arg(details->width())));
+        window.tabs()->setCurrentIndex(MainWindow::RunsTab);
+        QTRY_COMPARE(tree->width(), treeWidth);
+        QTRY_COMPARE(details->width(), detailsWidth);
     }
 
     void environmentTabShowsTheDoctorChecks()

@@ -171,14 +171,42 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     // The window's least width is the shown tab's, not the widest tab's (Compare's bar of
     // controls): on the Runs tab of a 1,500 px screen both docks keep their widths. A tab shown
     // later that needs more takes it from the docks, down to their minimums.
+    // Each tab keeps the docks' widths it was left with: back on Runs after Compare, the docks
+    // have their widths again instead of staying squeezed for the rest of the day.
     QList<QSizePolicy> policies;
     for (int i = 0; i < m_tabs->count(); ++i)
         policies.append(m_tabs->widget(i)->sizePolicy());
-    auto fitShownTab = [this, policies](int shown) {
+    auto dockWidths = std::make_shared<QHash<int, QHash<QDockWidget *, int>>>();
+    auto leftTab = std::make_shared<int>(m_tabs->currentIndex());
+    auto fitShownTab = [this, policies, dockWidths, leftTab](int shown) {
+        // A dock behind another's tab is "visible" off the window's edge: only what is seen counts.
+        auto docked = [](const QDockWidget *dock) {
+            return !dock->isFloating() && !dock->visibleRegion().isEmpty();
+        };
+        QHash<QDockWidget *, int> &left = (*dockWidths)[*leftTab];
+        left.clear();
+        for (QDockWidget *dock : findChildren<QDockWidget *>())  // still the left tab's layout
+            if (docked(dock))
+                left.insert(dock, dock->width());
         for (int i = 0; i < m_tabs->count(); ++i)
             m_tabs->widget(i)->setSizePolicy(
                 i == shown ? policies[i] : QSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored));
         m_tabs->updateGeometry();
+        QList<QDockWidget *> docks;
+        QList<int> widths;
+        const QHash<QDockWidget *, int> kept = dockWidths->value(shown);
+        for (auto [dock, width] : kept.asKeyValueRange())
+            if (docked(dock)) {
+                docks.append(dock);
+                widths.append(width);
+            }
+        // Once the shown tab's least width is in the layout (a posted LayoutRequest, before this):
+        // under the left tab's, the last dock got only what that left.
+        if (!docks.isEmpty())
+            QMetaObject::invokeMethod(
+                this, [this, docks, widths] { resizeDocks(docks, widths, Qt::Horizontal); },
+                Qt::QueuedConnection);
+        *leftTab = shown;
     };
     connect(m_tabs, &QTabWidget::currentChanged, this, fitShownTab);
     fitShownTab(m_tabs->currentIndex());
