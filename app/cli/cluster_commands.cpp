@@ -206,19 +206,20 @@ int list(const QStringList &rawArgs)
     const std::optional<Args> args = parse(rawArgs, false);
     if (!args)
         return kUsage;
-    QList<ClusterProfile> profiles;
-    try {
-        profiles = ProfileStore().list();
-    } catch (const remote::ProfileError &e) {
-        err(QStringLiteral("orrery cluster list: %1\n").arg(e.message()));
-        return kFailed;
-    }
+    // A broken file is said on stderr (and the exit status is 1); the other profiles are listed.
+    QStringList broken;
+    const QList<ClusterProfile> profiles = ProfileStore().list(&broken);
+    for (const QString &problem : std::as_const(broken))
+        err(QStringLiteral("orrery cluster list: %1\n").arg(problem));
     if (args->json) {
         QJsonArray items;
         for (const ClusterProfile &p : profiles)
             items.append(p.toJson());
-        printJson({{QStringLiteral("clusters"), items}});
-        return kOk;
+        QJsonObject listing{{QStringLiteral("clusters"), items}};
+        if (!broken.isEmpty())
+            listing.insert(QStringLiteral("problems"), QJsonArray::fromStringList(broken));
+        printJson(listing);
+        return broken.isEmpty() ? kOk : kFailed;
     }
     QList<QStringList> rows;
     for (const ClusterProfile &p : profiles)
@@ -226,7 +227,7 @@ int list(const QStringList &rawArgs)
     out(formatTable({QStringLiteral("NAME"), QStringLiteral("HOST"), QStringLiteral("REMOTE ROOT"),
                      QStringLiteral("PARTITION")},
                     rows));
-    return kOk;
+    return broken.isEmpty() ? kOk : kFailed;
 }
 
 int show(const QStringList &rawArgs)

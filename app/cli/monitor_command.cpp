@@ -345,7 +345,10 @@ int runMonitor(const Context &ctx, const QCommandLineParser &p)
                 return kFailed;
             }
         } else {
-            const QList<remote::ClusterProfile> all = profiles.list();
+            QStringList broken;  // said, and the monitor goes on with the readable profiles
+            const QList<remote::ClusterProfile> all = profiles.list(&broken);
+            for (const QString &problem : std::as_const(broken))
+                err(QStringLiteral("orrery monitor: %1\n").arg(problem));
             if (all.size() == 1) {
                 feedOptions.cluster = all.front();
             } else if (all.isEmpty()) {

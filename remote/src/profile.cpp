@@ -222,16 +222,23 @@ std::optional<ClusterProfile> ProfileStore::find(const QString &name) const
     }
 }
 
-QList<ClusterProfile> ProfileStore::list() const
+QList<ClusterProfile> ProfileStore::list(QStringList *problems) const
 {
     QList<ClusterProfile> result;
     const QStringList files =
         QDir(m_directory).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
     for (const QString &file : files) {
         const QString name = file.chopped(5);
-        if (isValidName(name))
+        if (!isValidName(name))
+            continue;
+        try {
             if (std::optional<ClusterProfile> p = find(name))
                 result.append(*p);
+        } catch (const ProfileError &e) {
+            if (!problems)
+                throw;
+            problems->append(e.message());
+        }
     }
     return result;
 }

@@ -4,7 +4,9 @@
 #include "remotesupport.h"
 
 #include <QCoreApplication>
+#include <QDirIterator>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -139,6 +141,34 @@ private Q_SLOTS:
         QCOMPARE(
             names,
             (QStringList{QStringLiteral("fixture"), QStringLiteral("impostor"), QStringLiteral("readonly")}));
+        // A broken profile file (emptied by a crash) is named on stderr with exit status 1; it
+        // does not hide the others (the whole list failed with it).
+        QDirIterator found(m_home.path(), {QStringLiteral("fixture.json")}, QDir::Files,
+                           QDirIterator::Subdirectories);
+        QVERIFY(found.hasNext());
+        const QString broken = QFileInfo(found.next()).dir().filePath(QStringLiteral("broken.json"));
+        QVERIFY(QFile(broken).open(QIODevice::WriteOnly));
+        for (const bool json : {true, false}) {
+            QStringList list{QStringLiteral("cluster"), QStringLiteral("list")};
+            if (json)
+                list << QStringLiteral("--json");
+            r = orrery(list);
+            QCOMPARE(r.code, 1);
+            QVERIFY2(r.err.contains(broken) && r.err.contains(QLatin1String("not a JSON object")),
+                     qPrintable(r.err));
+            for (const char *name : {"fixture", "impostor", "readonly"})
+                QVERIFY2(r.out.contains(QLatin1String(name)), qPrintable(r.out));
+            if (json)
+                QVERIFY(QJsonDocument::fromJson(r.out.toUtf8())
+                            .object()
+                            .value(QStringLiteral("problems"))
+                            .toArray()
+                            .first()
+                            .toString()
+                            .contains(broken));
+        }
+        QVERIFY(QFile::exists(broken));  // nothing is removed for the user
+        QVERIFY(QFile::remove(broken));
         r = orrery({QStringLiteral("cluster"), QStringLiteral("show"), QStringLiteral("fixture"),
                     QStringLiteral("--json")});
         QCOMPARE(QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("port")).toInt(),

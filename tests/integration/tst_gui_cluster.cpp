@@ -27,6 +27,7 @@
 #include "orrery/remote/sweepoperations.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDeadlineTimer>
 #include <QLabel>
 #include <QLineEdit>
@@ -34,6 +35,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScopeGuard>
@@ -181,11 +183,13 @@ private Q_SLOTS:
         m_fingerprint = session.serverFingerprint();
         QVERIFY(m_fingerprint.startsWith(QLatin1String("SHA256:")));
         // Profiles an interrupted run of this test left (the test config directory is shared).
-        static const QRegularExpression mine(
-            QStringLiteral("^(unknown|changed|pam|relay|fixture|queue|suspects|stderr)-[0-9a-f]{8}$"));
-        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
-            if (mine.match(p.name).hasMatch())
-                remote::ProfileStore().remove(p.name);
+        // By file name: one may be broken (emptied by a machine that stopped mid-write).
+        static const QRegularExpression mine(QStringLiteral(
+            "^(unknown|changed|pam|relay|fixture|queue|suspects|stderr|broken|whole)-[0-9a-f]{8}\\.json$"));
+        const QDir profiles(remote::ProfileStore::defaultDirectory());
+        for (const QString &file : profiles.entryList({QStringLiteral("*.json")}, QDir::Files))
+            if (mine.match(file).hasMatch())
+                QFile::remove(profiles.filePath(file));
         m_window = std::make_unique<MainWindow>(m_dir.filePath(QStringLiteral("orrery.sqlite")));
         m_window->resize(1300, 850);
         m_window->show();
@@ -198,6 +202,41 @@ private Q_SLOTS:
         m_window.reset();
         for (const QString &p : std::as_const(m_profiles))
             remote::ProfileStore().remove(p);
+    }
+
+    // A broken profile file (emptied by a crash, a full disk) is named on the Cluster tab and in
+    // the launcher, and the other profiles are still there to choose: one such file hid them all.
+    void aBrokenProfileFileHidesNoOther()
+    {
+        const remote::ClusterProfile whole = profile(QStringLiteral("whole"));
+        const QString brokenName = QStringLiteral("broken-") + m_id;
+        m_profiles << brokenName;
+        const QString broken = remote::ProfileStore().pathOf(brokenName);
+        remote::ProfileStore().save(whole);
+        QVERIFY(QFile(broken).open(QIODevice::WriteOnly));
+        m_window->clusterView()->reloadProfiles();
+        auto *clusters = m_window->clusterView()->findChild<QComboBox *>(QStringLiteral("clusterCombo"));
+        QVERIFY(clusters);
+        QVERIFY(clusters->findText(whole.name) >= 0);
+        QVERIFY2(m_window->clusterView()->noticeLabel()->text().contains(broken),
+                 qPrintable(m_window->clusterView()->noticeLabel()->text()));
+        QPointer<Launcher> launcher = m_window->openLauncher();
+        auto closeLauncher = qScopeGuard([&launcher] {
+            if (launcher)
+                launcher->close();  // deletes it
+        });
+        auto *target = launcher->findChild<QComboBox *>(QStringLiteral("targetCombo"));
+        QVERIFY(target);
+        QVERIFY(target->findData(whole.name) >= 0);
+        auto *brokenLabel = launcher->findChild<QLabel *>(QStringLiteral("brokenProfiles"));
+        QVERIFY(brokenLabel);
+        QVERIFY(!brokenLabel->isHidden());
+        QVERIFY2(brokenLabel->toolTip().contains(broken), qPrintable(brokenLabel->toolTip()));
+        QVERIFY(QFile::exists(broken));  // nothing is removed for the user
+        QVERIFY(QFile::remove(broken));
+        remote::ProfileStore().remove(whole.name);
+        m_window->clusterView()->reloadProfiles();
+        QVERIFY(m_window->clusterView()->noticeLabel()->text().isEmpty());
     }
 
     void anUnknownHostKeyIsAskedRejectWritesNothingAcceptRecordsIt()

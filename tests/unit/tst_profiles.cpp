@@ -57,6 +57,35 @@ private Q_SLOTS:
         QVERIFY(!store.find(QStringLiteral("alps")));
     }
 
+    // One broken file (hand-edited, emptied by a crash or a full disk) does not hide the other
+    // profiles: a face lists them and says what is wrong with it.
+    void aBrokenFileDoesNotHideTheOthers()
+    {
+        QTemporaryDir dir;
+        ProfileStore store(dir.filePath(QStringLiteral("clusters")));
+        store.save(sample(QStringLiteral("juwels")));
+        store.save(sample(QStringLiteral("alps")));
+        QFile empty(store.pathOf(QStringLiteral("bianca")));
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
+        QFile secret(store.pathOf(QStringLiteral("daint")));
+        QVERIFY(secret.open(QIODevice::WriteOnly));
+        secret.write(R"({"host":"h","password":"hunter2"})");
+        secret.close();
+        QStringList problems;
+        const QList<ClusterProfile> all = store.list(&problems);
+        QCOMPARE(all.size(), 2);
+        QCOMPARE(all[0].name, QStringLiteral("alps"));
+        QCOMPARE(all[1].name, QStringLiteral("juwels"));
+        QCOMPARE(problems.size(), 2);
+        QVERIFY2(problems[0].contains(empty.fileName()) && problems[0].contains(QLatin1String("not a JSON")),
+                 qPrintable(problems[0]));
+        QVERIFY2(problems[1].contains(secret.fileName()) && !problems[1].contains(QLatin1String("hunter2")),
+                 qPrintable(problems[1]));
+        QVERIFY_THROWS_EXCEPTION(ProfileError, store.list());  // asked for all or nothing
+        QVERIFY(empty.exists() && secret.exists());  // nothing lost
+    }
+
     void names_data()
     {
         QTest::addColumn<QString>("name");

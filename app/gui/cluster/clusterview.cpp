@@ -429,14 +429,11 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
 void ClusterView::reloadProfiles()
 {
     const QString current = cluster();
-    QStringList names;
-    try {
-        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
-            names << p.name;
-        m_notice->clear();  // no profile: the panel about this machine says so
-    } catch (const remote::ProfileError &e) {
-        m_notice->setText(e.message());
-    }
+    QStringList names, broken;
+    for (const remote::ClusterProfile &p : remote::ProfileStore().list(&broken))
+        names << p.name;
+    // A broken profile file says so above the others; no profile: the panel about this machine.
+    m_notice->setText(broken.join(QLatin1Char('\n')));
     const QSignalBlocker block(m_clusters);
     m_clusters->clear();
     m_clusters->addItems(names);

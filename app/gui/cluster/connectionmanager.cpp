@@ -251,12 +251,11 @@ void ConnectionManager::reload(const QString &selectName)
 {
     const QSignalBlocker block(m_list);
     m_list->clear();
-    try {
-        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
-            m_list->addItem(p.name);
-    } catch (const remote::ProfileError &e) {
-        say(e.message(), true);
-    }
+    QStringList broken;  // listed apart: a broken file does not hide the other profiles
+    for (const remote::ClusterProfile &p : remote::ProfileStore().list(&broken))
+        m_list->addItem(p.name);
+    if (!broken.isEmpty())
+        say(broken.join(QLatin1Char('\n')), true);
     if (!selectName.isEmpty())
         select(selectName);
     else if (m_list->count() > 0)

@@ -138,12 +138,14 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_target = new QComboBox(this);
     m_target->setObjectName(QStringLiteral("targetCombo"));
     m_target->addItem(tr("This machine"), QString());
-    try {
-        for (const remote::ClusterProfile &p : remote::ProfileStore().list())
-            m_target->addItem(tr("Cluster %1").arg(p.name), p.name);
-    } catch (const remote::ProfileError &e) {
-        m_status->setText(e.message());
-    }
+    QStringList broken;  // a broken profile file is named beside the targets; the others stay
+    for (const remote::ClusterProfile &p : remote::ProfileStore().list(&broken))
+        m_target->addItem(tr("Cluster %1").arg(p.name), p.name);
+    auto *brokenProfiles = new QLabel(this);
+    brokenProfiles->setObjectName(QStringLiteral("brokenProfiles"));
+    brokenProfiles->setText(tr("⚠ %n broken cluster profile(s)", nullptr, int(broken.size())));
+    brokenProfiles->setToolTip(broken.join(QLatin1Char('\n')));
+    brokenProfiles->setVisible(!broken.isEmpty());
 
     auto *open = new QPushButton(tr("Open…"), this);
     auto *saveAs = new QPushButton(tr("Save as…"), this);
@@ -163,6 +165,7 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     top->addWidget(open);
     top->addWidget(saveAs);
     top->addStretch(1);
+    top->addWidget(brokenProfiles);
     top->addWidget(new QLabel(tr("Run on:"), this));
     top->addWidget(m_target);
 

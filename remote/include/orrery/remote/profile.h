@@ -72,7 +72,10 @@ public:
 
     QString directory() const { return m_directory; }
     QString pathOf(const QString &name) const;
-    QList<ClusterProfile> list() const;  // sorted by name; throws ProfileError for a broken file
+    // Every profile, sorted by name. A broken file (hand-edited, emptied by a crash or a full
+    // disk) does not hide the others: with `problems`, its error (naming the file) goes there and
+    // the rest are listed; without, it throws ProfileError.
+    QList<ClusterProfile> list(QStringList *problems = nullptr) const;
     std::optional<ClusterProfile> find(const QString &name) const;
     void save(const ClusterProfile &profile);  // throws ProfileError
     bool remove(const QString &name);
