@@ -3,6 +3,7 @@
 // off the UI thread, and its model obeys the QAbstractItemModel contract.
 #include "testsupport.h"
 
+#include "compareview.h"
 #include "environmentmodel.h"
 #include "follower.h"
 #include "mainwindow.h"
@@ -12,8 +13,10 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -21,6 +24,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QToolButton>
 
 #include <cstdlib>
 
@@ -144,7 +148,7 @@ private Q_SLOTS:
     }
 
     // In a 1,400 px window with both docks open, Video needs more room than Runs and squeezes the
-    // docks; back on Runs they have their widths again (they stayed squeezed for the session).
+    // docks (Compare does not); back on Runs they have their widths again (they stayed squeezed).
     void theDocksKeepTheirWidthsAcrossTabs()
     {
         MainWindow window(QDir::temp().filePath(
@@ -162,12 +166,34 @@ private Q_SLOTS:
         QTRY_VERIFY2(std::abs(tree->width() - 420) <= 4, qPrintable(QString::number(tree->width())));
         const int treeWidth = tree->width(), detailsWidth = details->width();
 
+        // Compare's bar of controls takes a second row instead (it made the window 1,327 px wide
+        // at least, and squeezed the docks to their minimums here).
+        window.tabs()->setCurrentIndex(MainWindow::CompareTab);
+        auto *search = window.findChild<QLineEdit *>(QStringLiteral("metricSearch"));
+        auto *group = window.findChild<QComboBox *>(QStringLiteral("compareGroupBox"));
+        auto *exportButton = window.findChild<QToolButton *>(QStringLiteral("exportButton"));
+        QVERIFY(search && group && exportButton);
+        const auto top = [&window](const QWidget *w) { return w->mapTo(&window, QPoint(0, 0)).y(); };
+        QTRY_VERIFY2(top(group) > top(search) + search->height() / 2,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(top(group)).arg(top(search))));
+        QCOMPARE(tree->width(), treeWidth);
+        QCOMPARE(details->width(), detailsWidth);
+        const QRect view = window.compareView()->rect();
+        QVERIFY(view.contains(
+            QRect(exportButton->mapTo(window.compareView(), QPoint(0, 0)), exportButton->size())));
+        QVERIFY(window.findChild<QSlider *>(QStringLiteral("smoothSlider"))->width() >= 80);
+
         window.tabs()->setCurrentIndex(MainWindow::VideoTab);
         QTRY_VERIFY2(tree->width() + details->width() < treeWidth + detailsWidth - 50,
                      qPrintable(QStringLiteral("%1 + %2").arg(tree->width()).arg(details->width())));
         window.tabs()->setCurrentIndex(MainWindow::RunsTab);
         QTRY_COMPARE(tree->width(), treeWidth);
         QTRY_COMPARE(details->width(), detailsWidth);
+
+        window.resize(2400, 900);  // room for Compare's bar on one row
+        window.tabs()->setCurrentIndex(MainWindow::CompareTab);
+        QTRY_VERIFY2(std::abs(top(group) - top(search)) < search->height() / 2,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(top(group)).arg(top(search))));
     }
 
     void environmentTabShowsTheDoctorChecks()

@@ -28,7 +28,9 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDeadlineTimer>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -183,13 +185,15 @@ private Q_SLOTS:
         m_fingerprint = session.serverFingerprint();
         QVERIFY(m_fingerprint.startsWith(QLatin1String("SHA256:")));
         // Profiles an interrupted run of this test left (the test config directory is shared).
-        // By file name: one may be broken (emptied by a machine that stopped mid-write).
+        // By file name: one may be broken (emptied by a machine that stopped mid-write). Only an
+        // hour old: a run of this test from another clone at the same time uses its own.
         static const QRegularExpression mine(QStringLiteral(
             "^(unknown|changed|pam|relay|fixture|queue|suspects|stderr|broken|whole)-[0-9a-f]{8}\\.json$"));
         const QDir profiles(remote::ProfileStore::defaultDirectory());
-        for (const QString &file : profiles.entryList({QStringLiteral("*.json")}, QDir::Files))
-            if (mine.match(file).hasMatch())
-                QFile::remove(profiles.filePath(file));
+        const QDateTime anHourAgo = QDateTime::currentDateTime().addSecs(-3600);
+        for (const QFileInfo &file : profiles.entryInfoList({QStringLiteral("*.json")}, QDir::Files))
+            if (mine.match(file.fileName()).hasMatch() && file.lastModified() < anHourAgo)
+                QFile::remove(file.filePath());
         m_window = std::make_unique<MainWindow>(m_dir.filePath(QStringLiteral("orrery.sqlite")));
         m_window->resize(1300, 850);
         m_window->show();

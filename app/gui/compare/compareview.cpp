@@ -14,6 +14,7 @@
 #include "orrery/core/params.h"
 
 #include "qcp.h"
+#include "wraplayout.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -81,7 +82,12 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     : QWidget(parent), m_reader(reader), m_selection(selection), m_runs(runs)
 {
     // --- controls ----------------------------------------------------------------------
-    auto *controls = new QHBoxLayout;
+    // Two groups on one row, or on two where the tab is narrow (WrapLayout): the bar does not
+    // set the window's least width, so a 1,500 px window keeps both docks' widths on this tab.
+    auto *chartControls = new QWidget(this);
+    chartControls->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    auto *controls = new QHBoxLayout(chartControls);
+    controls->setContentsMargins(0, 0, 0, 0);
     m_metricButton = new QToolButton(this);
     m_metricButton->setText(tr("Metrics"));
     m_metricButton->setPopupMode(QToolButton::InstantPopup);
@@ -130,8 +136,14 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_smoothLabel->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("0.99 ")));
     m_smoothLabel->setText(smoothingText());
     controls->addWidget(m_smoothLabel);
-    controls->addWidget(new QLabel(tr("Group by:"), this));
+    controls->addStretch(1);  // one row: grouping and Export at the right end
+    auto *groupControls = new QWidget(this);
+    groupControls->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+    auto *grouping = new QHBoxLayout(groupControls);
+    grouping->setContentsMargins(0, 0, 0, 0);
+    grouping->addWidget(new QLabel(tr("Group by:"), this));
     m_groupBox = new QComboBox(this);
+    m_groupBox->setObjectName(QStringLiteral("compareGroupBox"));
     // As wide as a short param name, not the longest one (its list still shows them whole): a box
     // that grew to `data.source_timeout_s` made the tab, and so the window, wider.
     m_groupBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -139,11 +151,16 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_groupBox->addItem(tr("(none)"));
     m_groupBox->setToolTip(
         tr("Runs sharing this param's value become one mean ± std band (e.g. over seeds)"));
-    controls->addWidget(m_groupBox);
-    controls->addStretch(1);
+    grouping->addWidget(m_groupBox);
+    grouping->addStretch(1);
     auto *exportButton = new QToolButton(this);
     exportButton->setText(tr("Export…"));
-    controls->addWidget(exportButton);
+    exportButton->setObjectName(QStringLiteral("exportButton"));
+    grouping->addWidget(exportButton);
+    auto *bar = new WrapLayout;
+    bar->setObjectName(QStringLiteral("compareBar"));
+    bar->addWidget(chartControls);
+    bar->addWidget(groupControls);
     connect(exportButton, &QToolButton::clicked, this, [this] {
         const QString path =
             QFileDialog::getSaveFileName(this, tr("Export charts"), QStringLiteral("charts.png"),
@@ -231,7 +248,7 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     // the size hints, and the parallel coordinates' hint took most of a laptop's height.
     split->setSizes({3000, 2000});
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(controls);
+    layout->addLayout(bar);
     layout->addWidget(split, 1);
 
     m_queryTimer.setSingleShot(true);
