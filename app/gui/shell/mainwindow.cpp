@@ -168,11 +168,11 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         connect(a, &QAction::triggered, this, [this, i] { m_tabs->setCurrentIndex(i); });
         addAction(a);
     }
-    // The window's least width is the shown tab's, not the widest tab's (Compare's bar of
-    // controls): on the Runs tab of a 1,500 px screen both docks keep their widths. A tab shown
-    // later that needs more takes it from the docks, down to their minimums.
-    // Each tab keeps the docks' widths it was left with: back on Runs after Compare, the docks
-    // have their widths again instead of staying squeezed for the rest of the day.
+    // The window's least width is the shown tab's, not the widest tab's (Video's controls): on
+    // the Runs tab of a 1,500 px screen both docks keep their widths. A tab shown later that needs
+    // more takes it from the docks, down to their minimums. Each tab keeps the docks' widths it
+    // was left with: back on Runs after Video, the docks have their widths again instead of
+    // staying squeezed for the rest of the day.
     QList<QSizePolicy> policies;
     for (int i = 0; i < m_tabs->count(); ++i)
         policies.append(m_tabs->widget(i)->sizePolicy());
