@@ -9,6 +9,7 @@
 
 #include "orrery/core/format.h"
 #include "orrery/core/healthreport.h"
+#include "orrery/core/mlflowstore.h"
 #include "orrery/core/params.h"
 #include "orrery/core/store.h"
 #include "orrery/core/usage.h"
@@ -776,10 +777,16 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
 {
     const IngestOptions opt;
     const QCommandLineOption &json = opt.json, &quiet = opt.quiet;
-    QStringList runDirs;
+    QStringList runDirs, mlflowStores;
     for (const QString &root : p.positionalArguments()) {
+        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store): its runs.
+        if (const auto store = findMlflowStore(root)) {
+            mlflowStores << *store;
+            continue;
+        }
         if (!QFileInfo(root).isDir()) {
-            err(QStringLiteral("orrery: %1 is not a directory\n").arg(root));
+            err(QStringLiteral("orrery: %1 is neither a directory nor an MLflow store (mlflow.db, mlruns/)\n")
+                    .arg(root));
             return kFailed;
         }
         const QStringList found = findRunDirectories(root);
@@ -793,6 +800,40 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
     // continues from there).
     const InterruptScope interrupts;
     QJsonArray report;
+    for (const QString &path : mlflowStores) {
+        MlflowImport r;
+        try {
+            r = importMlflowRuns(*store, readMlflowStore(path));
+        } catch (const std::exception &e) {
+            err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
+            return kFailed;
+        }
+        if (!p.isSet(quiet))
+            for (const QString &note : r.notes)
+                err(QStringLiteral("%1: %2\n").arg(path, note));
+        if (p.isSet(json))
+            report.append(QJsonObject{{QStringLiteral("mlflow_store"), path},
+                                      {QStringLiteral("runs"), r.runs},
+                                      {QStringLiteral("created"), r.created},
+                                      {QStringLiteral("points"), r.points},
+                                      {QStringLiteral("media"), r.media},
+                                      {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)}});
+        else if (!p.isSet(quiet))
+            out(QStringLiteral("%1: %2 MLflow run%3 (%4 new), %5 points, %6 samples\n")
+                    .arg(path)
+                    .arg(r.runs)
+                    .arg(r.runs == 1 ? QString() : QStringLiteral("s"))
+                    .arg(r.created)
+                    .arg(r.points)
+                    .arg(r.media));
+        if (InterruptScope::requested())
+            return kFailed;
+    }
+    if (runDirs.isEmpty() && !mlflowStores.isEmpty()) {
+        if (p.isSet(json))
+            printJson(report);
+        return kOk;
+    }
     qint64 totalPoints = 0, totalMalformed = 0;
     int index = 0;
     // The bar counts the bytes of every events.jsonl (what an earlier ingest stored counts as done).
@@ -1159,8 +1200,9 @@ QList<VerbInfo> runsVerbs()
                    QStringLiteral("every point of a metric (--csv, --json)"), runsHistory),
         parsedVerb(QStringLiteral("export"), {}, ExportOptions().options(),
                    QStringLiteral("runs or points as CSV or JSON"), runsExport),
-        parsedVerb(QStringLiteral("ingest"), {QStringLiteral("DIR...")}, IngestOptions().options(),
-                   QStringLiteral("import run directories (reruns add what is new)"), runsIngest),
+        parsedVerb(
+            QStringLiteral("ingest"), {QStringLiteral("DIR|MLFLOW_STORE...")}, IngestOptions().options(),
+            QStringLiteral("import run directories or an MLflow store (reruns add what is new)"), runsIngest),
         parsedVerb(QStringLiteral("push"), {QStringLiteral("[RUN...]")}, PushOptions().options(),
                    QStringLiteral("mirror runs to an MLflow server"), runsPush),
         parsedVerb(QStringLiteral("tag"), {run, QStringLiteral("[KEY=VALUE]...")}, TagOptions().options(),

@@ -10,7 +10,7 @@ QList<std::pair<QString, QByteArray>> captureModuleFiles()
 {
     QList<std::pair<QString, QByteArray>> out;
     for (const QString &name : {QStringLiteral("sitecustomize.py"), QStringLiteral("orrery_capture.py"),
-                                QStringLiteral("orrery_events.py")}) {
+                                QStringLiteral("orrery_mlflow.py"), QStringLiteral("orrery_events.py")}) {
         QFile f(QStringLiteral(":/orrery/python/") + name);
         if (f.open(QIODevice::ReadOnly))  // compiled in: missing only in a broken build
             out.append({name, f.readAll()});

@@ -17,6 +17,31 @@
 
 namespace orrery::core {
 
+bool commandIsDistributed(const SweepSpec &spec)
+{
+    if (!spec.command)
+        return false;
+    const CommandSpec &c = *spec.command;
+    switch (c.distributedEnv) {
+    case CommandSpec::DistributedEnv::Always:
+        return true;
+    case CommandSpec::DistributedEnv::Never:
+        return false;
+    case CommandSpec::DistributedEnv::Auto:
+        break;
+    }
+    const int perNode =
+        c.launch == CommandSpec::Launch::PerNode ? 1 : std::max(1, spec.resources.gpusPerNode);
+    return c.launchWritten || std::max(1, spec.resources.nodes) * perNode > 1;
+}
+
+QStringList distributedEnvNames()
+{
+    return {QStringLiteral("MASTER_ADDR"), QStringLiteral("MASTER_PORT"), QStringLiteral("WORLD_SIZE"),
+            QStringLiteral("RANK"),        QStringLiteral("LOCAL_RANK"),  QStringLiteral("NODE_RANK"),
+            QStringLiteral("NNODES")};
+}
+
 QStringList commandBuiltins()
 {
     return QStringList{QStringLiteral("run_dir"),       QStringLiteral("trial"),
@@ -222,6 +247,11 @@ RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, 
     if (spec.configFile)
         out.env.append({QStringLiteral("ORRERY_CONFIG_FILE"), configFile});
     out.perNode = c.launch == CommandSpec::Launch::PerNode;
+    out.distributed = commandIsDistributed(spec);
+    out.env.append(
+        {QStringLiteral("ORRERY_DISTRIBUTED"), out.distributed ? QStringLiteral("1") : QStringLiteral("0")});
+    if (c.code.snapshot)
+        out.code = c.code;
     out.capture = c.capture;
     if (c.capture)  // the capture module records W&B calls (the executors put it on PYTHONPATH)
         out.env.append({QStringLiteral("ORRERY_CAPTURE"), QStringLiteral("1")});

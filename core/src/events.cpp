@@ -46,6 +46,8 @@ EventKind kindOf(std::string_view k)
         return EventKind::Warning;
     if (k == "phases")
         return EventKind::Phases;
+    if (k == "tags")
+        return EventKind::Tags;
     return EventKind::Unknown;
 }
 
@@ -196,6 +198,7 @@ std::string parseLine(ondemand::parser &parser, std::string_view line, std::size
     out.badValues.clear();
     out.runInfo.clear();
     out.params.clear();
+    out.tags.clear();
     out.path = out.type = out.state = out.message = {};
 
     while (!line.empty() && line.back() == '\r')
@@ -288,6 +291,11 @@ std::string parseLine(ondemand::parser &parser, std::string_view line, std::size
                     out.runInfo.emplace_back(std::string(name), scalarText(rv));
                 }
             }
+        } else if (key == "tags") {
+            ondemand::object tags;
+            if (auto e = v.get_object().get(tags))
+                return error("\"tags\" is not an object", e);
+            flatten(tags, {}, out.tags, 0);
         } else if (key == "path" || key == "type" || key == "state" || key == "message") {
             std::string_view s;
             if (auto e = v.get_string().get(s))

@@ -2,6 +2,7 @@
 #include "orrery/core/localexecutor.h"
 
 #include "orrery/core/capture.h"
+#include "orrery/core/codesnapshot.h"
 #include "orrery/core/command.h"
 
 #include <QDateTime>
@@ -11,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QSaveFile>
 #include <QStandardPaths>
 #include <QSysInfo>
@@ -26,6 +28,7 @@
 #include <stdexcept>
 #include <string>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -189,6 +192,11 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
             task.insert(QStringLiteral("argv"), QJsonArray::fromStringList(t.command.argv));
             task.insert(QStringLiteral("env"), env);
             task.insert(QStringLiteral("workdir"), t.command.localWorkdir);
+            if (t.command.code) {  // its own directory, made from the sweep's frozen code
+                task.insert(QStringLiteral("workdir"), trialWorkDir(t.runDir));
+                task.insert(QStringLiteral("code_dir"), codeSnapshotDir(batch.sweepDir));
+                task.insert(QStringLiteral("code_script"), codeScriptPath(batch.sweepDir));
+            }
             QJsonArray nodeWords;
             for (const NodeWord &w : t.command.nodeWords)
                 nodeWords.append(QJsonArray{w.index, QJsonArray::fromStringList(w.pieces)});
@@ -198,6 +206,7 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
             task.insert(QStringLiteral("nodes"), nodes);
             task.insert(QStringLiteral("processes_per_node"),
                         t.command.perNode ? 1 : std::max(1, batch.resources.gpusPerNode));
+            task.insert(QStringLiteral("distributed"), t.command.distributed);
             if (t.command.capture) {
                 const QString captureDir = QDir(batch.sweepDir).filePath(captureDirName());
                 if (!capturePlaced) {
@@ -283,6 +292,33 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
     return ids;
 }
 
+CodeSnapshot LocalExecutor::snapshotCode(const QString &sweepDir, const RenderedCommand &command)
+{
+    const QString script = codeScriptPath(sweepDir);
+    if (!QDir().mkpath(QFileInfo(script).absolutePath()))
+        fail(QStringLiteral("cannot create %1").arg(QFileInfo(script).absolutePath()));
+    writeAtomically(script, codeScript());
+    QProcess p;
+    p.setProgram(QStringLiteral("bash"));
+    p.setArguments(
+        QStringList{script, QStringLiteral("snapshot"), command.localWorkdir, codeSnapshotDir(sweepDir)} +
+        codeSnapshotOptions(command.code.value_or(CommandSpec::Code{})));
+    p.start();
+    // A code directory is copied in seconds (bench/RESULTS.md "Code snapshot"); ten minutes is a
+    // disk that hangs, not a slow copy.
+    if (!p.waitForFinished(10 * 60 * 1000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+        p.kill();
+        const QString said = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();
+        fail(QStringLiteral("cannot freeze the code in %1 for the sweep: %2")
+                 .arg(command.localWorkdir, said.isEmpty() ? p.errorString() : said));
+    }
+    QString why;
+    const auto snapshot = parseCodeSnapshot(p.readAllStandardOutput(), &why);
+    if (!snapshot)
+        fail(why);
+    return *snapshot;
+}
+
 QHash<QString, TaskStatus> LocalExecutor::poll(const QStringList &taskIds)
 {
     QHash<QString, TaskStatus> out;
@@ -361,6 +397,22 @@ void LocalExecutor::kill(const QStringList &taskIds)
     }
 }
 
+namespace {
+
+// A file of a trial's working directory that is a hard link of the sweep's frozen code
+// (codesnapshot.h): the program's own source, not something it wrote. The listing leaves them
+// out, so a code directory of thousands of files never crowds out the event files and samples
+// (remote/batchread.cpp's lister has the same rule).
+bool isFrozenCodeFile(const QString &relative, const QString &absolute)
+{
+    if (!relative.startsWith(trialWorkDirName() + QLatin1Char('/')))
+        return false;
+    struct stat st { };
+    return ::lstat(QFile::encodeName(absolute).constData(), &st) == 0 && st.st_nlink > 1;
+}
+
+}  // namespace
+
 FileChunk listDirectory(const QString &dir, qint64 maxEntries)
 {
     FileChunk c;
@@ -382,7 +434,10 @@ FileChunk listDirectory(const QString &dir, qint64 maxEntries)
                 if (depth + 1 < FileRead::kMaxListDepth)
                     pending.append({child.absoluteFilePath(), depth + 1});
             } else if (child.isFile() && c.entries.size() < maxEntries) {
-                c.entries.append({child.absoluteFilePath().mid(root.size() + 1), child.size()});
+                const QString relative = child.absoluteFilePath().mid(root.size() + 1);
+                if (isFrozenCodeFile(relative, child.absoluteFilePath()))
+                    continue;
+                c.entries.append({relative, child.size()});
             }
         }
     }
@@ -438,10 +493,14 @@ struct SupervisedTask {
     QStringList argv;
     QList<std::pair<QString, QString>> env;
     QString workdir;
+    // A frozen code snapshot (codesnapshot.h) and the script that makes `workdir` from it; empty:
+    // the trial runs in `workdir` as it is.
+    QString codeDir, codeScript;
     // Its processes, laid out as on a cluster (docs/sweeps.md "Launchers"): `nodes` × `perNode`
     // ranks on this one machine, each with the rendezvous variables and its node's words.
     RenderedCommand layout;  // argv and nodeWords only
     int nodes = 1, perNode = 1;
+    bool distributed = true;  // RenderedCommand::distributed
     QString pythonPath;  // the W&B capture module's directory, or empty
     qint64 startedMs = 0;  // when it was started (unix ms): its elapsed time in the task file
 };
@@ -493,13 +552,17 @@ std::vector<RankLaunch> commandRanks(const SupervisedTask &t)
             r.args.push_back(a.toUtf8());
         for (const auto &[name, value] : t.env)
             r.env.emplace_back(name.toUtf8(), value.toUtf8());
-        r.env.emplace_back("MASTER_ADDR", "127.0.0.1");
-        r.env.emplace_back("MASTER_PORT", port.toUtf8());
-        r.env.emplace_back("WORLD_SIZE", QByteArray::number(world));
-        r.env.emplace_back("RANK", QByteArray::number(rank));
-        r.env.emplace_back("LOCAL_RANK", QByteArray::number(rank % std::max(1, t.perNode)));
-        r.env.emplace_back("NODE_RANK", node.toUtf8());
-        r.env.emplace_back("NNODES", QByteArray::number(std::max(1, t.nodes)));
+        // A trial of one process gets none of these (docs/sweeps.md "Launchers": a set RANK
+        // reads as "torchrun started me" to many scripts); its node words are filled all the same.
+        if (t.distributed) {
+            r.env.emplace_back("MASTER_ADDR", "127.0.0.1");
+            r.env.emplace_back("MASTER_PORT", port.toUtf8());
+            r.env.emplace_back("WORLD_SIZE", QByteArray::number(world));
+            r.env.emplace_back("RANK", QByteArray::number(rank));
+            r.env.emplace_back("LOCAL_RANK", QByteArray::number(rank % std::max(1, t.perNode)));
+            r.env.emplace_back("NODE_RANK", node.toUtf8());
+            r.env.emplace_back("NNODES", QByteArray::number(std::max(1, t.nodes)));
+        }
         if (!t.pythonPath.isEmpty()) {
             const QByteArray before = qgetenv("PYTHONPATH");
             r.env.emplace_back("PYTHONPATH",
@@ -596,6 +659,25 @@ void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int
     writeJson(t.id + QStringLiteral(".json"), o);
 }
 
+// In a task's child: runs `args` (the program looked up on PATH) in a child of its own and waits
+// for it; true when it exited 0. Its output goes where the task's does.
+bool runToEnd(std::vector<QByteArray> args, const char *what)
+{
+    std::vector<char *> argv;
+    for (QByteArray &a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execvp(argv[0], argv.data());
+        std::fprintf(stderr, "orrery: cannot run %s (%s): %s\n", what, argv[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
+    return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 // The deep health check before a task's program (docs/sweeps.md "Health check"): here one node,
 // so one orrery-train --health-check, in the task's process group (a cancel ends it too) with the
 // task's output files. Returns only when it passed; otherwise the task ends with status 1 and
@@ -611,20 +693,7 @@ void runHealthCheckOrExit(const std::vector<QByteArray> &health, const QByteArra
         args.insert(args.end(), health.begin(), health.end());
         args.push_back("--run-dir");
         args.push_back(runDir);
-        std::vector<char *> argv;
-        for (QByteArray &a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            ::execv(argv[0], argv.data());
-            std::fprintf(stderr, "orrery: cannot run the health check %s: %s\n", argv[0],
-                         std::strerror(errno));
-            ::_exit(127);
-        }
-        int status = 0;
-        while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) { }
-        if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        if (runToEnd(args, "the health check"))
             return;
     } else {
         why = "health_check is on, and orrery-train (which runs it) was not found: install it next to "
@@ -641,6 +710,18 @@ void runHealthCheckOrExit(const std::vector<QByteArray> &health, const QByteArra
         }
     }
     ::_exit(1);
+}
+
+// In a task's child, before it enters its working directory: the trial's own directory made from
+// the sweep's frozen code (orrery-code.sh view; kept as it is when a retry finds it). Returns
+// only when it is there; otherwise the task ends with status 126, the script's reason in stderr.log.
+void makeTrialWorkdirOrExit(const QByteArray &script, const QByteArray &codeDir, const QByteArray &workdir)
+{
+    if (runToEnd({"bash", script, "view", codeDir, workdir}, "the trial's directory"))
+        return;
+    std::fprintf(stderr, "orrery: cannot make the trial's directory %s from the sweep's code %s\n",
+                 workdir.constData(), codeDir.constData());
+    ::_exit(126);
 }
 
 pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, int threads,
@@ -690,6 +771,8 @@ pid_t spawnTask(const SupervisedTask &t, const QByteArray &trainer, int ranks, i
         ::dup2(o, STDOUT_FILENO);
     if (e >= 0)
         ::dup2(e, STDERR_FILENO);
+    if (!t.codeDir.isEmpty())
+        makeTrialWorkdirOrExit(QFile::encodeName(t.codeScript), QFile::encodeName(t.codeDir), workdir);
     if (::chdir(workdir.constData()) != 0) {
         std::fprintf(stderr, "orrery: cannot enter %s: %s\n", workdir.constData(), std::strerror(errno));
         ::_exit(126);
@@ -726,6 +809,8 @@ int runLocalSupervisor(const QString &batchFile)
         task.id = t.value(QLatin1String("id")).toString();
         task.runDir = t.value(QLatin1String("run_dir")).toString();
         task.workdir = t.value(QLatin1String("workdir")).toString();
+        task.codeDir = t.value(QLatin1String("code_dir")).toString();
+        task.codeScript = t.value(QLatin1String("code_script")).toString();
         for (const QJsonValue a : t.value(QLatin1String("argv")).toArray())
             task.argv << a.toString();
         for (const QJsonValue e : t.value(QLatin1String("env")).toArray())
@@ -737,6 +822,7 @@ int runLocalSupervisor(const QString &batchFile)
         task.nodes = std::max(1, t.value(QLatin1String("nodes")).toInt(1));
         task.perNode = std::max(1, t.value(QLatin1String("processes_per_node")).toInt(1));
         task.pythonPath = t.value(QLatin1String("python_path")).toString();
+        task.distributed = t.value(QLatin1String("distributed")).toBool(true);
         if (task.id.isEmpty() || task.runDir.isEmpty() || (task.argv.isEmpty() && trainer.isEmpty()))
             continue;
         if (readJson(task.id + QStringLiteral(".json")).value(QLatin1String("state")).toString() ==

@@ -70,14 +70,22 @@ QString tensorboardDirOf(const CommandSpec &command, const QString &runDir)
     return QDir::cleanPath(QDir(runDir).filePath(command.tensorboardDir));
 }
 
-QList<Artifact> matchArtifacts(const QList<ArtifactRule> &rules, const QList<FileEntry> &entries,
-                               const QString &runDir)
+QString sampleKindOf(const QString &path)
 {
     static const QStringList videos{QStringLiteral("mp4"), QStringLiteral("webm"), QStringLiteral("mkv"),
                                     QStringLiteral("mov"), QStringLiteral("avi"),  QStringLiteral("gif"),
                                     QStringLiteral("y4m")};
     static const QStringList images{QStringLiteral("png"), QStringLiteral("jpg"), QStringLiteral("jpeg"),
                                     QStringLiteral("webp")};
+    const QString ext = path.section(QLatin1Char('.'), -1).toLower();
+    return images.contains(ext) ? QStringLiteral("image")
+        : videos.contains(ext)  ? QStringLiteral("video")
+                                : QStringLiteral("file");
+}
+
+QList<Artifact> matchArtifacts(const QList<ArtifactRule> &rules, const QList<FileEntry> &entries,
+                               const QString &runDir)
+{
     QList<Artifact> out;
     if (rules.isEmpty())
         return out;
@@ -89,12 +97,9 @@ QList<Artifact> matchArtifacts(const QList<ArtifactRule> &rules, const QList<Fil
         for (const auto &[glob, step] : compiled) {
             if (!glob.match(e.path).hasMatch())
                 continue;
-            const QString ext = e.path.section(QLatin1Char('.'), -1).toLower();
             Artifact a;
             a.path = e.path;
-            a.kind = images.contains(ext) ? QStringLiteral("image")
-                : videos.contains(ext)    ? QStringLiteral("video")
-                                          : QStringLiteral("file");
+            a.kind = sampleKindOf(e.path);
             if (step.isValid() && !step.pattern().isEmpty()) {
                 const auto m = step.match(e.path);
                 bool ok = false;

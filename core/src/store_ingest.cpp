@@ -203,6 +203,10 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
                 // Something the run survived (a corrupt video skipped): the last one is kept.
                 d->setTag(run, "orrery.last_warning", ev.message);
                 break;
+            case EventKind::Tags:
+                for (const auto &[k, v] : ev.tags)
+                    d->setTag(run, k, v);
+                break;
             case EventKind::Phases:
                 // Where the trainer's time went (a line per log window, not per point).
                 d->recordPhases(run, ev, timeMs);

@@ -292,12 +292,22 @@ PlanPreview previewPlan(const SubmitPlan &plan, const QList<PlannedTrial> &trial
             swept << p.key;
     preview.columns = QStringList{QStringLiteral("trial")} + swept;
     if (const auto &c = plan.spec.command) {
+        const QString workdir = c->workdir.isEmpty()
+            ? QStringLiteral("the spec's directory here, the home directory on a cluster")
+            : c->workdir;
         preview.summary +=
             QStringLiteral("command: %1\nruns in: %2\n")
                 .arg(displayCommand(c->argv),
-                     c->workdir.isEmpty()
-                         ? QStringLiteral("the spec's directory here, the home directory on a cluster")
-                         : c->workdir);
+                     c->code.snapshot
+                         ? QStringLiteral(
+                               "<run dir>/work, made from %1 as it is at submission (code.snapshot)")
+                               .arg(workdir)
+                         : workdir);
+        preview.summary += commandIsDistributed(plan.spec)
+            ? QStringLiteral(
+                  "distributed: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, ... set for each process\n")
+            : QStringLiteral(
+                  "one process: no RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, ... (as python train.py)\n");
         for (const MetricRule &m : c->metrics)
             preview.summary +=
                 QStringLiteral("metric from the output: %1 = group 1 of /%2/%3\n")

@@ -180,6 +180,7 @@ struct SweepRunner::Impl {
     // written is recorded again as it grows).
     QHash<RunId, QHash<QString, qint64>> samplesSeen;
     std::optional<SubmitLimits> submitLimits;  // limits(): asked of the executor once
+    QHash<SweepId, CodeSnapshot> codeSnapshots;  // codeSnapshot(): asked of the executor once
 
     // The latest attempt of each trial index, keyed by it.
     static QMap<int, Trial> latest(const QList<Trial> &all)
@@ -454,9 +455,27 @@ struct SweepRunner::Impl {
                              .arg(pending.size() - room);
     }
 
-    // New trials: runs, and trial rows at attempt 0.
-    QList<Trial> newTrials(const Sweep &sweep, const QList<PlannedTrial> &planned, bool commandSweep)
+    // The code a command sweep runs, frozen when its first trials are made (at submission);
+    // later calls, in this process or another follower's, get the same snapshot's record.
+    // nullopt: the bundled trainer, or `code: {snapshot: false}`.
+    std::optional<CodeSnapshot> codeSnapshot(const Sweep &sweep, const SweepSpec &spec)
     {
+        if (!spec.command || !spec.command->code.snapshot)
+            return std::nullopt;
+        if (const auto it = codeSnapshots.constFind(sweep.id); it != codeSnapshots.cend())
+            return *it;
+        const RenderedCommand place =
+            renderCommand(spec, {}, {sweep.rootDir, sweep.name, spec.experiment, 0, 0});
+        const CodeSnapshot snapshot = executor.snapshotCode(sweep.rootDir, place);
+        codeSnapshots.insert(sweep.id, snapshot);
+        return snapshot;
+    }
+
+    // New trials: runs, and trial rows at attempt 0.
+    QList<Trial> newTrials(const Sweep &sweep, const QList<PlannedTrial> &planned, const SweepSpec &spec)
+    {
+        const bool commandSweep = bool(spec.command);
+        const std::optional<CodeSnapshot> code = codeSnapshot(sweep, spec);
         QList<Trial> out;
         store.writeTransaction([&] {
             for (const PlannedTrial &p : planned) {
@@ -481,6 +500,13 @@ struct SweepRunner::Impl {
                                {QStringLiteral("orrery.sweep_id"), QString::number(sweep.id)},
                                {QStringLiteral("orrery.trial"), QString::number(p.index)},
                                {QStringLiteral("orrery.executor"), executor.name()}});
+                if (code) {  // which code it runs (MLflow's git tags), and the uncommitted diff
+                    store.setTags(t.runId, codeSnapshotTags(*code));
+                    if (!code->diffPath.isEmpty())
+                        store.addArtifact(t.runId,
+                                          Artifact{QStringLiteral("code.diff"), QStringLiteral("code"), -1,
+                                                   code->diffPath, QString(), -1});
+                }
                 out.append(t);
             }
         });
@@ -577,7 +603,7 @@ struct SweepRunner::Impl {
             return;
         if (sweep.message.startsWith(QLatin1String("waiting on the budget")))
             store.setSweepMessage(sweep.id, QString());
-        launch(sweep, spec, newTrials(sweep, planned, bool(spec.command)));
+        launch(sweep, spec, newTrials(sweep, planned, spec));
         QStringList indexes;
         for (const PlannedTrial &p : planned)
             indexes << QString::number(p.index);
@@ -618,7 +644,7 @@ struct SweepRunner::Impl {
             const TrialParams params = suggestTpe(spec.parameters, finished, spec.goal, rng);
             planned.append({i, params, trialParamsFile(spec, sweep.baseConfig.toUtf8(), params)});
         }
-        launch(sweep, spec, newTrials(sweep, planned, bool(spec.command)));
+        launch(sweep, spec, newTrials(sweep, planned, spec));
         report.events << QStringLiteral("%1: suggested trial%2 %3 (TPE over %4 finished)")
                              .arg(sweep.name, room > 1 ? QStringLiteral("s") : QString())
                              .arg(room > 1 ? QStringLiteral("%1-%2").arg(next).arg(next + room - 1)
@@ -657,7 +683,7 @@ struct SweepRunner::Impl {
 
 SweepRunner::SweepRunner(TrackingStore &store, Executor &executor, TrainerSchema schema, Follower follower)
     : d(std::make_unique<Impl>(
-          Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}, {}, {}, {}}))
+          Impl{store, executor, std::move(schema), std::move(follower), 0, {}, {}, {}, {}, {}, {}}))
 {
     if (d->follower.id.isEmpty())
         d->follower.id = processFollowerId();
@@ -704,9 +730,8 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     d->specs.insert(sw.id, spec);
     try {
         // Under a budget, the trials that fit it; the rest as it allows (launchHeldBack).
-        d->launch(
-            sw, spec,
-            d->newTrials(sw, planned.mid(0, firstBatchSize(spec, int(planned.size()))), bool(spec.command)));
+        d->launch(sw, spec,
+                  d->newTrials(sw, planned.mid(0, firstBatchSize(spec, int(planned.size()))), spec));
     } catch (const std::exception &e) {
         d->store.setSweepState(sw.id, toText(SweepState::Failed));
         d->store.setSweepMessage(sw.id,

@@ -167,19 +167,24 @@ const QStringList kWandbDefaultCommand{QStringLiteral("${env}"), QStringLiteral(
                                        QStringLiteral("${program}"), QStringLiteral("${args}")};
 // Files of Orrery's own in a run dir, which a config file must not be named as.
 const QStringList kRunDirFiles{
-    QStringLiteral("trial.yaml"),   QStringLiteral("events.jsonl"),      QStringLiteral("exit.json"),
-    QStringLiteral("stdout.log"),   QStringLiteral("stderr.log"),        QStringLiteral("command.argv"),
-    QStringLiteral("command.env"),  QStringLiteral("command.workdir"),   QStringLiteral("args.json"),
-    QStringLiteral("command.late"), QLatin1String(kWandbSweepParamsFile)};
-const QStringList kTopLevel{
-    QStringLiteral("name"),           QStringLiteral("experiment"),      QStringLiteral("trainer"),
-    QStringLiteral("method"),         QStringLiteral("metric"),          QStringLiteral("parameters"),
-    QStringLiteral("run_cap"),        QStringLiteral("early_terminate"), QStringLiteral("resources"),
-    QStringLiteral("max_concurrent"), QStringLiteral("retries"),         QStringLiteral("seed"),
-    QStringLiteral("command"),        QStringLiteral("workdir"),         QStringLiteral("metrics"),
-    QStringLiteral("budget"),         QStringLiteral("program"),         QStringLiteral("config_file"),
-    QStringLiteral("launch"),         QStringLiteral("capture"),         QStringLiteral("tensorboard"),
-    QStringLiteral("artifacts"),      QStringLiteral("health_check")};
+    QStringLiteral("trial.yaml"),   QStringLiteral("events.jsonl"),       QStringLiteral("exit.json"),
+    QStringLiteral("stdout.log"),   QStringLiteral("stderr.log"),         QStringLiteral("command.argv"),
+    QStringLiteral("command.env"),  QStringLiteral("command.workdir"),    QStringLiteral("args.json"),
+    QStringLiteral("command.late"), QLatin1String(kWandbSweepParamsFile), QStringLiteral("command.code"),
+    QStringLiteral("work")};
+const QStringList kTopLevel{QStringLiteral("name"),         QStringLiteral("experiment"),
+                            QStringLiteral("trainer"),      QStringLiteral("method"),
+                            QStringLiteral("metric"),       QStringLiteral("parameters"),
+                            QStringLiteral("run_cap"),      QStringLiteral("early_terminate"),
+                            QStringLiteral("resources"),    QStringLiteral("max_concurrent"),
+                            QStringLiteral("retries"),      QStringLiteral("seed"),
+                            QStringLiteral("command"),      QStringLiteral("workdir"),
+                            QStringLiteral("metrics"),      QStringLiteral("budget"),
+                            QStringLiteral("program"),      QStringLiteral("config_file"),
+                            QStringLiteral("launch"),       QStringLiteral("capture"),
+                            QStringLiteral("tensorboard"),  QStringLiteral("artifacts"),
+                            QStringLiteral("health_check"), QStringLiteral("distributed_env"),
+                            QStringLiteral("code")};
 // Orrery's keys for hangs and notifications (docs/sweeps.md "Resilient sweeps"), kept apart
 // from kTopLevel so that each resilience key's block stays its own.
 const QStringList kHangAndNotifyKeys{QStringLiteral("hang_timeout"), QStringLiteral("notify")};
@@ -930,10 +935,51 @@ public:
         }
     }
 
+    // `code: {snapshot: bool, link: [names], fresh: [names]}` (command.h CommandSpec::Code).
+    void parseCode(const YAML::Node &n, CommandSpec &c)
+    {
+        if (!n)
+            return;
+        if (!expectMap(n, QStringLiteral("code"),
+                       {QStringLiteral("snapshot"), QStringLiteral("link"), QStringLiteral("fresh")}))
+            return;
+        if (const YAML::Node s = n["snapshot"]) {
+            if (!s.IsScalar() || (s.Scalar() != "true" && s.Scalar() != "false"))
+                error(s, QStringLiteral("code.snapshot: expected true or false"));
+            else
+                c.code.snapshot = s.Scalar() == "true";
+        }
+        for (const char *key : {"link", "fresh"}) {
+            const YAML::Node l = n[key];
+            if (!l)
+                continue;
+            QStringList &names = QLatin1String(key) == QLatin1String("link") ? c.code.link : c.code.fresh;
+            if (!l.IsSequence()) {
+                error(l,
+                      QStringLiteral("code.%1: expected a list of paths relative to workdir, e.g. [data]")
+                          .arg(QLatin1String(key)));
+                continue;
+            }
+            for (const auto &item : l) {
+                const auto t = text(item, QStringLiteral("code.%1").arg(QLatin1String(key)));
+                if (!t)
+                    continue;
+                const QString clean = QDir::cleanPath(*t);
+                if (t->isEmpty() || containsControl(*t) || QDir::isAbsolutePath(clean) ||
+                    clean == QLatin1String(".") || clean.startsWith(QLatin1String("..")))
+                    error(item,
+                          QStringLiteral("code.%1: %2 is not a path inside workdir")
+                              .arg(QLatin1String(key), quoted(*t)));
+                else
+                    names << clean;
+            }
+        }
+    }
+
     // `command`, `workdir` and `metrics`: a program of the user's (command.h).
     void parseCommand(const YAML::Node &root, SweepSpec &spec)
     {
-        for (const char *key : {"launch", "capture"})
+        for (const char *key : {"launch", "capture", "distributed_env", "code"})
             if (root[key] && !m_command)
                 error(
                     root[key],
@@ -1015,6 +1061,7 @@ public:
         }
         if (const YAML::Node l = root["launch"]) {  // docs/sweeps.md "Launchers"
             const auto t = text(l, QStringLiteral("launch"));
+            c.launchWritten = bool(t);
             if (t && *t == QLatin1String("per_node"))
                 c.launch = CommandSpec::Launch::PerNode;
             else if (t && *t != QLatin1String("per_gpu"))
@@ -1023,6 +1070,19 @@ public:
                                      "per_node (one per node, for torchrun or accelerate launch)")
                           .arg(quoted(*t)));
         }
+        if (const YAML::Node d = root["distributed_env"]) {
+            const auto t = text(d, QStringLiteral("distributed_env"));
+            if (t && *t == QLatin1String("always"))
+                c.distributedEnv = CommandSpec::DistributedEnv::Always;
+            else if (t && *t == QLatin1String("never"))
+                c.distributedEnv = CommandSpec::DistributedEnv::Never;
+            else if (t && *t != QLatin1String("auto"))
+                error(d,
+                      QStringLiteral("distributed_env %1: expected auto (RANK, WORLD_SIZE, ... only for a "
+                                     "trial of several processes or a written `launch:`), always or never")
+                          .arg(quoted(*t)));
+        }
+        parseCode(root["code"], c);
         if (const YAML::Node cap = root["capture"]) {
             if (!cap.IsScalar() || (cap.Scalar() != "true" && cap.Scalar() != "false"))
                 error(cap, QStringLiteral("capture: expected true or false"));

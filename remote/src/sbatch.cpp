@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/remote/sbatch.h"
 
+#include "orrery/core/codesnapshot.h"
+
 #include "orrery/remote/shell.h"
 
 #include <QDir>
@@ -155,6 +157,8 @@ QByteArray renderSbatch(const QByteArray &templ, const SbatchJob &job)
     values["sweep_dir"] = text(job.sweepDir, false);
     // The W&B capture module the executor ships with the batch (core/capture.h).
     values["capture_dir"] = text(job.sweepDir + QStringLiteral("/.orrery/python"), false);
+    values["code_script"] = text(core::codeScriptPath(job.sweepDir), false);
+    values["code_dir"] = text(core::codeSnapshotDir(job.sweepDir), false);
     values["trainer"] = text(job.trainer.isEmpty() ? QStringLiteral("orrery-train") : job.trainer, false);
     Value dirs{Value::Kind::List, QByteArray(), {}};
     for (const QString &d : job.trialDirs)

@@ -143,6 +143,10 @@ QList<std::pair<QByteArray, QByteArray>> runDirFiles(const core::TaskLaunch &tas
     files.append({"command.argv", argv});
     files.append({"command.env", env});
     files.append({"command.workdir", task.command.workdir.toUtf8() + '\0'});
+    // The trial works in a directory of its own made from the sweep's frozen code (the sbatch
+    // script runs .orrery/orrery-code.sh view; core/codesnapshot.h). Absent: in `workdir`.
+    if (task.command.code)
+        files.append({"command.code", QByteArray("code") + '\0'});
     if (!task.command.nodeWords.isEmpty()) {
         // Per word with a node-time placeholder: its index, its piece count, then the pieces
         // (text and placeholder names alternating); the task program in the template fills them.
@@ -348,6 +352,34 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
         ids << QStringLiteral("%1_%2").arg(submitted.value.jobId).arg(i);
     qCInfo(lcRemote) << what << "queued as" << submitted.value.jobId;
     return ids;
+}
+
+core::CodeSnapshot SlurmExecutor::snapshotCode(const QString &sweepDir, const core::RenderedCommand &command)
+{
+    // (umask 077 && mkdir .orrery && cat > script) && cd ~ && bash script snapshot WORKDIR CODE ...
+    const QByteArray dir = QDir::cleanPath(sweepDir).toUtf8();
+    const QByteArray script = core::codeScriptPath(QString::fromUtf8(dir)).toUtf8();
+    QList<QByteArray> snapshot{"bash", script, "snapshot",
+                               command.workdir.isEmpty() ? QByteArray(".") : command.workdir.toUtf8(),
+                               core::codeSnapshotDir(QString::fromUtf8(dir)).toUtf8()};
+    for (const QString &o : core::codeSnapshotOptions(command.code.value_or(core::CommandSpec::Code{})))
+        snapshot << o.toUtf8();
+    const QByteArray line = "(umask 077 && " +
+        commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir + "/.orrery"}) + " && " +
+        commandLine(QList<QByteArray>{"cat"}) + " > " + commandLine(QList<QByteArray>{script}) +
+        ") && cd && " + commandLine(snapshot);
+    const QString what =
+        QStringLiteral("%1: freezing the code in %2 for the sweep")
+            .arg(m_profile.name, command.workdir.isEmpty() ? QStringLiteral("~") : command.workdir);
+    const ExecResult r =
+        m_connection.exec(Session::Command{line, kLaunchTimeout, core::codeScript()}).result();
+    if (r.exitStatus != 0)
+        refuse(QStringLiteral("%1 failed (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
+    QString why;
+    const auto parsed = core::parseCodeSnapshot(r.out, &why);
+    if (!parsed)
+        refuse(QStringLiteral("%1: %2").arg(what, why));
+    return *parsed;
 }
 
 QHash<QString, TaskStatus> SlurmExecutor::poll(const QStringList &taskIds)

@@ -224,8 +224,10 @@ private Q_SLOTS:
             QCOMPARE(qsizetype(stored.size()), printed.size());
             for (const MetricPoint &p : stored)
                 QCOMPARE(p.value, printed.value(p.step, std::nan("")));
-            // The hostile value arrived as one argument and one variable; it ran in the spec's dir.
-            verifyGiven(t.runDir, QFileInfo(spec).absolutePath());
+            // The hostile value arrived as one argument and one variable; it ran in its own
+            // directory, made from the spec's (docs/sweeps.md "Each trial in its own directory").
+            verifyGiven(t.runDir,
+                        QFileInfo(QDir(t.runDir).filePath(QStringLiteral("work"))).canonicalFilePath());
             if (QTest::currentTestFailed())
                 return;
             // The params are the run's, as the spec typed them.
@@ -249,30 +251,32 @@ private Q_SLOTS:
         QVERIFY2(add.code == 0, qPrintable(add.err));
         // `env` sets the logger's path without a shell; the workdir is absolute (a cluster has no
         // spec directory).
-        const QString spec =
-            writeSpec(QStringLiteral("slurm.yaml"),
-                      "name: \"slurm cmd $(touch pwned)\"\n"
-                      "experiment: command-slurm\n"
-                      "command: [env, " +
-                          orrery::test::yamlQuoted(QStringLiteral("PYTHONPATH=") + loggerDir()) + ", " +
-                          orrery::test::yamlQuoted(orrery::test::venvPython()) + ", " +
-                          orrery::test::yamlQuoted(regressScript()) +
-                          ", --lr, \"{{lr}}\", --out, \"{{run_dir}}\", --tag, \"{{tag}}\", --steps, \"25\", "
-                          "--step-seconds, \"0.02\", --events]\n"
-                          "workdir: " +
-                          orrery::test::yamlQuoted(QDir::tempPath()) +
-                          "\n"
-                          "method: grid\n"
-                          "metric: {name: train/loss, goal: minimize}\n"
-                          "metrics:\n"
-                          "  - {name: train/loss, regex: 'loss=([-+.0-9eE]+)', step_regex: 'step=(\\d+)'}\n"
-                          "parameters:\n"
-                          "  lr: {values: [0.3, 0.1]}\n"
-                          "  tag: {value: " +
-                          orrery::test::yamlQuoted(QString::fromUtf8(kHostile)) +
-                          "}\n"
-                          "resources: {cpus_per_task: 1, gpus_per_node: 2, time: \"00:10:00\"}\n"
-                          "max_concurrent: 2\n");
+        const QString spec = writeSpec(
+            QStringLiteral("slurm.yaml"),
+            "name: \"slurm cmd $(touch pwned)\"\n"
+            "experiment: command-slurm\n"
+            "command: [env, " +
+                orrery::test::yamlQuoted(QStringLiteral("PYTHONPATH=") + loggerDir()) + ", " +
+                orrery::test::yamlQuoted(orrery::test::venvPython()) + ", " +
+                orrery::test::yamlQuoted(regressScript()) +
+                ", --lr, \"{{lr}}\", --out, \"{{run_dir}}\", --tag, \"{{tag}}\", --steps, \"25\", "
+                "--step-seconds, \"0.02\", --events]\n"
+                "workdir: " +
+                orrery::test::yamlQuoted(QDir::tempPath()) +
+                "\n"
+                "# /tmp is only somewhere to start (the script and its outputs are absolute paths):\n"
+                "code: {snapshot: false}\n"
+                "method: grid\n"
+                "metric: {name: train/loss, goal: minimize}\n"
+                "metrics:\n"
+                "  - {name: train/loss, regex: 'loss=([-+.0-9eE]+)', step_regex: 'step=(\\d+)'}\n"
+                "parameters:\n"
+                "  lr: {values: [0.3, 0.1]}\n"
+                "  tag: {value: " +
+                orrery::test::yamlQuoted(QString::fromUtf8(kHostile)) +
+                "}\n"
+                "resources: {cpus_per_task: 1, gpus_per_node: 2, time: \"00:10:00\"}\n"
+                "max_concurrent: 2\n");
         const Result submit =
             orrery({QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--cluster"),
                     QStringLiteral("fixture"), QStringLiteral("--json")});

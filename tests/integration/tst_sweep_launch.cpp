@@ -128,25 +128,27 @@ class TestSweepLaunch : public QObject {
                           orrery::test::sourceFile(QStringLiteral("tests/data/dist_check.py"))) +
                 ", " + orrery::test::yamlQuoted(out) +
                 ", \"node={{node_rank}}/{{nnodes}}\", \"{{master_addr}}:{{master_port}}\"]";
-        const QString spec = writeSpec(QStringLiteral("dist-%1-%2.yaml")
-                                           .arg(onCluster ? QStringLiteral("slurm") : QStringLiteral("local"),
-                                                QString::fromUtf8(launch)),
-                                       "name: dist-" + launch +
-                                           "\n"
-                                           "command: " +
-                                           command +
-                                           "\n"
-                                           "launch: " +
-                                           launch +
-                                           "\n"
-                                           "workdir: " +
-                                           orrery::test::yamlQuoted(QDir::tempPath()) +
-                                           "\n"
-                                           "method: grid\n"
-                                           "parameters:\n  tag: {value: x}\n"
-                                           "resources: {nodes: " +
-                                           QByteArray::number(nodes) +
-                                           ", gpus_per_node: 2, cpus_per_task: 1, time: \"00:10:00\"}\n");
+        const QString spec = writeSpec(
+            QStringLiteral("dist-%1-%2.yaml")
+                .arg(onCluster ? QStringLiteral("slurm") : QStringLiteral("local"),
+                     QString::fromUtf8(launch)),
+            "name: dist-" + launch +
+                "\n"
+                "command: " +
+                command +
+                "\n"
+                "launch: " +
+                launch +
+                "\n"
+                "workdir: " +
+                orrery::test::yamlQuoted(QDir::tempPath()) +
+                "\n"
+                "# /tmp is only somewhere to start (the script and its outputs are absolute paths):\n"
+                "code: {snapshot: false}\n"
+                "method: grid\n"
+                "parameters:\n  tag: {value: x}\n"
+                "resources: {nodes: " +
+                QByteArray::number(nodes) + ", gpus_per_node: 2, cpus_per_task: 1, time: \"00:10:00\"}\n");
         QString watched;
         const int sweep = runSweep(spec, onCluster, &watched);
         if (!sweep)

@@ -139,6 +139,8 @@ private Q_SLOTS:
                 "workdir: " +
                 orrery::test::yamlQuoted(QDir::tempPath()) +
                 "\n"
+                "# /tmp is only somewhere to start (the script and its outputs are absolute paths):\n"
+                "code: {snapshot: false}\n"
                 "method: grid\n"
                 "metric: {name: train/loss, goal: minimize}\n"
                 "artifacts:\n"

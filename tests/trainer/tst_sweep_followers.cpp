@@ -93,6 +93,10 @@ public:
         m_launches += int(batch.tasks.size());
         return m_local.launch(batch);
     }
+    CodeSnapshot snapshotCode(const QString &sweepDir, const RenderedCommand &command) override
+    {
+        return m_local.snapshotCode(sweepDir, command);
+    }
     QHash<QString, TaskStatus> poll(const QStringList &taskIds) override
     {
         if (!m_gate.wait())

@@ -127,6 +127,44 @@ private Q_SLOTS:
         QVERIFY(p.nodeWords.isEmpty());
     }
 
+    // docs/sweeps.md "Launchers": the variables of a distributed job only where there is one.
+    // A trial of one process gets what `python train.py` would (many scripts read a set RANK or
+    // LOCAL_RANK as "a launcher started me"); several processes, or a written `launch:`, get
+    // them; `distributed_env:` forces either way.
+    void distributedVariablesOnlyForADistributedTrial_data()
+    {
+        QTest::addColumn<QByteArray>("extra");
+        QTest::addColumn<bool>("distributed");
+        QTest::newRow("one process") << QByteArray() << false;
+        QTest::newRow("one GPU") << QByteArray("resources: {gpus_per_node: 1}\n") << false;
+        QTest::newRow("two GPUs, per_gpu") << QByteArray("resources: {gpus_per_node: 2}\n") << true;
+        QTest::newRow("two nodes") << QByteArray("resources: {nodes: 2}\n") << true;
+        QTest::newRow("per_node, one node, four GPUs")
+            << QByteArray("launch: per_node\nresources: {gpus_per_node: 4}\n") << true;
+        QTest::newRow("launch written, one process") << QByteArray("launch: per_gpu\n") << true;
+        QTest::newRow("forced on") << QByteArray("distributed_env: always\n") << true;
+        QTest::newRow("forced off, two nodes")
+            << QByteArray("distributed_env: never\nresources: {nodes: 2}\n") << false;
+        QTest::newRow("auto, two GPUs")
+            << QByteArray("distributed_env: auto\nresources: {gpus_per_node: 2}\n") << true;
+    }
+    void distributedVariablesOnlyForADistributedTrial()
+    {
+        QFETCH(QByteArray, extra);
+        QFETCH(bool, distributed);
+        const SweepSpec s =
+            spec("command: [python, train.py]\nmethod: grid\nparameters:\n  a: {value: 1}\n" + extra);
+        QCOMPARE(commandIsDistributed(s), distributed);
+        const RenderedCommand c =
+            renderCommand(s, {{QStringLiteral("a"), QVariant(1)}},
+                          {QStringLiteral("/r/0"), QStringLiteral("sw"), QStringLiteral("ex"), 0, 0});
+        QCOMPARE(c.distributed, distributed);
+        QCOMPARE(env(c, QStringLiteral("ORRERY_DISTRIBUTED")),
+                 distributed ? QStringLiteral("1") : QStringLiteral("0"));
+        for (const QString &name : distributedEnvNames())  // the executors set these, never the render
+            QCOMPARE(env(c, name), QStringLiteral("<unset>"));
+    }
+
     void wandbMacrosExpandAsWandbDoes()
     {
         const SweepSpec s =
@@ -225,6 +263,15 @@ private Q_SLOTS:
         QCOMPARE(std::string(ev.message), std::string("loss is NaN, Infinity"));
         // Still not JSON: a word that only starts like one.
         QVERIFY(!parse(R"({"v":1,"t":1,"kind":"metrics","step":1,"values":{"a":NaNa}})").empty());
+        // A script's own tags (MLflow's set_tag, captured), nested ones flattened with dots.
+        QCOMPARE(parse(R"({"v":1,"t":1,"kind":"tags","tags":{"team":"video","n":3,"x":{"y":"z"}}})"),
+                 std::string());
+        QCOMPARE(ev.kind, EventKind::Tags);
+        QCOMPARE(ev.tags.size(), std::size_t(3));
+        QCOMPARE(ev.tags[0], (std::pair<std::string, std::string>{"team", "video"}));
+        QCOMPARE(ev.tags[1], (std::pair<std::string, std::string>{"n", "3"}));
+        QCOMPARE(ev.tags[2], (std::pair<std::string, std::string>{"x.y", "z"}));
+        QVERIFY(!parse(R"({"v":1,"t":1,"kind":"tags","tags":"team"})").empty());
     }
 };
 

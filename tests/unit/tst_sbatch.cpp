@@ -5,6 +5,7 @@
 // hostile trial directory to the trainer byte for byte with nothing executed.
 #include "testsupport.h"
 
+#include "orrery/core/codesnapshot.h"
 #include "orrery/remote/sbatch.h"
 #include "orrery/remote/shell.h"
 #include "orrery/remote/slurmexecutor.h"
@@ -417,6 +418,97 @@ private Q_SLOTS:
         QCOMPARE(got[10], QByteArray("1"));
         QCOMPARE(got[11], QByteArray("--at=") + addr + ':' + QByteArray::number(port));
         QCOMPARE(got[12], QByteArray("{{node_rank}} kept"));  // not a node word: text
+    }
+
+    // A trial of one process (ORRERY_DISTRIBUTED=0) gets none of the distributed variables, as
+    // under `python train.py`, while its node words are still filled; with command.code it runs
+    // in <run dir>/work, made from the sweep's frozen code by the shipped orrery-code.sh, where
+    // the program's relative writes stay and a second attempt finds them.
+    void aSingleProcessTrialGetsNoRankAndRunsInItsOwnDirectory()
+    {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString sweepDir = tmp.filePath(QStringLiteral("sweep"));
+        const QString runDir = sweepDir + QStringLiteral("/0");
+        const QString project = tmp.filePath(QStringLiteral("project"));
+        QVERIFY(QDir().mkpath(runDir) && QDir().mkpath(project + QStringLiteral("/configs")) &&
+                QDir().mkpath(sweepDir + QStringLiteral("/.orrery")));
+        writeExecutable(project + QStringLiteral("/configs/base.yaml"), "lr: 1\n");
+        // The script the shipped copy runs, frozen as the sweep's code.
+        writeExecutable(sweepDir + QStringLiteral("/.orrery/orrery-code.sh"), orrery::core::codeScript());
+        QProcess snapshot;
+        snapshot.start(QStringLiteral("bash"),
+                       {sweepDir + QStringLiteral("/.orrery/orrery-code.sh"), QStringLiteral("snapshot"),
+                        project, sweepDir + QStringLiteral("/code")});
+        QVERIFY(snapshot.waitForFinished(30'000));
+        QVERIFY2(snapshot.exitCode() == 0, snapshot.readAllStandardError().constData());
+        QVERIFY(orrery::core::parseCodeSnapshot(snapshot.readAllStandardOutput()).has_value());
+
+        orrery::core::TaskLaunch task;
+        task.runDir = runDir;
+        task.command.argv = QStringList{QStringLiteral("my-train"), QStringLiteral("--port={{master_port}}")};
+        task.command.nodeWords = {{1, {QStringLiteral("--port="), QStringLiteral("master_port"), QString()}}};
+        task.command.env = {{QStringLiteral("ORRERY_RUN_DIR"), runDir},
+                            {QStringLiteral("ORRERY_DISTRIBUTED"), QStringLiteral("0")}};
+        task.command.workdir = project;
+        task.command.code = orrery::core::CommandSpec::Code{};
+        for (const auto &[name, data] : orrery::remote::runDirFiles(task)) {
+            QFile f(runDir + QLatin1Char('/') + QString::fromUtf8(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(data);
+        }
+        SbatchJob j = job();
+        j.sweepDir = sweepDir;
+        j.trialDirs = QStringList{runDir};
+        j.resources.nodes = 1;
+        j.resources.gpusPerNode = 1;
+        j.commands = true;
+        j.nodeWords = true;
+        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
+        QFile script(scriptPath);
+        QVERIFY(script.open(QIODevice::WriteOnly));
+        script.write(render(j));
+        script.close();
+        const QString bin = tmp.filePath(QStringLiteral("bin"));
+        QVERIFY(QDir().mkpath(bin));
+        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
+        // It records what it sees, reads a relative config, and writes a relative output.
+        writeExecutable(
+            bin + QStringLiteral("/my-train"),
+            "#!/bin/bash\nprintf '%s\\0' \"RANK=${RANK-unset}\" \"WORLD_SIZE=${WORLD_SIZE-unset}\" "
+            "\"LOCAL_RANK=${LOCAL_RANK-unset}\" \"NODE_RANK=${NODE_RANK-unset}\" \"NNODES=${NNODES-unset}\" "
+            "\"MASTER_ADDR=${MASTER_ADDR-unset}\" \"MASTER_PORT=${MASTER_PORT-unset}\" \"$PWD\" "
+            "\"$(cat configs/base.yaml)\" \"$@\" > \"$ARGS_OUT\"\n"
+            "mkdir -p exp_output && echo \"$SLURM_RESTART_COUNT\" >> exp_output/attempts\n");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
+        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+        env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("40123"));
+        env.remove(QStringLiteral("SLURM_JOB_NODELIST"));
+        for (const QString &name : orrery::core::distributedEnvNames())
+            env.remove(name);
+        env.insert(QStringLiteral("HOME"), tmp.path());
+        const QString argsOut = tmp.filePath(QStringLiteral("args"));
+        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
+        for (const char *restart : {"0", "1"}) {  // a second attempt (a requeue) finds its own files
+            env.insert(QStringLiteral("SLURM_RESTART_COUNT"), QString::fromLatin1(restart));
+            QByteArray err;
+            QCOMPARE(bash({scriptPath}, env, &err), 0);
+            QFile a(argsOut);
+            QVERIFY2(a.open(QIODevice::ReadOnly), err.constData());
+            const QList<QByteArray> got = a.readAll().split('\0');
+            QCOMPARE(got.size(), 11);
+            for (int i = 0; i < 7; ++i)
+                QVERIFY2(got[i].endsWith("=unset"), got[i].constData());
+            QCOMPARE(got[7], QDir(runDir + QStringLiteral("/work")).canonicalPath().toUtf8());
+            QCOMPARE(got[8], QByteArray("lr: 1"));
+            const int port = got[9].mid(int(qstrlen("--port="))).toInt();
+            QVERIFY2(port >= 10123 && port < 10133, got[9].constData());
+        }
+        QFile attempts(runDir + QStringLiteral("/work/exp_output/attempts"));
+        QVERIFY(attempts.open(QIODevice::ReadOnly));
+        QCOMPARE(attempts.readAll(), QByteArray("0\n1\n"));
+        QVERIFY(!QFileInfo::exists(project + QStringLiteral("/exp_output")));  // the project is untouched
     }
 
     // A cluster's own template from before launchers is refused for a command whose words only a

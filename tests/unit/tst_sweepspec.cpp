@@ -273,6 +273,24 @@ retries: 2
         row("command-capture-not-a-bool",
             "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncapture: maybe\n", 5,
             "capture: expected true or false");
+        row("command-distributed-env-unknown",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ndistributed_env: yes\n", 5,
+            "distributed_env 'yes': expected auto");
+        row("distributed-env-without-a-command",
+            "method: grid\ndistributed_env: always\nparameters:\n  optim.lr: {value: 1e-4}\n", 2,
+            "`distributed_env` goes with a `command`");
+        row("code-snapshot-not-a-bool",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncode: {snapshot: maybe}\n",
+            5, "code.snapshot: expected true or false");
+        row("code-link-outside-workdir",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncode:\n  link: [../data]\n",
+            6, "code.link: '../data' is not a path inside workdir");
+        row("code-fresh-absolute",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncode:\n  fresh: [/out]\n",
+            6, "code.fresh: '/out' is not a path inside workdir");
+        row("code-unknown-key",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncode: {copy: true}\n", 5,
+            "copy");
         row("launch-without-a-command",
             "method: grid\nlaunch: per_node\nparameters:\n  optim.lr: {value: 1e-4}\n", 2,
             "`launch` goes with a `command`");

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Records what a program logs through W&B into Orrery's events.jsonl, live, with W&B untouched.
+"""Records what a program logs through W&B (and, with orrery_mlflow, MLflow) into Orrery's
+events.jsonl, live, with W&B and MLflow untouched.
 
-Installed by Orrery's sitecustomize (same directory) for command trials. install() puts an import
-hook on sys.meta_path; when the program imports `wandb`, the real package is loaded as usual and
-then a few of its functions are wrapped. Each wrapper first calls W&B's own function (so W&B does
+Installed by Orrery's sitecustomize (same directory) for command trials. install() puts import
+hooks on sys.meta_path; when the program imports `wandb` (or `mlflow`: orrery_mlflow.py says what
+is wrapped there), the real package is loaded as usual and then a few of its functions are wrapped. Each wrapper first calls W&B's own function (so W&B does
 what the user configured: online, offline or disabled, and its errors reach the program as they
 would), then records a copy through orrery_events.Run (rank 0 only):
 
@@ -54,6 +55,10 @@ def _say_once(key, message):
         pass
 
 
+def _library(what):
+    return "MLflow" if what.startswith("mlflow") else "W&B"
+
+
 def _guarded(what):
     """Runs the recording part; a failure is said once and never reaches the program."""
 
@@ -63,7 +68,8 @@ def _guarded(what):
             try:
                 return fn(*args, **kwargs)
             except Exception as e:  # noqa: BLE001
-                _say_once(what, f"recording {what} failed ({e!r}); W&B is unaffected, Orrery misses it")
+                _say_once(what, f"recording {what} failed ({e!r}); {_library(what)} is unaffected, "
+                          "Orrery misses it")
                 return None
 
         return inner
@@ -71,17 +77,30 @@ def _guarded(what):
     return wrap
 
 
+_shared = []  # the process's one orrery_events.Run, made on first use
+
+
+def shared_events():
+    """The process's events.jsonl writer, shared by every W&B run and the MLflow capture: one
+    buffered file, so lines from both never interleave mid-line. Lines are flushed by a background
+    thread every 0.5 s, and at the end of the program."""
+    with _lock:
+        if not _shared:
+            import orrery_events
+
+            _shared.append(orrery_events.Run(flush_seconds=_WRITE_SECONDS))
+        return _shared[0]
+
+
 class _Recorder:
-    """The process's events.jsonl writer and W&B's step state, one per W&B run."""
+    """W&B's step state, one per W&B run, writing through the shared events.jsonl writer."""
 
     def __init__(self):
-        import orrery_events
-
         # Rows wait in `queue` (with the time they were logged) and the writer thread writes and
         # flushes them every 0.5 s: the training thread only appends (bench/RESULTS.md), and the
         # encoding runs while torch, which releases the GIL, computes. Orrery's follow tick is no
         # faster than that anyway.
-        self.events = orrery_events.Run(flush_seconds=_WRITE_SECONDS)
+        self.events = shared_events()
         self.queue = []
         self.phases_at = 0.0  # when the phase timings (goodput) were last written
         _start_writer()
@@ -348,6 +367,8 @@ def _at_exit():
             rec.drain()
             rec.report_ignored()
             rec.events.flush()
+        if _shared:
+            _shared[0].flush()
 
 
 @_guarded("wandb.init")
@@ -467,11 +488,25 @@ def _patch(wandb):
     atexit.register(_at_exit)
 
 
-class _WandbHook(importlib.abc.MetaPathFinder):
-    """Lets `import wandb` load the real package, then patches it (once)."""
+def _patch_mlflow(mlflow):
+    import orrery_mlflow
+
+    orrery_mlflow.patch(mlflow)
+    atexit.register(_at_exit)
+
+
+# The packages followed, each with what patches it once its `import` has run.
+_PATCHES = {"wandb": (_patch, "W&B"), "mlflow": (_patch_mlflow, "MLflow")}
+
+
+class _ImportHook(importlib.abc.MetaPathFinder):
+    """Lets `import wandb` (or mlflow) load the real package, then patches it (once)."""
+
+    def __init__(self, name):
+        self.name = name
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "wandb":
+        if fullname != self.name:
             return None
         spec = None
         for finder in sys.meta_path:
@@ -490,10 +525,12 @@ class _WandbHook(importlib.abc.MetaPathFinder):
                 sys.meta_path.remove(self)
             except ValueError:
                 pass
+            patch, label = _PATCHES[self.name]
             try:
-                _patch(module)
+                patch(module)
             except Exception as e:  # noqa: BLE001
-                _say_once("patch", f"cannot follow this W&B version ({e!r}); W&B is unaffected")
+                _say_once("patch " + self.name,
+                          f"cannot follow this {label} version ({e!r}); {label} is unaffected")
 
         spec.loader.exec_module = exec_module  # this spec's own loader instance
         return spec
@@ -502,7 +539,19 @@ class _WandbHook(importlib.abc.MetaPathFinder):
 def install():
     if not os.environ.get("ORRERY_RUN_DIR") and not os.environ.get("ORRERY_EVENTS"):
         return
-    if "wandb" in sys.modules:
-        _patch(sys.modules["wandb"])
-        return
-    sys.meta_path.insert(0, _WandbHook())
+    for name, (patch, label) in _PATCHES.items():
+        if name in sys.modules:
+            try:
+                patch(sys.modules[name])
+            except Exception as e:  # noqa: BLE001
+                _say_once("patch " + name, f"cannot follow this {label} version ({e!r}); {label} is unaffected")
+        else:
+            sys.meta_path.insert(0, _ImportHook(name))
+
+
+# What orrery_mlflow shares with this module.
+lock = _lock
+guarded = _guarded
+say_once = _say_once
+number = _number
+plain = _plain

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Orrery's capture of W&B calls, loaded by Python at start-up (docs/sweeps.md "W&B calls, captured").
+"""Orrery's capture of W&B and MLflow calls, loaded by Python at start-up (docs/sweeps.md "W&B calls,
+captured" and "MLflow calls, captured").
 
 Orrery puts this directory first on a command trial's PYTHONPATH (unless the spec says
 `capture: false`), so Python imports this file as `sitecustomize` when it starts. It does two
@@ -8,7 +9,8 @@ things and nothing else:
 * runs the `sitecustomize` it hides, the next one on sys.path (Debian's, a conda env's, yours),
   so the program starts exactly as it would without Orrery;
 * when ORRERY_CAPTURE=1, installs orrery_capture's import hook: nothing more happens unless the
-  program imports `wandb` (the hook then wraps a few of W&B's functions; see orrery_capture.py).
+  program imports `wandb` or `mlflow` (the hook then wraps a few of their functions; see
+  orrery_capture.py and orrery_mlflow.py).
 
 Nothing here may stop the program: every failure is one line on standard error.
 """

@@ -70,6 +70,23 @@ struct CommandSpec {
     // start their own per-GPU processes (torchrun --nproc_per_node, accelerate launch).
     enum class Launch { PerGpu, PerNode };
     Launch launch = Launch::PerGpu;
+    bool launchWritten = false;  // `launch:` is in the spec (it asks for a distributed job)
+    // `distributed_env:` whether the processes get the variables of a distributed job (RANK,
+    // WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, NODE_RANK, NNODES). Auto: only where the
+    // trial is several processes or `launch:` is written; a trial of one process gets what
+    // `python train.py` or `wandb agent` would give (many scripts take a set RANK to mean
+    // "torchrun started me"). docs/sweeps.md "Launchers".
+    enum class DistributedEnv { Auto, Always, Never };
+    DistributedEnv distributedEnv = DistributedEnv::Auto;
+    // `code:` the program's directory frozen at submission, each trial working in a directory of
+    // its own (docs/sweeps.md "Each trial in its own directory"). snapshot false: every trial runs
+    // in `workdir` itself, as before.
+    struct Code {
+        bool snapshot = true;
+        QStringList link;  // more entries to link (shared) instead of copying
+        QStringList fresh;  // more entries each trial starts without (outputs of a run)
+    };
+    Code code;
     // `capture:` W&B calls in a Python program are recorded into events.jsonl (the capture module
     // on PYTHONPATH, resources/python/orrery_capture/); false turns that off.
     bool capture = true;
@@ -94,6 +111,13 @@ struct RenderedCommand {
     QList<NodeWord> nodeWords;
     bool perNode = false;  // CommandSpec::Launch::PerNode
     bool capture = true;  // the W&B capture module goes on PYTHONPATH
+    // The processes get RANK, WORLD_SIZE, ... (CommandSpec::distributedEnv, resolved for the
+    // trial's layout); ORRERY_DISTRIBUTED says the same to the sbatch script.
+    bool distributed = false;
+    // Set where the program's directory is frozen at submission (`code.snapshot`, the default):
+    // the executor runs the trial in a directory of its own made from the sweep's snapshot
+    // (codesnapshot.h). Unset: the trial runs in `workdir` itself.
+    std::optional<CommandSpec::Code> code;
 };
 
 // Who the trial is: what the builtin placeholders and ORRERY_* variables say.
@@ -107,6 +131,12 @@ struct CommandContext {
 // (`wandb_version: 1`, then `key: {value: ...}`), named by WANDB_SWEEP_PARAM_PATH (both set by
 // sweepplan.h taskLaunch).
 inline constexpr char kWandbSweepParamsFile[] = "wandb-sweep-params.yaml";
+
+// Whether a trial of this spec runs as a distributed job (CommandSpec::distributedEnv resolved):
+// Always/Never as written; Auto when its layout is several processes or `launch:` is written.
+bool commandIsDistributed(const SweepSpec &spec);
+// The variables of a distributed job, which only such a trial's processes get.
+QStringList distributedEnvNames();
 
 // The builtin placeholders, in the order docs list them.
 QStringList commandBuiltins();

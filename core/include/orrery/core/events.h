@@ -15,7 +15,7 @@ namespace orrery::core {
 
 // Phases: where a trainer process's time went so far (docs/trainer.md "Phase timings"); its
 // numbers are in `values`, like a metrics event's, but they are not metrics.
-enum class EventKind { Start, Metrics, System, Artifact, Status, Warning, Phases, Unknown };
+enum class EventKind { Start, Metrics, System, Artifact, Status, Warning, Phases, Tags, Unknown };
 
 // One parsed line. String views point into the parser and stay valid until its next parse().
 struct Event {
@@ -31,6 +31,8 @@ struct Event {
     // start: run facts as tags, params flattened with dots ("optim.lr" → "0.0003").
     std::vector<std::pair<std::string, std::string>> runInfo;
     std::vector<std::pair<std::string, std::string>> params;
+    // tags: the run's tags, as a script set them (MLflow's set_tag, captured), flattened like params.
+    std::vector<std::pair<std::string, std::string>> tags;
     // artifact: path (relative to the run dir) and type; status: state and message.
     std::string_view path, type, state, message;
 };

@@ -11,6 +11,7 @@
 // the next tick.
 #pragma once
 
+#include "orrery/core/codesnapshot.h"
 #include "orrery/core/sweepspec.h"
 
 #include <QByteArray>
@@ -148,6 +149,12 @@ public:
     // an earlier attempt (a retry resumes from its checkpoint): launch removes its exit.json
     // before queueing, so the verdict read after this attempt ends is this attempt's.
     virtual QStringList launch(const LaunchBatch &batch) = 0;
+    // Freezes a command sweep's program directory (its `workdir`, as the rendered command names
+    // it) into <sweepDir>/code, and returns the snapshot's record (codesnapshot.h). Once per sweep:
+    // a later call finds the snapshot there and returns its record unchanged, so every batch,
+    // retry and follower of the sweep runs the code as it was at submission. Throws when the
+    // directory cannot be frozen (not there, a full disk): the submission fails, nothing queued.
+    virtual CodeSnapshot snapshotCode(const QString &sweepDir, const RenderedCommand &command) = 0;
     // The cluster's limits on what may be queued (Slurm: MaxArraySize, MaxJobCount, the user's
     // MaxSubmitJobs; asked once, then remembered). None by default: the local supervisor takes
     // any batch. May throw like the others; the runner then launches as if there were none.

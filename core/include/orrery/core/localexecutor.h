@@ -26,6 +26,8 @@ public:
     QString defaultRoot() override { return m_root; }
     QByteArray describe(const LaunchBatch &batch) override;
     QStringList launch(const LaunchBatch &batch) override;
+    // Runs the compiled-in orrery-code.sh on this machine (bash, git where the directory has it).
+    CodeSnapshot snapshotCode(const QString &sweepDir, const RenderedCommand &command) override;
     QHash<QString, TaskStatus> poll(const QStringList &taskIds) override;
     void cancel(const QStringList &taskIds) override;
     // SIGCONT then SIGKILL to each running task's process group (a stopped process dies too).

@@ -36,10 +36,12 @@ QStringList tfEventsFiles(const QList<FileEntry> &entries, const QString &listed
 // The directory the spec's `tensorboard.dir` names for a run (the run dir itself by default).
 QString tensorboardDirOf(const CommandSpec &command, const QString &runDir);
 
+// A file's sample kind by its extension: "video" (mp4, webm, mkv, mov, avi, gif, y4m), "image"
+// (png, jpg, jpeg, webp), else "file".
+QString sampleKindOf(const QString &path);
 // The sample artifacts `rules` match in a listing of the run dir: path relative to it, kind
-// "video" (mp4, webm, mkv, mov, avi, gif, y4m) or "image" (png, jpg, jpeg, webp), the step from
-// the rule's step regex (-1 without), remotePath the file on the executor's machine, its size.
-// A file two rules match is taken by the first.
+// sampleKindOf, the step from the rule's step regex (-1 without), remotePath the file on the
+// executor's machine, its size. A file two rules match is taken by the first.
 QList<Artifact> matchArtifacts(const QList<ArtifactRule> &rules, const QList<FileEntry> &entries,
                                const QString &runDir);
 

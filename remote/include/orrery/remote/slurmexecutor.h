@@ -38,6 +38,9 @@ public:
     // One remote command: the trial configs and the script travel as a tar archive on stdin,
     // and `tar -x`, removing stale exit.json files and `sbatch` run in one shell line.
     QStringList launch(const core::LaunchBatch &batch) override;
+    // One command over SSH: the script into <sweep dir>/.orrery/ and run there on the
+    // cluster's filesystem (the program's `workdir` is taken from the home directory).
+    core::CodeSnapshot snapshotCode(const QString &sweepDir, const core::RenderedCommand &command) override;
     // One squeue for all ids (by their array jobs); ids squeue no longer lists are asked of sacct
     // (one more command) where the cluster keeps accounting, else they are Unknown.
     QHash<QString, core::TaskStatus> poll(const QStringList &taskIds) override;
