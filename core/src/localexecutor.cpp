@@ -659,6 +659,23 @@ void markEnded(const SupervisedTask &t, const QString &detail, std::optional<int
     writeJson(t.id + QStringLiteral(".json"), o);
 }
 
+// In a task's child: the attempt's exit.json saying it failed and why (`reason` is plain text
+// without quotes or backslashes), unless the program left one. `cause` may be null.
+void writeFailedVerdict(const QByteArray &runDir, const char *reason, const char *cause)
+{
+    const QByteArray exitJson = runDir + "/exit.json";
+    if (::access(exitJson.constData(), F_OK) == 0)
+        return;
+    const QByteArray tmp = exitJson + ".tmp";
+    if (FILE *f = std::fopen(tmp.constData(), "w")) {
+        std::fprintf(f, "{\"state\":\"failed\",\"reason\":\"%s\"%s%s%s,\"t\":%lld}\n", reason,
+                     cause ? ",\"cause\":\"" : "", cause ? cause : "", cause ? "\"" : "",
+                     static_cast<long long>(::time(nullptr)));
+        std::fclose(f);
+        ::rename(tmp.constData(), exitJson.constData());
+    }
+}
+
 // In a task's child: runs `args` (the program looked up on PATH) in a child of its own and waits
 // for it; true when it exited 0. Its output goes where the task's does.
 bool runToEnd(std::vector<QByteArray> args, const char *what)
@@ -699,16 +716,7 @@ void runHealthCheckOrExit(const std::vector<QByteArray> &health, const QByteArra
         why = "health_check is on, and orrery-train (which runs it) was not found: install it next to "
               "orrery, or set health_check: false";
     }
-    const QByteArray exitJson = runDir + "/exit.json";
-    if (::access(exitJson.constData(), F_OK) != 0) {
-        const QByteArray tmp = exitJson + ".tmp";
-        if (FILE *f = std::fopen(tmp.constData(), "w")) {
-            std::fprintf(f, "{\"state\":\"failed\",\"reason\":\"%s\",\"cause\":\"health\",\"t\":%lld}\n", why,
-                         static_cast<long long>(::time(nullptr)));
-            std::fclose(f);
-            ::rename(tmp.constData(), exitJson.constData());
-        }
-    }
+    writeFailedVerdict(runDir, why, "health");
     ::_exit(1);
 }
 
@@ -721,6 +729,8 @@ void makeTrialWorkdirOrExit(const QByteArray &script, const QByteArray &codeDir,
         return;
     std::fprintf(stderr, "orrery: cannot make the trial's directory %s from the sweep's code %s\n",
                  workdir.constData(), codeDir.constData());
+    writeFailedVerdict(QFile::encodeName(QFileInfo(QFile::decodeName(workdir)).absolutePath()),
+                       "cannot make the trial's directory from the sweep's code (see stderr.log)", nullptr);
     ::_exit(126);
 }
 

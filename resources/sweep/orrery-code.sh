@@ -161,10 +161,19 @@ snapshot() {
         done | sort -z -n)
         shopt -u dotglob nullglob
     fi
-    local l
+    local l kept=""
     for l in "${links[@]}"; do
         [[ -e $src/$l ]] && printf '%s\0' "$l" >> "$linked"
     done
+    # One link per entry: git lists a wholly ignored directory and, for patterns such as *.bin, its
+    # files too; what lies under a linked directory is reached through it.
+    sort -z -u -o "$linked" "$linked"
+    while IFS= read -r -d '' l; do
+        [[ -n $kept && $l == "$kept"/* ]] && continue
+        kept=$l
+        printf '%s\0' "$l"
+    done < "$linked" > "$linked.kept"
+    mv -f -- "$linked.kept" "$linked"
     # The copy: reflinks where the filesystem has them, symbolic links kept as links.
     # A file that vanished meanwhile (a temporary file of a running program) is not an error;
     # any other failure (a full disk, an unreadable file) is.
