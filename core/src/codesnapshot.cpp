@@ -85,6 +85,9 @@ QList<std::pair<QString, QString>> codeSnapshotTags(const CodeSnapshot &s)
             tags.append({QStringLiteral("mlflow.source.git.branch"), s.gitBranch});
         tags.append({QStringLiteral("orrery.code.git_dirty"),
                      s.gitDirty ? QStringLiteral("true") : QStringLiteral("false")});
+    } else if (s.vcs == QLatin1String("home")) {  // nothing frozen: every entry linked
+        tags.append({QStringLiteral("orrery.code.frozen"),
+                     QStringLiteral("false (workdir is the home directory: name your project's directory)")});
     } else {
         tags.append({QStringLiteral("orrery.code.git_dirty"), QStringLiteral("unknown (no git)")});
     }

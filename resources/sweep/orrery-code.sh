@@ -17,6 +17,9 @@
 #       - Without git: top-level entries are copied smallest first while each is at most 64 MiB
 #         and the copy stays under 256 MiB; the others are linked.
 #       A directory of SRC that holds CODE (sweeps kept inside the project) is left out whole.
+#       - SRC is the home directory (a cluster's default workdir) or /: nothing is copied, every
+#         entry but the dotfiles is linked ("vcs":"home"): the trial's writes are its own, its code
+#         is not frozen.
 #       Outputs of a run, never copied nor linked: mlruns mlflow.db wandb lightning_logs outputs
 #       multirun runs out exp_output checkpoints __pycache__ .ipynb_checkpoints, and each --fresh.
 #       Each --link PATH is linked whatever the rules say.
@@ -112,7 +115,15 @@ snapshot() {
     : > "$list"
     : > "$linked"
     local commit="" branch="" dirty=false top="" kind=none
-    if top=$(git -C "$src" rev-parse --show-toplevel 2> /dev/null); then
+    # The home directory itself (a cluster's default workdir) or the root is no project: nothing
+    # is copied (dotfiles, keys), every entry is linked; the trial's writes are still its own.
+    local whole=$HOME
+    [[ -n $whole ]] && whole=$(cd -- "$whole" 2> /dev/null && pwd -P || printf '%s' "$HOME")
+    if [[ $src == "$whole" || $src == / ]]; then
+        kind=home
+        no_git_entry_limit=-1
+    fi
+    if [[ $kind == none ]] && top=$(git -C "$src" rev-parse --show-toplevel 2> /dev/null); then
         kind=git
         commit=$(git -C "$src" rev-parse -q --verify HEAD 2> /dev/null || true)
         branch=$(git -C "$src" symbolic-ref -q --short HEAD 2> /dev/null || true)
@@ -144,7 +155,7 @@ snapshot() {
         shopt -s dotglob nullglob
         # Smallest first: the code is copied before a large entry can use up the limit.
         while IFS=$'\t' read -r -d '' size name; do
-            if ((size <= no_git_entry_limit && total + size <= no_git_total_limit)); then
+            if ((no_git_entry_limit >= 0 && size <= no_git_entry_limit && total + size <= no_git_total_limit)); then
                 total=$((total + size))
                 (cd -- "$src" && find "$name" "${prune[@]}" -o \( -type f -o -type l \) -print0) >> "$list"
             else
@@ -153,10 +164,11 @@ snapshot() {
         done < <(for entry in "$src"/*; do
             name=${entry##*/}
             [[ $name == .git ]] && continue
+            [[ $kind == home && $name == .* ]] && continue  # dotfiles: keys, shell history, caches
             is_fresh "$name" && continue
             is_forced_link "$name" && continue
             [[ -f $entry || -d $entry || -L $entry ]] || continue  # sockets, fifos, devices
-            if [[ -L $entry ]]; then size=0; else size=$(du -sb -- "$entry" 2> /dev/null | cut -f1); fi
+            if [[ -L $entry || $kind == home ]]; then size=0; else size=$(du -sb -- "$entry" 2> /dev/null | cut -f1); fi
             printf '%s\t%s\0' "${size:-0}" "$name"
         done | sort -z -n)
         shopt -u dotglob nullglob

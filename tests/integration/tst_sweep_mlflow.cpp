@@ -9,6 +9,8 @@
 //   the script's own steps for every trial, the GIFs as samples at their steps, each trial's
 //   mlflow.db and exp_output in its own directory and equal to what Orrery stored, no RANK seen,
 //   and the third trial run on the code as submitted;
+// - an HF Trainer script with `--report_to mlflow` (tests/data/hf_trainer_mlflow.py), two trials at
+//   once: transformers' MLflowCallback's steps, evaluation and params in the store;
 // - `orrery runs ingest` of MLflow's own stores (mlflow.db and an mlruns file store) written by
 //   real MLflow: every point equal to MLflow's read-back (MlflowClient.get_metric_history).
 #include "remotesupport.h"
@@ -245,6 +247,56 @@ private Q_SLOTS:
         const int sweep = stage1Sweep(dir, true);
         QVERIFY(sweep > 0);
         verifyStage1(sweep);
+    }
+
+    // An HF Trainer script with report_to mlflow (transformers' MLflowCallback on accelerate's
+    // PartialState), two trials at once: its logging steps, its evaluation, its TrainingArguments as
+    // params, each trial's checkpoints and mlflow.db its own; a set LOCAL_RANK would have made
+    // PartialState initialise a process group.
+    void localHfTrainerReportsToMlflow()
+    {
+        const QString dir = m_user.filePath(QStringLiteral("hf-project"));
+        QVERIFY(QDir().mkpath(dir));
+        QVERIFY(QFile::copy(orrery::test::sourceFile(QStringLiteral("tests/data/hf_trainer_mlflow.py")),
+                            dir + QStringLiteral("/train.py")));
+        QFile f(dir + QStringLiteral("/sweep.yaml"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("name: hf-lr\ncommand: [" + orrery::test::yamlQuoted(orrery::test::venvPython()) +
+                ", train.py, --output_dir, out, --report_to, mlflow, --max_steps, \"10\", --logging_steps, "
+                "\"2\", "
+                "--save_steps, \"5\", --per_device_train_batch_size, \"4\", --use_cpu, \"true\", "
+                "--learning_rate, "
+                "\"{{lr}}\"]\n"
+                "method: grid\nmetric: {name: eval_loss, goal: minimize}\n"
+                "parameters:\n  lr: {values: [0.001, 0.003]}\nmax_concurrent: 2\n");
+        f.close();
+        const Result submit = orrery(
+            {QStringLiteral("sweep"), QStringLiteral("submit"), f.fileName(), QStringLiteral("--watch")},
+            400'000);
+        QVERIFY2(submit.code == 0, qPrintable(submit.out.right(3000) + submit.err.right(3000)));
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const QList<Sweep> sweeps = store->sweeps();
+        const QList<Trial> trials = store->trials(sweeps.back().id);
+        QCOMPARE(trials.size(), 2);
+        for (const Trial &t : trials) {
+            QVERIFY2(t.state == QStringLiteral("completed"),
+                     qPrintable(QString::fromUtf8(
+                         readAll(QDir(t.runDir).filePath(QStringLiteral("stderr.log"))).right(3000))));
+            QList<qint64> steps;
+            for (const MetricPoint &p : store->allPoints(t.runId, QStringLiteral("loss")))
+                steps << p.step;
+            QCOMPARE(steps, (QList<qint64>{2, 4, 6, 8, 10}));
+            QCOMPARE(store->allPoints(t.runId, QStringLiteral("eval_loss")).size(), std::size_t(1));
+            QCOMPARE(store->allPoints(t.runId, QStringLiteral("eval_loss")).front().step, 10);
+            const RunDetails d = store->details(t.runId);
+            QCOMPARE(d.params.value(QStringLiteral("learning_rate")).toDouble(),
+                     d.params.value(QStringLiteral("lr")).toDouble());
+            QVERIFY(d.run.status == RunStatus::Finished);
+            const QString work = QDir(t.runDir).filePath(QStringLiteral("work"));
+            QVERIFY(QFileInfo::exists(work + QStringLiteral("/mlflow.db")));
+            QVERIFY(QFileInfo::exists(work + QStringLiteral("/out/checkpoint-10")));
+        }
+        QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/out")));
     }
 
     // `runs ingest` of MLflow's own stores: each point equal to MLflow's read-back.

@@ -23,6 +23,8 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 using namespace orrery::core;
@@ -200,6 +202,28 @@ private Q_SLOTS:
         const auto tags = codeSnapshotTags(s);
         QVERIFY(tags.contains(
             std::pair{QStringLiteral("orrery.code.git_dirty"), QStringLiteral("unknown (no git)")}));
+    }
+
+    // The home directory as workdir (a cluster's default): nothing copied (no dotfiles, no keys),
+    // every other entry linked, so the trial's writes are still its own.
+    void theHomeDirectoryIsLinkedNotCopied()
+    {
+        const QString home = path(QStringLiteral("home"));
+        write(home + QStringLiteral("/.ssh/id_ed25519"), "secret");
+        write(home + QStringLiteral("/train.py"), "print(1)\n");
+        write(home + QStringLiteral("/proj/x.py"), "pass\n");
+        const QByteArray before = qgetenv("HOME");
+        qputenv("HOME", QFile::encodeName(home));
+        const QString sweepDir = home + QStringLiteral("/runs/exp/s");
+        const CodeSnapshot s = m_executor.snapshotCode(sweepDir, commandIn(home));
+        qputenv("HOME", before);
+        QCOMPARE(s.vcs, QStringLiteral("home"));
+        QCOMPARE(s.files, 0);
+        QCOMPARE(s.linked, (QStringList{QStringLiteral("proj"), QStringLiteral("train.py")}));
+        QVERIFY(!QFileInfo::exists(codeSnapshotDir(sweepDir) + QStringLiteral("/.ssh")));
+        const auto tags = codeSnapshotTags(s);
+        QVERIFY(std::any_of(tags.cbegin(), tags.cend(),
+                            [](const auto &t) { return t.first == QStringLiteral("orrery.code.frozen"); }));
     }
 
     // A directory that is not there fails the submission with the reason; nothing is left.

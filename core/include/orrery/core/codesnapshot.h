@@ -23,7 +23,7 @@ namespace orrery::core {
 struct CodeSnapshot {
     QString source;  // the directory frozen (absolute, on the executor's machine)
     qint64 files = 0, bytes = 0;  // copied
-    QString vcs;  // "git" or "none"
+    QString vcs;  // "git", "none", or "home" (workdir is the home directory: nothing frozen, all linked)
     QString gitCommit, gitBranch, gitRoot;  // empty without git (a commit: none before the first)
     bool gitDirty = false;  // changes or untracked files beside the commit
     QString diffPath;  // `git diff HEAD` of the repository, kept beside the snapshot; may be empty
