@@ -11,6 +11,8 @@
 //   and the third trial run on the code as submitted;
 // - an HF Trainer script with `--report_to mlflow` (tests/data/hf_trainer_mlflow.py), two trials at
 //   once: transformers' MLflowCallback's steps, evaluation and params in the store;
+// - the other fluent calls (params, tags, text, a figure, log_image by key and step) and
+//   Lightning's MLFlowLogger (tests/data/mlflow_calls.py);
 // - `orrery runs ingest` of MLflow's own stores (mlflow.db and an mlruns file store) written by
 //   real MLflow: every point equal to MLflow's read-back (MlflowClient.get_metric_history).
 #include "remotesupport.h"
@@ -297,6 +299,57 @@ private Q_SLOTS:
             QVERIFY(QFileInfo::exists(work + QStringLiteral("/out/checkpoint-10")));
         }
         QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/out")));
+    }
+
+    // The fluent calls beside the metrics (params, tags, text, a matplotlib figure, log_image with
+    // a key and step, which MLflow writes from its own thread) and Lightning's MLFlowLogger (its own
+    // MlflowClient, log_batch): tests/data/mlflow_calls.py, one trial each, at once.
+    void localMlflowCallsAndLightningsLogger()
+    {
+        const QString dir = m_user.filePath(QStringLiteral("calls-project"));
+        QVERIFY(QDir().mkpath(dir));
+        QVERIFY(QFile::copy(orrery::test::sourceFile(QStringLiteral("tests/data/mlflow_calls.py")),
+                            dir + QStringLiteral("/calls.py")));
+        QFile f(dir + QStringLiteral("/sweep.yaml"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("name: calls\ncommand: [" + orrery::test::yamlQuoted(orrery::test::venvPython()) +
+                ", calls.py, \"{{mode}}\"]\nmethod: grid\n"
+                "parameters:\n  mode: {values: [fluent, lightning]}\nmax_concurrent: 2\n");
+        f.close();
+        const Result submit = orrery(
+            {QStringLiteral("sweep"), QStringLiteral("submit"), f.fileName(), QStringLiteral("--watch")},
+            300'000);
+        QVERIFY2(submit.code == 0, qPrintable(submit.out.right(3000) + submit.err.right(3000)));
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const QList<Trial> trials = store->trials(store->sweeps().back().id);
+        QCOMPARE(trials.size(), 2);
+        const auto steps = [&](RunId run, const QString &key) {
+            QList<qint64> out;
+            for (const MetricPoint &p : store->allPoints(run, key))
+                out << p.step;
+            return out;
+        };
+        // fluent
+        const RunDetails d = store->details(trials[0].runId);
+        QCOMPARE(trials[0].state, QStringLiteral("completed"));
+        QCOMPARE(steps(trials[0].runId, QStringLiteral("loss")), (QList<qint64>{0, 1, 2, 3, 4}));
+        QCOMPARE(d.params.value(QStringLiteral("width")), QStringLiteral("64"));
+        QCOMPARE(d.tags.value(QStringLiteral("team")), QStringLiteral("video"));
+        QMap<QString, qint64> images;
+        bool text = false;
+        for (const Artifact &a : d.artifacts) {
+            QVERIFY2(QFileInfo(QDir(trials[0].runDir).filePath(a.path)).size() > 0, qPrintable(a.path));
+            if (a.kind == QStringLiteral("image"))
+                images.insert(QFileInfo(a.path).fileName().section(QLatin1Char('+'), 0, 0), a.step);
+            text = text || a.path == QStringLiteral("mlflow/notes/readme.txt");
+        }
+        QCOMPARE(images.value(QStringLiteral("sample")), 3);  // log_image(key=, step=3)
+        QCOMPARE(images.value(QStringLiteral("curve.png")), 4);  // log_figure: the last step logged
+        QCOMPARE(images.value(QStringLiteral("first.png")), 4);
+        QVERIFY(text);
+        // Lightning's MLFlowLogger
+        QCOMPARE(trials[1].state, QStringLiteral("completed"));
+        QCOMPARE(steps(trials[1].runId, QStringLiteral("train_loss")), (QList<qint64>{0, 1, 2, 3}));
     }
 
     // `runs ingest` of MLflow's own stores: each point equal to MLflow's read-back.
