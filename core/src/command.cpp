@@ -257,6 +257,7 @@ RenderedCommand renderCommand(const SweepSpec &spec, const TrialParams &params, 
         out.env.append({QStringLiteral("ORRERY_CAPTURE"), QStringLiteral("1")});
     for (const auto &[key, value] : params)
         out.env.append({paramEnvName(key), formatParamValue(value)});
+    out.env.append(c.env);  // the spec's own `env:`, after Orrery's (whose names it cannot take)
 
     out.workdir = c.workdir;
     const QString specDir = QFileInfo(spec.file).absolutePath();

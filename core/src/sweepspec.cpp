@@ -184,7 +184,7 @@ const QStringList kTopLevel{QStringLiteral("name"),         QStringLiteral("expe
                             QStringLiteral("launch"),       QStringLiteral("capture"),
                             QStringLiteral("tensorboard"),  QStringLiteral("artifacts"),
                             QStringLiteral("health_check"), QStringLiteral("distributed_env"),
-                            QStringLiteral("code")};
+                            QStringLiteral("code"),         QStringLiteral("env")};
 // Orrery's keys for hangs and notifications (docs/sweeps.md "Resilient sweeps"), kept apart
 // from kTopLevel so that each resilience key's block stays its own.
 const QStringList kHangAndNotifyKeys{QStringLiteral("hang_timeout"), QStringLiteral("notify")};
@@ -935,6 +935,47 @@ public:
         }
     }
 
+    // `env: {NAME: value, ...}` (command.h CommandSpec::env): names as a shell would take them,
+    // none of Orrery's own (ORRERY_*, the distributed variables: distributed_env says those).
+    void parseEnv(const YAML::Node &n, CommandSpec &c)
+    {
+        if (!n)
+            return;
+        if (!n.IsMap()) {
+            error(n, QStringLiteral("env: expected a mapping of variables, e.g. {WANDB_MODE: offline}"));
+            return;
+        }
+        static const QRegularExpression name(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
+        for (const auto &item : n) {
+            const QString key = QString::fromStdString(item.first.Scalar());
+            if (!name.match(key).hasMatch()) {
+                error(item.first,
+                      QStringLiteral("env: %1 is not a variable name (letters, digits, _)").arg(quoted(key)));
+                continue;
+            }
+            if (key.startsWith(QLatin1String("ORRERY_")) || distributedEnvNames().contains(key)) {
+                error(item.first,
+                      QStringLiteral("env: %1 is Orrery's to set%2")
+                          .arg(key,
+                               key.startsWith(QLatin1String("ORRERY_"))
+                                   ? QString()
+                                   : QStringLiteral(" (distributed_env: always gives a trial all of them)")));
+                continue;
+            }
+            if (!item.second.IsScalar()) {
+                error(item.second,
+                      QStringLiteral("env: %1: expected one value (text, a number, true or false)").arg(key));
+                continue;
+            }
+            const QString value = QString::fromStdString(item.second.Scalar());
+            if (value.contains(QChar(0))) {
+                error(item.second, QStringLiteral("env: %1: a value cannot hold a NUL byte").arg(key));
+                continue;
+            }
+            c.env.append({key, value});
+        }
+    }
+
     // `code: {snapshot: bool, link: [names], fresh: [names]}` (command.h CommandSpec::Code).
     void parseCode(const YAML::Node &n, CommandSpec &c)
     {
@@ -979,7 +1020,7 @@ public:
     // `command`, `workdir` and `metrics`: a program of the user's (command.h).
     void parseCommand(const YAML::Node &root, SweepSpec &spec)
     {
-        for (const char *key : {"launch", "capture", "distributed_env", "code"})
+        for (const char *key : {"launch", "capture", "distributed_env", "code", "env"})
             if (root[key] && !m_command)
                 error(
                     root[key],
@@ -1083,6 +1124,7 @@ public:
                           .arg(quoted(*t)));
         }
         parseCode(root["code"], c);
+        parseEnv(root["env"], c);
         if (const YAML::Node cap = root["capture"]) {
             if (!cap.IsScalar() || (cap.Scalar() != "true" && cap.Scalar() != "false"))
                 error(cap, QStringLiteral("capture: expected true or false"));

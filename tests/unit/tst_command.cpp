@@ -165,6 +165,23 @@ private Q_SLOTS:
             QCOMPARE(env(c, name), QStringLiteral("<unset>"));
     }
 
+    // `env:` values reach the program as they are written, after Orrery's own, never through a
+    // shell (docs/sweeps.md "Any training command").
+    void specEnvIsAppendedAsData()
+    {
+        const SweepSpec s =
+            spec("command: [python, train.py]\nmethod: grid\nparameters:\n  a: {value: 1}\n"
+                 "env:\n  WANDB_MODE: offline\n  HOSTILE: \"$(touch /tmp/orrery-pwned) `id`\"\n"
+                 "  N: 3\n");
+        const RenderedCommand c =
+            renderCommand(s, {{QStringLiteral("a"), QVariant(1)}},
+                          {QStringLiteral("/r/0"), QStringLiteral("sw"), QStringLiteral("ex"), 0, 0});
+        QCOMPARE(env(c, QStringLiteral("WANDB_MODE")), QStringLiteral("offline"));
+        QCOMPARE(env(c, QStringLiteral("HOSTILE")), QStringLiteral("$(touch /tmp/orrery-pwned) `id`"));
+        QCOMPARE(env(c, QStringLiteral("N")), QStringLiteral("3"));
+        QCOMPARE(c.env.back().first, QStringLiteral("N"));  // after Orrery's own
+    }
+
     void wandbMacrosExpandAsWandbDoes()
     {
         const SweepSpec s =

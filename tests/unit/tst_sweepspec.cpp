@@ -291,6 +291,26 @@ retries: 2
         row("code-unknown-key",
             "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\ncode: {copy: true}\n", 5,
             "copy");
+        row("env-not-a-mapping",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\nenv: "
+            "[WANDB_MODE=offline]\n",
+            5, "env: expected a mapping of variables");
+        row("env-bad-name",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\nenv:\n  \"A-B\": x\n", 6,
+            "env: 'A-B' is not a variable name");
+        row("env-orrerys-own",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\nenv:\n  ORRERY_RUN_DIR: "
+            "/x\n",
+            6, "env: ORRERY_RUN_DIR is Orrery's to set");
+        row("env-a-distributed-variable",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\nenv:\n  RANK: \"0\"\n", 6,
+            "distributed_env: always gives a trial all of them");
+        row("env-a-list-value",
+            "command: [python, t.py]\nmethod: grid\nparameters:\n  a: {value: 1}\nenv:\n  X: [1, 2]\n", 6,
+            "env: X: expected one value");
+        row("env-without-a-command",
+            "method: grid\nenv: {WANDB_MODE: offline}\nparameters:\n  optim.lr: {value: 1e-4}\n", 2,
+            "`env` goes with a `command`");
         row("launch-without-a-command",
             "method: grid\nlaunch: per_node\nparameters:\n  optim.lr: {value: 1e-4}\n", 2,
             "`launch` goes with a `command`");

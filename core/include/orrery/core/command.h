@@ -78,6 +78,9 @@ struct CommandSpec {
     // "torchrun started me"). docs/sweeps.md "Launchers".
     enum class DistributedEnv { Auto, Always, Never };
     DistributedEnv distributedEnv = DistributedEnv::Auto;
+    // `env:` variables of the user's own for every process of a trial (WANDB_MODE: offline),
+    // in spec order. Values are data: each one environment value, never read by a shell.
+    QList<std::pair<QString, QString>> env;
     // `code:` the program's directory frozen at submission, each trial working in a directory of
     // its own (docs/sweeps.md "Each trial in its own directory"). snapshot false: every trial runs
     // in `workdir` itself, as before.
@@ -105,7 +108,7 @@ struct NodeWord {
 // What a command trial runs: its argv and environment, and where. Built by renderCommand.
 struct RenderedCommand {
     QStringList argv;  // node-time placeholders shown as {{name}} (fillNodeWords fills them)
-    QList<std::pair<QString, QString>> env;  // ORRERY_* variables, in a fixed order
+    QList<std::pair<QString, QString>> env;  // ORRERY_* variables in a fixed order, then the spec's `env:`
     QString workdir;  // as written in the spec (a cluster resolves it against the home directory)
     QString localWorkdir;  // absolute: where it runs on this machine
     QList<NodeWord> nodeWords;
