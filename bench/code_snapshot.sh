@@ -51,7 +51,7 @@ t2=$(date +%s%N)
 # the trial's directory adds (its directories and links).
 project=$(du -sb --exclude=data "$proj" | cut -f1)
 data=$(du -sb --apparent-size "$proj/data" | cut -f1)
-snapshot=$(du -scb "$work/sweep/code" "$work/sweep/code.diff" | tail -1 | cut -f1)
+snapshot=$(du -sb "$work/sweep/code" | cut -f1)  # the diff is kept inside it
 sweep=$(du -sb "$work/sweep" | cut -f1)
 awk -v p="$project" -v d="$data" -v s="$snapshot" -v w="$sweep" -v t0="$t0" -v t1="$t1" -v t2="$t2" 'BEGIN {
   printf "project (without data): %.0f MB; data: %.1f GB (linked, never read)\n", p / 1e6, d / 1e9

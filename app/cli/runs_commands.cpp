@@ -779,9 +779,12 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
     const QCommandLineOption &json = opt.json, &quiet = opt.quiet;
     QStringList runDirs, mlflowStores;
     for (const QString &root : p.positionalArguments()) {
-        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store): its runs.
+        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store): its
+        // runs, and Orrery's run directories under the same directory as well.
         if (const auto store = findMlflowStore(root)) {
             mlflowStores << *store;
+            if (QFileInfo(root).isDir())
+                runDirs += findRunDirectories(root);
             continue;
         }
         if (!QFileInfo(root).isDir()) {

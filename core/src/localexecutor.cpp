@@ -405,7 +405,8 @@ namespace {
 // (remote/batchread.cpp's lister has the same rule).
 bool isFrozenCodeFile(const QString &relative, const QString &absolute)
 {
-    if (!relative.startsWith(trialWorkDirName() + QLatin1Char('/')))
+    if (!relative.startsWith(trialWorkDirName() + QLatin1Char('/')) &&
+        !relative.startsWith(trialWorkDirName() + QLatin1String(".tmp.")))  // a view cut short
         return false;
     struct stat st { };
     return ::lstat(QFile::encodeName(absolute).constData(), &st) == 0 && st.st_nlink > 1;
@@ -564,7 +565,11 @@ std::vector<RankLaunch> commandRanks(const SupervisedTask &t)
             r.env.emplace_back("NNODES", QByteArray::number(std::max(1, t.nodes)));
         }
         if (!t.pythonPath.isEmpty()) {
-            const QByteArray before = qgetenv("PYTHONPATH");
+            // Before the spec's own PYTHONPATH (`env:`), else the one this process was given.
+            QByteArray before = qgetenv("PYTHONPATH");
+            for (const auto &[name, value] : t.env)
+                if (name == QLatin1String("PYTHONPATH"))
+                    before = value.toUtf8();
             r.env.emplace_back("PYTHONPATH",
                                QFile::encodeName(t.pythonPath) +
                                    (before.isEmpty() ? QByteArray() : ':' + before));

@@ -316,8 +316,10 @@ MlflowImport importMlflowRuns(TrackingStore &store, const MlflowStore &mlflow)
         out.points += points.size();
         if (!r.artifactDir.isEmpty()) {
             QDirIterator it(r.artifactDir, QDir::Files, QDirIterator::Subdirectories);
-            const QRegularExpression stepIn(QStringLiteral("\\+step\\+(\\d+)\\+|step[-_=]?(\\d+)"),
-                                            QRegularExpression::CaseInsensitiveOption);
+            // As the capture reads a step from a name: log_image's +step+N+ first, then step-N.
+            static const QRegularExpression imageStep(QStringLiteral("\\+step\\+(\\d+)\\+"));
+            static const QRegularExpression nameStep(QStringLiteral("(?:global_)?step[-_=]?(\\d+)"),
+                                                     QRegularExpression::CaseInsensitiveOption);
             while (it.hasNext()) {
                 const QString file = it.next();
                 const QString kind = sampleKindOf(file);
@@ -326,9 +328,11 @@ MlflowImport importMlflowRuns(TrackingStore &store, const MlflowStore &mlflow)
                 Artifact a;
                 a.path = QDir(r.runDir).relativeFilePath(file);
                 a.kind = kind;
-                const auto m = stepIn.match(QFileInfo(file).fileName());
-                a.step = m.hasMatch() ? (m.captured(1).isEmpty() ? m.captured(2) : m.captured(1)).toLongLong()
-                                      : -1;
+                const QString name = QFileInfo(file).fileName();
+                QRegularExpressionMatch m = imageStep.match(name);
+                if (!m.hasMatch())
+                    m = nameStep.match(name);
+                a.step = m.hasMatch() ? m.captured(1).toLongLong() : -1;
                 a.remotePath = a.localPath = file;
                 a.size = QFileInfo(file).size();
                 store.addArtifact(*id, a);

@@ -301,6 +301,10 @@ struct SweepRunner::Impl {
             limitWhy.isEmpty() ? QString() : QStringLiteral("waiting for room under %1").arg(limitWhy);
         qsizetype launched = batch.tasks.size();
         try {
+            // A sweep made before code snapshots, or whose first snapshot failed, gets one now: its
+            // tasks' directories are made from it.
+            if (!batch.tasks.isEmpty())
+                codeSnapshot(sweep, spec);
             if (!batch.tasks.isEmpty())
                 ids = executor.launch(batch);
             if (ids.size() != batch.tasks.size())

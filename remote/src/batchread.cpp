@@ -31,7 +31,7 @@ sub ls_ {
         if (-d _) { ls_($p, $q, $depth + 1, $max, $l) if $depth + 1 < 8; }
         elsif (-f _) {
             # a hard link of the sweep's frozen code in a trial's work/ (core/codesnapshot.h)
-            next if (stat _)[3] > 1 && $q =~ m{^work/};
+            next if (stat _)[3] > 1 && $q =~ m{^work(?:/|\.tmp\.)};
             push @$l, (-s _) . " $q\0";
         }
     }

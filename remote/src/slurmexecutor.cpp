@@ -357,6 +357,8 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
 core::CodeSnapshot SlurmExecutor::snapshotCode(const QString &sweepDir, const core::RenderedCommand &command)
 {
     // (umask 077 && mkdir .orrery && cat > script) && cd ~ && bash script snapshot WORKDIR CODE ...
+    if (!QDir::isAbsolutePath(sweepDir))
+        refuse(QStringLiteral("%1: the sweep directory %2 is not absolute").arg(m_profile.name, sweepDir));
     const QByteArray dir = QDir::cleanPath(sweepDir).toUtf8();
     const QByteArray script = core::codeScriptPath(QString::fromUtf8(dir)).toUtf8();
     QList<QByteArray> snapshot{"bash", script, "snapshot",

@@ -30,6 +30,11 @@ def fluent():
         mlflow.log_figure(fig, "plots/curve.png")
         mlflow.log_image(np.full((8, 8, 3), 200, dtype=np.uint8), key="sample", step=3)
         mlflow.log_image(np.zeros((8, 8, 3), dtype=np.uint8), artifact_file="static/first.png")
+        for epoch in range(2):  # the same file saved again each epoch, logged each time
+            fig.savefig("pred.png")
+            with open("pred.png", "ab") as f:
+                f.write(f"epoch {epoch}".encode())
+            mlflow.log_artifact("pred.png", "epochs")
 
 
 def lightning():

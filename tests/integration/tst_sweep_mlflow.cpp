@@ -347,6 +347,11 @@ private Q_SLOTS:
         QCOMPARE(images.value(QStringLiteral("curve.png")), 4);  // log_figure: the last step logged
         QCOMPARE(images.value(QStringLiteral("first.png")), 4);
         QVERIFY(text);
+        // pred.png saved again after it was logged: each logged copy keeps what it was then.
+        QVERIFY(readAll(QDir(trials[0].runDir).filePath(QStringLiteral("mlflow/epochs/pred.png")))
+                    .endsWith("epoch 0"));
+        QVERIFY(readAll(QDir(trials[0].runDir).filePath(QStringLiteral("mlflow/epochs/pred-1.png")))
+                    .endsWith("epoch 1"));
         // Lightning's MLFlowLogger
         QCOMPARE(trials[1].state, QStringLiteral("completed"));
         QCOMPARE(steps(trials[1].runId, QStringLiteral("train_loss")), (QList<qint64>{0, 1, 2, 3}));

@@ -176,6 +176,53 @@ private Q_SLOTS:
                               QStringLiteral("work/out/ckpt.pt")}));
     }
 
+    // What review and real repositories found: git lists an ignored directory and its files, and
+    // a sibling name can sort between them (weights/, weights-fp16.bin, weights/shards/a.bin):
+    // one link each, none made through another into the source; a submodule is linked (cp would
+    // refuse its directory); tracked code in a directory named like an output (src/runs) is
+    // copied; a sweep directory with a quote and a semicolon in its name is a path, not code.
+    void linksAreOnePerEntryAndNamesAreData()
+    {
+        const QString project = path(QStringLiteral("tricky"));
+        const QString lib = path(QStringLiteral("tricky-lib"));
+        write(lib + QStringLiteral("/l.py"), "pass\n");
+        QVERIFY(git(lib, {QStringLiteral("init"), QStringLiteral("-q")}));
+        QVERIFY(git(lib, {QStringLiteral("add"), QStringLiteral(".")}));
+        QVERIFY(
+            git(lib,
+                {QStringLiteral("commit"), QStringLiteral("-q"), QStringLiteral("-m"), QStringLiteral("l")}));
+        write(project + QStringLiteral("/.gitignore"), "*.bin\n");
+        write(project + QStringLiteral("/src/runs/__init__.py"), "code\n");
+        write(project + QStringLiteral("/weights/shards/a.bin"), "a");
+        write(project + QStringLiteral("/weights/model.bin"), "m");
+        write(project + QStringLiteral("/weights-fp16.bin"), "w");
+        QVERIFY(git(project, {QStringLiteral("init"), QStringLiteral("-q")}));
+        QVERIFY(git(project,
+                    {QStringLiteral("-c"), QStringLiteral("protocol.file.allow=always"),
+                     QStringLiteral("submodule"), QStringLiteral("-q"), QStringLiteral("add"), lib,
+                     QStringLiteral("third/lib")}));
+        QVERIFY(git(project, {QStringLiteral("add"), QStringLiteral(".gitignore"), QStringLiteral("src")}));
+        QVERIFY(
+            git(project,
+                {QStringLiteral("commit"), QStringLiteral("-q"), QStringLiteral("-m"), QStringLiteral("i")}));
+        const QString canary = path(QStringLiteral("PWNED"));
+        const QString sweepDir = path(QStringLiteral("runs/exp/it'x; touch %1; '").arg(canary));
+        const CodeSnapshot s = m_executor.snapshotCode(sweepDir, commandIn(project));
+        QCOMPARE(s.linked,
+                 (QStringList{QStringLiteral("third/lib"), QStringLiteral("weights"),
+                              QStringLiteral("weights-fp16.bin")}));
+        QCOMPARE(read(codeSnapshotDir(sweepDir) + QStringLiteral("/src/runs/__init__.py")),
+                 QByteArray("code\n"));
+        QVERIFY(makeView(sweepDir, sweepDir + QStringLiteral("/0")));
+        const QString work = trialWorkDir(sweepDir + QStringLiteral("/0"));
+        QCOMPARE(read(work + QStringLiteral("/weights/shards/a.bin")), QByteArray("a"));
+        QVERIFY(QFileInfo(work + QStringLiteral("/third/lib")).isSymLink());
+        QCOMPARE(QDir(project + QStringLiteral("/weights/shards"))
+                     .entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+                 QStringList{QStringLiteral("a.bin")});  // nothing made inside the source
+        QVERIFY(!QFileInfo::exists(canary));
+    }
+
     // Without git: every small entry is copied, a large one (a dataset) is linked; sockets and
     // the sweeps' own directory inside the project are left out.
     void aPlainDirectoryCopiesItsSmallEntriesAndLinksTheLargeOnes()

@@ -17,8 +17,8 @@ would), then records a copy through orrery_events.Run (rank 0 only):
                                 step lower than the current one is dropped, as W&B drops it.
                                 Nested dicts become "a/b" names. Numbers (int, float, bool, numpy
                                 and 0-d torch values) are kept; wandb.Video and wandb.Image become
-                                `artifact` events (the media file W&B wrote, linked or copied into
-                                the run dir's media/); other values (tables, histograms, text)
+                                `artifact` events (the media file W&B wrote, copied into the run
+                                dir's media/); other values (tables, histograms, text)
                                 are counted and reported in one warning at the end.
   run.summary[...] = v, .update the values, as metrics at the last row's step
   wandb.config.update / [k] = v params set after init, in another `start` event
@@ -238,7 +238,7 @@ def _safe_name(name):
 
 
 def _place_media(rec, key, value, kind, step):
-    """Links (else copies) the file W&B wrote for a Video/Image into <run dir>/media/."""
+    """Copies the file W&B was given or wrote for a Video/Image into <run dir>/media/."""
     source = getattr(value, "_path", None)
     if not source or not os.path.isfile(source):
         rec.ignore(key, value)  # W&B made no file of it (e.g. an encoder missing)
@@ -249,10 +249,9 @@ def _place_media(rec, key, value, kind, step):
     relative = os.path.join("media", f"{_safe_name(key)}-step-{step}-{rec.media}{ext}")
     target = os.path.join(rec.events.run_dir, relative)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
+    # A copy, never a hard link: a script that writes the same file again (one sample.mp4 each
+    # epoch) rewrites its inode, which would change every earlier sample.
+    shutil.copyfile(source, target)
     rec.events.artifact(relative, step=step, kind=kind)
 
 

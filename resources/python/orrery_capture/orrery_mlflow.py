@@ -15,11 +15,12 @@ MLflow's own method, whose result and errors reach the program as they would:
   log_param, log_batch(params=)    a `start` event with the params
   set_tag, log_batch(tags=)        a `tags` event (MLflow's own mlflow.* tags are left out)
   log_artifact(s), and what is     videos (gif, mp4, webm, ...) and images (png, jpg, webp) are
-  built on it (log_dict, log_text, linked or copied into <run dir>/mlflow/<artifact path>/ as a
+  built on it (log_dict, log_text, copied into <run dir>/mlflow/<artifact path>/ as a
   log_figure, log_image)           `video`/`image` artifact at the step in the file name (log_image's
                                    `+step+N+`, or step-N / step_N / stepN) or the last step logged;
                                    other files up to 1 MiB (a config from log_dict) as `file`
-  set_terminated (end_run)         a `status` event: FINISHED completed, FAILED or KILLED failed
+  set_terminated (end_run)         a `status` event: FINISHED completed, FAILED or KILLED failed,
+                                   for the run the trial's metrics went to (not a nested one)
 
 Nothing here may break the program or an MLflow call: each recording runs under orrery_capture's
 guard (a failure is one line on standard error, once).
@@ -37,7 +38,9 @@ _IMAGE = {".png", ".jpg", ".jpeg", ".webp"}
 _SMALL_FILE = 1 << 20  # other artifacts are copied up to this size (a config, a report)
 _STEP_IN_NAME = (re.compile(r"\+step\+(\d+)\+"), re.compile(r"(?:global_)?step[-_=]?(\d+)", re.IGNORECASE))
 
-_state = {"last_step": None, "files": 0}
+# last_step: where a sample without a step in its name goes; run: the MLflow run the trial's metrics
+# go to (the first one logged to), whose end is the trial's.
+_state = {"last_step": None, "files": 0, "run": None}
 _local = threading.local()
 
 
@@ -58,8 +61,10 @@ def _safe_part(part):
 
 
 @_capture.guarded("mlflow metrics")
-def _record_metrics(metrics):
+def _record_metrics(metrics, run_id=None):
     """metrics: (key, value, timestamp ms or None, step or None) tuples, as MLflow got them."""
+    if _state["run"] is None and run_id is not None:
+        _state["run"] = run_id
     by_row = {}
     for key, value, timestamp, step in metrics:
         number = _capture.number(value)
@@ -96,6 +101,11 @@ def _record_tags(tags):
 
 @_capture.guarded("mlflow artifacts")
 def _record_file(local_path, artifact_path, step=None):
+    with _capture.lock:  # the name chosen, the copy and its event, one thread at a time
+        _record_file_locked(local_path, artifact_path, step)
+
+
+def _record_file_locked(local_path, artifact_path, step):
     if not os.path.isfile(local_path):
         return
     name = os.path.basename(local_path)
@@ -117,12 +127,10 @@ def _record_file(local_path, artifact_path, step=None):
         relative = f"{stem}-{_state['files']}{suffix}"
         target = os.path.join(events.run_dir, relative)
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    try:
-        os.link(local_path, target)
-    except OSError:
-        shutil.copyfile(local_path, target)
-    with _capture.lock:
-        events.artifact(relative, step=_step_of(name) if step is None else step, kind=kind)
+    # A copy, never a hard link: a script that saves the same file again (plt.savefig("pred.png")
+    # each epoch) rewrites its inode, which would change every earlier sample.
+    shutil.copyfile(local_path, target)
+    events.artifact(relative, step=_step_of(name) if step is None else step, kind=kind)
 
 
 @_capture.guarded("mlflow artifacts")
@@ -152,7 +160,10 @@ def _record_image(artifact_file, image):
 
 
 @_capture.guarded("mlflow end_run")
-def _record_status(status):
+def _record_status(run_id, status):
+    # The run the trial logs to ends, not a nested one or an old run a script cleans up.
+    if _state["run"] is not None and run_id != _state["run"]:
+        return
     status = str(status or "FINISHED").upper()
     state = "completed" if status == "FINISHED" else "failed" if status in ("FAILED", "KILLED") else None
     if state is None:
@@ -200,7 +211,8 @@ def patch(mlflow):
     cls = tracking_client.MlflowClient
     # Arguments after self: (run_id, ...), as MLflow 2.x and 3.x name them.
     _wrap(cls, "log_metric", lambda *a, **k: _record_metrics(
-        [(_arg(a, k, 1, "key"), _arg(a, k, 2, "value"), _arg(a, k, 3, "timestamp"), _arg(a, k, 4, "step"))]))
+        [(_arg(a, k, 1, "key"), _arg(a, k, 2, "value"), _arg(a, k, 3, "timestamp"), _arg(a, k, 4, "step"))],
+        _arg(a, k, 0, "run_id")))
     _wrap(cls, "log_batch", _log_batch)
     _wrap(cls, "log_param", lambda *a, **k: _record_params([(_arg(a, k, 1, "key"), _arg(a, k, 2, "value"))]))
     _wrap(cls, "set_tag", lambda *a, **k: _record_tags([(_arg(a, k, 1, "key"), _arg(a, k, 2, "value"))]))
@@ -208,7 +220,7 @@ def patch(mlflow):
         os.fspath(_arg(a, k, 1, "local_path")), _arg(a, k, 2, "artifact_path")))
     _wrap(cls, "log_artifacts", lambda *a, **k: _record_dir(
         os.fspath(_arg(a, k, 1, "local_dir")), _arg(a, k, 2, "artifact_path")))
-    _wrap(cls, "set_terminated", lambda *a, **k: _record_status(_arg(a, k, 1, "status")))
+    _wrap(cls, "set_terminated", lambda *a, **k: _record_status(_arg(a, k, 0, "run_id"), _arg(a, k, 1, "status")))
     if "_log_artifact_async_helper" in vars(cls):
         real_async = vars(cls)["_log_artifact_async_helper"]
 
@@ -220,11 +232,12 @@ def patch(mlflow):
 
 
 def _log_batch(*args, **kwargs):
+    run_id = _arg(args, kwargs, 0, "run_id")
     metrics = _arg(args, kwargs, 1, "metrics", ()) or ()
     params = _arg(args, kwargs, 2, "params", ()) or ()
     tags = _arg(args, kwargs, 3, "tags", ()) or ()
     if metrics:
-        _record_metrics([(m.key, m.value, m.timestamp, m.step) for m in metrics])
+        _record_metrics([(m.key, m.value, m.timestamp, m.step) for m in metrics], run_id)
     if params:
         _record_params([(p.key, p.value) for p in params])
     if tags:
