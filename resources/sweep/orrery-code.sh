@@ -76,15 +76,13 @@ json_string() {  # json_string TEXT: TEXT as a JSON string
 # fresh_anywhere in it, an --fresh path or one under it, the directory holding the sweeps, or
 # (with TOPLEVEL_TOO, for what git ignores or does not track) a top-level name of fresh_top.
 is_output() {
-    local path=$1 part name f
-    IFS=/ read -r -a part <<< "$path"
-    for name in "${part[@]}"; do
-        for f in "${fresh_anywhere[@]}"; do
-            [[ $name == "$f" ]] && return 0
-        done
+    local path=$1 f
+    # Split by hand: a here-string per call costs a temporary file, per file of the project.
+    for f in "${fresh_anywhere[@]}"; do
+        [[ /$path/ == */"$f"/* ]] && return 0
     done
     for f in "${fresh_top[@]}"; do
-        [[ ${part[0]} == "$f" ]] && return 0
+        [[ ${path%%/*} == "$f" ]] && return 0
     done
     for f in "${fresh_paths[@]}" "${excluded[@]}"; do
         [[ $path == "$f" || $path == "$f"/* ]] && return 0
@@ -288,14 +286,13 @@ snapshot() {
 
 # under_kept PATH: a parent of PATH (or PATH itself) is in the associative array `kept`.
 under_kept() {
-    local path=$1 prefix="" name
-    local -a part
-    IFS=/ read -r -a part <<< "$path"
-    for name in "${part[@]}"; do
-        prefix=${prefix:+$prefix/}$name
+    local rest=$1 prefix=""
+    while :; do
+        prefix=${prefix:+$prefix/}${rest%%/*}
         [[ -n ${kept[$prefix]+x} ]] && return 0
+        [[ $rest == */* ]] || return 1
+        rest=${rest#*/}
     done
-    return 1
 }
 
 view() {
