@@ -92,12 +92,14 @@ public:
         return path;
     }
 
-    // `sweep submit SPEC --cluster CLUSTER --json`: the new sweep's id, or -1 with what the CLI
-    // said in *problem.
+    // `sweep submit SPEC --cluster CLUSTER --json` (an empty CLUSTER: this machine): the new
+    // sweep's id, or -1 with what the CLI said in *problem.
     int submitSweep(const QString &spec, const QString &cluster, QString *problem) const
     {
-        const Result r = run({QStringLiteral("sweep"), QStringLiteral("submit"), spec,
-                              QStringLiteral("--cluster"), cluster, QStringLiteral("--json")});
+        QStringList args{QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--json")};
+        if (!cluster.isEmpty())
+            args << QStringLiteral("--cluster") << cluster;
+        const Result r = run(args);
         const int id = QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("id")).toInt(-1);
         if (r.code != 0 || id < 0) {
             *problem = QStringLiteral("sweep submit (exit %1): %2").arg(r.code).arg(r.err + r.out);

@@ -142,12 +142,11 @@ class TestSweepMlflow : public QObject {
                 "max_concurrent: 2\n"
                 "resources: {cpus_per_task: 1, time: \"00:10:00\"}\n");
         f.close();
-        QStringList args{QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--json")};
-        if (onCluster)
-            args << QStringLiteral("--cluster") << QStringLiteral("fixture");
-        const Result submit = orrery(args);
-        if (submit.code != 0) {
-            QTest::qFail(qPrintable(submit.err + submit.out), __FILE__, __LINE__);
+        QString problem;
+        const int sweep =
+            m_user.submitSweep(spec, onCluster ? QStringLiteral("fixture") : QString(), &problem);
+        if (sweep < 0) {
+            QTest::qFail(qPrintable(problem), __FILE__, __LINE__);
             return 0;
         }
         // Edited during the sweep: trials started from here on must still run the code as submitted.
@@ -156,13 +155,9 @@ class TestSweepMlflow : public QObject {
             return 0;
         script.write("raise SystemExit('edited after submission: a trial ran the new code')\n");
         script.close();
-        const int sweep =
-            QJsonDocument::fromJson(submit.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
-        const Result watch = orrery({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(sweep),
-                                     QStringLiteral("--pace"), QStringLiteral("0.25,0.5")},
-                                    400'000);
-        if (watch.code != 0)
-            qWarning("%s", qPrintable(watch.out + watch.err));
+        const QString watched = m_user.watchSweep(sweep, 400'000);
+        if (watched.startsWith(QLatin1String("(watch timed out)")))
+            qWarning("%s", qPrintable(watched));
         return sweep;
     }
 

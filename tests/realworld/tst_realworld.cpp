@@ -179,30 +179,24 @@ class TestRealWorld : public QObject {
     // sweep to its end; its trials.
     QList<Trial> sweep(const QString &spec, bool onCluster, const QString &script)
     {
-        QStringList args{QStringLiteral("sweep"), QStringLiteral("submit"), spec, QStringLiteral("--json")};
-        if (onCluster)
-            args << QStringLiteral("--cluster") << QStringLiteral("fixture");
-        const Result submit = orrery(args);
-        if (submit.code != 0) {
-            QTest::qFail(qPrintable(submit.err + submit.out), __FILE__, __LINE__);
+        QString problem;
+        const int id = m_user.submitSweep(spec, onCluster ? QStringLiteral("fixture") : QString(), &problem);
+        if (id < 0) {
+            QTest::qFail(qPrintable(problem), __FILE__, __LINE__);
             return {};
         }
         QFile f(script);
         if (f.open(QIODevice::WriteOnly | QIODevice::Truncate))
             f.write("raise SystemExit('edited after submission: a trial ran the new code')\n");
         f.close();
-        const int id =
-            QJsonDocument::fromJson(submit.out.toUtf8()).object().value(QStringLiteral("id")).toInt();
-        const Result watch = orrery({QStringLiteral("sweep"), QStringLiteral("watch"), QString::number(id),
-                                     QStringLiteral("--pace"), QStringLiteral("0.25,0.5")},
-                                    500'000);
+        const QString watched = m_user.watchSweep(id, 500'000);
         auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
         const QList<Trial> trials = store->trials(id);
         for (const Trial &t : trials)
             if (t.state != QStringLiteral("completed"))
                 QTest::qFail(qPrintable(QStringLiteral("trial %1 %2 (%3):\n%4\n%5")
                                             .arg(t.index)
-                                            .arg(t.state, t.detail, watch.out.right(2000),
+                                            .arg(t.state, t.detail, watched.right(2000),
                                                  QString::fromUtf8(readAll(QDir(t.runDir).filePath(
                                                                                QStringLiteral("stderr.log")))
                                                                        .right(3000)))),

@@ -77,6 +77,32 @@ constexpr const char *kStandInSrun =
     "\"${SRUN_TASK:-0 0 1 0 1}\"\nexport SLURM_PROCID SLURM_LOCALID SLURM_NTASKS SLURM_NODEID "
     "SLURM_NNODES\nwhile [[ $1 == -* ]]; do shift; done\nexec \"$@\"\n";
 
+// A rendered batch script ready to run as task 0 of its array, with stand-ins: the script in
+// <dir>/array.sbatch, kStandInSrun as srun and `program` as my-train in <dir>/bin, and the
+// environment (PATH first to them, HOME=<dir>, ARGS_OUT=<dir>/args for my-train to write into).
+struct StandIn {
+    QString script, argsOut;
+    QProcessEnvironment env;
+};
+StandIn standIn(const QString &dir, const QByteArray &rendered, const QByteArray &program)
+{
+    StandIn s{dir + QStringLiteral("/array.sbatch"), dir + QStringLiteral("/args"),
+              QProcessEnvironment::systemEnvironment()};
+    QFile script(s.script);
+    if (script.open(QIODevice::WriteOnly))
+        script.write(rendered);
+    script.close();
+    const QString bin = dir + QStringLiteral("/bin");
+    QDir().mkpath(bin);
+    writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
+    writeExecutable(bin + QStringLiteral("/my-train"), program);
+    s.env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + s.env.value(QStringLiteral("PATH")));
+    s.env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+    s.env.insert(QStringLiteral("HOME"), dir);
+    s.env.insert(QStringLiteral("ARGS_OUT"), s.argsOut);
+    return s;
+}
+
 }  // namespace
 
 class TestSbatch : public QObject {
@@ -294,28 +320,14 @@ private Q_SLOTS:
         j.trialDirs = QStringList{runDir};
         j.setup.clear();
         j.commands = true;
-        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
-        QFile script(scriptPath);
-        QVERIFY(script.open(QIODevice::WriteOnly));
-        script.write(render(j));
-        script.close();
-
         // A stand-in srun that runs its words as one task would (Slurm's variables for task 0 of 1),
         // and a stand-in program that records its words, the variable and where it ran, then exits
         // `status`.
-        const QString bin = tmp.filePath(QStringLiteral("bin"));
-        QVERIFY(QDir().mkpath(bin));
-        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
-        writeExecutable(bin + QStringLiteral("/my-train"),
-                        "#!/bin/bash\nprintf '%s\\0' \"$PWD\" \"$ORRERY_PARAM_TAG\" \"${0##*/}\" \"$@\" > "
-                        "\"$ARGS_OUT\"\nexit \"$STATUS\"\n");
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
-        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
-        env.insert(QStringLiteral("HOME"), tmp.path());
+        auto [scriptPath, argsOut, env] =
+            standIn(tmp.path(), render(j),
+                    "#!/bin/bash\nprintf '%s\\0' \"$PWD\" \"$ORRERY_PARAM_TAG\" \"${0##*/}\" \"$@\" > "
+                    "\"$ARGS_OUT\"\nexit \"$STATUS\"\n");
         env.insert(QStringLiteral("STATUS"), QString::number(status));
-        const QString argsOut = tmp.filePath(QStringLiteral("args"));
-        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
         QByteArray err;
         QCOMPARE(bash({scriptPath}, env, &err), status);
         QFile a(argsOut);
@@ -371,32 +383,17 @@ private Q_SLOTS:
         QVERIFY(rendered.contains("#SBATCH --ntasks-per-node=1\n"));
         QVERIFY(rendered.contains("#SBATCH --cpus-per-task=32\n"));
         QVERIFY(rendered.contains("#SBATCH --gres=gpu:4\n"));
-        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
-        QFile script(scriptPath);
-        QVERIFY(script.open(QIODevice::WriteOnly));
-        script.write(rendered);
-        script.close();
-
-        const QString bin = tmp.filePath(QStringLiteral("bin"));
-        QVERIFY(QDir().mkpath(bin));
-        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
-        writeExecutable(
-            bin + QStringLiteral("/my-train"),
-            "#!/bin/bash\nprintf '%s\\0' \"RANK=$RANK\" \"WORLD_SIZE=$WORLD_SIZE\" "
-            "\"LOCAL_RANK=$LOCAL_RANK\" \"NODE_RANK=$NODE_RANK\" \"NNODES=$NNODES\" "
-            "\"MASTER_ADDR=$MASTER_ADDR\" \"MASTER_PORT=$MASTER_PORT\" \"PYTHONPATH=$PYTHONPATH\" "
-            "\"OMP_NUM_THREADS=$OMP_NUM_THREADS\" \"$@\" > \"$ARGS_OUT\"\n");
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
-        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
+        auto [scriptPath, argsOut, env] =
+            standIn(tmp.path(), rendered,
+                    "#!/bin/bash\nprintf '%s\\0' \"RANK=$RANK\" \"WORLD_SIZE=$WORLD_SIZE\" "
+                    "\"LOCAL_RANK=$LOCAL_RANK\" \"NODE_RANK=$NODE_RANK\" \"NNODES=$NNODES\" "
+                    "\"MASTER_ADDR=$MASTER_ADDR\" \"MASTER_PORT=$MASTER_PORT\" \"PYTHONPATH=$PYTHONPATH\" "
+                    "\"OMP_NUM_THREADS=$OMP_NUM_THREADS\" \"$@\" > \"$ARGS_OUT\"\n");
         env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("40123"));  // port 10000 + 40123 % 20000
         env.insert(QStringLiteral("SLURM_CPUS_PER_TASK"), QStringLiteral("32"));
         env.remove(QStringLiteral("OMP_NUM_THREADS"));
         env.remove(QStringLiteral("SLURM_JOB_NODELIST"));
         env.insert(QStringLiteral("SRUN_TASK"), QStringLiteral("1 0 2 1 2"));  // the second node's task
-        env.insert(QStringLiteral("HOME"), tmp.path());
-        const QString argsOut = tmp.filePath(QStringLiteral("args"));
-        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
         QByteArray err;
         QCOMPARE(bash({scriptPath}, env, &err), 0);
         QFile a(argsOut);
@@ -464,32 +461,18 @@ private Q_SLOTS:
         j.resources.gpusPerNode = 1;
         j.commands = true;
         j.nodeWords = true;
-        const QString scriptPath = tmp.filePath(QStringLiteral("array.sbatch"));
-        QFile script(scriptPath);
-        QVERIFY(script.open(QIODevice::WriteOnly));
-        script.write(render(j));
-        script.close();
-        const QString bin = tmp.filePath(QStringLiteral("bin"));
-        QVERIFY(QDir().mkpath(bin));
-        writeExecutable(bin + QStringLiteral("/srun"), kStandInSrun);
         // It records what it sees, reads a relative config, and writes a relative output.
-        writeExecutable(
-            bin + QStringLiteral("/my-train"),
+        auto [scriptPath, argsOut, env] = standIn(
+            tmp.path(), render(j),
             "#!/bin/bash\nprintf '%s\\0' \"RANK=${RANK-unset}\" \"WORLD_SIZE=${WORLD_SIZE-unset}\" "
             "\"LOCAL_RANK=${LOCAL_RANK-unset}\" \"NODE_RANK=${NODE_RANK-unset}\" \"NNODES=${NNODES-unset}\" "
             "\"MASTER_ADDR=${MASTER_ADDR-unset}\" \"MASTER_PORT=${MASTER_PORT-unset}\" \"$PWD\" "
             "\"$(cat configs/base.yaml)\" \"$@\" > \"$ARGS_OUT\"\n"
             "mkdir -p exp_output && echo \"$SLURM_RESTART_COUNT\" >> exp_output/attempts\n");
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("PATH"), bin + QLatin1Char(':') + env.value(QStringLiteral("PATH")));
-        env.insert(QStringLiteral("SLURM_ARRAY_TASK_ID"), QStringLiteral("0"));
         env.insert(QStringLiteral("SLURM_JOB_ID"), QStringLiteral("40123"));
         env.remove(QStringLiteral("SLURM_JOB_NODELIST"));
         for (const QString &name : orrery::core::distributedEnvNames())
             env.remove(name);
-        env.insert(QStringLiteral("HOME"), tmp.path());
-        const QString argsOut = tmp.filePath(QStringLiteral("args"));
-        env.insert(QStringLiteral("ARGS_OUT"), argsOut);
         for (const char *restart : {"0", "1"}) {  // a second attempt (a requeue) finds its own files
             env.insert(QStringLiteral("SLURM_RESTART_COUNT"), QString::fromLatin1(restart));
             QByteArray err;
