@@ -779,24 +779,21 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
     const QCommandLineOption &json = opt.json, &quiet = opt.quiet;
     QStringList runDirs, mlflowStores;
     for (const QString &root : p.positionalArguments()) {
-        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store): its
-        // runs, and Orrery's run directories under the same directory as well.
-        if (const auto store = findMlflowStore(root)) {
-            mlflowStores << *store;
-            if (QFileInfo(root).isDir())
-                runDirs += findRunDirectories(root);
-            continue;
-        }
-        if (!QFileInfo(root).isDir()) {
-            err(QStringLiteral("orrery: %1 is neither a directory nor an MLflow store (mlflow.db, mlruns/)\n")
-                    .arg(root));
+        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store) and the
+        // run directories under it (core/mlflowstore.h importSources: the window's import too).
+        ImportSources found;
+        try {
+            found = importSources(root);
+        } catch (const std::exception &e) {
+            err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
             return kFailed;
         }
-        const QStringList found = findRunDirectories(root);
-        if (found.isEmpty())
+        if (found.mlflowStore)
+            mlflowStores << *found.mlflowStore;
+        else if (found.runDirectories.isEmpty())
             err(QStringLiteral("orrery: no run directory (with events.jsonl or exit.json) under %1\n")
                     .arg(root));
-        runDirs += found;
+        runDirs += found.runDirectories;
     }
     auto store = openStore(ctx);
     // Ctrl-C: the current transaction finishes, then it stops (what is stored stays; rerunning

@@ -286,6 +286,17 @@ MlflowStore readMlflowStore(const QString &storePath)
     return QFileInfo(storePath).isFile() ? readSqlite(storePath) : readFileStore(storePath);
 }
 
+ImportSources importSources(const QString &path)
+{
+    ImportSources out;
+    out.mlflowStore = findMlflowStore(path);
+    if (QFileInfo(path).isDir())
+        out.runDirectories = findRunDirectories(path);
+    else if (!out.mlflowStore)
+        fail(QStringLiteral("%1 is neither a directory nor an MLflow store (mlflow.db, mlruns/)").arg(path));
+    return out;
+}
+
 MlflowImport importMlflowRuns(TrackingStore &store, const MlflowStore &mlflow)
 {
     MlflowImport out;

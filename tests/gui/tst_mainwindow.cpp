@@ -9,6 +9,7 @@
 #include "mainwindow.h"
 
 #include "orrery/core/paths.h"
+#include "orrery/core/store.h"
 #include "orrery/remote/diagnostics.h"
 
 #include <QAbstractItemModelTester>
@@ -16,6 +17,8 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -90,6 +93,43 @@ private Q_SLOTS:
 
     // The follower's notices become desktop notifications (docs/gui.md): the window asks for one
     // per notice. CI has no notification daemon nor tray, so the request is what is checked.
+    // File → Import takes an MLflow store too, through the same core::importSources and
+    // importMlflowRuns as `orrery runs ingest` (whose points tst_sweep_mlflow compares with real
+    // MLflow's read-back): here an mlruns file store in MLflow's layout, written by hand.
+    void importTakesAnMlflowStore()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const auto write = [&](const QString &name, const QByteArray &text) {
+            const QString path = dir.filePath(name);
+            QDir().mkpath(QFileInfo(path).absolutePath());
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text);
+        };
+        write(QStringLiteral("mlruns/3/meta.yaml"),
+              "experiment_id: '3'\nname: animate\nlifecycle_stage: active\n");
+        write(QStringLiteral("mlruns/3/abc123/meta.yaml"),
+              "run_uuid: abc123\nrun_name: stage1\nstatus: 3\nstart_time: 1700000000000\n"
+              "end_time: 1700000100000\nlifecycle_stage: active\n");
+        write(QStringLiteral("mlruns/3/abc123/metrics/train_loss"),
+              "1700000001000 0.9 1\n1700000002000 0.7 2\n1700000003000 0.5 3\n");
+        write(QStringLiteral("mlruns/3/abc123/params/lr"), "0.001");
+        const QString db = dir.filePath(QStringLiteral("orrery.sqlite"));
+        MainWindow window(db);
+        window.setFollowing(false);
+        QSignalSpy done(&window, &MainWindow::importFinished);
+        window.importRunDirectories(dir.path(), QStringLiteral("Default"));
+        QVERIFY(done.wait(20'000));
+        QCOMPARE(done[0][0].toInt(), 1);
+        QCOMPARE(done[0][1].toInt(), 3);
+        auto store = orrery::core::TrackingStore::open(db, orrery::core::TrackingStore::Mode::ReadOnly);
+        const auto run = store->findRun(QStringLiteral("stage1"));
+        QVERIFY(run);
+        QCOMPARE(store->allPoints(run->id, QStringLiteral("train_loss")).size(), std::size_t(3));
+        QCOMPARE(store->details(run->id).params.value(QStringLiteral("lr")), QStringLiteral("0.001"));
+    }
+
     void noticesBecomeDesktopNotifications()
     {
         MainWindow window(QDir::temp().filePath(

@@ -23,6 +23,7 @@
 #include "systempanel.h"
 #include "videoview.h"
 
+#include "orrery/core/mlflowstore.h"
 #include "orrery/core/params.h"
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
@@ -424,7 +425,7 @@ void MainWindow::buildRunsTab()
     m_runsEmpty = new QLabel(
         tr("<p><b>No runs yet.</b></p><p>Launch a sweep: <b>Sweeps → Launch a sweep…</b> (Ctrl+L), or "
            "<code>orrery sweep submit FILE</code> in a terminal.<br>Or bring in runs that already "
-           "exist: <b>File → Import run directories…</b></p>"),
+           "exist: <b>File → Import run directories or an MLflow store…</b></p>"),
         page);
     m_runsEmpty->setObjectName(QStringLiteral("runsEmpty"));
     m_runsEmpty->setAlignment(Qt::AlignCenter);
@@ -563,7 +564,7 @@ void MainWindow::buildMenus()
         if (!path.isEmpty())
             openDatabase(path);
     });
-    QAction *import = fileMenu->addAction(tr("&Import run directories…"));
+    QAction *import = fileMenu->addAction(tr("&Import run directories or an MLflow store…"));
     connect(import, &QAction::triggered, this, [this] {
         const QString root = QFileDialog::getExistingDirectory(this, tr("Import the run directories under"));
         if (root.isEmpty())
@@ -1013,7 +1014,14 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
             int runs = 0;
             qint64 points = 0;
             try {
-                const QStringList dirs = core::findRunDirectories(root);
+                const core::ImportSources sources = core::importSources(root);
+                if (sources.mlflowStore) {  // an MLflow store's runs (core/mlflowstore.h)
+                    const core::MlflowImport r =
+                        core::importMlflowRuns(store, core::readMlflowStore(*sources.mlflowStore));
+                    runs += r.runs;
+                    points += r.points;
+                }
+                const QStringList &dirs = sources.runDirectories;
                 QMetaObject::invokeMethod(qApp, [dialog, n = dirs.size()] {
                     if (dialog)
                         dialog->setMaximum(int(n));
@@ -1025,9 +1033,9 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
                         store.ingestRunDirectory(dir, experiment, [cancel] { return cancel->load(); });
                     ++runs;
                     points += r.events.points;
-                    QMetaObject::invokeMethod(qApp, [dialog, runs, dir] {
+                    QMetaObject::invokeMethod(qApp, [dialog, done = int(&dir - dirs.data()) + 1, dir] {
                         if (dialog) {
-                            dialog->setValue(runs);
+                            dialog->setValue(done);
                             dialog->setLabelText(QFileInfo(dir).fileName());
                         }
                     });

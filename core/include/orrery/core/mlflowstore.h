@@ -13,6 +13,7 @@
 
 #include <QList>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <utility>
@@ -59,6 +60,15 @@ struct MlflowImport {
     qint64 points = 0, media = 0;
     QStringList notes;
 };
+// What `runs ingest PATH` and the window's File → Import take from PATH: its MLflow store (if it
+// is one or holds one) and Orrery's run directories under it (a directory). Throws
+// std::runtime_error when PATH is neither a directory nor an MLflow store.
+struct ImportSources {
+    std::optional<QString> mlflowStore;
+    QStringList runDirectories;
+};
+ImportSources importSources(const QString &path);
+
 // Brings the runs into `store`, each as a run of its MLflow experiment, with its params, tags
 // (and orrery.mlflow.run_id), metrics (one point per step, the last MLflow kept at it: Orrery
 // keeps a series per step), status and times, and its video and image artifacts. A run imported
