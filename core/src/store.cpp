@@ -73,7 +73,20 @@ std::optional<RunStatus> runStatusFromString(const QString &s)
 TrackingStore::TrackingStore(std::unique_ptr<Impl> impl) : d(std::move(impl))
 { }
 
-TrackingStore::~TrackingStore() = default;
+TrackingStore::~TrackingStore()
+{
+    // The day's writes into the main file before the connection goes: SQLite checkpoints the
+    // WAL only when the last connection to close can write, and a face's read-only connection
+    // (the window's reader, a monitor) often closes last — the main file, the one people copy,
+    // then lacked everything since the last automatic checkpoint (1,000 pages). Never blocks:
+    // with no busy wait, a reader of another process in the middle of a read keeps the frames it
+    // needs (the WAL stays, the main file gets all that can be copied).
+    if (d && d->db && !d->readOnly) {
+        d->statements.clear();
+        sqlite3_busy_timeout(d->db.get(), 0);
+        sqlite3_wal_checkpoint_v2(d->db.get(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+    }
+}
 
 int TrackingStore::currentSchemaVersion()
 {
@@ -766,7 +779,7 @@ RunDetails TrackingStore::details(RunId id) const
         RunDetails out;
         auto r = run(id);
         if (!r)
-            throw StoreError("no run " + std::to_string(id));
+            throw NotFoundError("no run " + std::to_string(id));
         out.run = *r;
         auto readMap = [&](const char *q, QMap<QString, QString> &m) {
             Stmt &s = d->stmt(q);

@@ -22,7 +22,7 @@ void requireRun(TrackingStore::Impl &d, RunId run)
     const bool found = s.step();
     s.reset();
     if (!found)
-        throw StoreError("no run with id " + std::to_string(run));
+        throw NotFoundError("no run with id " + std::to_string(run));
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
             Stmt &s = d->stmt("SELECT coalesce(run_dir, ''), start_time FROM runs WHERE run_id = ?");
             s.bind(1, run);
             if (!s.step())
-                throw StoreError("no run " + std::to_string(run));
+                throw NotFoundError("no run " + std::to_string(run));
             runDir = std::string(s.text(0));
             s.reset();
         }

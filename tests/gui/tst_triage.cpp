@@ -8,18 +8,24 @@
 #include "testsupport.h"
 #include "workbenchsupport.h"
 
+#include "chartlegend.h"
+#include "compareview.h"
 #include "detailsview.h"
 #include "logview.h"
 #include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
+#include "sweeptreemodel.h"
 
 #include "orrery/core/store.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QFile>
+#include <QFileInfo>
 #include <QMenu>
 #include <QSignalSpy>
+#include <QTreeView>
 #include <QTreeWidget>
 
 #include <functional>
@@ -272,6 +278,121 @@ private Q_SLOTS:
         QVERIFY(settle([&] { window.setRunNote(f.runs[6], QStringLiteral("try 2x batch")); }));
         QCOMPARE(TrackingStore::open(f.path)->details(f.runs[6]).tags.value(QLatin1String(kNoteTag)),
                  QStringLiteral("try 2x batch"));
+    }
+    // Issue 41: a trial's run deleted while its sweep is shown and the trial selected. The tree
+    // keeps one row per trial (the deleted one says so and stands for no run), the sweep's runs
+    // and Compare's legend lose it, no error is said; a run deleted by another process while
+    // selected is a refresh, not "the database cannot be read", and no timer says anything again.
+    void deletingAShownTrialsRunKeepsTheTreeTrue()
+    {
+        Fixture f;
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        MainWindow &window = shownWindow.w;
+        QSignalSpy &shown = shownWindow.shown;
+        QSignalSpy failed(&window, &MainWindow::databaseFailed);
+        QSignalSpy stale(&window, &MainWindow::staleRead);
+        QSignalSpy edited(&window, &MainWindow::runsEdited);
+        SweepTreeModel *tree = window.treeModel();
+        const QModelIndex sweep = tree->sweepIndex(f.sweep);
+        QVERIFY(sweep.isValid());
+        window.sweepTree()->expand(sweep);
+        QTRY_COMPARE(tree->rowCount(sweep), f.runs.size());
+        auto trialRows = [&] {
+            QStringList names;
+            for (int r = 0; r < tree->rowCount(sweep); ++r)
+                names << tree->index(r, 0, sweep).data().toString();
+            return names;
+        };
+        const QStringList before = trialRows();
+        // The sweep shown in Compare (its runs selected through the tree), then trial 0 alone.
+        window.sweepTree()->selectionModel()->select(
+            sweep, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTRY_COMPARE(window.compareView()->legend()->entries().size(), f.runs.size());
+        const QModelIndex trial0 = tree->index(0, 0, sweep);
+        QCOMPARE(trial0.data(SweepTreeModel::IdRole).toLongLong(), f.runs[0]);
+        window.sweepTree()->selectionModel()->select(
+            trial0, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(window.selection()->runs(), QList<RunId>{f.runs[0]});
+
+        const qsizetype shows = shown.size();
+        window.deleteRuns({f.runs[0]});
+        QVERIFY(QTest::qWaitFor([&] { return !edited.isEmpty(); }, 10'000));
+        QCOMPARE(edited.back().at(0).toString(), QString());
+        QVERIFY(QTest::qWaitFor([&] { return shown.size() > shows; }, 10'000));
+        QCOMPARE(trialRows(), before);  // trial 0, 1, … once each: no stale row, no new "trial 0"
+        const QModelIndex deleted = tree->index(0, 0, sweep);
+        QCOMPARE(deleted.data(SweepTreeModel::IdRole).toLongLong(), 0);
+        QVERIFY(tree->runsOf(deleted).isEmpty());
+        QVERIFY2(deleted.siblingAtColumn(SweepTreeModel::StateColumn)
+                     .data()
+                     .toString()
+                     .contains(QLatin1String("run deleted")),
+                 qPrintable(deleted.siblingAtColumn(SweepTreeModel::StateColumn).data().toString()));
+        const QList<RunId> sweepRuns = tree->runsOf(sweep);
+        QCOMPARE(sweepRuns.size(), f.runs.size() - 1);
+        QVERIFY(!sweepRuns.contains(0) && !sweepRuns.contains(f.runs[0]));
+        QVERIFY(window.selection()->runs().isEmpty());
+
+        // Clicking the trial whose run is gone selects nothing and says nothing.
+        window.sweepTree()->selectionModel()->select(
+            deleted, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QVERIFY(window.selection()->runs().isEmpty());
+        // The sweep again: Compare's legend has its 20 runs, no "0".
+        window.sweepTree()->selectionModel()->select(
+            sweep, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTRY_COMPARE(window.compareView()->legend()->entries().size(), f.runs.size() - 1);
+        for (const ChartLegend::Entry &e : window.compareView()->legend()->entries())
+            QVERIFY2(e.run != 0 && e.run != f.runs[0], qPrintable(e.name));
+
+        // Another process deletes the selected run: the next read of it is a refresh that drops
+        // it from the selection; then refreshes (the window's 10 s poll) say nothing more.
+        window.sweepTree()->selectionModel()->select(
+            tree->index(1, 0, sweep), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(window.selection()->runs(), QList<RunId>{f.runs[1]});
+        TrackingStore::open(f.path)->deleteRuns({f.runs[1]});
+        window.detailsView()->showRun(f.runs[1]);  // what a click or a poll's refresh does
+        QTRY_VERIFY_WITH_TIMEOUT(window.selection()->runs().isEmpty(), 10'000);
+        QVERIFY(!stale.isEmpty());
+        for (int i = 0; i < 3; ++i) {
+            const qsizetype n = shown.size();
+            window.refresh();
+            QVERIFY(QTest::qWaitFor([&] { return shown.size() > n; }, 10'000));
+        }
+        QCOMPARE(trialRows(), before);
+        QVERIFY2(failed.isEmpty(),
+                 qPrintable(failed.isEmpty() ? QString() : failed.front().at(0).toString()));
+
+        // After a restart: the same tree, the sweep's legend without the deleted runs.
+        ShownWindow again(f.path);
+        QVERIFY(again.snapshot());
+        const QModelIndex sweep2 = again.w.treeModel()->sweepIndex(f.sweep);
+        QCOMPARE(again.w.treeModel()->runsOf(sweep2).size(), f.runs.size() - 2);
+        again.w.sweepTree()->selectionModel()->select(
+            sweep2, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QTRY_COMPARE(again.w.compareView()->legend()->entries().size(), f.runs.size() - 2);
+    }
+    // Issue 41: after the window's clean exit the main file alone holds the session's writes
+    // (its reader closes before its writer, whose close checkpoints the WAL): no -wal is left.
+    void closingTheWindowLeavesTheMainFileWhole()
+    {
+        Fixture f;
+        {
+            ShownWindow shownWindow(f.path);
+            QVERIFY(shownWindow.snapshot());
+            QSignalSpy edited(&shownWindow.w, &MainWindow::runsEdited);
+            shownWindow.w.renameRun(f.runs[2], QStringLiteral("kept-in-main"));
+            QVERIFY(edited.wait(10'000));
+            QCOMPARE(edited.back().at(0).toString(), QString());
+            QVERIFY(QFileInfo::exists(f.path + QStringLiteral("-wal")));
+        }
+        QVERIFY(!QFileInfo::exists(f.path + QStringLiteral("-wal")));
+        QVERIFY(!QFileInfo::exists(f.path + QStringLiteral("-shm")));
+        QTemporaryDir elsewhere;
+        const QString copy = elsewhere.filePath(QStringLiteral("copy.sqlite"));
+        QVERIFY(QFile::copy(f.path, copy));
+        QCOMPARE(TrackingStore::open(copy, TrackingStore::Mode::ReadOnly)->run(f.runs[2])->name,
+                 QStringLiteral("kept-in-main"));
     }
 };
 

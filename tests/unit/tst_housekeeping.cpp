@@ -8,6 +8,8 @@
 
 #include "orrery/core/store.h"
 
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -280,6 +282,31 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(QLatin1String("nothing deleted")) &&
                      r.err.contains(QLatin1String("still running")),
                  qPrintable(r.err));
+    }
+    // Issue 41: the main file alone holds every write once the writer has closed, even where a
+    // read-only connection (the window's reader, a monitor) is still open and closes last — a
+    // copy of orrery.sqlite without its -wal is what people back up and send.
+    void mainFileIsWholeAfterTheWriterCloses()
+    {
+        Db db;
+        auto reader = TrackingStore::open(db.path, TrackingStore::Mode::ReadOnly);
+        QCOMPARE(reader->queryRuns({}).size(), 0);
+        for (int i = 0; i < 5; ++i)
+            db.addRun(QStringLiteral("r%1").arg(i), i, TrialState::Completed);
+        db.store->renameRun(db.store->queryRuns({}).front().run.id, QStringLiteral("renamed"));
+        db.store.reset();  // the writer goes first; the reader stays open
+        QVERIFY(QFileInfo(db.path + QStringLiteral("-wal")).size() == 0 ||
+                !QFileInfo::exists(db.path + QStringLiteral("-wal")));
+        const QString copy = db.dir.filePath(QStringLiteral("copy.sqlite"));
+        QVERIFY(QFile::copy(db.path, copy));  // the main file alone
+        reader.reset();
+        auto copied = TrackingStore::open(copy, TrackingStore::Mode::ReadOnly);
+        const QList<RunRow> runs = copied->queryRuns({});
+        QCOMPARE(runs.size(), 5);
+        QCOMPARE(runs.back().run.name, QStringLiteral("r0"));
+        QVERIFY(std::any_of(runs.cbegin(), runs.cend(),
+                            [](const RunRow &r) { return r.run.name == QLatin1String("renamed"); }));
+        QCOMPARE(copied->allPoints(runs.front().run.id, QStringLiteral("loss")).size(), size_t(300));
     }
 };
 

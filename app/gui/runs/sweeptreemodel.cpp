@@ -13,7 +13,7 @@ using core::Phase;
 SweepTreeModel::SweepTreeModel(QObject *parent) : QStandardItemModel(parent)
 {
     setHorizontalHeaderLabels({tr("Name"), tr("State"), tr("Best"), tr("GPU-h"), tr("Step")});
-    // clear() (not virtual) takes every item: so does the lookup. Nothing removes single rows.
+    // clear() (not virtual) takes every item: so does the lookup. Single rows go through prune().
     connect(this, &QAbstractItemModel::modelReset, this, [this] {
         m_items.clear();
         m_nodes.clear();
@@ -56,12 +56,15 @@ QIcon SweepTreeModel::phaseIcon(Phase phase)
     return *cache.insert(int(phase), QIcon(pm));
 }
 
-QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 id, const QString &name)
+QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 key, qint64 id,
+                                     const QString &name)
 {
-    const std::pair<quintptr, qint64> key{quintptr(parent), id * 4 + kind};
-    if (QStandardItem *c = m_items.value(key)) {
+    const std::pair<quintptr, qint64> mapKey{quintptr(parent), key * 4 + kind};
+    if (QStandardItem *c = m_items.value(mapKey)) {
         if (c->text() != name)
             c->setText(name);
+        if (c->data(IdRole).toLongLong() != id)
+            c->setData(id, IdRole);
         return c;
     }
     QList<QStandardItem *> row;
@@ -74,8 +77,38 @@ QStandardItem *SweepTreeModel::child(QStandardItem *parent, int kind, qint64 id,
     }
     row[NameColumn]->setText(name);
     parent->appendRow(row);
-    m_items.insert(key, row[NameColumn]);
+    m_items.insert(mapKey, row[NameColumn]);
     return row[NameColumn];
+}
+
+void SweepTreeModel::prune(QStandardItem *parent, int kind, const QSet<qint64> &keep)
+{
+    QSet<QStandardItem *> gone;
+    for (auto it = m_items.begin(); it != m_items.end();) {
+        const qint64 key = it.key().second;
+        if (it.key().first == quintptr(parent) && (key & 3) == kind && !keep.contains(key >> 2)) {
+            gone.insert(it.value());
+            it = m_items.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    if (gone.isEmpty())
+        return;
+    // The entries of the rows below them (a removed sweep's trials) go too.
+    for (auto it = m_items.begin(); it != m_items.end();)
+        it = gone.contains(reinterpret_cast<QStandardItem *>(it.key().first)) ? m_items.erase(it)
+                                                                              : std::next(it);
+    for (int r = parent->rowCount() - 1; r >= 0; --r) {
+        QStandardItem *item = parent->child(r);
+        if (!gone.contains(item))
+            continue;
+        if (kind == SweepItem) {
+            m_nodes.remove(item->data(IdRole).toLongLong());
+            m_fetched.remove(item->data(IdRole).toLongLong());
+        }
+        parent->removeRow(r);
+    }
 }
 
 namespace {
@@ -96,12 +129,18 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
     for (const core::RunRow &r : snapshot.runs)
         runsOfExperiment[r.run.experimentId].push_back(r.run.id);
     QStandardItem *root = invisibleRootItem();
+    QSet<qint64> experiments;
     for (const core::Experiment &e : snapshot.experiments) {
-        QStandardItem *item = child(root, ExperimentItem, e.id, e.name);
+        experiments.insert(e.id);
+        QStandardItem *item = child(root, ExperimentItem, e.id, e.id, e.name);
         item->setData(QVariant::fromValue(runsOfExperiment.value(e.id)), RunsRole);
         setCell(item, StateColumn, tr("%n run(s)", nullptr, int(e.runCount)));
     }
+    prune(root, ExperimentItem, experiments);
     bool grown = false;
+    QHash<QStandardItem *, QSet<qint64>> sweepsOf;  // each experiment's sweeps in this snapshot
+    for (int r = 0; r < root->rowCount(); ++r)
+        sweepsOf.insert(root->child(r), {});
     for (const SweepNode &node : snapshot.sweeps) {
         QStandardItem *experiment = nullptr;
         for (int r = 0; r < root->rowCount(); ++r)
@@ -109,10 +148,12 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
                 experiment = root->child(r);
         if (!experiment)
             continue;
-        QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.name);
+        sweepsOf[experiment].insert(node.sweep.id);
+        QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.id, node.sweep.name);
         QList<core::RunId> runs;
         for (const core::TrialSummary &t : node.trials)
-            runs.push_back(t.trial.runId);
+            if (t.trial.runId)  // a trial whose run was deleted stands for none
+                runs.push_back(t.trial.runId);
         sweep->setData(QVariant::fromValue(runs), RunsRole);
         sweep->setData(node.sweep.id, SweepRole);
         sweep->setData(node.sweep.cluster, ClusterRole);
@@ -164,6 +205,8 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         else
             grown = grown || (!hadTrials && !node.trials.isEmpty());
     }
+    for (auto it = sweepsOf.cbegin(); it != sweepsOf.cend(); ++it)
+        prune(it.key(), SweepItem, it.value());
     if (grown) {
         // An unexpanded sweep that had no trials has some: its hasChildren() changed without a
         // row inserted, and a tree view asks it again only on a new layout.
@@ -206,9 +249,16 @@ void SweepTreeModel::fetchMore(const QModelIndex &parent)
 
 void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
 {
+    // Keyed by the trial's index: its run id changes (0 once the run is deleted, the sweep keeping
+    // the trial's history), its index never does.
+    QSet<qint64> indices;
     for (const core::TrialSummary &t : node.trials) {
-        QStandardItem *trial = child(sweep, TrialItem, t.trial.runId, tr("trial %1").arg(t.trial.index));
-        trial->setData(QVariant::fromValue(QList<core::RunId>{t.trial.runId}), RunsRole);
+        indices.insert(t.trial.index);
+        QStandardItem *trial =
+            child(sweep, TrialItem, t.trial.index, t.trial.runId, tr("trial %1").arg(t.trial.index));
+        trial->setData(
+            QVariant::fromValue(t.trial.runId ? QList<core::RunId>{t.trial.runId} : QList<core::RunId>{}),
+            RunsRole);
         trial->setData(node.sweep.id, SweepRole);
         trial->setData(node.sweep.cluster, ClusterRole);
         trial->setData(t.trial.index, TrialRole);
@@ -218,6 +268,8 @@ void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
         QString label = core::toText(ts);
         if (t.attempts > 1)
             label += tr(" (attempt %1)").arg(t.attempts);
+        if (!t.trial.runId && !core::isActive(ts) && core::phaseOf(ts) != Phase::Queued)
+            label += tr(" · run deleted");
         setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
         setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
         setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());
@@ -225,6 +277,7 @@ void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
         const QString note = node.trialNote(t.trial);
         trial->setToolTip(note.isEmpty() ? t.trial.detail : note);
     }
+    prune(sweep, TrialItem, indices);
 }
 
 QList<core::RunId> SweepTreeModel::runsOf(const QModelIndex &index) const

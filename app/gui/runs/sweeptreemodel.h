@@ -23,7 +23,8 @@ class SweepTreeModel : public QStandardItemModel {
 public:
     enum Column { NameColumn, StateColumn, BestColumn, UsageColumn, StepColumn, Columns };
     enum Kind { ExperimentItem = 1, SweepItem, TrialItem };
-    // IdRole: an experiment's, a sweep's id, a trial's run id. Sweeps and trials also carry
+    // IdRole: an experiment's, a sweep's id, a trial's run id (0 once its run was deleted: the
+    // sweep keeps the trial's history). Sweeps and trials also carry
     // what their actions need: the sweep's id and cluster, the trial's index and state, the
     // directory (the sweep's, the trial's run directory) on the machine it ran on.
     enum Role {
@@ -53,12 +54,16 @@ public:
     static QIcon phaseIcon(core::Phase phase);
 
 private:
-    QStandardItem *child(QStandardItem *parent, int kind, qint64 id, const QString &name);
+    // The row of `parent` for `key` (an experiment's or sweep's id, a trial's index), made where
+    // missing; its IdRole set to `id`.
+    QStandardItem *child(QStandardItem *parent, int kind, qint64 key, qint64 id, const QString &name);
+    // Removes the rows of `parent` whose key is not in `keep` (deleted elsewhere) with all below.
+    void prune(QStandardItem *parent, int kind, const QSet<qint64> &keep);
     // The sweep whose trials `parent` would hold, where they are not made yet; 0 otherwise.
     core::SweepId unfetchedSweep(const QModelIndex &parent) const;
     void setTrials(QStandardItem *sweep, const SweepNode &node);
 
-    // Each item by (parent, kind and id): finding a sweep's trial was a walk over its children,
+    // Each item by (parent, kind and key): finding a sweep's trial was a walk over its children,
     // quadratic in a 10,000-trial sweep on every refresh (seconds, bench_runs_scale).
     QHash<std::pair<quintptr, qint64>, QStandardItem *> m_items;
     QHash<core::SweepId, SweepNode> m_nodes;  // each sweep as of the latest snapshot

@@ -306,16 +306,29 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             m_follower->stop();
         m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
     });
+    // The file cannot be opened: said once, in a dialog.
     connect(m_reader, &StoreReader::failed, this, [this](const QString &message) {
         m_snapshotInFlight = false;
-        statusBar()->showMessage(message);
-        Q_EMIT databaseFailed(message);
-        if (isVisible() && !qEnvironmentVariableIsSet("ORRERY_TEST_SUITE"))
-            QMessageBox::critical(
-                this, tr("Orrery"),
-                tr("The database cannot be read:\n\n%1\n\nOpen another one with File → Open "
-                   "database, or move this file aside (Orrery never overwrites it).")
-                    .arg(message));
+        storeProblem(tr("The database cannot be read:\n\n%1\n\nOpen another one with File → Open "
+                        "database, or move this file aside (Orrery never overwrites it).")
+                         .arg(message),
+                     message);
+    });
+    // A read asked for a row deleted since (a run deleted here, by the CLI, by another window):
+    // the views are stale, the file is fine. The next snapshot drops the row from the selection.
+    connect(m_reader, &StoreReader::stale, this, [this](const QString &message) {
+        Q_EMIT staleRead(message);
+        statusBar()->showMessage(tr("Refreshed: %1 (deleted meanwhile)").arg(message), 10'000);
+        refreshSoon();
+    });
+    // Any other failed read (a corrupt chunk, an I/O error): in the status bar each time, in a
+    // dialog once per message — a live refresh that fails again never opens another.
+    connect(m_reader, &StoreReader::readFailed, this, [this](const QString &message) {
+        m_snapshotInFlight = false;
+        storeProblem(tr("A read of the database failed:\n\n%1\n\nThe views may be incomplete; "
+                        "the file itself is left as it is.")
+                         .arg(message),
+                     message);
     });
     connect(m_follower, &Follower::ticked, this, &MainWindow::followed);
     connect(m_follower, &Follower::unavailable, this, [this](const QString &why) {
@@ -380,6 +393,9 @@ MainWindow::~MainWindow()
     // queued (nothing asked for is lost) before the connections it may use go.
     delete m_follower;
     m_follower = nullptr;
+    // The reader's read-only connection first: the writer's, closing last, leaves the main file
+    // whole (its WAL checkpointed: core::TrackingStore's destructor, SQLite's last close).
+    m_reader->close();
     delete m_writer;
     m_writer = nullptr;
 }
@@ -700,6 +716,7 @@ void MainWindow::openDatabase(const QString &path)
 {
     m_selection->select({}, this);
     m_writerProblem.clear();
+    m_problemsShown.clear();  // another file: its problems are news
     m_opening = true;
     m_writer->open(path);
 }
@@ -732,6 +749,19 @@ void MainWindow::setFollowing(bool on)
     m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
 }
 
+void MainWindow::storeProblem(const QString &text, const QString &key)
+{
+    statusBar()->showMessage(key);
+    Q_EMIT databaseFailed(key);
+    if (m_problemsShown.contains(key) || m_problemDialogOpen || !isVisible() ||
+        qEnvironmentVariableIsSet("ORRERY_TEST_SUITE"))
+        return;
+    m_problemsShown.insert(key);
+    m_problemDialogOpen = true;
+    QMessageBox::critical(this, tr("Orrery"), text);
+    m_problemDialogOpen = false;
+}
+
 void MainWindow::refreshSoon()
 {
     if (m_refreshTimer.isActive())
@@ -752,8 +782,9 @@ void MainWindow::refresh()
     // The trackers live on the reader thread's side; reads are one at a time (m_snapshotInFlight).
     m_reader->read<Snapshot>(
         this,
-        [query, trackers = m_progressTrackers](const core::TrackingStore &store) {
-            return readSnapshot(store, query, trackers.get());
+        [query, trackers = m_progressTrackers,
+         selected = m_selection->runs()](const core::TrackingStore &store) {
+            return readSnapshot(store, query, trackers.get(), selected);
         },
         [this](Snapshot s) {
             m_snapshotInFlight = false;
@@ -795,6 +826,11 @@ void MainWindow::showSnapshot(const Snapshot &s)
         m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(group)));
     }
     m_treeModel->setSnapshot(s);
+    if (!s.gone.isEmpty()) {  // deleted elsewhere (the CLI, another window): out of every view
+        QList<core::RunId> kept = m_selection->runs();
+        kept.removeIf([&](core::RunId r) { return s.gone.contains(r); });
+        m_selection->select(kept, this);
+    }
     if (m_firstSnapshot) {
         m_tree->expandToDepth(0);
         for (int c = 0; c < SweepTreeModel::Columns; ++c)

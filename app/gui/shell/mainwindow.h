@@ -17,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QMainWindow>
+#include <QSet>
 #include <QTimer>
 
 #include <functional>
@@ -127,7 +128,9 @@ public Q_SLOTS:
 Q_SIGNALS:
     void environmentRefreshed();
     void snapshotShown();  // the tree and the table show a new snapshot
+    // The database could not be opened, or a read of it failed (not for a row gone: staleRead).
     void databaseFailed(const QString &message);
+    void staleRead(const QString &message);
     void logsOpened(orrery::gui::LogView *view);
     void logsFailed(const QString &message);
     // A housekeeping write finished: `error` empty when it was done (the refresh it asked for
@@ -146,6 +149,9 @@ private:
     void buildDocks();
     void buildMenus();
     void showSnapshot(const Snapshot &snapshot);
+    // A problem with the store: in the status bar, and in a dialog the first time `key` is seen
+    // (never while another such dialog is open, never again by a timer's refresh).
+    void storeProblem(const QString &text, const QString &key);
     void syncTableSelection();
     void syncTreeSelection();
     // The Runs table's columns: the user's choices for this database (saved in the window's
@@ -210,6 +216,8 @@ private:
     QTimer m_refreshTimer;  // coalesces refresh requests
     QElapsedTimer m_sinceRefresh;  // since the last snapshot read went out
     bool m_snapshotInFlight = false, m_snapshotDirty = false;
+    QSet<QString> m_problemsShown;  // the store problems already said in a dialog (once each)
+    bool m_problemDialogOpen = false;
     // Each active sweep's progress tracker (rates need consecutive snapshots), used by the reads.
     std::shared_ptr<ProgressTrackers> m_progressTrackers = std::make_shared<ProgressTrackers>();
     bool m_firstSnapshot = true;

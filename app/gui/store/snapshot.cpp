@@ -10,7 +10,7 @@
 namespace orrery::gui {
 
 Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
-                      ProgressTrackers *trackers)
+                      ProgressTrackers *trackers, const QList<core::RunId> &selected)
 {
     Snapshot s;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -59,6 +59,9 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     if (trackers)
         trackers->removeIf([&](const ProgressTrackers::iterator &it) { return !active.contains(it.key()); });
     s.readOnlyReason = store.readOnlyReason();
+    for (core::RunId run : selected)
+        if (!store.run(run))
+            s.gone.push_back(run);
     return s;
 }
 

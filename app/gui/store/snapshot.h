@@ -47,14 +47,16 @@ struct Snapshot {
     QList<core::RunRow> runs;  // as the filter selects them, newest first, with every param
     QStringList paramKeys, metricKeys;
     QString readOnlyReason;
+    QList<core::RunId> gone;  // of the `selected` runs readSnapshot was given, those deleted
 
     SweepIndex index() const;  // of `sweeps` (each run's sweep from its trials)
 };
 
 // `trackers` (optional) keeps each active sweep's SweepProgressTracker between calls; those of
-// sweeps no longer active are dropped. One caller at a time.
+// sweeps no longer active are dropped. One caller at a time. `selected`: the runs the window has
+// selected, of which those deleted meanwhile (by the CLI, another window) come back in `gone`.
 using ProgressTrackers = QHash<core::SweepId, core::SweepProgressTracker>;
 Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
-                      ProgressTrackers *trackers = nullptr);
+                      ProgressTrackers *trackers = nullptr, const QList<core::RunId> &selected = {});
 
 }  // namespace orrery::gui

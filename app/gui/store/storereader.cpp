@@ -19,9 +19,19 @@ void StoreReader::open(const QString &path, TrackingStore::Mode mode)
         [this](const QString &message) { Q_EMIT failed(message); });
 }
 
+void StoreReader::close()
+{
+    m_thread.close();
+}
+
 void StoreReader::post(std::function<void(TrackingStore &)> job)
 {
-    m_thread.post(std::move(job), [this](const QString &message) { Q_EMIT failed(message); });
+    m_thread.post(std::move(job), [this](const QString &message, bool gone) {
+        if (gone)
+            Q_EMIT stale(message);
+        else
+            Q_EMIT readFailed(message);
+    });
 }
 
 }  // namespace orrery::gui

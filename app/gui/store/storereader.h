@@ -8,7 +8,8 @@
 //                                 [this](QList<RunRow> rows) { m_model->setRows(rows); });
 //
 // Work runs in submission order. A result whose receiver was destroyed meanwhile is dropped; a
-// throwing read reports its message through failed() instead of the callback.
+// throwing read reports its message instead of the callback: stale() where a row it asked for is
+// gone (deleted by another window or process: refresh, the file is fine), readFailed() otherwise.
 #pragma once
 
 #include "storethread.h"
@@ -36,6 +37,10 @@ public:
     // reads submitted meanwhile run against the new file.
     void open(const QString &path, core::TrackingStore::Mode mode = core::TrackingStore::Mode::ReadWrite);
     QString path() const { return m_path; }
+    // Closes the connection (reads already posted run first); reads after it do nothing. The
+    // window closes its reader before its writer: a writable connection closing last
+    // checkpoints the WAL into the main file.
+    void close();
 
     template<class T>
     void read(QObject *receiver, std::function<T(const core::TrackingStore &)> work,
@@ -47,7 +52,9 @@ public:
 Q_SIGNALS:
     // Emitted on the UI thread. readOnlyReason is empty for a writable file.
     void opened(const QString &path, const QString &readOnlyReason);
-    void failed(const QString &message);
+    void failed(const QString &message);  // the file cannot be opened
+    void stale(const QString &message);  // a read asked for a row that is gone
+    void readFailed(const QString &message);  // a read failed otherwise
 
 private:
     void post(std::function<void(core::TrackingStore &)> job);

@@ -39,17 +39,25 @@ void StoreThread::open(const QString &path, core::TrackingStore::Mode mode,
     });
 }
 
-void StoreThread::post(std::function<void(core::TrackingStore &)> job,
-                       std::function<void(const QString &)> failed)
+void StoreThread::close()
+{
+    QMetaObject::invokeMethod(
+        m_worker, [store = m_store] { store->reset(); }, Qt::BlockingQueuedConnection);
+}
+
+void StoreThread::post(std::function<void(core::TrackingStore &)> job, JobFailed failed)
 {
     QMetaObject::invokeMethod(m_worker, [owner = m_owner, store = m_store, job = std::move(job), failed] {
         if (!*store)
             return;  // no database (it failed to open): nothing to do
         try {
             job(**store);
+        } catch (const core::NotFoundError &e) {
+            const QString message = QString::fromUtf8(e.what());
+            QMetaObject::invokeMethod(owner, [failed, message] { failed(message, true); });
         } catch (const std::exception &e) {
             const QString message = QString::fromUtf8(e.what());
-            QMetaObject::invokeMethod(owner, [failed, message] { failed(message); });
+            QMetaObject::invokeMethod(owner, [failed, message] { failed(message, false); });
         }
     });
 }

@@ -30,9 +30,13 @@ public:
     // store's readOnlyReason, or `failed` with why.
     void open(const QString &path, core::TrackingStore::Mode mode,
               std::function<void(const QString &)> opened, std::function<void(const QString &)> failed);
+    // Closes the connection after the jobs already posted (waits for it); later jobs do nothing.
+    void close();
     // Runs `job` on the store thread (not at all while no file is open); an exception it throws
-    // is reported through `failed`.
-    void post(std::function<void(core::TrackingStore &)> job, std::function<void(const QString &)> failed);
+    // is reported through `failed`, with `gone` true where it was core::NotFoundError (a row
+    // deleted since its id was read: the caller's view is stale, the file is fine).
+    using JobFailed = std::function<void(const QString &message, bool gone)>;
+    void post(std::function<void(core::TrackingStore &)> job, JobFailed failed);
 
 private:
     QObject *m_owner;

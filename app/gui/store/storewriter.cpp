@@ -22,7 +22,7 @@ void StoreWriter::open(const QString &path)
 
 void StoreWriter::post(std::function<void(TrackingStore &)> job)
 {
-    m_thread.post(std::move(job), [this](const QString &message) { Q_EMIT failed(message); });
+    m_thread.post(std::move(job), [this](const QString &message, bool) { Q_EMIT failed(message); });
 }
 
 }  // namespace orrery::gui

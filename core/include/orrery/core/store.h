@@ -36,6 +36,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A row asked for by id is not there (another process or window deleted it since the id was
+// read): the caller's view is stale and wants a refresh, the file is fine.
+class NotFoundError : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
 // MLflow's run statuses.
 enum class RunStatus { Scheduled, Running, Finished, Failed, Killed };
 QString toString(RunStatus s);
