@@ -151,4 +151,50 @@ std::optional<RunId> TrackingStore::baselineOf(ExperimentId experiment) const
     });
 }
 
+bool isUserTag(const QString &key)
+{
+    return !key.startsWith(QLatin1String("mlflow.")) && !key.startsWith(QLatin1String("orrery."));
+}
+
+TagChanges tagChanges(const QMap<QString, QString> &before, const QString &text)
+{
+    TagChanges out;
+    QMap<QString, QString> after;
+    const QStringList lines = text.split(QLatin1Char('\n'));
+    for (qsizetype i = 0; i < lines.size(); ++i) {
+        const QString line = lines[i].trimmed();
+        if (line.isEmpty())
+            continue;
+        const qsizetype eq = line.indexOf(QLatin1Char('='));
+        const QString key = eq > 0 ? line.left(eq).trimmed() : QString();
+        if (key.isEmpty()) {
+            out.error = QStringLiteral("line %1: '%2' is not KEY=VALUE").arg(i + 1).arg(line);
+            break;
+        }
+        if (!isUserTag(key)) {
+            out.error = QStringLiteral("line %1: %2 is Orrery's or MLflow's own tag").arg(i + 1).arg(key);
+            break;
+        }
+        after.insert(key, line.mid(eq + 1).trimmed());
+    }
+    if (!out.error.isEmpty())
+        return out;
+    for (auto it = after.cbegin(); it != after.cend(); ++it)
+        if (!before.contains(it.key()) || before.value(it.key()) != it.value())
+            out.set.append({it.key(), it.value()});
+    for (auto it = before.cbegin(); it != before.cend(); ++it)
+        if (isUserTag(it.key()) && !after.contains(it.key()))
+            out.remove.append(it.key());
+    return out;
+}
+
+QString tagText(const QMap<QString, QString> &tags)
+{
+    QString out;
+    for (auto it = tags.cbegin(); it != tags.cend(); ++it)
+        if (isUserTag(it.key()))
+            out += it.key() + QLatin1Char('=') + it.value() + QLatin1Char('\n');
+    return out;
+}
+
 }  // namespace orrery::core

@@ -15,6 +15,7 @@
 #include "mainwindow.h"
 #include "runselection.h"
 #include "runstablemodel.h"
+#include "runstableview.h"
 #include "sweeptreemodel.h"
 
 #include "orrery/core/store.h"
@@ -23,8 +24,10 @@
 #include <QApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMenu>
 #include <QSignalSpy>
+#include <QTimer>
 #include <QTreeView>
 #include <QTreeWidget>
 
@@ -393,6 +396,67 @@ private Q_SLOTS:
         QVERIFY(QFile::copy(f.path, copy));
         QCOMPARE(TrackingStore::open(copy, TrackingStore::Mode::ReadOnly)->run(f.runs[2])->name,
                  QStringLiteral("kept-in-main"));
+    }
+    // Issue 41: right-click on a pinned column (name, status, the sweep's metric) opens the same
+    // run menu as on a param cell, for the run of that row.
+    void pinnedColumnsHaveTheRunMenu()
+    {
+        Fixture f;
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        MainWindow &window = shownWindow.w;
+        auto *view = qobject_cast<RunsTableView *>(window.runsView());
+        QVERIFY(view);
+        QTableView *pinned = view->pinnedView();
+        QVERIFY(pinned->isVisible());
+        const QModelIndex name = pinned->model()->index(2, 0);
+        const RunId run = name.data(RunsTableModel::RunIdRole).toLongLong();
+        QVERIFY(run);
+        const QPoint at = pinned->visualRect(name).center();
+        QVERIFY(pinned->viewport()->rect().contains(at));
+        QVERIFY(window.findChildren<QMenu *>(QStringLiteral("runMenu")).isEmpty());
+        Q_EMIT pinned->customContextMenuRequested(at);
+        const QList<QMenu *> menus = window.findChildren<QMenu *>(QStringLiteral("runMenu"));
+        QCOMPARE(menus.size(), 1);
+        QTRY_VERIFY(menus.front()->isVisible());
+        QCOMPARE(menus.front()->property("runs").value<QList<RunId>>(), QList<RunId>{run});
+        QVERIFY(menus.front()->findChild<QAction *>(QStringLiteral("rename")));
+        menus.front()->close();
+    }
+    // Issue 41: the Tags dialog opens with the run's tags (its own to edit, the system's named);
+    // a deleted line removes that tag, an edited one changes it.
+    void tagsDialogShowsAndEditsTheRunsTags()
+    {
+        Fixture f;
+        TrackingStore::open(f.path)->setTags(f.runs[4],
+                                             {{QStringLiteral("team"), QStringLiteral("video")},
+                                              {QStringLiteral("gpu"), QStringLiteral("h200")}});
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        MainWindow &window = shownWindow.w;
+        QSignalSpy edited(&window, &MainWindow::runsEdited);
+        std::unique_ptr<QMenu> menu(window.runMenu({f.runs[4]}, &window));
+        QString shown;
+        // The dialog is modal (exec): answered from the event loop it runs, once it is there.
+        QTimer answer;
+        answer.setInterval(20);
+        connect(&answer, &QTimer::timeout, &window, [&] {
+            auto *dialog = window.findChild<QInputDialog *>(QStringLiteral("tagsDialog"));
+            if (!dialog || !dialog->isVisible())
+                return;
+            answer.stop();
+            shown = dialog->textValue();
+            dialog->setTextValue(QStringLiteral("team=audio\n"));
+            dialog->accept();
+        });
+        answer.start();
+        menu->findChild<QAction *>(QStringLiteral("tags"))->trigger();
+        QVERIFY(edited.wait(10'000));
+        QCOMPARE(shown, QStringLiteral("gpu=h200\nteam=video\n"));
+        QCOMPARE(edited.back().at(0).toString(), QString());
+        const auto tags = TrackingStore::open(f.path)->details(f.runs[4]).tags;
+        QCOMPARE(tags.value(QStringLiteral("team")), QStringLiteral("audio"));
+        QVERIFY(!tags.contains(QStringLiteral("gpu")));
     }
 };
 

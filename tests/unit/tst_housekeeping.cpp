@@ -308,6 +308,30 @@ private Q_SLOTS:
                             [](const RunRow &r) { return r.run.name == QLatin1String("renamed"); }));
         QCOMPARE(copied->allPoints(runs.front().run.id, QStringLiteral("loss")).size(), size_t(300));
     }
+    // The Tags dialog's text against the tags before: a changed line sets, a deleted line removes,
+    // Orrery's and MLflow's own tags are neither shown nor touched, a bad line changes nothing.
+    void tagTextRoundTripsAndDiffs()
+    {
+        const QMap<QString, QString> before{{QStringLiteral("team"), QStringLiteral("video")},
+                                            {QStringLiteral("note"), QStringLiteral("a b = c")},
+                                            {QStringLiteral("mlflow.runName"), QStringLiteral("x")},
+                                            {QStringLiteral("orrery.baseline"), QStringLiteral("true")}};
+        const QString text = tagText(before);
+        QCOMPARE(text, QStringLiteral("note=a b = c\nteam=video\n"));
+        TagChanges same = tagChanges(before, text);
+        QVERIFY(same.error.isEmpty() && same.set.isEmpty() && same.remove.isEmpty());
+        TagChanges edit = tagChanges(before, QStringLiteral("team = audio\n\n  owner=me  \n"));
+        QCOMPARE(edit.error, QString());
+        QCOMPARE(edit.set,
+                 (QList<std::pair<QString, QString>>{{QStringLiteral("owner"), QStringLiteral("me")},
+                                                     {QStringLiteral("team"), QStringLiteral("audio")}}));
+        QCOMPARE(edit.remove, QStringList{QStringLiteral("note")});
+        TagChanges bad = tagChanges(before, QStringLiteral("team=video\njust words"));
+        QVERIFY(bad.error.contains(QLatin1String("line 2")));
+        QVERIFY(bad.set.isEmpty() && bad.remove.isEmpty());
+        QVERIFY(!tagChanges(before, QStringLiteral("orrery.state=done")).error.isEmpty());
+        QVERIFY(!tagChanges(before, QStringLiteral("=v")).error.isEmpty());
+    }
 };
 
 ORRERY_TEST_MAIN(TestHousekeeping, QCoreApplication)

@@ -169,7 +169,10 @@ private:
     LogView *showLogs(const QString &title, const QString &cluster,
                       const QList<QPair<QString, QString>> &files, const QString &emptyHint = {});
     void wireRunHousekeeping();  // the run menus and Show archived (runhousekeeping.cpp)
-    void runsContextMenu(const QPoint &pos);
+    // The run menu at `pos` of `view` (the table, or its pinned columns' view).
+    void runsContextMenu(QTableView *view, const QPoint &pos);
+    // The run menu's Tags…: the run's own tags to edit (KEY=VALUE lines), the system's shown.
+    void editTagsDialog(core::RunId run, const QString &name);
     // Runs `job` on the writer; on success `after`, a refresh and the details again.
     void editRuns(const QString &done, std::function<void(core::TrackingStore &)> job,
                   std::function<void()> after = {});

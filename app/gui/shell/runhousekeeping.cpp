@@ -10,6 +10,8 @@
 #include "detailsview.h"
 #include "runselection.h"
 #include "runstablemodel.h"
+#include "runstableview.h"
+#include "storereader.h"
 #include "storewriter.h"
 #include "sweeptreemodel.h"
 
@@ -49,8 +51,14 @@ void MainWindow::wireRunHousekeeping()
         if (menu->menu() && menu->text() == tr("&View"))
             menu->menu()->addAction(m_showArchived);
 
-    m_runsView->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_runsView, &QTableView::customContextMenuRequested, this, &MainWindow::runsContextMenu);
+    // Both halves of the table: the pinned columns (name, status, the sweep's metric) are a view
+    // of their own over the main one, and a right-click there is theirs.
+    QTableView *pinned = static_cast<RunsTableView *>(m_runsView)->pinnedView();
+    for (QTableView *view : {m_runsView, pinned}) {
+        view->setContextMenuPolicy(Qt::CustomContextMenu);
+        connect(view, &QTableView::customContextMenuRequested, this,
+                [this, view](const QPoint &pos) { runsContextMenu(view, pos); });
+    }
     connect(m_details, &DetailsView::logsRequested, this, &MainWindow::openTrialLogs);
 }
 
@@ -64,9 +72,9 @@ void MainWindow::setShowArchived(bool on)
     refresh();
 }
 
-void MainWindow::runsContextMenu(const QPoint &pos)
+void MainWindow::runsContextMenu(QTableView *view, const QPoint &pos)
 {
-    const QModelIndex at = m_runsView->indexAt(pos);
+    const QModelIndex at = view->indexAt(pos);
     if (!at.isValid())
         return;
     // The selection when the click is on it, else the row clicked.
@@ -80,13 +88,48 @@ void MainWindow::runsContextMenu(const QPoint &pos)
         runs.move(runs.indexOf(clicked), 0);
     QMenu *menu = runMenu(runs, this);
     menu->setAttribute(Qt::WA_DeleteOnClose);
-    menu->popup(m_runsView->viewport()->mapToGlobal(pos));
+    menu->popup(view->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::editTagsDialog(core::RunId run, const QString &name)
+{
+    // The run's tags read fresh (the table's row carries only the chosen ones), then the dialog
+    // shows its own tags to edit and the system's beside, read-only.
+    m_reader->read<QMap<QString, QString>>(
+        this, [run](const core::TrackingStore &s) { return s.details(run).tags; },
+        [this, run, name](const QMap<QString, QString> &tags) {
+            QStringList system;
+            for (auto it = tags.cbegin(); it != tags.cend(); ++it)
+                if (!core::isUserTag(it.key()))
+                    system.append(it.key() + QLatin1String(" = ") + it.value().left(80));
+            QInputDialog dialog(this);
+            dialog.setObjectName(QStringLiteral("tagsDialog"));
+            dialog.setWindowTitle(tr("Tags of %1").arg(name));
+            dialog.setOption(QInputDialog::UsePlainTextEditForTextInput);
+            dialog.setLabelText(tr("One KEY=VALUE a line; delete a line to remove its tag.%1")
+                                    .arg(system.isEmpty()
+                                             ? QString()
+                                             : tr("\nSet by Orrery and MLflow (not edited here): %1")
+                                                   .arg(system.join(QLatin1String(", ")).left(400))));
+            dialog.setTextValue(core::tagText(tags));
+            if (dialog.exec() != QDialog::Accepted)
+                return;
+            const core::TagChanges changes = core::tagChanges(tags, dialog.textValue());
+            if (!changes.error.isEmpty()) {
+                statusBar()->showMessage(tr("Tags not saved: %1").arg(changes.error), 10'000);
+                QMessageBox::warning(this, tr("Tags"), tr("Tags not saved: %1").arg(changes.error));
+                return;
+            }
+            if (!changes.set.isEmpty() || !changes.remove.isEmpty())
+                editRunTags(run, changes.set, changes.remove);
+        });
 }
 
 QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
 {
     auto *menu = new QMenu(parent);
     menu->setObjectName(QStringLiteral("runMenu"));
+    menu->setProperty("runs", QVariant::fromValue(runs));  // what it acts on (tests)
     if (runs.isEmpty())
         return menu;
     const core::RunId run = runs.front();
@@ -117,24 +160,7 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
         if (ok)
             setRunNote(id, text);
     });
-    add("tags", tr("Tags…"), [this, run, name] {
-        bool ok = false;
-        const QString text = QInputDialog::getText(
-            this, tr("Tags"), tr("Tags of %1: KEY=VALUE sets, -KEY removes (space-separated):").arg(name),
-            QLineEdit::Normal, {}, &ok);
-        if (!ok)
-            return;
-        QList<std::pair<QString, QString>> set;
-        QStringList remove;
-        for (const QString &word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-            if (word.startsWith(QLatin1Char('-')))
-                remove.append(word.mid(1));
-            else if (const qsizetype eq = word.indexOf(QLatin1Char('=')); eq > 0)
-                set.append({word.left(eq), word.mid(eq + 1)});
-        }
-        if (!set.isEmpty() || !remove.isEmpty())
-            editRunTags(run, set, remove);
-    });
+    add("tags", tr("Tags…"), [this, run, name] { editTagsDialog(run, name); });
     menu->addSeparator();
     const bool starred = row && row->isBaseline();
     add("baseline", starred ? tr("Unstar baseline") : tr("\u2605 Star as baseline"), [this, run, starred] {

@@ -43,6 +43,22 @@ public:
     using StoreError::StoreError;
 };
 
+// The tags a user edits by hand (the window's Tags dialog): not MLflow's `mlflow.*` nor Orrery's
+// `orrery.*` (written by the trainer, the runner, the note and the baseline star).
+bool isUserTag(const QString &key);
+// The Tags dialog's text — one KEY=VALUE a line, a value may hold spaces and '=' — against the
+// user tags the run had when the dialog opened: what to set (new or changed) and what to remove
+// (a line deleted). A line without '=' or with an empty key, or a key that is not a user tag, is
+// an error naming its line, and then nothing is to be done.
+struct TagChanges {
+    QList<std::pair<QString, QString>> set;
+    QStringList remove;
+    QString error;
+};
+TagChanges tagChanges(const QMap<QString, QString> &before, const QString &text);
+// The text that tagChanges reads for `tags`' user tags, sorted by key.
+QString tagText(const QMap<QString, QString> &tags);
+
 // MLflow's run statuses.
 enum class RunStatus { Scheduled, Running, Finished, Failed, Killed };
 QString toString(RunStatus s);
