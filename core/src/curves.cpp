@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace orrery::core {
 
@@ -14,12 +15,18 @@ std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double wei
         return out;
     double last = 0;
     double debias = 0;  // 1 - weight^n over the n finite values seen
+    // An average never leaves the range of what it averages; rounding did (a constant 0.493946
+    // came back as 0.49394600000000004 at some points: a chart scaled to that ulp drew a steep
+    // diagonal under two equal tick labels). Clamped to the values seen so far.
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (CurvePoint &p : out) {
         if (!std::isfinite(p.y))
             continue;
+        lo = std::min(lo, p.y);
+        hi = std::max(hi, p.y);
         last = last * weight + (1 - weight) * p.y;
         debias = debias * weight + (1 - weight);
-        p.y = last / debias;
+        p.y = std::clamp(last / debias, lo, hi);
     }
     return out;
 }

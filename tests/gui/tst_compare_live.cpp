@@ -21,6 +21,7 @@
 #include <QStackedWidget>
 #include <QTemporaryDir>
 
+#include <cmath>
 #include <tuple>
 
 using namespace orrery::core;
@@ -415,6 +416,43 @@ private Q_SLOTS:
         c.selection.select(f.runs.mid(0, 2), nullptr);
         QVERIFY(c.settle(before));
         QCOMPARE(c.view.metrics(), QStringList{QStringLiteral("train/loss")});
+    }
+    // Issue 41: a constant metric is a flat line in the middle of its chart, smoothed or not, and
+    // a curve flat to rounding (values one ulp apart) too: never an axis a few ulps tall whose
+    // two ticks read the same number.
+    void aConstantMetricIsFlat()
+    {
+        Fixture f;
+        {
+            auto store = TrackingStore::open(f.path);
+            QList<std::pair<QString, MetricPoint>> pts;
+            const double c = 0.493946, next = std::nextafter(c, 1.0);
+            for (qint64 s = 0; s < 200; ++s) {
+                pts.push_back({QStringLiteral("eval/const"), {s, 1'700'000'000'000 + s, c}});
+                pts.push_back({QStringLiteral("eval/ulp"), {s, 1'700'000'000'000 + s, s % 2 ? next : c}});
+            }
+            store->logMetrics(f.runs[0], pts);
+        }
+        Compare c(f.path);
+        c.load(f.path);
+        for (const char *metric : {"eval/const", "eval/ulp"})
+            for (const int smooth : {0, 60}) {
+                int before = c.view.completedQueries();
+                c.view.setMetrics({QString::fromLatin1(metric)});
+                c.view.findChild<QSlider *>(QStringLiteral("smoothSlider"))->setValue(smooth);
+                c.selection.select({f.runs[0]}, nullptr);
+                QVERIFY(c.settle(before));
+                const QCPRange y = c.view.charts().front()->yAxis->range();
+                const QString what = QStringLiteral("%1 smoothing %2: %3 .. %4")
+                                         .arg(QLatin1String(metric))
+                                         .arg(smooth)
+                                         .arg(y.lower, 0, 'g', 17)
+                                         .arg(y.upper, 0, 'g', 17);
+                QVERIFY2(y.upper - y.lower > 0.01, qPrintable(what));
+                QVERIFY2(y.lower < 0.493946 && y.upper > 0.493946, qPrintable(what));
+                QVERIFY2(std::abs((y.lower + y.upper) / 2 - 0.493946) < 1e-3, qPrintable(what));
+                c.selection.select({}, nullptr);
+            }
     }
 };
 

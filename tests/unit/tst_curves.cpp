@@ -26,6 +26,26 @@ private Q_SLOTS:
         QCOMPARE(emaSmooth(raw, 0)[1].y, 3.0);
     }
 
+    // Issue 41: a constant metric smoothed is the same constant, bit for bit, at every weight
+    // (rounding in the debiased average made it wobble by an ulp: a chart drew that as a cliff).
+    void emaOfAConstantIsThatConstant()
+    {
+        for (const double c : {0.493946, 1e-7, -3.25, 123456.789})
+            for (const double w : {0.3, 0.6, 0.9, 0.99}) {
+                std::vector<CurvePoint> raw;
+                for (int step = 0; step < 500; ++step)
+                    raw.push_back({double(step), c});
+                for (const CurvePoint &p : emaSmooth(raw, w))
+                    QCOMPARE(p.y, c);  // exact: QCOMPARE on doubles is fuzzy, so also:
+                for (const CurvePoint &p : emaSmooth(raw, w))
+                    QVERIFY2(p.y == c, qPrintable(QString::number(p.y, 'g', 17)));
+            }
+        // A smoothed value stays within the values seen so far.
+        const std::vector<CurvePoint> raw{{0, 2}, {1, 2}, {2, 1}, {3, 1}};
+        for (const CurvePoint &p : emaSmooth(raw, 0.9))
+            QVERIFY(p.y >= 1 && p.y <= 2);
+    }
+
     void bandIsMeanAndStdOverRuns()
     {
         // Three seeds, one point per step; bins of one step each: the band is the plain
