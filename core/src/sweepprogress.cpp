@@ -54,8 +54,24 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
     }
     p.counts = countPhases(latest);
 
-    double rateSum = 0;
-    qint64 remaining = 0;
+    // The wall time a step costs over a whole trial — startup, evaluation, sampling and
+    // checkpoints included, which a rate of training steps leaves out (an ETA of 59 s for a sweep
+    // whose evals and samples were 45% of its 3 minutes): the completed attempts' started..ended
+    // over their steps.
+    double doneMs = 0, doneSteps = 0;
+    for (const TrialSummary &t : trials)
+        if (phaseOf(t.trial.trialState()) == Phase::Done && t.trial.startedMs > 0 &&
+            t.trial.endedMs > t.trial.startedMs) {
+            doneMs += double(t.trial.endedMs - t.trial.startedMs);
+            doneSteps += double(std::max(totals.value(t.trial.id), t.step));
+        }
+    const double msPerDoneStep = doneSteps > 0 ? doneMs / doneSteps : 0;  // 0: none completed
+
+    double remainingMs = 0;  // of the running trials, summed
+    double perStepSum = 0;  // each estimating running trial's ms per step
+    int estimating = 0;
+    qint64 remaining = 0;  // steps
+    qint64 waitingSteps = 0;  // of trials not running yet
     QHash<qint64, QList<Sample>> kept;
     for (const TrialSummary &t : trials) {
         const Phase phase = phaseOf(t.trial.trialState());
@@ -81,22 +97,44 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
         p.stepsDone += step;
         p.stepsTotal += std::max(total, step);
         remaining += std::max<qint64>(total - step, 0);
+        if (phase == Phase::Queued)
+            waitingSteps += std::max<qint64>(total - step, 0);
         if (t.step >= 0) {
             QList<Sample> samples = m_samples.value(t.trial.id);
             if (samples.isEmpty() || samples.back().step != t.step)
                 samples.append({nowMs, t.step});
             while (samples.size() > 2 && nowMs - samples[1].ms > kRateWindowMs)
                 samples.removeFirst();
-            if (samples.size() >= 2 && samples.back().ms > samples.front().ms) {
+            if (samples.size() >= 2 && samples.back().ms > samples.front().ms)
                 tp.stepsPerSecond = double(samples.back().step - samples.front().step) * 1000.0 /
                     double(samples.back().ms - samples.front().ms);
-                if (tp.stepsPerSecond > 0 && total > 0) {
-                    tp.etaMs =
-                        qint64(double(std::max<qint64>(total - t.step, 0)) * 1000.0 / tp.stepsPerSecond);
-                    rateSum += tp.stepsPerSecond;
-                }
-            }
             kept.insert(t.trial.id, samples);
+        }
+        // A running trial's time to go, the slowest of what is known: its whole-trial cost from
+        // the completed trials (less what it has run), its own steps so far over its time so far
+        // (its evaluations and samples until now included), the last minute's rate.
+        const qint64 left = std::max<qint64>(total - step, 0);
+        if (t.trial.trialState() == TrialState::Running && total > 0) {
+            std::optional<double> ms, perStep;
+            const double elapsed = t.trial.startedMs > 0 ? double(nowMs - t.trial.startedMs) : 0;
+            if (tp.stepsPerSecond > 0)
+                perStep = 1000.0 / tp.stepsPerSecond;
+            if (elapsed > 0 && step > 0)
+                perStep = std::max(perStep.value_or(0), elapsed / double(step));
+            if (perStep)
+                ms = double(left) * *perStep;
+            if (msPerDoneStep > 0 && elapsed > 0) {
+                ms = std::max(ms.value_or(0), double(total) * msPerDoneStep - elapsed);
+                perStep = std::max(perStep.value_or(0), msPerDoneStep);
+            }
+            if (ms) {
+                tp.etaMs = qint64(*ms);
+                remainingMs += *ms;
+                perStepSum += *perStep;
+                ++estimating;
+            } else {
+                waitingSteps += left;  // not measured yet: at the others' cost
+            }
         }
         p.active.append(tp);
     }
@@ -105,9 +143,14 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
     if (typical > 0) {
         p.stepsTotal += qint64(unsubmitted) * typical;
         remaining += qint64(unsubmitted) * typical;
+        waitingSteps += qint64(unsubmitted) * typical;
     }
-    if (rateSum > 0 && typical > 0)
-        p.etaMs = qint64(double(remaining) * 1000.0 / rateSum);
+    // The trials still to run cost what a completed one did per step (else the running ones'
+    // mean); all of it shared between as many trials at once as run now.
+    if (estimating > 0 && typical > 0) {
+        const double perStep = msPerDoneStep > 0 ? msPerDoneStep : perStepSum / estimating;
+        p.etaMs = qint64((remainingMs + double(waitingSteps) * perStep) / estimating);
+    }
     std::sort(p.active.begin(), p.active.end(),
               [](const TrialProgress &a, const TrialProgress &b) { return a.index < b.index; });
     return p;

@@ -84,6 +84,36 @@ private Q_SLOTS:
         QCOMPARE(p.counts.stopped, 1);
         QCOMPARE(p.stepsTotal, 100 + 30 + 100 + 100);
         QVERIFY(!p.etaMs);  // nothing runs: no rate to go by
+        // Issue 41: the ETA counts what a trial spends besides training steps. The first trial
+        // took 200 s for its 100 steps (evaluation and samples); the second trains at 2 steps/s
+        // in the last minute but has run 60 s for its 30 steps: the last minute's rate alone said
+        // 135 s to go.
+        rows[0].trial.startedMs = 600'000;
+        rows[0].trial.endedMs = 800'000;
+        rows[1].trial.setState(TrialState::Running);
+        rows[1].trial.startedMs = 1'010'000 - 60'000;
+        SweepProgressTracker timed;
+        rows[1].step = 10;
+        timed.update(sw, rows, std::nullopt, 1'000'000);
+        rows[1].step = 30;
+        p = timed.update(sw, rows, std::nullopt, 1'010'000);
+        QCOMPARE(p.active[0].stepsPerSecond, 2.0);
+        // 100 steps at 2 s a step, less the 60 s it has run: 140 s; then 200 steps at 2 s a step.
+        QCOMPARE(*p.active[0].etaMs, qint64(140'000));
+        QCOMPARE(*p.etaMs, qint64(140'000 + 400'000));
+        // No trial completed yet: its own 60 s for 30 steps (2 s a step, evaluations included)
+        // beats the last minute's 0.5 s a step.
+        rows[0].trial.setState(TrialState::Queued);
+        rows[0].step = -1;
+        SweepProgressTracker early;
+        rows[1].step = 10;
+        early.update(sw, rows, std::nullopt, 1'000'000);
+        rows[1].step = 30;
+        p = early.update(sw, rows, std::nullopt, 1'010'000);
+        QCOMPARE(p.active[1].index, 1);
+        QVERIFY(!p.active[0].etaMs);  // queued
+        QCOMPARE(*p.active[1].etaMs, qint64(70 * 2000));
+        QCOMPARE(*p.etaMs, qint64(70 * 2000 + 300 * 2000));  // trials 0, 2 and the unsubmitted one
         QCOMPARE(configuredSteps(QStringLiteral("train: {steps: 80}")), std::optional<qint64>(80));
         QCOMPARE(configuredSteps(QStringLiteral("train: [")), std::nullopt);
         QCOMPARE(formatDuration(3'725'000), QStringLiteral("1h02m"));

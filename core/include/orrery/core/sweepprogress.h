@@ -24,7 +24,10 @@ struct TrialProgress {
     qint64 total = -1;  // train.steps of the trial's resolved config; -1: unknown
     double stepsPerSecond = 0;  // over the last minute of samples; 0: not measured yet
     std::optional<double> latest;  // the sweep's metric, latest value
-    std::optional<qint64> etaMs;  // (total - step) / rate, for a running trial with a rate
+    // For a running trial: its steps to go at the slowest of what is known — the completed
+    // trials' wall time per step (startup, evaluation, sampling included), its own steps over its
+    // time so far, the last minute's rate.
+    std::optional<qint64> etaMs;
 };
 
 struct SweepProgress {
@@ -34,8 +37,8 @@ struct SweepProgress {
     qint64 stepsTotal = 0;  // every planned trial's total (unsubmitted ones: the typical total)
     std::optional<double> best;  // the store's best run's latest value of the metric
     QString bestRun;
-    // The steps still to run over the running trials' summed rate (queued trials run at the rate
-    // the running ones show): an estimate that assumes the concurrency stays as it is.
+    // The running trials' time to go plus the waiting trials' steps at a completed trial's wall
+    // time per step, over the number running: an estimate that assumes the concurrency stays.
     std::optional<qint64> etaMs;
     QList<TrialProgress> active;  // queued and running trials, by index
 };
