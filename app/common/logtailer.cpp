@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "logtailer.h"
 
+#include "orrery/core/runfiles.h"
+
 #include <algorithm>
 #include <limits>
 
@@ -65,6 +67,8 @@ LogTail LogTailer::read(core::Executor &executor, const core::Sweep &sweep, cons
             lines.removeFirst();  // starts in the middle of a line (or of a character)
         for (qsizetype k = std::max<qsizetype>(0, lines.size() - kMaxLines); k < lines.size(); ++k)
             file.lines.append(QString::fromUtf8(lines[k]));
+        // This attempt's part where the file holds several (the local executor appends retries).
+        file.lines = core::linesOfAttempt(file.lines, trial.attempt);
         out.files.append(std::move(file));
     }
     return out;

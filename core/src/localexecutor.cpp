@@ -4,6 +4,7 @@
 #include "orrery/core/capture.h"
 #include "orrery/core/codesnapshot.h"
 #include "orrery/core/command.h"
+#include "orrery/core/runfiles.h"
 
 #include <QDateTime>
 #include <QDir>
@@ -178,10 +179,19 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
         for (const auto &[name, data] : t.files)  // a config-file sweep's config, args.json
             writeAtomically(QDir(t.runDir).filePath(name), data);
         QFile::remove(QDir(t.runDir).filePath(QStringLiteral("exit.json")));
+        // A retry appends to the logs of the attempts before it: its part begins with a marker
+        // (runfiles.h linesOfAttempt), written now, before it is queued.
+        const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
+        if (t.attempt > 0)
+            for (const char *log : {"stdout.log", "stderr.log"}) {
+                QFile f(QDir(t.runDir).filePath(QString::fromLatin1(log)));
+                if (!f.open(QIODevice::Append) ||
+                    f.write(attemptMarker(t.attempt, id, QDateTime::currentDateTimeUtc())) < 0)
+                    fail(QStringLiteral("cannot write %1: %2").arg(f.fileName(), f.errorString()));
+            }
         // A previous attempt's health check: the runner reads health.json as this attempt's.
         QFile::remove(QDir(t.runDir).filePath(QStringLiteral("health.json")));
         QDir(QDir(t.runDir).filePath(QStringLiteral("health"))).removeRecursively();
-        const QString id = QDir(localDir).filePath(QStringLiteral("%1.%2").arg(batch.batch).arg(i));
         QFile::remove(id + QStringLiteral(".cancel"));
         writeJson(id + QStringLiteral(".json"), {{QStringLiteral("state"), QStringLiteral("queued")}});
         QJsonObject task{{QStringLiteral("id"), id}, {QStringLiteral("run_dir"), t.runDir}};

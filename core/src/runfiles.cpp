@@ -7,6 +7,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -68,6 +69,48 @@ QString tensorboardDirOf(const CommandSpec &command, const QString &runDir)
     if (command.tensorboardDir.isEmpty())
         return runDir;
     return QDir::cleanPath(QDir(runDir).filePath(command.tensorboardDir));
+}
+
+QByteArray attemptMarker(int attempt, const QString &task, const QDateTime &when)
+{
+    return QStringLiteral("==> orrery: attempt %1 (task %2) started at %3\n")
+        .arg(attempt)
+        .arg(task, when.toUTC().toString(Qt::ISODate))
+        .toUtf8();
+}
+
+QStringList linesOfAttempt(const QStringList &lines, int attempt)
+{
+    static const QRegularExpression marker(QStringLiteral("^==> orrery: attempt (\\d+) \\("));
+    QList<std::pair<qsizetype, int>> markers;  // (line, attempt)
+    for (qsizetype i = 0; i < lines.size(); ++i)
+        if (const QRegularExpressionMatch m = marker.match(lines[i]); m.hasMatch())
+            markers.append({i, m.captured(1).toInt()});
+    if (markers.isEmpty() || attempt < markers.front().second)
+        return lines.mid(0, markers.isEmpty() ? lines.size() : markers.front().first);
+    for (qsizetype k = markers.size() - 1; k >= 0; --k)
+        if (markers[k].second == attempt) {
+            const qsizetype from = markers[k].first + 1;
+            const qsizetype to = k + 1 < markers.size() ? markers[k + 1].first : lines.size();
+            return lines.mid(from, to - from);
+        }
+    return {};  // its output is not in these lines
+}
+
+QString errorLineOf(const QStringList &lines)
+{
+    static const QRegularExpression why(QStringLiteral(
+        "^(\\w+\\.)*\\w*(Error|Exception|Interrupt|Exit)\\b.*|"  // Python's last traceback line
+        ".*\\berror:\\s.*|"  // argparse, compilers, many CLIs
+        ".*\\bwhat\\(\\):.*|^terminate called.*|"  // C++ exceptions
+        ".*\\bout of memory\\b.*|^Killed\\b.*|.*\\bSegmentation fault\\b.*|^Aborted\\b.*|"
+        "^(FATAL|Fatal|fatal|ERROR)\\b.*"));
+    for (qsizetype i = lines.size() - 1; i >= 0; --i) {
+        const QString line = lines[i].trimmed();
+        if (!line.isEmpty() && why.match(line).hasMatch())
+            return line;
+    }
+    return {};
 }
 
 QString sampleKindOf(const QString &path)

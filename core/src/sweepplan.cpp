@@ -232,7 +232,7 @@ QString sweepDirectory(const QString &root, const QString &experiment, const QSt
 TaskLaunch taskLaunch(const SweepSpec &spec, int index, int attempt, const QString &runDir,
                       const TrialParams &params, const QByteArray &config, const QByteArray &baseConfig)
 {
-    TaskLaunch t{runDir, config, {}, {}};
+    TaskLaunch t{runDir, config, {}, {}, attempt};
     if (!spec.command)
         return t;
     t.command = renderCommand(spec, params, {runDir, spec.name, spec.experiment, index, attempt});

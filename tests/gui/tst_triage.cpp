@@ -25,6 +25,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QLabel>
 #include <QMenu>
 #include <QSignalSpy>
 #include <QTimer>
@@ -125,10 +126,23 @@ private Q_SLOTS:
         QVERIFY(stderrItem);
         QCOMPARE(view.indexOfTopLevelItem(stderrItem), 1);
         QVERIFY(stderrItem->text(0).contains(QLatin1String("attempt 1")));
-        const QStringList lines = childTexts(stderrItem, 0);
+        // First the line that says why, whole (wrapped at the dock's width, never cut), then the lines.
+        QTreeWidgetItem *errorItem = stderrItem->child(0);
+        QCOMPARE(errorItem->data(0, Qt::UserRole).toString(), QStringLiteral("error"));
+        auto *errorLabel = qobject_cast<QLabel *>(view.itemWidget(errorItem, 0));
+        QVERIFY(errorLabel);
+        QCOMPARE(errorLabel->text(), QStringLiteral("ValueError: batch 16 does not divide the dataset"));
+        QVERIFY(errorLabel->wordWrap());
+        QVERIFY2(view.visualItemRect(errorItem).height() >= errorLabel->heightForWidth(errorLabel->width()),
+                 qPrintable(QStringLiteral("%1 < %2")
+                                .arg(view.visualItemRect(errorItem).height())
+                                .arg(errorLabel->heightForWidth(errorLabel->width()))));
+        QStringList lines = childTexts(stderrItem, 0);
+        lines.removeFirst();
         QVERIFY2(lines.contains(QStringLiteral("ValueError: batch 16 does not divide the dataset")),
                  qPrintable(lines.join(QLatin1Char('\n'))));
         QVERIFY(lines.front().startsWith(QLatin1String("Traceback")));
+        QCOMPARE(stderrItem->child(1)->toolTip(0), lines.front());  // the line itself, not the path
         // The status says why, not only FAILED.
         QVERIFY(view.findItems(QStringLiteral("FAILED · exit 3"), Qt::MatchExactly | Qt::MatchRecursive, 1)
                     .size() == 1);

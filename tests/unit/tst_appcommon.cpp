@@ -9,8 +9,10 @@
 #include "testsupport.h"
 
 #include "orrery/core/localexecutor.h"
+#include "orrery/core/runfiles.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QElapsedTimer>
@@ -212,6 +214,43 @@ private Q_SLOTS:
         QCOMPARE(t.attempt, 1);
         QCOMPARE(t.state, QStringLiteral("queued"));
         QCOMPARE(t.files[1].lines, QStringList{QStringLiteral("attempt 0 failed")});  // from its tail
+
+        // The local executor appends a retry to the same files, after its marker (issue 41:
+        // "stderr of attempt 1" held both attempts' output): each attempt reads its own part.
+        QVERIFY(err.open(QIODevice::Append));
+        err.write(orrery::core::attemptMarker(1, QStringLiteral("0.2"), QDateTime::currentDateTimeUtc()));
+        err.write("Traceback (most recent call last):\nValueError: lr must be positive\n");
+        err.close();
+        t = tailer.read(executor, sweep, trial);
+        QCOMPARE(t.files[1].lines,
+                 (QStringList{QStringLiteral("Traceback (most recent call last):"),
+                              QStringLiteral("ValueError: lr must be positive")}));
+        trial.attempt = 0;
+        t = tailer.read(executor, sweep, trial);
+        QCOMPARE(t.files[1].lines, QStringList{QStringLiteral("attempt 0 failed")});
+        trial.attempt = 2;  // queued, nothing written yet: none of the others' lines
+        t = tailer.read(executor, sweep, trial);
+        QVERIFY(t.files[1].lines.isEmpty());
+    }
+
+    // The line that says why a process failed, where one does (the Details dock shows it first).
+    void errorLineOfFailedOutput()
+    {
+        using orrery::core::errorLineOf;
+        QCOMPARE(
+            errorLineOf({QStringLiteral("usage: tb_train.py [-h] [--lr LR]"),
+                         QStringLiteral("tb_train.py: error: argument --lr: invalid float value: 'oops'")}),
+            QStringLiteral("tb_train.py: error: argument --lr: invalid float value: 'oops'"));
+        QCOMPARE(errorLineOf(
+                     {QStringLiteral("Traceback (most recent call last):"),
+                      QStringLiteral("  File \"train.py\", line 3, in <module>"),
+                      QStringLiteral("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB"),
+                      QStringLiteral("wandb: Synced 1 run")}),
+                 QStringLiteral("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB"));
+        QCOMPARE(errorLineOf({QStringLiteral("terminate called after throwing an instance of 'c10::Error'"),
+                              QStringLiteral("  what():  shape mismatch")}),
+                 QStringLiteral("what():  shape mismatch"));
+        QCOMPARE(errorLineOf({QStringLiteral("step 10 loss 0.3"), QStringLiteral("done")}), QString());
     }
 };
 

@@ -11,12 +11,14 @@
 #include "orrery/core/healthreport.h"
 #include "orrery/core/localexecutor.h"
 #include "orrery/core/params.h"
+#include "orrery/core/runfiles.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
 #include <QFontDatabase>
 #include <QFutureWatcher>
 #include <QHeaderView>
+#include <QLabel>
 #include <QPainter>
 #include <QtConcurrent>
 
@@ -34,7 +36,7 @@ DetailsView::DetailsView(StoreReader *reader, QWidget *parent) : QTreeWidget(par
     header()->resizeSection(0, 150);  // fitFieldColumn() fits it to each run's names
     header()->setStretchLastSection(true);
     setRootIsDecorated(true);
-    setUniformRowHeights(true);
+    setUniformRowHeights(false);  // a failed run's error line wraps (fill)
     setAlternatingRowColors(true);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
     setIconSize(QSize(60, 10));  // the goodput parts' bars
@@ -299,12 +301,28 @@ void DetailsView::fill(const Read &read)
             section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
                                 : tr("stderr (last lines)"));
         why->setData(0, Qt::UserRole, QStringLiteral("stderr"));
+        why->setToolTip(0, tail.path);
+        // The line that says why (core::errorLineOf) first, whole: wrapped, never cut at the
+        // dock's edge ("tb_train.py: error: argument --lr: inva…" hid the value it refused).
+        if (const QString error = core::errorLineOf(tail.lines); !error.isEmpty()) {
+            auto *item = new QTreeWidgetItem(why);
+            item->setFirstColumnSpanned(true);
+            item->setData(0, Qt::UserRole, QStringLiteral("error"));
+            item->setToolTip(0, error);
+            auto *label = new QLabel(error.toHtmlEscaped());
+            label->setObjectName(QStringLiteral("errorLine"));
+            label->setWordWrap(true);
+            label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            label->setStyleSheet(QStringLiteral("font-weight: bold; color: #c62828;"));
+            setItemWidget(item, 0, label);
+            item->setSizeHint(0, QSize(0, label->heightForWidth(std::max(120, viewport()->width() - 40))));
+        }
         const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
         for (const QString &line : tail.lines) {
             auto *item = new QTreeWidgetItem(why, {line});
             item->setFirstColumnSpanned(true);
             item->setFont(0, mono);
-            item->setToolTip(0, tail.path);
+            item->setToolTip(0, line);  // whole, where the dock cuts it
         }
         if (!tail.problem.isEmpty()) {
             auto *item = new QTreeWidgetItem(why, {tail.problem});

@@ -35,6 +35,7 @@ struct TaskLaunch {
     // More files the executor writes into the run dir before the task starts (name relative to
     // it, a plain file name; bytes): a config-file sweep's config, ${args_json_file}'s args.json.
     QList<std::pair<QString, QByteArray>> files;
+    int attempt = 0;  // of its trial: a retry's local logs start with core::attemptMarker
 };
 
 // Trials launched together: one job array on Slurm (`%maxConcurrent`), one local supervisor.

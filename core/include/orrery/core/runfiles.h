@@ -13,6 +13,7 @@
 #include "orrery/core/store.h"
 
 #include <QByteArrayView>
+#include <QDateTime>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -35,6 +36,19 @@ QStringList tfEventsFiles(const QList<FileEntry> &entries, const QString &listed
 
 // The directory the spec's `tensorboard.dir` names for a run (the run dir itself by default).
 QString tensorboardDirOf(const CommandSpec &command, const QString &runDir);
+
+// The local executor appends every attempt of a trial to its run directory's stdout.log and
+// stderr.log (a retry resumes in the same directory); a retry's output starts with this line, so
+// that each attempt's part can be told apart: "==> orrery: attempt N (task T) started at ISO\n".
+QByteArray attemptMarker(int attempt, const QString &task, const QDateTime &when);
+// The lines of `attempt` among a log's lines (its tail, perhaps): after that attempt's marker and
+// before the next one; an attempt before the first marker's: the lines before it. A log without
+// markers is all one attempt's; an attempt whose part is not in the lines: none.
+QStringList linesOfAttempt(const QStringList &lines, int attempt);
+// The line of a failed process's output that says why, where one does: the last line of a
+// Python traceback ("ValueError: …"), argparse's "prog: error: …", a C++ "terminate called …
+// what(): …", "Killed", CUDA's "out of memory" — the last such line. Empty when none does.
+QString errorLineOf(const QStringList &lines);
 
 // A file's sample kind by its extension: "video" (mp4, webm, mkv, mov, avi, gif, y4m), "image"
 // (png, jpg, jpeg, webp), else "file".
