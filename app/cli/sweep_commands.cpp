@@ -12,6 +12,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <functional>
+
 namespace orrery::cli {
 
 const char *const kSweepNotes =
@@ -132,26 +134,30 @@ int sweepPlan(const Context &, const QCommandLineParser &p)
     }
 }
 
-int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
+// `sweep submit FILE` and `sweep relaunch SWEEP`: a checked spec, then --dry-run's preview or
+// the submission (and --watch's follow). `specOf` checks the spec once the store is open.
+int submitChecked(const Context &ctx, const QCommandLineParser &p, const QString &verb,
+                  const std::function<remote::CheckedSpec(SweepOperations &, int count)> &specOf,
+                  const std::function<QString(SweepOperations &)> &clusterOf)
 {
-    const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
     const bool json = p.isSet(QStringLiteral("json")), watch = p.isSet(QStringLiteral("watch"));
-    const int count = countOption(QStringLiteral("submit"), p);
+    const int count = countOption(verb, p);
     if (count < 0)
         return kUsage;
     std::optional<NotifyTarget> notify;
-    if (!notifyOption(QStringLiteral("submit"), p, notify))
+    if (!notifyOption(verb, p, notify))
         return kUsage;
     if (notify && !watch) {
-        err(QStringLiteral(
-            "orrery sweep submit: --notify needs --watch: the notices are sent by the follower "
-            "(or put `notify:` in the spec, for every follower)\n"));
+        err(QStringLiteral("orrery sweep %1: --notify needs --watch: the notices are sent by the follower "
+                           "(or put `notify:` in the spec, for every follower)\n")
+                .arg(verb));
         return kUsage;
     }
     try {
         auto store = openStore(ctx);
         SweepOperations ops(*store, cliOperations());
-        const remote::CheckedSpec spec = ops.checkSpecFile(file, true, count);
+        const QString cluster = clusterOf(ops);
+        const remote::CheckedSpec spec = specOf(ops, count);
         if (!spec.ok())
             return printProblems(spec);
         printWarnings(spec);
@@ -167,7 +173,7 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
                 out(QStringLiteral("# dry run: nothing is submitted\n") + QString::fromUtf8(preview.launch));
             }
             if (!preview.launchProblem.isEmpty()) {
-                err(QStringLiteral("orrery sweep submit: %1\n").arg(preview.launchProblem));
+                err(QStringLiteral("orrery sweep %1: %2\n").arg(verb, preview.launchProblem));
                 return kFailed;
             }
             return kOk;
@@ -192,8 +198,32 @@ int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
         }
         return watchSweep(ops, sw, json, TickPace{1000, 15000}, notify);
     } catch (const OperationError &e) {
-        return reportFailure(QStringLiteral("submit"), e);
+        return reportFailure(verb, e);
     }
+}
+
+int sweepSubmit(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString file = p.positionalArguments().front(), cluster = p.value(QStringLiteral("cluster"));
+    return submitChecked(
+        ctx, p, QStringLiteral("submit"),
+        [&](SweepOperations &ops, int count) { return ops.checkSpecFile(file, true, count); },
+        [&](SweepOperations &) { return cluster; });
+}
+
+// `sweep relaunch SWEEP`: a new sweep of a recorded sweep's spec as it was submitted (the window's
+// "Launch again"), on its cluster unless --cluster names another.
+int sweepRelaunch(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString ref = p.positionalArguments().front();
+    std::optional<Sweep> from;
+    return submitChecked(
+        ctx, p, QStringLiteral("relaunch"),
+        [&](SweepOperations &ops, int count) { return ops.checkStoredSpec(*from, true, count); },
+        [&](SweepOperations &ops) {
+            from = ops.sweep(ref);
+            return p.isSet(QStringLiteral("cluster")) ? p.value(QStringLiteral("cluster")) : from->cluster;
+        });
 }
 
 // `sweep importance S`: core::sweepImportance (the GUI's Importance tab computes the same),
@@ -296,6 +326,13 @@ QList<VerbInfo> sweepVerbs()
                     flag(QStringLiteral("watch"), QStringLiteral("follow the sweep to its end")), notify,
                     json},
                    QStringLiteral("submit a sweep (--dry-run: its worst-case GPU-hours)"), sweepSubmit),
+        parsedVerb(
+            QStringLiteral("relaunch"), {sweep},
+            {cluster, count,
+             flag(QStringLiteral("dry-run"),
+                  QStringLiteral("print what a new sweep of its spec would run; submit nothing")),
+             flag(QStringLiteral("watch"), QStringLiteral("follow the new sweep to its end")), notify, json},
+            QStringLiteral("a new sweep of a recorded sweep's spec (its cluster by default)"), sweepRelaunch),
         parsedVerb(QStringLiteral("list"), {}, {json},
                    QStringLiteral("every sweep: state, trials done, GPU-hours, best value"), sweepList),
         parsedVerb(QStringLiteral("status"), {sweep}, {json},

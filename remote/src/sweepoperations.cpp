@@ -7,6 +7,7 @@
 #include "orrery/remote/profile.h"
 #include "orrery/remote/slurmexecutor.h"
 
+#include <QDir>
 #include <QJsonDocument>
 #include <QThread>
 
@@ -216,6 +217,25 @@ CheckedSpec SweepOperations::checkSpecFile(const QString &path, bool withTrainer
         CheckedSpec own = checkSpecFile(path, core::TrainerSchema{}, false, count);
         if (own.load.plan && own.plan().spec.command)
             return own;
+        throw;
+    }
+}
+
+CheckedSpec SweepOperations::checkStoredSpec(const core::Sweep &sweep, bool withTrainer, int count)
+{
+    if (sweep.spec.trimmed().isEmpty())
+        throw OperationError(
+            OperationError::Kind::Invalid,
+            QStringLiteral("sweep %1 (%2) has no stored spec to launch again").arg(sweep.id).arg(sweep.name));
+    const QString path = sweep.specFile.isEmpty() ? QDir(sweep.rootDir).filePath(QStringLiteral("sweep.yaml"))
+                                                  : sweep.specFile;
+    const QByteArray yaml = sweep.spec.toUtf8();
+    try {
+        return checkSpecText(yaml, path, schema(), withTrainer, count);
+    } catch (const OperationError &) {
+        CheckedSpec own = checkSpecText(yaml, path, core::TrainerSchema{}, false, count);
+        if (own.load.plan && own.plan().spec.command)
+            return own;  // the user's own command: no trainer needed
         throw;
     }
 }

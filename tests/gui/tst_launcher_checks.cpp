@@ -13,6 +13,7 @@
 #include "launcher.h"
 #include "mainwindow.h"
 
+#include "orrery/core/store.h"
 #include "orrery/core/trainermetrics.h"
 
 #include <QApplication>
@@ -311,6 +312,51 @@ private Q_SLOTS:
         auto *manager = m_window->findChild<ConnectionManager *>();
         QVERIFY(manager && manager->isVisible());
         manager->close();
+    }
+    // Issue 41: a sweep launched again is a new sweep of its spec as it was submitted ("Open in
+    // launcher" shows that spec to edit, on its cluster), and Ctrl+L opens the last edited spec,
+    // not the template.
+    void launchAgainAndTheLastSpecKept()
+    {
+        const QString dir = m_home.filePath(QStringLiteral("again"));
+        QVERIFY(QDir().mkpath(dir));
+        const QString spec = QStringLiteral(
+            "name: again\nmethod: grid\ncommand: [sh, -c, 'echo loss=$0', '{{x}}']\n"
+            "metric: {name: loss, goal: minimize}\nmetrics:\n  - {name: loss, regex: 'loss=([0-9.]+)'}\n"
+            "parameters:\n  x: {values: [1, 2]}\n");
+        Launcher *launcher = launcherWith(spec.toUtf8());
+        launcher->setSpecPath(QDir(dir).filePath(QStringLiteral("again.yaml")));
+        QSignalSpy submitted(launcher, &Launcher::submitted);
+        launcher->submit();
+        QTRY_VERIFY_WITH_TIMEOUT(!submitted.isEmpty(), 120'000);
+        const qint64 first = submitted.front().at(0).toLongLong();
+        QTRY_VERIFY(!m_window->findChild<Launcher *>());  // a submitted launcher closes itself
+
+        // Ctrl+L again: the spec just submitted, where it was.
+        Launcher *reopened = m_window->openLauncher();
+        QCOMPARE(reopened->editor()->toPlainText(), spec);
+        QCOMPARE(reopened->specPath(), QDir(dir).filePath(QStringLiteral("again.yaml")));
+        reopened->editor()->setPlainText(QStringLiteral("name: half-written\n"));
+        delete reopened;
+
+        // Open in launcher: the recorded spec, whatever the editor held.
+        Launcher *opened = m_window->openSweepInLauncher(first, false);
+        QTRY_COMPARE_WITH_TIMEOUT(opened->editor()->toPlainText(), spec, 10'000);
+        QCOMPARE(opened->target(), QString());
+        delete opened;
+
+        // Launch again: submitted as a new sweep once its checks pass.
+        Launcher *again = m_window->openSweepInLauncher(first, true);
+        QSignalSpy again2(again, &Launcher::submitted);
+        QTRY_VERIFY_WITH_TIMEOUT(!again2.isEmpty(), 120'000);
+        const qint64 second = again2.front().at(0).toLongLong();
+        QTRY_VERIFY(!m_window->findChild<Launcher *>());
+        QVERIFY(second != first);
+        auto store = orrery::core::TrackingStore::open(m_home.filePath(QStringLiteral("orrery.sqlite")),
+                                                       orrery::core::TrackingStore::Mode::ReadOnly);
+        QCOMPARE(store->sweep(second)->spec, store->sweep(first)->spec);
+        QCOMPARE(store->sweep(second)->name, QStringLiteral("again"));
+        QCOMPARE(store->trials(second).size(), 2);
     }
 };
 

@@ -102,6 +102,20 @@ private Q_SLOTS:
         };
         QString problem = watchedProblem(spec);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        // Launched again (the window's "Launch again"): a new sweep of the spec as it was
+        // submitted, even with the file changed since; followed to its end too.
+        write("own.yaml",
+              "name: own\nmethod: grid\ncommand: [sh, -c, 'exit 3']\nparameters:\n  x: {values: [9]}\n");
+        const auto again = orrery({QStringLiteral("sweep"), QStringLiteral("relaunch"), QStringLiteral("own"),
+                                   QStringLiteral("--watch")});
+        QVERIFY2(again.code == 0 && again.out.contains(QStringLiteral("2 trial(s) submitted")),
+                 qPrintable(again.err + again.out));
+        const auto list = orrery({QStringLiteral("sweep"), QStringLiteral("list")});
+        QCOMPARE(list.out.count(QStringLiteral("own")), 2);
+        const auto missing =
+            orrery({QStringLiteral("sweep"), QStringLiteral("relaunch"), QStringLiteral("nope")});
+        QCOMPARE(missing.code, 1);  // as `sweep status` of no such sweep
+        QVERIFY2(missing.err.contains(QStringLiteral("no sweep 'nope'")), qPrintable(missing.err));
         // A W&B sweep file with a `program` and no `command` (W&B's default command runs it with
         // `python`, here a stand-in for python3 on PATH): followed to its end as well.
         QTemporaryDir tools;

@@ -316,6 +316,13 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_schemaWatcher.setFuture(
         QtConcurrent::run(blockingPool(), [problem] { return core::TrainerSchema::load(problem); }));
 
+    connect(this, &Launcher::validated, this, [this] {
+        if (!m_submitWhenValid || !m_schema)
+            return;
+        m_submitWhenValid = false;
+        if (m_plan)
+            submit();
+    });
     setSpecPath(QDir::current().absoluteFilePath(QStringLiteral("sweep.yaml")));
     m_editor->setPlainText(QString::fromUtf8(kTemplate));
     m_status->setText(tr("Loading the trainer's schema…"));
@@ -346,6 +353,20 @@ bool Launcher::loadFile(const QString &path)
     setSpecPath(path);
     m_editor->setPlainText(QString::fromUtf8(f.readAll()));
     return true;
+}
+
+void Launcher::setSpec(const QString &text, const QString &path, const QString &cluster)
+{
+    setSpecPath(path);
+    setTarget(cluster);
+    m_editor->setPlainText(text);
+}
+
+void Launcher::submitWhenValid()
+{
+    m_submitWhenValid = true;
+    if (m_schema)
+        validateNow();  // else once the schema is in (validated() follows)
 }
 
 void Launcher::setTarget(const QString &cluster)

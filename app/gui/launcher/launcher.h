@@ -65,6 +65,9 @@ public:
     void setSpecPath(const QString &path);
     QString specPath() const { return m_path; }
     bool loadFile(const QString &path);
+    // A spec to edit: its text, the path it is (or would be) saved at, where it would run. The
+    // window's "Open in launcher" (a recorded sweep's spec) and the last edited spec use it.
+    void setSpec(const QString &text, const QString &path, const QString &cluster);
     void setTarget(const QString &cluster);  // "" = this machine
     QString target() const;
 
@@ -89,6 +92,9 @@ public:
     QString specLabel() const;
 
     void submit();
+    // Submits as soon as the spec's checks pass ("Launch again"); with problems it stays open
+    // showing them, and submits nothing.
+    void submitWhenValid();
     bool isSubmitting() const { return m_submitting; }
     QString statusText() const;
 
@@ -138,6 +144,7 @@ private:
     quint64 m_generation = 0, m_checkingGeneration = 0;
     std::shared_ptr<std::atomic<quint64>> m_latestGeneration = std::make_shared<std::atomic<quint64>>(0);
     bool m_trainerPending = false;
+    bool m_submitWhenValid = false;
     bool m_previewShown = false;  // a preview is on screen: follow the editor
     struct SubmitResult {
         qint64 sweep = 0;

@@ -53,6 +53,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
@@ -1108,6 +1109,23 @@ Launcher *MainWindow::openLauncher()
     }
     auto *launcher = new Launcher(m_hub, m_writer, this);
     launcher->setAttribute(Qt::WA_DeleteOnClose);
+    // The spec last edited (kept across restarts), not the template again: what was just
+    // submitted, or half-written, is where the user left it.
+    {
+        const auto settings = windowSettings();
+        const QString text = settings->value(QStringLiteral("launcher/spec")).toString();
+        if (!text.trimmed().isEmpty())
+            launcher->setSpec(text, settings->value(QStringLiteral("launcher/path")).toString(),
+                              settings->value(QStringLiteral("launcher/target")).toString());
+    }
+    auto remember = [launcher] {
+        const auto settings = windowSettings();
+        settings->setValue(QStringLiteral("launcher/spec"), launcher->editor()->toPlainText());
+        settings->setValue(QStringLiteral("launcher/path"), launcher->specPath());
+        settings->setValue(QStringLiteral("launcher/target"), launcher->target());
+    };
+    connect(launcher, &QDialog::finished, this, remember);
+    connect(launcher, &Launcher::submitted, this, remember);
     if (!m_clusterView->cluster().isEmpty() && m_tabs->currentWidget() == m_clusterView)
         launcher->setTarget(m_clusterView->cluster());
     connect(launcher, &Launcher::progress, this, [this](const QString &text) { showActivity(text, true); });
@@ -1210,6 +1228,23 @@ void MainWindow::treeContextMenu(const QPoint &pos)
         });
         cancel->setEnabled(active && !readOnly);
         copyCommand(SweepActions::Action::CancelSweep, sweep, -1, tr("cancel"));
+        menu.addSeparator();
+        // Its spec as it was submitted: to edit into a new sweep, or to run again as it is.
+        menu.addAction(tr("Open in launcher"), this, [this, sweep] { openSweepInLauncher(sweep, false); })
+            ->setObjectName(QStringLiteral("openInLauncher"));
+        QAction *again = menu.addAction(tr("Launch again…"), this, [this, sweep, name] {
+            if (QMessageBox::question(
+                    this, tr("Launch again"),
+                    tr("Submit a new sweep of %1's spec, as it was submitted?").arg(name)) ==
+                QMessageBox::Yes)
+                openSweepInLauncher(sweep, true);
+        });
+        again->setObjectName(QStringLiteral("launchAgain"));
+        again->setEnabled(!readOnly);
+        copy = copy ? copy : new QMenu(tr("Copy as CLI command"), &menu);
+        const QString relaunch = QStringLiteral("orrery sweep relaunch %1").arg(sweep);
+        copy->addAction(tr("relaunch"), this, [relaunch] { QGuiApplication::clipboard()->setText(relaunch); })
+            ->setToolTip(relaunch);
     } else {
         const int trial = index.data(SweepTreeModel::TrialRole).toInt();
         const core::TrialState ts = core::trialStateFromText(state);
@@ -1252,6 +1287,26 @@ void MainWindow::treeContextMenu(const QPoint &pos)
     if (copy)
         menu.addMenu(copy);
     menu.exec(m_tree->viewport()->mapToGlobal(pos));
+}
+
+Launcher *MainWindow::openSweepInLauncher(core::SweepId sweep, bool submit)
+{
+    Launcher *launcher = openLauncher();
+    m_reader->read<std::optional<core::Sweep>>(
+        launcher, [sweep](const core::TrackingStore &s) { return s.sweep(sweep); },
+        [launcher, submit](const std::optional<core::Sweep> &sw) {
+            if (!sw)
+                return;
+            // Its spec file's path (relative paths in it resolve as they did), else its directory.
+            launcher->setSpec(sw->spec,
+                              sw->specFile.isEmpty()
+                                  ? QDir(sw->rootDir).filePath(QStringLiteral("sweep.yaml"))
+                                  : sw->specFile,
+                              sw->cluster);
+            if (submit)
+                launcher->submitWhenValid();
+        });
+    return launcher;
 }
 
 LogView *MainWindow::showLogs(const QString &title, const QString &cluster,

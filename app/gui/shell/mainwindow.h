@@ -96,6 +96,10 @@ public:
 public Q_SLOTS:
     // The sweep launcher (Ctrl+L); returned so tests can drive it. Non-modal: the window stays live.
     Launcher *openLauncher();
+    // The launcher with a recorded sweep's spec as it was submitted, on its cluster: to edit
+    // ("Open in launcher"), or `submit` at once as a new sweep once its checks pass ("Launch
+    // again"; `orrery sweep relaunch` from the CLI).
+    Launcher *openSweepInLauncher(core::SweepId sweep, bool submit);
     void openConnectionManager();
     // A live tail of a trial's latest attempt's stdout and stderr (double-click in the tree), or
     // of a Slurm job's (double-click in the Cluster tab's queue), in a window of its own.

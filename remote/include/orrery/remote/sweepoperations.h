@@ -180,6 +180,10 @@ public:
                                      int count = 0);
     static CheckedSpec checkSpecText(const QByteArray &yaml, const QString &path,
                                      const core::TrainerSchema &schema, bool withTrainer, int count = 0);
+    // A recorded sweep's spec as it was submitted (the stored YAML, read for its spec file's
+    // path so relative paths resolve as they did), checked again: what "Launch again" and
+    // `orrery sweep relaunch` submit as a new sweep. `count` as for checkSpecFile.
+    CheckedSpec checkStoredSpec(const core::Sweep &sweep, bool withTrainer, int count = 0);
     // What submitting a checked spec to `cluster` would do; connects to nothing, touches nothing.
     static SweepPreview preview(const CheckedSpec &spec, const QString &cluster);
     // Submits a checked spec: deploys the bundled trainer on a cluster that lacks it (a command
