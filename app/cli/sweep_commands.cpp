@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 
 #include <functional>
 
@@ -226,6 +227,50 @@ int sweepRelaunch(const Context &ctx, const QCommandLineParser &p)
         });
 }
 
+// `sweep report S -o FILE`: SweepOperations::report, the window's File → Export report…, written
+// beside and renamed (QSaveFile): an interrupted report never leaves half a page.
+int sweepReport(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString output = p.value(QStringLiteral("output"));
+    if (output.isEmpty()) {
+        err(QStringLiteral("orrery sweep report: say where: -o report.html\n"));
+        return kUsage;
+    }
+    core::ReportOptions options;
+    if (p.isSet(QStringLiteral("videos"))) {
+        bool ok = false;
+        options.videos = p.value(QStringLiteral("videos")).toInt(&ok);
+        if (!ok || options.videos < 0) {
+            err(QStringLiteral("orrery sweep report: --videos wants a count, 0 or more\n"));
+            return kUsage;
+        }
+    }
+    try {
+        auto store = openStore(ctx, TrackingStore::Mode::ReadOnly);
+        SweepOperations ops(*store, cliOperations());
+        const Sweep sw = ops.sweep(p.positionalArguments().front());
+        remote::OperationProgress progress;
+        progress.say = [](const QString &line) { err(QStringLiteral("%1…\n").arg(line)); };
+        const QByteArray html = ops.report(sw, options, progress);
+        QSaveFile file(output);
+        if (!file.open(QIODevice::WriteOnly) || file.write(html) != html.size() || !file.commit()) {
+            err(QStringLiteral("orrery sweep report: cannot write %1: %2\n").arg(output, file.errorString()));
+            return kFailed;
+        }
+        out(QStringLiteral("%1: sweep %2 (%3), %4 KB\n")
+                .arg(output)
+                .arg(sw.id)
+                .arg(sw.name)
+                .arg(html.size() / 1024));
+        return kOk;
+    } catch (const OperationError &e) {
+        return reportFailure(QStringLiteral("report"), e);
+    } catch (const StoreError &e) {
+        err(QStringLiteral("orrery sweep report: %1\n").arg(QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+}
+
 // `sweep importance S`: core::sweepImportance (the GUI's Importance tab computes the same),
 // printed by importance, highest first.
 int sweepImportanceCommand(const Context &ctx, const QCommandLineParser &p)
@@ -354,6 +399,15 @@ QList<VerbInfo> sweepVerbs()
                    QStringLiteral("run an ended trial again, from its checkpoint"), sweepRetry),
         parsedVerb(QStringLiteral("best"), {sweep}, {json},
                    QStringLiteral("the best trial: value, params, run dir, video"), sweepBest),
+        parsedVerb(QStringLiteral("report"), {sweep},
+                   {QCommandLineOption({QStringLiteral("o"), QStringLiteral("output")},
+                                       QStringLiteral("the HTML file to write"), QStringLiteral("FILE")),
+                    valued(QStringLiteral("videos"),
+                           QStringLiteral("the best runs whose newest sample is embedded (default 4)"),
+                           QStringLiteral("N"))},
+                   QStringLiteral("one self-contained HTML page to share: table, charts, parallel "
+                                  "coordinates, importance, the best samples"),
+                   sweepReport),
         parsedVerb(QStringLiteral("importance"), {sweep}, {json},
                    QStringLiteral("each param's correlation with the metric and its importance"),
                    sweepImportanceCommand),

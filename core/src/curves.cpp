@@ -31,6 +31,16 @@ std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double wei
     return out;
 }
 
+std::pair<double, double> valueAxisRange(double lo, double hi, double pad)
+{
+    const double magnitude = std::max(std::abs(lo), std::abs(hi));
+    if (hi - lo <= magnitude * 1e-9) {
+        const double mid = (lo + hi) / 2, half = magnitude > 0 ? magnitude * 0.05 : 0.5;
+        return {mid - half, mid + half};
+    }
+    return {lo - (hi - lo) * pad, hi + (hi - lo) * pad};
+}
+
 std::vector<BandPoint> meanStdBand(std::span<const std::vector<CurvePoint>> runs, double xMin, double xMax,
                                    int bins)
 {

@@ -8,6 +8,7 @@
 #include "orrery/remote/slurmexecutor.h"
 
 #include <QDir>
+#include <QFile>
 #include <QJsonDocument>
 #include <QThread>
 
@@ -238,6 +239,73 @@ CheckedSpec SweepOperations::checkStoredSpec(const core::Sweep &sweep, bool with
             return own;  // the user's own command: no trainer needed
         throw;
     }
+}
+
+QByteArray SweepOperations::report(const core::Sweep &sweep, core::ReportOptions options,
+                                   const OperationProgress &progress)
+{
+    auto cancelled = [&] {
+        if (progress.isCancelled())
+            throw OperationError(OperationError::Kind::Cancelled, QStringLiteral("the report was cancelled"));
+    };
+    if (!options.price)
+        options.price = executorPrice(sweep.cluster);
+    progress.report(QStringLiteral("reading sweep %1 (%2) from the store").arg(sweep.id).arg(sweep.name));
+    core::SweepReport report = core::readSweepReport(store(), sweep, options);
+    cancelled();
+    // The samples: a local copy or this machine's file as it is; a cluster's in one batched read.
+    QList<core::FileRead> reads;
+    QList<qsizetype> remote;
+    for (qsizetype i = 0; i < report.media.size(); ++i) {
+        core::ReportMedia &m = report.media[i];
+        const qint64 size = m.artifact.size;
+        if (size > options.maxVideoBytes) {
+            m.why = QStringLiteral("%1 MB, over the report's %2 MB a sample")
+                        .arg(size >> 20)
+                        .arg(options.maxVideoBytes >> 20);
+            continue;
+        }
+        const bool here = !m.artifact.localPath.isEmpty() || sweep.cluster.isEmpty();
+        if (here) {
+            QFile f(m.source);
+            if (f.size() > options.maxVideoBytes)
+                m.why = QStringLiteral("%1 MB, over the report's %2 MB a sample")
+                            .arg(f.size() >> 20)
+                            .arg(options.maxVideoBytes >> 20);
+            else if (!f.open(QIODevice::ReadOnly))
+                m.why = QStringLiteral("%1: %2").arg(m.source, f.errorString());
+            else
+                m.data = f.readAll();
+        } else {
+            reads.append({m.source, 0, options.maxVideoBytes + 1});
+            remote.append(i);
+        }
+    }
+    if (!reads.isEmpty()) {
+        progress.report(QStringLiteral("reading %1 sample(s) from %2").arg(reads.size()).arg(sweep.cluster));
+        try {
+            const QList<core::FileChunk> chunks = executor(sweep.cluster).readFiles(reads);
+            for (qsizetype j = 0; j < remote.size(); ++j) {
+                core::ReportMedia &m = report.media[remote[j]];
+                const core::FileChunk c = j < chunks.size() ? chunks[j] : core::FileChunk{};
+                if (!c.exists)
+                    m.why = QStringLiteral("%1 is not on %2").arg(m.source, sweep.cluster);
+                else if (c.size > options.maxVideoBytes)
+                    m.why = QStringLiteral("%1 MB, over the report's %2 MB a sample")
+                                .arg(c.size >> 20)
+                                .arg(options.maxVideoBytes >> 20);
+                else
+                    m.data = c.data;
+            }
+        } catch (const std::exception &e) {
+            for (qsizetype i : remote)
+                report.media[i].why = QStringLiteral("%1 could not be read: %2")
+                                          .arg(sweep.cluster, QString::fromUtf8(e.what()));
+        }
+    }
+    cancelled();
+    progress.report(QStringLiteral("writing the page"));
+    return core::renderSweepReport(report);
 }
 
 namespace {

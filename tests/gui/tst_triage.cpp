@@ -27,6 +27,7 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTimer>
 #include <QTreeView>
@@ -471,6 +472,35 @@ private Q_SLOTS:
         const auto tags = TrackingStore::open(f.path)->details(f.runs[4]).tags;
         QCOMPARE(tags.value(QStringLiteral("team")), QStringLiteral("audio"));
         QVERIFY(!tags.contains(QStringLiteral("gpu")));
+    }
+    // Issue 41: File → Export sweep report writes the page `orrery sweep report` writes (one
+    // operation, two faces): the same bytes but for the time it was written.
+    void exportReportIsTheCliReport()
+    {
+        Fixture f;
+        ShownWindow shownWindow(f.path);
+        QVERIFY(shownWindow.snapshot());
+        QSignalSpy exported(&shownWindow.w, &MainWindow::reportExported);
+        const QString gui = f.dir.filePath(QStringLiteral("gui.html")),
+                      cli = f.dir.filePath(QStringLiteral("cli.html"));
+        shownWindow.w.exportReport(f.sweep, gui);
+        QVERIFY(exported.wait(30'000));
+        QCOMPARE(exported.front().at(1).toString(), QString());
+        const orrery::test::Ran r = orrery::test::runProcess(
+            qEnvironmentVariable("ORRERY_CLI"),
+            {QStringLiteral("--db"), f.path, QStringLiteral("sweep"), QStringLiteral("report"),
+             QString::number(f.sweep), QStringLiteral("-o"), cli});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        auto read = [](const QString &path) {
+            QFile file(path);
+            file.open(QIODevice::ReadOnly);
+            static const QRegularExpression written(QStringLiteral("written [0-9T:Z-]+"));
+            return QString::fromUtf8(file.readAll()).replace(written, QStringLiteral("written …"));
+        };
+        const QString page = read(gui);
+        QCOMPARE(page, read(cli));
+        QCOMPARE(page.count(QStringLiteral("<td class=\"state-completed\">")), f.runs.size());
+        QVERIFY(page.contains(QStringLiteral("<svg class=\"chart\" data-metric=\"loss\"")));
     }
 };
 

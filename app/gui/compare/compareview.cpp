@@ -1079,15 +1079,9 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             const double decades = std::max(std::log10(y.upper / y.lower), 0.1);
             const double f = std::pow(10.0, decades * kPad);
             plot->yAxis->setRange(y.lower / f, y.upper * f);
-        } else if (const double magnitude = std::max(std::abs(y.lower), std::abs(y.upper));
-                   y.upper - y.lower <= magnitude * 1e-9) {
-            // Flat (to rounding): a line through the middle, ±5% of its value (±0.5 at zero),
-            // never an axis a few ulps tall whose ticks all read the same number.
-            const double mid = (y.lower + y.upper) / 2, half = magnitude > 0 ? magnitude * 0.05 : 0.5;
-            plot->yAxis->setRange(mid - half, mid + half);
         } else {
-            const double pad = (y.upper - y.lower) * 0.05;
-            plot->yAxis->setRange(y.lower - pad, y.upper + pad);
+            const auto [lo, hi] = core::valueAxisRange(y.lower, y.upper, 0.05);
+            plot->yAxis->setRange(lo, hi);
         }
     }
     applyHighlight(plot);

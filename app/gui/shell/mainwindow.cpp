@@ -57,6 +57,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QProgressDialog>
+#include <QSaveFile>
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
@@ -591,6 +592,19 @@ void MainWindow::buildMenus()
                                                          QLineEdit::Normal, QStringLiteral("Default"), &ok);
         if (ok && !experiment.trimmed().isEmpty())
             importRunDirectories(root, experiment.trimmed());
+    });
+    QAction *report = fileMenu->addAction(tr("&Export sweep report…"));
+    report->setObjectName(QStringLiteral("exportReport"));
+    report->setToolTip(tr("The sweep selected in the tree as one HTML page to share (orrery sweep report)"));
+    connect(report, &QAction::triggered, this, [this] {
+        const QModelIndex current = m_tree->currentIndex().siblingAtColumn(SweepTreeModel::NameColumn);
+        const core::SweepId sweep = current.data(SweepTreeModel::SweepRole).toLongLong();
+        if (!sweep) {
+            QMessageBox::information(this, tr("Export sweep report"),
+                                     tr("Select a sweep (or one of its trials) in the tree first."));
+            return;
+        }
+        chooseReportFile(sweep);
     });
     QAction *refreshEnv = fileMenu->addAction(tr("&Check environment again"));
     connect(refreshEnv, &QAction::triggered, this, &MainWindow::refreshEnvironment);
@@ -1241,6 +1255,7 @@ void MainWindow::treeContextMenu(const QPoint &pos)
         });
         again->setObjectName(QStringLiteral("launchAgain"));
         again->setEnabled(!readOnly);
+        menu.addAction(tr("Export report…"), this, [this, sweep] { chooseReportFile(sweep); });
         copy = copy ? copy : new QMenu(tr("Copy as CLI command"), &menu);
         const QString relaunch = QStringLiteral("orrery sweep relaunch %1").arg(sweep);
         copy->addAction(tr("relaunch"), this, [relaunch] { QGuiApplication::clipboard()->setText(relaunch); })
@@ -1287,6 +1302,55 @@ void MainWindow::treeContextMenu(const QPoint &pos)
     if (copy)
         menu.addMenu(copy);
     menu.exec(m_tree->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::chooseReportFile(core::SweepId sweep)
+{
+    const QString name = m_treeModel->sweepIndex(sweep).data().toString();
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the report of %1").arg(name),
+        QDir::home().filePath(
+            QStringLiteral("%1-report.html").arg(name.isEmpty() ? QStringLiteral("sweep") : name)),
+        tr("HTML pages (*.html)"));
+    if (!path.isEmpty())
+        exportReport(sweep, path);
+}
+
+void MainWindow::exportReport(core::SweepId sweep, const QString &path)
+{
+    // `orrery sweep report`'s operation, on a pool thread with a read-only connection of its own:
+    // a cluster's samples are read over SSH, and the window's reader stays free meanwhile.
+    const QString database = m_reader->path();
+    const auto connections = m_hub->connectionSource();
+    showActivity(tr("Writing the report of sweep %1…").arg(sweep), true);
+    QPointer<MainWindow> self(this);
+    QtConcurrent::run(blockingPool(), [=]() -> QString {
+        try {
+            auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
+            remote::SweepOperations::Options options;
+            options.connections = connections;
+            remote::SweepOperations ops(*store, options);
+            remote::OperationProgress progress;
+            progress.say = [self](const QString &line) {
+                QMetaObject::invokeMethod(qApp, [self, line] {
+                    if (self)
+                        self->showActivity(line + QStringLiteral("…"), true);
+                });
+            };
+            const QByteArray html = ops.report(ops.sweep(sweep), {}, progress);
+            QSaveFile file(path);
+            if (!file.open(QIODevice::WriteOnly) || file.write(html) != html.size() || !file.commit())
+                return tr("cannot write %1: %2").arg(path, file.errorString());
+            return {};
+        } catch (const std::exception &e) {
+            return QString::fromUtf8(e.what());
+        }
+    }).then(this, [this, path](const QString &error) {
+        showActivity({}, false);
+        statusBar()->showMessage(
+            error.isEmpty() ? tr("Report written: %1").arg(path) : tr("No report: %1").arg(error), 10'000);
+        Q_EMIT reportExported(path, error);
+    });
 }
 
 Launcher *MainWindow::openSweepInLauncher(core::SweepId sweep, bool submit)

@@ -100,6 +100,11 @@ public Q_SLOTS:
     // ("Open in launcher"), or `submit` at once as a new sweep once its checks pass ("Launch
     // again"; `orrery sweep relaunch` from the CLI).
     Launcher *openSweepInLauncher(core::SweepId sweep, bool submit);
+    // File → Export sweep report… and the sweep menu's Export report…: a file dialog, then
+    // exportReport. exportReport writes `orrery sweep report`'s page (SweepOperations::report)
+    // on a pool thread; reportExported says how it went.
+    void chooseReportFile(core::SweepId sweep);
+    void exportReport(core::SweepId sweep, const QString &path);
     void openConnectionManager();
     // A live tail of a trial's latest attempt's stdout and stderr (double-click in the tree), or
     // of a Slurm job's (double-click in the Cluster tab's queue), in a window of its own.
@@ -141,6 +146,7 @@ Q_SIGNALS:
     // follows as snapshotShown), else why nothing was changed.
     void runsEdited(const QString &error);
     void importFinished(int runs, int points);
+    void reportExported(const QString &path, const QString &error);  // error empty: written
     // A notice turned into a desktop notification (shown through the system tray where there is
     // one: freedesktop notifications on Linux desktops). Emitted whether or not a tray shows it.
     void desktopNotification(const QString &title, const QString &body);

@@ -20,6 +20,11 @@ struct CurvePoint {
 // average (a NaN is a gap in the chart, not a poisoned tail).
 std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double weight);
 
+// The value axis for data spanning [lo, hi]: padded by `pad` of the span each side, and where the
+// data is flat to rounding (a constant metric), ±5% of its value (±0.5 at zero) — never an axis
+// a few ulps tall whose ticks all read the same number. Compare's charts and the report's.
+std::pair<double, double> valueAxisRange(double lo, double hi, double pad);
+
 struct BandPoint {
     double x = 0;
     double mean = 0, std = 0;  // population std over the runs with a value here

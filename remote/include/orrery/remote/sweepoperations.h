@@ -20,6 +20,7 @@
 #include "orrery/core/store.h"
 #include "orrery/core/sweepoverview.h"
 #include "orrery/core/sweepplan.h"
+#include "orrery/core/sweepreport.h"
 #include "orrery/core/sweeprunner.h"
 #include "orrery/core/usage.h"
 #include "orrery/remote/executors.h"
@@ -195,6 +196,15 @@ public:
     // lacks it (`withTrainer`) and connects. The window runs it on a pool thread, then submit on
     // its store writer, so a first deploy (minutes) never holds the writer up.
     void prepare(const QString &cluster, bool withTrainer, const OperationProgress &progress = {});
+
+    // --- sharing --------------------------------------------------------------------------
+    // A sweep as one self-contained HTML file (core/sweepreport.h): read from the store, its
+    // best runs' samples read where they are (a local copy, this machine's file, or the
+    // cluster's over the executor's batched read; a cluster that cannot be reached leaves them
+    // linked, said in the page), priced at the executor's price. `progress` says each part; cancelled:
+    // OperationError(Cancelled).
+    QByteArray report(const core::Sweep &sweep, core::ReportOptions options = {},
+                      const OperationProgress &progress = {});
 
     // --- acting on a sweep (no lease needed; docs/sweeps.md "Acting on one trial") -----------
     // Cancels every queued or running trial; the sweep ends as cancelled. A cancel types no
