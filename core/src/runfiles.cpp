@@ -99,17 +99,24 @@ QStringList linesOfAttempt(const QStringList &lines, int attempt)
 
 QString errorLineOf(const QStringList &lines)
 {
-    static const QRegularExpression why(QStringLiteral(
-        "^(\\w+\\.)*\\w*(Error|Exception|Interrupt|Exit)\\b.*|"  // Python's last traceback line
-        ".*\\berror:\\s.*|"  // argparse, compilers, many CLIs
-        ".*\\bwhat\\(\\):.*|^terminate called.*|"  // C++ exceptions
+    // The cause before what reports it: a Python exception, a C++ what(), running out of memory
+    // or being killed say why; a line with "error:" may (argparse's), unless the launcher wrote it
+    // (srun's "error: node1: task 0: Exited with exit code 3" after the traceback).
+    static const QRegularExpression cause(QStringLiteral(
+        "^(\\w+\\.)*\\w*(Error|Exception|Interrupt|Exit)\\b.*|.*\\bwhat\\(\\):.*|^terminate called.*|"
         ".*\\bout of memory\\b.*|^Killed\\b.*|.*\\bSegmentation fault\\b.*|^Aborted\\b.*|"
         "^(FATAL|Fatal|fatal|ERROR)\\b.*"));
-    for (qsizetype i = lines.size() - 1; i >= 0; --i) {
-        const QString line = lines[i].trimmed();
-        if (!line.isEmpty() && why.match(line).hasMatch())
+    static const QRegularExpression error(QStringLiteral(".*\\berror:\\s.*"));
+    static const QRegularExpression launcher(QStringLiteral("^(srun|slurmstepd|mpirun|torchrun)\\b"));
+    for (const QRegularExpression *pattern : {&cause, &error})
+        for (qsizetype i = lines.size() - 1; i >= 0; --i) {
+            const QString line = lines[i].trimmed();
+            if (!line.isEmpty() && !launcher.match(line).hasMatch() && pattern->match(line).hasMatch())
+                return line;
+        }
+    for (qsizetype i = lines.size() - 1; i >= 0; --i)  // only the launcher says anything
+        if (const QString line = lines[i].trimmed(); error.match(line).hasMatch())
             return line;
-    }
     return {};
 }
 

@@ -586,7 +586,8 @@ QList<Experiment> TrackingStore::experiments() const
     return d->guarded("experiments", [&] {
         QList<Experiment> out;
         Stmt &s = d->stmt("SELECT e.experiment_id, e.name, e.artifact_location, e.creation_time, "
-                          "(SELECT count(*) FROM runs r WHERE r.experiment_id = e.experiment_id) "
+                          "(SELECT count(*) FROM runs r WHERE r.experiment_id = e.experiment_id "
+                          "AND r.lifecycle_stage = 'active') "
                           "FROM experiments e ORDER BY e.name");
         while (s.step()) {
             Experiment e;

@@ -235,6 +235,43 @@ private Q_SLOTS:
         QCOMPARE(int(computed.size()), before + 1);
         QCOMPARE(iv->result().runsUsed, 4);
     }
+    // Issue 41: runs of two sweeps whose params differ, one bad value among learning rates: the
+    // lr axis stays numeric with the bad value off it, the axis of a param only one sweep has
+    // says how many runs lack it, and every run keeps its place on the axes it has values for.
+    void axesAcrossSweepsKeepEveryRun()
+    {
+        using orrery::core::LatestMetric;
+        using orrery::core::RunRow;
+        using orrery::gui::ParallelAxes;
+        using orrery::gui::ParallelCoordinates;
+        QList<RunRow> runs;
+        for (int i = 0; i < 9; ++i) {
+            RunRow r;
+            r.run.id = i + 1;
+            r.params.insert(QStringLiteral("lr"),
+                            i == 8 ? QStringLiteral("oops") : QString::number(0.001 * (i + 1)));
+            if (i < 4)  // only the first sweep's runs have a width
+                r.params.insert(QStringLiteral("width"), QString::number(32 * (i + 1)));
+            LatestMetric m;
+            m.key = QStringLiteral("loss");
+            m.last.value = 1.0 / (i + 1);
+            r.latest.append(m);
+            runs.append(r);
+        }
+        const ParallelAxes axes = ParallelAxes::build(runs, {QStringLiteral("lr"), QStringLiteral("width")},
+                                                      {}, QStringLiteral("loss"));
+        QCOMPARE(axes.axes.size(), 3);
+        QVERIFY(axes.axes[0].kind != ParallelAxes::Axis::Kind::Categorical);
+        QCOMPARE(axes.axes[0].notNumbers, 1);
+        QCOMPARE(axes.axes[1].missing, 5);
+        QCOMPARE(ParallelCoordinates::offAxisText(axes.axes[1]), QStringLiteral("5 run(s) without it"));
+        QCOMPARE(ParallelCoordinates::offAxisText(axes.axes[0]), QStringLiteral("1 not a number"));
+        QCOMPARE(axes.lines.size(), 9);
+        // A second sweep's run: on lr and on the metric, not on width (its line goes from one to
+        // the other); the bad value's run: on the metric only.
+        QVERIFY(axes.lines[6].positions[0] && !axes.lines[6].positions[1] && axes.lines[6].positions[2]);
+        QVERIFY(!axes.lines[8].positions[0] && axes.lines[8].positions[2]);
+    }
 };
 
 ORRERY_TEST_MAIN(TestParallelImportance, QApplication)

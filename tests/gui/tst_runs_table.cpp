@@ -26,6 +26,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -459,6 +460,132 @@ private Q_SLOTS:
         QVERIFY(win.snapshot());
         QVERIFY(!empty->isVisible());
         QVERIFY(win.w.runsView()->isVisible());
+    }
+    // Issue 41: the optional Progress (step / train.steps), GPU-h and Goodput columns, sortable;
+    // goodput is read only when asked (its column shown) and is `runs goodput`'s number.
+    void progressGpuHoursAndGoodputColumns()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("columns.sqlite"));
+        RunId running = 0, done = 0, loose = 0;
+        SweepId sweepId = 0;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        {
+            auto store = TrackingStore::open(path);
+            const ExperimentId e = store->ensureExperiment(QStringLiteral("e"));
+            Sweep sw;
+            sw.name = QStringLiteral("cols");
+            sw.experimentId = e;
+            sw.method = QStringLiteral("grid");
+            sw.state = QStringLiteral("running");
+            sw.trialCount = 2;
+            sweepId = store->createSweep(sw);
+            running = store->createRun(e, QStringLiteral("running"), now - 3'600'000);
+            done = store->createRun(e, QStringLiteral("done"), now - 7'200'000);
+            loose = store->createRun(e, QStringLiteral("no-sweep"), now - 1000);
+            store->logMetrics(running, {{QStringLiteral("loss"), {50, now, 0.5}}});
+            store->logMetrics(done, {{QStringLiteral("loss"), {100, now - 3'600'000, 0.2}}});
+            store->ingestEvents(
+                done, QStringLiteral("events.jsonl"), 0,
+                QStringLiteral(
+                    "{\"v\":1,\"t\":%1,\"kind\":\"phases\",\"step\":100,\"values\":"
+                    "{\"process_start\":%2,\"checkpoint_step\":100,\"startup_s\":60,\"train_s\":1800,"
+                    "\"eval_s\":900,\"sample_s\":300}}\n")
+                    .arg((now - 3'600'000) / 1000)
+                    .arg((now - 7'200'000) / 1000)
+                    .toUtf8());
+            for (const auto &[index, run] : {std::pair{0, running}, std::pair{1, done}}) {
+                Trial t;
+                t.sweepId = sweepId;
+                t.index = index;
+                t.runId = run;
+                t.config = QStringLiteral("train:\n  steps: 100\n");
+                t.setState(run == done ? TrialState::Completed : TrialState::Running);
+                t.submittedMs = now - (run == done ? 7'200'000 : 3'600'000);
+                t.startedMs = t.submittedMs;
+                t.endedMs = run == done ? now - 3'600'000 : 0;
+                t.gpus = run == done ? 1 : 2;
+                store->addTrial(t);
+            }
+        }
+        auto store = TrackingStore::open(path, TrackingStore::Mode::ReadOnly);
+        RunsTableModel model;
+        Snapshot s = readSnapshot(*store, {});
+        model.setSweeps(s.index());
+        model.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        auto cell = [&](RunId run, int column, int role = Qt::DisplayRole) {
+            return model.index(model.rowOfRun(run), column).data(role);
+        };
+        QCOMPARE(cell(running, RunsTableModel::ProgressColumn).toString(), QStringLiteral("50/100 (50%)"));
+        QCOMPARE(cell(done, RunsTableModel::ProgressColumn).toString(), QStringLiteral("100/100 (100%)"));
+        QCOMPARE(cell(loose, RunsTableModel::ProgressColumn).toString(), QString());
+        QCOMPARE(cell(done, RunsTableModel::GpuHoursColumn).toString(), orrery::core::formatHours(1.0));
+        const double runningHours =
+            cell(running, RunsTableModel::GpuHoursColumn, RunsTableModel::SortRole).toDouble();
+        QVERIFY2(runningHours >= 2.0 && runningHours < 2.1, qPrintable(QString::number(runningHours)));
+        QVERIFY(cell(done, RunsTableModel::GoodputColumn).toString().isEmpty());  // not asked for
+        model.sort(RunsTableModel::ProgressColumn, Qt::DescendingOrder);
+        QCOMPARE(model.runAt(0)->run.id, done);
+        QCOMPARE(model.runAt(model.rowCount() - 1)->run.id, loose);  // missing values last
+        model.sort(RunsTableModel::GpuHoursColumn, Qt::DescendingOrder);
+        QCOMPARE(model.runAt(0)->run.id, running);
+
+        // Asked for: what `runs goodput` says (core::sweepGoodput), as a percentage.
+        s = readSnapshot(*store, {}, nullptr, {}, true);
+        model.setSweeps(s.index());
+        model.setRuns(s.runs, s.paramKeys, s.metricKeys);
+        double expected = -1;
+        QString seen;
+        QCOMPARE(store->runPhases(done).size(), 1);
+        for (const auto &g : orrery::core::sweepGoodput(*store, sweepId).runs) {
+            seen += QStringLiteral("run %1: train %2 s of %3 s; ")
+                        .arg(g.run)
+                        .arg(g.total.trainingS)
+                        .arg(g.total.wallS);
+            if (g.run == done)
+                expected = g.total.goodput();
+        }
+        QVERIFY2(expected > 0 && expected < 1, qPrintable(seen));
+        QCOMPARE(cell(done, RunsTableModel::GoodputColumn, RunsTableModel::SortRole).toDouble(), expected);
+        QCOMPARE(cell(done, RunsTableModel::GoodputColumn).toString(),
+                 QStringLiteral("%1%").arg(100 * expected, 0, 'f', 0));
+        QCOMPARE(model.columnOfKey(QStringLiteral("goodput")), int(RunsTableModel::GoodputColumn));
+    }
+    // Issue 41: the tree dock reopens as wide as it was closed (not QTreeView's own 256 px) and
+    // the sweeps expanded at close are expanded again; a narrow Details dock cuts names in the
+    // middle, so eval/loss_a and eval/loss_b stay apart.
+    void layoutComesBackAsItWasLeft()
+    {
+        Fixture f;
+        const QStringList names{QStringLiteral("eval/loss_component_a"),
+                                QStringLiteral("eval/loss_component_b")};
+        {
+            auto store = TrackingStore::open(f.path);
+            for (const QString &n : names)
+                store->logMetrics(f.runs[0], {{n, {1, 1000, 0.5}}});
+        }
+        int closedWidth = 0;
+        {
+            Window before(f.path);
+            before.w.resize(1600, 900);
+            QVERIFY(before.snapshot());
+            auto *tree = before.w.findChild<QDockWidget *>(QStringLiteral("treeDock"));
+            before.w.resizeDocks({tree}, {430}, Qt::Horizontal);
+            QTRY_VERIFY(std::abs(tree->width() - 430) <= 8);
+            closedWidth = tree->width();
+            const QModelIndex sweep = before.w.treeModel()->sweepIndex(f.sweep);
+            before.w.sweepTree()->expand(sweep);
+            QVERIFY(before.w.sweepTree()->isExpanded(sweep));
+            before.w.close();
+        }
+        Window after(f.path);
+        after.w.resize(1600, 900);
+        QVERIFY(after.snapshot());
+        auto *tree = after.w.findChild<QDockWidget *>(QStringLiteral("treeDock"));
+        QTRY_VERIFY2(std::abs(tree->width() - closedWidth) <= 8,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(tree->width()).arg(closedWidth)));
+        QVERIFY(after.w.sweepTree()->isExpanded(after.w.treeModel()->sweepIndex(f.sweep)));
+        QCOMPARE(after.w.detailsView()->textElideMode(), Qt::ElideMiddle);
     }
 };
 

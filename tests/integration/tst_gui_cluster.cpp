@@ -647,7 +647,8 @@ private Q_SLOTS:
             const QList<QTreeWidgetItem *> sections =
                 details->findItems(QStringLiteral("stderr of attempt"), Qt::MatchStartsWith, 0);
             for (int i = 0; !sections.isEmpty() && i < sections.front()->childCount(); ++i)
-                lines << sections.front()->child(i)->text(0);
+                if (sections.front()->child(i)->data(0, Qt::UserRole).toString() != QLatin1String("error"))
+                    lines << sections.front()->child(i)->text(0);  // the lines, after the one that says why
             return lines;
         };
         QTRY_VERIFY2_WITH_TIMEOUT(stderrLines().contains(QStringLiteral("ValueError: lr must be positive")),
@@ -667,8 +668,11 @@ private Q_SLOTS:
         QVERIFY(!lines.contains(QStringLiteral("progress")));  // stdout is not stderr
         const QTreeWidgetItem *section =
             details->findItems(QStringLiteral("stderr of attempt"), Qt::MatchStartsWith, 0).front();
-        QVERIFY2(section->child(0)->toolTip(0).endsWith(QStringLiteral("/logs/%1.err").arg(trial.task)),
-                 qPrintable(section->child(0)->toolTip(0)));
+        QVERIFY2(section->toolTip(0).endsWith(QStringLiteral("/logs/%1.err").arg(trial.task)),
+                 qPrintable(section->toolTip(0)));
+        // The line that says why first: the exception, not srun's report of the exit after it.
+        QCOMPARE(section->child(0)->data(0, Qt::UserRole).toString(), QStringLiteral("error"));
+        QCOMPARE(section->child(0)->toolTip(0), QStringLiteral("ValueError: lr must be positive"));
         // Over the window's one connection.
         QCOMPARE(hub()->connection(p.name, &problem)->connectCount(), 1);
         // Read once: a refresh (the next snapshot) shows the same lines at once, not "reading".

@@ -250,6 +250,11 @@ private Q_SLOTS:
         QCOMPARE(errorLineOf({QStringLiteral("terminate called after throwing an instance of 'c10::Error'"),
                               QStringLiteral("  what():  shape mismatch")}),
                  QStringLiteral("what():  shape mismatch"));
+        QCOMPARE(errorLineOf({QStringLiteral("ValueError: lr must be positive"),
+                              QStringLiteral("srun: error: node1: task 0: Exited with exit code 3")}),
+                 QStringLiteral("ValueError: lr must be positive"));
+        QCOMPARE(errorLineOf({QStringLiteral("srun: error: node1: task 0: Exited with exit code 3")}),
+                 QStringLiteral("srun: error: node1: task 0: Exited with exit code 3"));
         QCOMPARE(errorLineOf({QStringLiteral("step 10 loss 0.3"), QStringLiteral("done")}), QString());
     }
 };

@@ -162,6 +162,7 @@ private Q_SLOTS:
         QList<RunRow> rows = db.store->queryRuns({});
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows[0].run.id, b);
+        QCOMPARE(db.store->experiments().front().runCount, 1);  // issue 41: the archived one not counted
         RunQuery all;
         all.includeArchived = true;
         rows = db.store->queryRuns(all);
@@ -169,6 +170,7 @@ private Q_SLOTS:
         QVERIFY(db.store->run(a)->archived);
         db.store->archiveRuns({a}, false);
         QCOMPARE(db.store->queryRuns({}).size(), 2);
+        QCOMPARE(db.store->experiments().front().runCount, 2);
         QVERIFY(!db.store->run(a)->archived);
     }
 

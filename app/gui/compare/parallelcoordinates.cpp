@@ -154,20 +154,27 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringL
     QList<bool> numericAxis;
     for (qsizetype i = 0; i < out.axes.size(); ++i) {
         Axis &a = out.axes[i];
-        bool numeric = true, any = false;
+        int numbersSeen = 0, textsSeen = 0;
         double lo = INFINITY, hi = -INFINITY;
         for (size_t r = 0; r < numbers[i].size(); ++r) {
             const double v = numbers[i][r];
             if (std::isnan(v)) {
                 if (!texts[i].isEmpty() && !texts[i][qsizetype(r)].isEmpty())
-                    numeric = false;  // text: a categorical axis
+                    ++textsSeen;
+                else
+                    ++a.missing;
                 continue;
             }
-            any = true;
+            ++numbersSeen;
             lo = std::min(lo, v);
             hi = std::max(hi, v);
         }
-        numericAxis.push_back(numeric && any);
+        // Numeric where most values are numbers: one "oops" among 20 learning rates is a value
+        // off the axis, not a reason to make the axis categorical.
+        const bool any = numbersSeen > 0, numeric = any && textsSeen * 4 <= numbersSeen;
+        if (numeric)
+            a.notNumbers = textsSeen;
+        numericAxis.push_back(numeric);
         if (!numeric || !any) {
             QSet<QString> distinct;
             for (const QString &text : std::as_const(texts[i]))
@@ -207,6 +214,16 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringL
         out.lines.push_back(line);
     }
     return out;
+}
+
+QString ParallelCoordinates::offAxisText(const ParallelAxes::Axis &a)
+{
+    QStringList parts;
+    if (a.missing)
+        parts << tr("%n run(s) without it", nullptr, a.missing);
+    if (a.notNumbers)
+        parts << tr("%n not a number", nullptr, a.notNumbers);
+    return parts.join(QStringLiteral(" · "));
 }
 
 QList<core::RunId> ParallelAxes::inside(const QMap<int, std::pair<double, double>> &brushes) const
@@ -447,10 +464,17 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
             ? kSteps
             : std::clamp(int((m_plan.higherIsBetter ? *pos : 1.0 - *pos) * kSteps), 0, kSteps - 1);
         QVector<QLine> &out = batches[highlighted.contains(l.run) ? 1 : 0][size_t(step)];
-        for (qsizetype i = 0; i + 1 < l.positions.size(); ++i)
-            if (l.positions[i] && l.positions[i + 1])  // a run without a param: a gap
+        // A run without a value on an axis (another sweep's param) goes straight on to the next
+        // axis it has one on: dropping its segments dropped the run.
+        qsizetype last = -1;
+        for (qsizetype i = 0; i < l.positions.size(); ++i) {
+            if (!l.positions[i])
+                continue;
+            if (last >= 0)
                 out.push_back(
-                    QLine(xs[i], positionY(*l.positions[i]), xs[i + 1], positionY(*l.positions[i + 1])));
+                    QLine(xs[last], positionY(*l.positions[last]), xs[i], positionY(*l.positions[i])));
+            last = i;
+        }
     }
     QImage layer;  // many runs: their 1 px lines rastered here, then drawn in one go
     const qreal dpr = devicePixelRatioF();
@@ -531,6 +555,11 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
         if (a.kind == ParallelAxes::Axis::Kind::Log)
             title += tr(" (log)");
         p.drawText(QRect(x - kMarginX, 4, 2 * kMarginX, kTop - 6), Qt::AlignCenter, title);
+        if (const QString off = offAxisText(a); !off.isEmpty()) {
+            p.setPen(palette().color(QPalette::PlaceholderText));
+            p.drawText(QRect(x - kMarginX, positionY(0) + 4, 2 * kMarginX, 14), Qt::AlignCenter, off);
+            p.setPen(fg);
+        }
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(QRect(x + 4, positionY(1) - 2, kMarginX, 14), Qt::AlignLeft, a.labelAt(1));
         p.drawText(QRect(x + 4, positionY(0) - 12, kMarginX, 14), Qt::AlignLeft, a.labelAt(0));

@@ -31,6 +31,9 @@ struct ParallelAxes {
         enum class Kind { Linear, Log, Categorical } kind = Kind::Linear;
         double lo = 0, hi = 1;  // numeric range (log: of log10)
         QStringList categories;  // categorical: in order, bottom to top
+        // Runs with no place on it: without the param (another sweep's runs), or a value that
+        // is not a number on a numeric axis ("oops" among learning rates). Said under its title.
+        int missing = 0, notNumbers = 0;
         // Where a raw value sits on the axis, or nullopt when the run has none.
         std::optional<double> position(const QString &value) const;
         QString labelAt(double position) const;
@@ -83,6 +86,9 @@ public:
     // Geometry, for tests and painting: the x of axis i and the y of position p (0..1).
     int axisX(int axis) const;
     int positionY(double position) const;
+    // What an axis says under it of the runs it has no place for ("3 runs without it · 1 not a
+    // number"); empty when every run is on it.
+    static QString offAxisText(const ParallelAxes::Axis &axis);
 
 Q_SIGNALS:
     void brushed(const QList<core::RunId> &runs);

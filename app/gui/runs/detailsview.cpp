@@ -37,6 +37,9 @@ DetailsView::DetailsView(StoreReader *reader, QWidget *parent) : QTreeWidget(par
     header()->setStretchLastSection(true);
     setRootIsDecorated(true);
     setUniformRowHeights(false);  // a failed run's error line wraps (fill)
+    // Cut in the middle: at the end, a narrow dock showed eval/loss_a, eval/loss_b, … all as
+    // "eval/loss…"; the tooltip has the whole name.
+    setTextElideMode(Qt::ElideMiddle);
     setAlternatingRowColors(true);
     setSelectionMode(QAbstractItemView::ExtendedSelection);
     setIconSize(QSize(60, 10));  // the goodput parts' bars

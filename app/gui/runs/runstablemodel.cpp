@@ -66,6 +66,33 @@ QVariant paramValue(const QString &text)
 
 }  // namespace
 
+void RunsTableModel::setSweeps(SweepIndex sweeps)
+{
+    m_sweeps = std::move(sweeps);
+    m_trialOfRun.clear();
+    for (const SweepNode &node : std::as_const(m_sweeps.sweeps))
+        for (const core::TrialSummary &t : node.trials)
+            if (t.trial.runId) {
+                TrialInfo info{t.trial.id, t.step, &t.trial.config, node.trialUsage.value(t.trial.index), {}};
+                if (const auto g = node.runGoodput.constFind(t.trial.runId); g != node.runGoodput.cend())
+                    info.goodput = *g;
+                m_trialOfRun.insert(t.trial.runId, info);
+            }
+}
+
+std::optional<std::pair<qint64, qint64>> RunsTableModel::progressOf(core::RunId run) const
+{
+    const auto it = m_trialOfRun.constFind(run);
+    if (it == m_trialOfRun.cend())
+        return std::nullopt;
+    auto total = m_totals.constFind(it->trialId);
+    if (total == m_totals.cend())
+        total = m_totals.insert(it->trialId, core::configuredSteps(*it->config).value_or(-1));
+    if (*total <= 0)
+        return std::nullopt;
+    return std::pair<qint64, qint64>{std::max<qint64>(it->step, 0), *total};
+}
+
 void RunsTableModel::setRuns(QList<RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys)
 {
     m_nowMs = QDateTime::currentMSecsSinceEpoch();
@@ -150,8 +177,8 @@ int RunsTableModel::metricColumn(const QString &key) const
 
 QString RunsTableModel::columnKey(int column) const
 {
-    static const char *const kFixed[] = {"run",        "status",  "sweep-metric",
-                                         "experiment", "started", "duration"};
+    static const char *const kFixed[] = {"run",      "status",   "sweep-metric", "experiment", "started",
+                                         "duration", "progress", "gpu-hours",    "goodput"};
     static_assert(std::size(kFixed) == FixedColumns);
     if (column < 0 || column >= columnCount())
         return {};
@@ -242,6 +269,19 @@ QVariant RunsTableModel::sortValue(const RunRow &row, int column) const
         const qint64 ms = durationMs(row.run, m_nowMs);
         return ms >= 0 ? QVariant(double(ms)) : QVariant();
     }
+    case ProgressColumn:
+        if (const auto p = progressOf(row.run.id))
+            return double(p->first) / double(p->second);
+        return {};
+    case GpuHoursColumn:
+        if (const auto it = m_trialOfRun.constFind(row.run.id);
+            it != m_trialOfRun.cend() && it->usage.attempts > 0)
+            return it->usage.gpuHours;
+        return {};
+    case GoodputColumn:
+        if (const auto it = m_trialOfRun.constFind(row.run.id); it != m_trialOfRun.cend() && it->goodput)
+            return *it->goodput;
+        return {};
     default:
         break;
     }
@@ -306,6 +346,18 @@ QVariant RunsTableModel::data(const QModelIndex &index, int role) const
             : QString();
     case DurationColumn:
         return duration(durationMs(row.run, m_nowMs));
+    case ProgressColumn:
+        if (const auto p = progressOf(row.run.id))
+            return QStringLiteral("%1/%2 (%3%)").arg(p->first).arg(p->second).arg(100 * p->first / p->second);
+        return QString();
+    case GpuHoursColumn: {
+        const QVariant h = sortValue(row, column);
+        return h.isValid() ? core::formatHours(h.toDouble()) : QString();
+    }
+    case GoodputColumn: {
+        const QVariant g = sortValue(row, column);
+        return g.isValid() ? QStringLiteral("%1%").arg(100 * g.toDouble(), 0, 'f', 0) : QString();
+    }
     default:
         break;
     }
@@ -334,7 +386,13 @@ QVariant RunsTableModel::headerData(int section, Qt::Orientation orientation, in
                 : tr("%1: the metric of the sweep most of these runs belong to").arg(m_sweepMetric);
         return m_sweepMetric.isEmpty() ? tr("Metric") : m_sweepMetric;
     }
-    static const char *const kFixed[] = {"Run", "Status", "", "Experiment", "Started", "Duration"};
+    static const char *const kFixed[] = {"Run",      "Status",   "",      "Experiment", "Started",
+                                         "Duration", "Progress", "GPU-h", "Goodput"};
+    if (role == Qt::ToolTipRole && section == GoodputColumn)
+        return tr("Training time over the run's wall time (queue, start-up, evaluation, samples and "
+                  "checkpoints are the rest): orrery runs goodput");
+    if (role == Qt::ToolTipRole && section == ProgressColumn)
+        return tr("A sweep trial's latest step over its config's train.steps");
     if (section < FixedColumns)
         return QString::fromLatin1(kFixed[section]);
     // Long metric names (train/loss_ema_0.999) are elided in the header: the tooltip has them whole.

@@ -19,6 +19,8 @@
 #include <QHash>
 #include <QStringList>
 
+#include <optional>
+
 namespace orrery::gui {
 
 class RunsTableModel : public QAbstractTableModel {
@@ -31,6 +33,9 @@ public:
         ExperimentColumn,
         StartedColumn,
         DurationColumn,
+        ProgressColumn,  // a sweep trial's run: step / total (its config's train.steps), %
+        GpuHoursColumn,  // a sweep trial's run: GPU-hours over its attempts
+        GoodputColumn,  // training time over wall time (read only while the column is shown)
         FixedColumns
     };
     static constexpr int kPinnedColumns = SweepMetricColumn + 1;  // Run, Status, the sweep metric
@@ -43,7 +48,7 @@ public:
     void setRuns(QList<core::RunRow> rows, const QStringList &paramKeys, const QStringList &metricKeys);
     // The snapshot's sweeps and which run is whose (the window sets it before setRuns): every view
     // that has this model reads the leading sweep of its runs here.
-    void setSweeps(SweepIndex sweeps) { m_sweeps = std::move(sweeps); }
+    void setSweeps(SweepIndex sweeps);
     const SweepIndex &sweeps() const { return m_sweeps; }
     void setGroupBy(const QString &paramKey);  // empty: no grouping
     QString groupBy() const { return m_groupBy; }
@@ -63,7 +68,8 @@ public:
     // no run belongs to a sweep.
     const QString &sweepMetric() const { return m_sweepMetric; }
     // A column's stable name, what the view saves: "run", "status", "sweep-metric",
-    // "experiment", "started", "duration", "param:KEY", "metric:KEY".
+    // "experiment", "started", "duration", "progress", "gpu-hours", "goodput", "param:KEY",
+    // "metric:KEY".
     QString columnKey(int column) const;
     int columnOfKey(const QString &key) const;  // -1 when absent
     // The params that vary within what is shown, the sweeps' swept params first (the leading
@@ -81,6 +87,14 @@ public:
     void fetchMore(const QModelIndex &parent) override;
 
 private:
+    // A sweep trial's run as the snapshot's sweeps know it.
+    struct TrialInfo {
+        qint64 trialId = 0, step = -1;
+        const QString *config = nullptr;  // its resolved trial.yaml, in m_sweeps
+        core::Usage usage;
+        std::optional<double> goodput;
+    };
+    std::optional<std::pair<qint64, qint64>> progressOf(core::RunId run) const;  // (step, total)
     QVariant sortValue(const core::RunRow &row, int column) const;
     QString groupCaption(int row) const;
     void applyOrder();
@@ -97,6 +111,8 @@ private:
     int m_fetched = 0;
     bool m_fetching = false;
     QHash<core::RunId, int> m_rowOfRun;
+    QHash<core::RunId, TrialInfo> m_trialOfRun;
+    mutable QHash<qint64, qint64> m_totals;  // train.steps by trial id (-1: none), parsed once
     QList<int> m_groupShade;  // per row: 0/1, alternating per group
     QHash<int, QString> m_groupCaptions;  // by a group's first row
 };

@@ -378,6 +378,17 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             const int treeWidth = std::clamp(room - kDockMinimumWidth, kDockMinimumWidth, wanted);
             const int detailsWidth = std::clamp(room - treeWidth, kDockMinimumWidth, kDetailsWidth);
             resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
+        } else {
+            // The widths they had at the last close, now that the window has its size.
+            const auto saved = windowSettings();
+            const int treeWidth = saved->value(QStringLiteral("window/treeWidth")).toInt();
+            const int detailsWidth = saved->value(QStringLiteral("window/detailsWidth")).toInt();
+            auto *tree = findChild<QDockWidget *>(QStringLiteral("treeDock"));
+            auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock"));
+            if (treeWidth > 0 && detailsWidth > 0 && tree->isVisible() && details->isVisible())
+                resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
+            else if (treeWidth > 0 && tree->isVisible())
+                resizeDocks({tree}, {treeWidth}, Qt::Horizontal);
         }
         refreshEnvironment();
     });
@@ -408,6 +419,13 @@ void MainWindow::closeEvent(QCloseEvent *event)
     settings->setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings->setValue(QStringLiteral("window/state"), saveState());
     settings->setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    // The docks' widths apart: restoreState() before the window has its size gave the tree
+    // QTreeView's own 256 px back instead of the 380 it had, hiding Best, GPU-h and Step.
+    if (auto *tree = findChild<QDockWidget *>(QStringLiteral("treeDock")))
+        settings->setValue(QStringLiteral("window/treeWidth"), tree->width());
+    if (auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock")))
+        settings->setValue(QStringLiteral("window/detailsWidth"), details->width());
+    saveTreeExpansion();
     QMainWindow::closeEvent(event);
 }
 
@@ -729,6 +747,8 @@ QString MainWindow::filterError() const
 
 void MainWindow::openDatabase(const QString &path)
 {
+    if (!m_reader->path().isEmpty())
+        saveTreeExpansion();  // the database before: its tree as it was left
     m_selection->select({}, this);
     m_writerProblem.clear();
     m_problemsShown.clear();  // another file: its problems are news
@@ -764,6 +784,47 @@ void MainWindow::setFollowing(bool on)
     m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
 }
 
+void MainWindow::saveTreeExpansion()
+{
+    // The experiments ("e<id>") and sweeps ("s<id>") expanded, per database.
+    if (m_firstSnapshot)
+        return;  // never shown: nothing the user left
+    QStringList expanded;
+    for (int e = 0; e < m_treeModel->rowCount(); ++e) {
+        const QModelIndex experiment = m_treeModel->index(e, 0);
+        if (!m_tree->isExpanded(experiment))
+            continue;
+        expanded << QStringLiteral("e%1").arg(experiment.data(SweepTreeModel::IdRole).toLongLong());
+        for (int s = 0; s < m_treeModel->rowCount(experiment); ++s)
+            if (const QModelIndex sweep = m_treeModel->index(s, 0, experiment); m_tree->isExpanded(sweep))
+                expanded << QStringLiteral("s%1").arg(sweep.data(SweepTreeModel::IdRole).toLongLong());
+    }
+    windowSettings()->setValue(columnSettingsGroup(m_reader->path()) + QLatin1String("/expanded"), expanded);
+}
+
+void MainWindow::restoreTreeExpansion()
+{
+    const QVariant saved =
+        windowSettings()->value(columnSettingsGroup(m_reader->path()) + QLatin1String("/expanded"));
+    if (!saved.isValid()) {
+        m_tree->expandToDepth(0);  // first time: each experiment's sweeps
+        return;
+    }
+    const QStringList expanded = saved.toStringList();
+    for (int e = 0; e < m_treeModel->rowCount(); ++e) {
+        const QModelIndex experiment = m_treeModel->index(e, 0);
+        if (!expanded.contains(
+                QStringLiteral("e%1").arg(experiment.data(SweepTreeModel::IdRole).toLongLong())))
+            continue;
+        m_tree->expand(experiment);
+        for (int s = 0; s < m_treeModel->rowCount(experiment); ++s) {
+            const QModelIndex sweep = m_treeModel->index(s, 0, experiment);
+            if (expanded.contains(QStringLiteral("s%1").arg(sweep.data(SweepTreeModel::IdRole).toLongLong())))
+                m_tree->expand(sweep);
+        }
+    }
+}
+
 void MainWindow::storeProblem(const QString &text, const QString &key)
 {
     statusBar()->showMessage(key);
@@ -795,11 +856,13 @@ void MainWindow::refresh()
     m_sinceRefresh.start();
     const core::RunQuery query = m_query;
     // The trackers live on the reader thread's side; reads are one at a time (m_snapshotInFlight).
+    // Each trial's goodput reads every run's phase records: only while its column is shown.
+    const bool goodput = !m_runsView->isColumnHidden(RunsTableModel::GoodputColumn);
     m_reader->read<Snapshot>(
         this,
-        [query, trackers = m_progressTrackers,
-         selected = m_selection->runs()](const core::TrackingStore &store) {
-            return readSnapshot(store, query, trackers.get(), selected);
+        [query, trackers = m_progressTrackers, selected = m_selection->runs(),
+         goodput](const core::TrackingStore &store) {
+            return readSnapshot(store, query, trackers.get(), selected, goodput);
         },
         [this](Snapshot s) {
             m_snapshotInFlight = false;
@@ -847,7 +910,7 @@ void MainWindow::showSnapshot(const Snapshot &s)
         m_selection->select(kept, this);
     }
     if (m_firstSnapshot) {
-        m_tree->expandToDepth(0);
+        restoreTreeExpansion();
         for (int c = 0; c < SweepTreeModel::Columns; ++c)
             m_tree->resizeColumnToContents(c);
         m_firstSnapshot = false;
@@ -896,6 +959,8 @@ void MainWindow::chooseColumn(const QString &key, bool shown)
     const int column = m_runsModel->columnOfKey(key);
     if (column >= 0)
         m_runsView->setColumnHidden(column, !shown);
+    if (column == RunsTableModel::GoodputColumn && shown)
+        refresh();  // its values are read only while it is shown
     // Saved at once, per database (keyed by its path; the path itself beside, for a reader).
     const auto settings = windowSettings();
     const QString group = columnSettingsGroup(m_reader->path());
@@ -907,7 +972,8 @@ void MainWindow::chooseColumn(const QString &key, bool shown)
 void MainWindow::applyColumns()
 {
     // Shown by default: the pinned three, the params that vary within what is shown (the sweeps'
-    // swept params first) and the metrics; Experiment, Started and Duration when chosen.
+    // swept params first) and the metrics; Experiment, Started, Duration, Progress, GPU-h and
+    // Goodput when chosen.
     const QStringList varying = m_runsModel->varyingParams();
     QHeaderView *header = m_runsView->horizontalHeader();
     QList<ColumnChooser::Column> choices;

@@ -162,6 +162,10 @@ private:
     // A problem with the store: in the status bar, and in a dialog the first time `key` is seen
     // (never while another such dialog is open, never again by a timer's refresh).
     void storeProblem(const QString &text, const QString &key);
+    // The tree's expanded experiments and sweeps, per database (the window's settings), kept
+    // at close and when another database is opened; restored at its first snapshot.
+    void saveTreeExpansion();
+    void restoreTreeExpansion();
     void syncTableSelection();
     void syncTreeSelection();
     // The Runs table's columns: the user's choices for this database (saved in the window's

@@ -10,7 +10,7 @@
 namespace orrery::gui {
 
 Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
-                      ProgressTrackers *trackers, const QList<core::RunId> &selected)
+                      ProgressTrackers *trackers, const QList<core::RunId> &selected, bool goodput)
 {
     Snapshot s;
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
@@ -52,6 +52,10 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
             static_cast<core::SweepOverview &>(node) = core::readSweepOverview(store, sweep, options);
             node.experiment = names.value(sweep.experimentId);
             node.swept = core::sweptParams(node.sweep, node.attempts);
+            if (goodput)
+                for (const core::RunGoodput &g : core::sweepGoodput(store, sweep.id, now).runs)
+                    if (g.total.wallS > 0)
+                        node.runGoodput.insert(g.run, g.total.goodput());
             s.sweeps.push_back(std::move(node));
         }
     };

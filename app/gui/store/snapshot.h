@@ -23,6 +23,7 @@ namespace orrery::gui {
 struct SweepNode : core::SweepOverview {
     QString experiment;
     QList<core::SweptParam> swept;  // core::sweptParams: what leads its views
+    QHash<core::RunId, double> runGoodput;  // each trial's run's goodput, where it was asked for
 };
 
 // Which sweep each run belongs to, and the sweep that leads a view of some runs (UX.md "Views
@@ -56,7 +57,10 @@ struct Snapshot {
 // sweeps no longer active are dropped. One caller at a time. `selected`: the runs the window has
 // selected, of which those deleted meanwhile (by the CLI, another window) come back in `gone`.
 using ProgressTrackers = QHash<core::SweepId, core::SweepProgressTracker>;
+// `goodput`: also each sweep trial's run's goodput (every run's phase records: the Runs table's
+// Goodput column, read only while it is shown).
 Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &runs,
-                      ProgressTrackers *trackers = nullptr, const QList<core::RunId> &selected = {});
+                      ProgressTrackers *trackers = nullptr, const QList<core::RunId> &selected = {},
+                      bool goodput = false);
 
 }  // namespace orrery::gui

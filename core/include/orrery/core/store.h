@@ -69,7 +69,7 @@ struct Experiment {
     QString name;
     QString artifactLocation;
     qint64 creationTimeMs = 0;
-    qint64 runCount = 0;
+    qint64 runCount = 0;  // its runs not archived (what every listing shows without --archived)
     QMap<QString, QString> tags;
 };
 
