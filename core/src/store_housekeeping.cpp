@@ -81,6 +81,18 @@ void TrackingStore::archiveRuns(const QList<RunId> &runs, bool archived)
     });
 }
 
+QList<RunId> TrackingStore::archivedRuns() const
+{
+    return d->guarded("archivedRuns", [&] {
+        QList<RunId> out;
+        Stmt &s = d->stmt("SELECT run_id FROM runs WHERE lifecycle_stage = 'archived'");
+        while (s.step())
+            out.push_back(s.int64(0));
+        s.reset();
+        return out;
+    });
+}
+
 void TrackingStore::deleteRuns(const QList<RunId> &runs)
 {
     d->guarded("deleteRuns", [&] {

@@ -367,6 +367,12 @@ private Q_SLOTS:
             QCOMPARE(mean[i].second, 1.5);  // both seeds, everywhere the band is
             QCOMPARE(sd[i].second, 2.0);
         }
+        // Issue 41: the bands have a legend: each group's colour and its runs.
+        QVERIFY(c.view.groupLegend()->isVisible());
+        QVERIFY2(c.view.groupLegend()->text().contains(QStringLiteral("optim.lr = 0.001 (2 runs)")),
+                 qPrintable(c.view.groupLegend()->text()));
+        c.view.setGroupBy({});
+        QTRY_VERIFY(!c.view.groupLegend()->isVisible());
     }
 
     void nothingSelectedSaysWhatToDo()

@@ -275,9 +275,22 @@ private Q_SLOTS:
         QVERIFY(settle([&] { archive->trigger(); }));
         QCOMPARE(window.runsModel()->totalRuns(), f.runs.size() - 2);
         QVERIFY(!window.runsModel()->findRun(f.runs[0]));
+        // The tree too (issue 41): the trial says so and its sweep no longer stands for the run;
+        // the experiment counts the runs left.
+        const QModelIndex sweep = window.treeModel()->sweepIndex(f.sweep);
+        window.sweepTree()->expand(sweep);
+        QTRY_VERIFY(window.treeModel()->rowCount(sweep) > 0);
+        const QString archivedState =
+            window.treeModel()->index(0, SweepTreeModel::StateColumn, sweep).data().toString();
+        QVERIFY2(archivedState.endsWith(QStringLiteral("· archived")), qPrintable(archivedState));
+        QVERIFY(window.treeModel()->runsOf(window.treeModel()->index(0, 0, sweep)).isEmpty());
+        QCOMPARE(window.treeModel()->runsOf(sweep).size(), f.runs.size() - 2);
+        QCOMPARE(sweep.parent().siblingAtColumn(SweepTreeModel::StateColumn).data().toString(),
+                 QStringLiteral("%1 run(s)").arg(f.runs.size() - 2));
         window.showArchivedAction()->setChecked(true);
         QVERIFY(shown.wait(10'000));
         QCOMPARE(window.runsModel()->totalRuns(), f.runs.size());
+        QCOMPARE(window.treeModel()->runsOf(sweep).size(), f.runs.size());
         QVERIFY(window.runsModel()->findRun(f.runs[0])->run.archived);
         auto [m5, unarchive] = action({f.runs[0]}, "archive");
         QCOMPARE(unarchive->text(), QStringLiteral("Unarchive 1 run(s)"));

@@ -183,6 +183,12 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     chartLayout->setSpacing(2);
     m_legend = new ChartLegend(chartArea);
     chartLayout->addWidget(m_legend);
+    // Grouped: each band's colour and what it is the mean ± std of.
+    m_groupLegend = new QLabel(chartArea);
+    m_groupLegend->setObjectName(QStringLiteral("groupLegend"));
+    m_groupLegend->setWordWrap(true);
+    m_groupLegend->hide();
+    chartLayout->addWidget(m_groupLegend);
     connect(m_legend, &ChartLegend::hovered, this, &CompareView::setHighlightedRun);
     m_chartStack = new QStackedWidget(chartArea);
     auto *scroll = new QScrollArea(m_chartStack);
@@ -979,6 +985,7 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             g->setData(xs, sy, sortedX);
         }
     }
+    QStringList groupEntries;
     if (!m_groupBy.isEmpty()) {
         const double lo = plot->xAxis->range().lower, hi = plot->xAxis->range().upper;
         const int bins = std::max(10, plot->axisRect()->width() / 3);
@@ -1008,6 +1015,8 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             fill.setAlpha(60);
             const QString name =
                 QStringLiteral("%1 = %2 (%3 runs)").arg(m_groupBy, it.key()).arg(it.value().size());
+            groupEntries << QStringLiteral("<span style='color:%1'>\u25ac</span> %2")
+                                .arg(colour.name(), name.toHtmlEscaped());
             QCPGraph *gLo = nextGraph();
             gLo->setPen(Qt::NoPen);
             gLo->setData(xs, bandLo, true);
@@ -1026,6 +1035,10 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
                 g->setProperty("which", which);
             }
         }
+    }
+    if (chart == 0) {  // the bands are the same groups in every chart: said once
+        m_groupLegend->setText(tr("Mean ± std of: %1").arg(groupEntries.join(QStringLiteral(" &nbsp; "))));
+        m_groupLegend->setVisible(!groupEntries.isEmpty());
     }
     while (plot->graphCount() > used)  // before the ranges: they are of this answer's graphs only
         plot->removeGraph(plot->graphCount() - 1);

@@ -84,6 +84,7 @@ public:
     // The group headings over the panels, in order (tests).
     QStringList chartGroups() const;
     ChartLegend *legend() const { return m_legend; }
+    QLabel *groupLegend() const { return m_groupLegend; }  // grouped: each band's colour and group
     // What Compare says instead of charts (nothing selected, nothing logged); empty while charts show.
     QString emptyMessage() const;
     // The smoothing slider's value as shown beside it.
@@ -174,6 +175,7 @@ private:
     QStackedWidget *m_chartStack = nullptr;  // the panels, or what to do when there is nothing
     QLabel *m_emptyLabel = nullptr;
     ChartLegend *m_legend = nullptr;
+    QLabel *m_groupLegend = nullptr;
     QGridLayout *m_chartGrid = nullptr;
     QList<QLabel *> m_groupLabels;
     QList<QCustomPlot *> m_charts;

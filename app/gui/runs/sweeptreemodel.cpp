@@ -137,6 +137,7 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         setCell(item, StateColumn, tr("%n run(s)", nullptr, int(e.runCount)));
     }
     prune(root, ExperimentItem, experiments);
+    m_archived = snapshot.archived;
     bool grown = false;
     QHash<QStandardItem *, QSet<qint64>> sweepsOf;  // each experiment's sweeps in this snapshot
     for (int r = 0; r < root->rowCount(); ++r)
@@ -152,7 +153,7 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.id, node.sweep.name);
         QList<core::RunId> runs;
         for (const core::TrialSummary &t : node.trials)
-            if (t.trial.runId)  // a trial whose run was deleted stands for none
+            if (t.trial.runId && !snapshot.archived.contains(t.trial.runId))  // deleted or archived: none
                 runs.push_back(t.trial.runId);
         sweep->setData(QVariant::fromValue(runs), RunsRole);
         sweep->setData(node.sweep.id, SweepRole);
@@ -256,9 +257,10 @@ void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
         indices.insert(t.trial.index);
         QStandardItem *trial =
             child(sweep, TrialItem, t.trial.index, t.trial.runId, tr("trial %1").arg(t.trial.index));
-        trial->setData(
-            QVariant::fromValue(t.trial.runId ? QList<core::RunId>{t.trial.runId} : QList<core::RunId>{}),
-            RunsRole);
+        const bool archived = m_archived.contains(t.trial.runId);
+        trial->setData(QVariant::fromValue(t.trial.runId && !archived ? QList<core::RunId>{t.trial.runId}
+                                                                      : QList<core::RunId>{}),
+                       RunsRole);
         trial->setData(node.sweep.id, SweepRole);
         trial->setData(node.sweep.cluster, ClusterRole);
         trial->setData(t.trial.index, TrialRole);
@@ -270,6 +272,8 @@ void SweepTreeModel::setTrials(QStandardItem *sweep, const SweepNode &node)
             label += tr(" (attempt %1)").arg(t.attempts);
         if (!t.trial.runId && !core::isActive(ts) && core::phaseOf(ts) != Phase::Queued)
             label += tr(" · run deleted");
+        if (archived)
+            label += tr(" · archived");
         setCell(trial, StateColumn, label, phaseIcon(core::phaseOf(ts)));
         setCell(trial, BestColumn, t.best ? core::formatNumber(*t.best, 4) : QString());
         setCell(trial, StepColumn, t.step >= 0 ? QString::number(t.step) : QString());

@@ -68,6 +68,7 @@ private:
     QHash<std::pair<quintptr, qint64>, QStandardItem *> m_items;
     QHash<core::SweepId, SweepNode> m_nodes;  // each sweep as of the latest snapshot
     QSet<core::SweepId> m_fetched;  // the sweeps whose trial rows exist
+    QSet<core::RunId> m_archived;  // of the latest snapshot (Snapshot::archived)
 };
 
 }  // namespace orrery::gui

@@ -66,6 +66,9 @@ Snapshot readSnapshot(const core::TrackingStore &store, const core::RunQuery &ru
     for (core::RunId run : selected)
         if (!store.run(run))
             s.gone.push_back(run);
+    if (!runs.includeArchived)
+        for (core::RunId run : store.archivedRuns())
+            s.archived.insert(run);
     return s;
 }
 

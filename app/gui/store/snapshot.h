@@ -10,6 +10,7 @@
 #include "orrery/core/sweepoverview.h"
 
 #include <QHash>
+#include <QSet>
 
 #include <QList>
 #include <QStringList>
@@ -49,6 +50,9 @@ struct Snapshot {
     QStringList paramKeys, metricKeys;
     QString readOnlyReason;
     QList<core::RunId> gone;  // of the `selected` runs readSnapshot was given, those deleted
+    // Archived runs while the query leaves them out: the tree marks their trials and no sweep
+    // stands for them (Compare, parallel coordinates); empty with RunQuery::includeArchived.
+    QSet<core::RunId> archived;
 
     SweepIndex index() const;  // of `sweeps` (each run's sweep from its trials)
 };

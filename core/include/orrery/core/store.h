@@ -386,6 +386,8 @@ public:
     // Archives (runs.lifecycle_stage 'archived': hidden unless RunQuery::includeArchived) or
     // restores ('active') every run of `runs`.
     void archiveRuns(const QList<RunId> &runs, bool archived);
+    // Every archived run's id (the window's tree marks their trials and leaves them out).
+    QList<RunId> archivedRuns() const;
     // Deletes runs for good: the run row and with it its metrics (chunks, latest values), params,
     // tags, artifacts records, ingest offsets, phase records and MLflow mirror bookkeeping (the
     // schema's ON DELETE CASCADE). Its trials keep their attempts' history with no run
