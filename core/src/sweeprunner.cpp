@@ -729,6 +729,16 @@ SweepId SweepRunner::submit(const SubmitPlan &plan)
     sw.baseConfig = QString::fromUtf8(plan.baseConfig);
     sw.rootDir = sweepDirectory(d->executor.defaultRoot(), spec.experiment,
                                 sweepDirectoryName(spec.name, QDateTime::currentDateTimeUtc()));
+    // The same spec submitted twice in one second (Launch again, `sweep relaunch` right after a
+    // submit) named the same directory, and its runs' directories collided: a suffix keeps them apart.
+    {
+        QSet<QString> taken;
+        for (const Sweep &other : d->store.sweeps())
+            taken.insert(other.rootDir);
+        const QString base = sw.rootDir;
+        for (int n = 2; taken.contains(sw.rootDir); ++n)
+            sw.rootDir = base + QLatin1Char('-') + QString::number(n);
+    }
     sw.trialCount = spec.method == SearchMethod::Grid ? int(planned.size()) : spec.runCap;
     sw.id = d->store.createSweep(sw);
     d->specs.insert(sw.id, spec);

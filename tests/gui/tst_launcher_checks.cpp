@@ -348,7 +348,9 @@ private Q_SLOTS:
         // Launch again: submitted as a new sweep once its checks pass.
         Launcher *again = m_window->openSweepInLauncher(first, true);
         QSignalSpy again2(again, &Launcher::submitted);
-        QTRY_VERIFY_WITH_TIMEOUT(!again2.isEmpty(), 120'000);
+        QSignalSpy againFailed(again, &Launcher::submitFailed);
+        QTRY_VERIFY_WITH_TIMEOUT(!again2.isEmpty() || !againFailed.isEmpty(), 120'000);
+        QVERIFY2(againFailed.isEmpty(), qPrintable(againFailed.value(0).value(0).toString()));
         const qint64 second = again2.front().at(0).toLongLong();
         QTRY_VERIFY(!m_window->findChild<Launcher *>());
         QVERIFY(second != first);

@@ -272,6 +272,41 @@ private Q_SLOTS:
         QVERIFY(axes.lines[6].positions[0] && !axes.lines[6].positions[1] && axes.lines[6].positions[2]);
         QVERIFY(!axes.lines[8].positions[0] && axes.lines[8].positions[2]);
     }
+    // Issue 41: the colour scale spans the leading sweep's runs: its best run is the brightest
+    // even beside another sweep's better runs (which sit at the scale's end).
+    void colourScaleIsTheLeadingSweeps()
+    {
+        using orrery::core::LatestMetric;
+        using orrery::core::RunRow;
+        using orrery::gui::ParallelCoordinates;
+        using orrery::gui::ParallelPlan;
+        QList<RunRow> runs;
+        const double losses[] = {0.5, 0.4, 0.3, 0.05, 0.9};  // runs 4 and 5: another sweep's
+        for (int i = 0; i < 5; ++i) {
+            RunRow r;
+            r.run.id = i + 1;
+            r.params.insert(QStringLiteral("lr"), QString::number(0.001 * (i + 1)));
+            LatestMetric m;
+            m.key = QStringLiteral("loss");
+            m.last.value = losses[i];
+            r.latest.append(m);
+            runs.append(r);
+        }
+        ParallelPlan plan;
+        plan.defaults = {QStringLiteral("lr")};
+        plan.metric = QStringLiteral("loss");
+        plan.scaleRuns = {1, 2, 3};
+        ParallelCoordinates pc;
+        pc.setRuns(runs, plan);
+        QCOMPARE(*pc.colourPosition(3), 1.0);  // the sweep's best: the bright end
+        QCOMPARE(*pc.colourPosition(1), 0.0);  // its worst
+        QCOMPARE(*pc.colourPosition(4), 1.0);  // better still, another sweep's: at the end
+        QCOMPARE(*pc.colourPosition(5), 0.0);
+        QVERIFY(*pc.colourPosition(2) > 0.4 && *pc.colourPosition(2) < 0.6);
+        plan.scaleRuns.clear();  // every run: the other sweep's best is the bright end
+        pc.setRuns(runs, plan);
+        QVERIFY(*pc.colourPosition(3) < 0.9);
+    }
 };
 
 ORRERY_TEST_MAIN(TestParallelImportance, QApplication)

@@ -1255,6 +1255,10 @@ void CompareView::updateBottom()
     plan.metric =
         leading && !leading->sweep.metricName.isEmpty() ? leading->sweep.metricName : m_metrics.value(0);
     plan.higherIsBetter = leading && leading->sweep.metricGoal == core::Goal::Maximize;
+    if (leading)
+        for (const core::TrialSummary &t : leading->trials)
+            if (t.trial.runId)
+                plan.scaleRuns.insert(t.trial.runId);
     m_parallel->setRuns(all, plan);
     m_parallel->setHighlighted(m_selection->runs());
     m_importance->setSweep(leading ? leading->sweep.id : 0, leading ? leading->counts.ended() : 0);

@@ -216,6 +216,38 @@ ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringL
     return out;
 }
 
+std::pair<double, double> ParallelCoordinates::scaleRange() const
+{
+    const qsizetype metricAxis = m_axes.axes.size() - 1;
+    double lo = 1, hi = 0;  // the scale's runs' extent on the metric axis
+    for (const ParallelAxes::Line &l : m_axes.lines)
+        if (const auto pos = l.positions.value(metricAxis);
+            pos && (m_plan.scaleRuns.isEmpty() || m_plan.scaleRuns.contains(l.run))) {
+            lo = std::min(lo, *pos);
+            hi = std::max(hi, *pos);
+        }
+    return {lo, hi};
+}
+
+double ParallelCoordinates::colourOf(double position, std::pair<double, double> range) const
+{
+    const auto [lo, hi] = range;
+    const double share = hi > lo ? std::clamp((position - lo) / (hi - lo), 0.0, 1.0) : 1.0;
+    return m_plan.higherIsBetter ? share : 1.0 - share;
+}
+
+std::optional<double> ParallelCoordinates::colourPosition(core::RunId run) const
+{
+    const qsizetype metricAxis = m_axes.axes.size() - 1;
+    if (metricAxis < 0 || !m_axes.axes[metricAxis].key.startsWith(QLatin1String("metrics.")))
+        return std::nullopt;
+    for (const ParallelAxes::Line &l : m_axes.lines)
+        if (l.run == run)
+            if (const auto pos = l.positions.value(metricAxis))
+                return colourOf(*pos, scaleRange());
+    return std::nullopt;
+}
+
 QString ParallelCoordinates::offAxisText(const ParallelAxes::Axis &a)
 {
     QStringList parts;
@@ -454,15 +486,14 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
     // [pass][step]: step kSteps holds the runs without the metric (or, with no metric axis, none).
     std::vector<std::vector<QVector<QLine>>> batches(2, std::vector<QVector<QLine>>(kSteps + 1));
     QList<const ParallelAxes::Line *> ownColour;  // no metric axis: each run in its own colour
+    const std::pair<double, double> scale = scaleRange();  // the leading sweep's runs' extent
     for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
         if (metricAxis < 0) {
             ownColour.push_back(&l);
             continue;
         }
         const auto pos = l.positions.value(metricAxis);
-        const int step = !pos
-            ? kSteps
-            : std::clamp(int((m_plan.higherIsBetter ? *pos : 1.0 - *pos) * kSteps), 0, kSteps - 1);
+        const int step = !pos ? kSteps : std::clamp(int(colourOf(*pos, scale) * kSteps), 0, kSteps - 1);
         QVector<QLine> &out = batches[highlighted.contains(l.run) ? 1 : 0][size_t(step)];
         // A run without a value on an axis (another sweep's param) goes straight on to the next
         // axis it has one on: dropping its segments dropped the run.

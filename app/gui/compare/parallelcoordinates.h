@@ -61,6 +61,9 @@ struct ParallelPlan {
     QSet<QString> log;  // params read on a log axis (core::SweptParam::log)
     QString metric;
     bool higherIsBetter = false;  // the metric's goal: which end of the colour scale is best
+    // The runs the colour scale spans (the leading sweep's): its best run is the brightest even
+    // beside another sweep's better runs, which take the scale's end. Empty: every run.
+    QSet<core::RunId> scaleRuns;
 };
 
 class ParallelCoordinates : public QWidget {
@@ -79,6 +82,9 @@ public:
     void chooseAxes();
     // The colour of a metric position (0 bottom .. 1 top) on the scale: best end bright.
     QColor metricColor(double position) const;
+    // Where a run's line sits on the colour scale, 0 (worst) .. 1 (best): its metric within the
+    // range of the plan's scaleRuns; nullopt without the metric.
+    std::optional<double> colourPosition(core::RunId run) const;
     void setHighlighted(const QList<core::RunId> &runs);
     const ParallelAxes &axes() const { return m_axes; }
     const QMap<int, std::pair<double, double>> &brushes() const { return m_brushes; }
@@ -103,6 +109,9 @@ protected:
 
 private:
     double positionAt(int y) const;
+    // The colour scale: the plan's scaleRuns' extent on the metric axis, and a position on it.
+    std::pair<double, double> scaleRange() const;
+    double colourOf(double position, std::pair<double, double> range) const;
     int axisNear(int x) const;
 
     void rebuild();
