@@ -24,6 +24,23 @@ using namespace orrery::test;
 
 namespace {
 
+// A run of `params` whose latest `loss` is `loss` (the parallel axes read nothing else).
+orrery::core::RunRow runWithLoss(orrery::core::RunId id, double loss, const orrery::core::Params &params)
+{
+    orrery::core::RunRow r;
+    r.run.id = id;
+    r.params = params;
+    orrery::core::LatestMetric m;
+    m.key = QStringLiteral("loss");
+    m.last.value = loss;
+    r.latest.append(m);
+    return r;
+}
+
+}  // namespace
+
+namespace {
+
 // The window's wiring of a snapshot (Compare::load), then the refresh it triggers.
 void applySnapshot(Compare &c, const QString &path)
 {
@@ -240,23 +257,16 @@ private Q_SLOTS:
     // says how many runs lack it, and every run keeps its place on the axes it has values for.
     void axesAcrossSweepsKeepEveryRun()
     {
-        using orrery::core::LatestMetric;
         using orrery::core::RunRow;
         using orrery::gui::ParallelAxes;
         using orrery::gui::ParallelCoordinates;
         QList<RunRow> runs;
         for (int i = 0; i < 9; ++i) {
-            RunRow r;
-            r.run.id = i + 1;
-            r.params.insert(QStringLiteral("lr"),
-                            i == 8 ? QStringLiteral("oops") : QString::number(0.001 * (i + 1)));
+            orrery::core::Params params{
+                {QStringLiteral("lr"), i == 8 ? QStringLiteral("oops") : QString::number(0.001 * (i + 1))}};
             if (i < 4)  // only the first sweep's runs have a width
-                r.params.insert(QStringLiteral("width"), QString::number(32 * (i + 1)));
-            LatestMetric m;
-            m.key = QStringLiteral("loss");
-            m.last.value = 1.0 / (i + 1);
-            r.latest.append(m);
-            runs.append(r);
+                params.insert(QStringLiteral("width"), QString::number(32 * (i + 1)));
+            runs.append(runWithLoss(i + 1, 1.0 / (i + 1), params));
         }
         const ParallelAxes axes = ParallelAxes::build(runs, {QStringLiteral("lr"), QStringLiteral("width")},
                                                       {}, QStringLiteral("loss"));
@@ -276,22 +286,14 @@ private Q_SLOTS:
     // even beside another sweep's better runs (which sit at the scale's end).
     void colourScaleIsTheLeadingSweeps()
     {
-        using orrery::core::LatestMetric;
         using orrery::core::RunRow;
         using orrery::gui::ParallelCoordinates;
         using orrery::gui::ParallelPlan;
         QList<RunRow> runs;
         const double losses[] = {0.5, 0.4, 0.3, 0.05, 0.9};  // runs 4 and 5: another sweep's
-        for (int i = 0; i < 5; ++i) {
-            RunRow r;
-            r.run.id = i + 1;
-            r.params.insert(QStringLiteral("lr"), QString::number(0.001 * (i + 1)));
-            LatestMetric m;
-            m.key = QStringLiteral("loss");
-            m.last.value = losses[i];
-            r.latest.append(m);
-            runs.append(r);
-        }
+        for (int i = 0; i < 5; ++i)
+            runs.append(
+                runWithLoss(i + 1, losses[i], {{QStringLiteral("lr"), QString::number(0.001 * (i + 1))}}));
         ParallelPlan plan;
         plan.defaults = {QStringLiteral("lr")};
         plan.metric = QStringLiteral("loss");

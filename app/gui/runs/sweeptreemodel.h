@@ -57,7 +57,8 @@ private:
     // The row of `parent` for `key` (an experiment's or sweep's id, a trial's index), made where
     // missing; its IdRole set to `id`.
     QStandardItem *child(QStandardItem *parent, int kind, qint64 key, qint64 id, const QString &name);
-    // Removes the rows of `parent` whose key is not in `keep` (deleted elsewhere) with all below.
+    // Removes the rows of `parent` whose key is not in `keep` (deleted elsewhere) with all below;
+    // every key of `keep` must have its row already.
     void prune(QStandardItem *parent, int kind, const QSet<qint64> &keep);
     // The sweep whose trials `parent` would hold, where they are not made yet; 0 otherwise.
     core::SweepId unfetchedSweep(const QModelIndex &parent) const;
