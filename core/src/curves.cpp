@@ -31,6 +31,44 @@ std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double wei
     return out;
 }
 
+std::vector<CurvePoint> pairByStep(std::span<const StepValue> x, std::span<const StepValue> y)
+{
+    std::vector<StepValue> xs;  // x's finite points, one per step (the last logged wins)
+    xs.reserve(x.size());
+    for (const StepValue &p : x) {
+        if (!std::isfinite(p.value))
+            continue;
+        if (!xs.empty() && xs.back().step == p.step)
+            xs.back() = p;
+        else if (xs.empty() || xs.back().step < p.step)
+            xs.push_back(p);
+    }
+    std::vector<CurvePoint> out;
+    if (xs.empty())
+        return out;
+    out.reserve(y.size());
+    std::size_t i = 0;  // y is in step order: x's cursor only moves forward
+    for (const StepValue &p : y) {
+        if (p.step < xs.front().step || p.step > xs.back().step)
+            continue;
+        while (i + 1 < xs.size() && xs[i + 1].step <= p.step)
+            ++i;
+        double value = xs[i].value;
+        if (xs[i].step != p.step && i + 1 < xs.size()) {
+            const StepValue &a = xs[i], &b = xs[i + 1];
+            value = a.value + (b.value - a.value) * double(p.step - a.step) / double(b.step - a.step);
+        }
+        out.push_back({value, p.value});
+    }
+    return out;
+}
+
+bool xNonDecreasing(std::span<const CurvePoint> points)
+{
+    return std::is_sorted(points.begin(), points.end(),
+                          [](const CurvePoint &a, const CurvePoint &b) { return a.x < b.x; });
+}
+
 std::pair<double, double> valueAxisRange(double lo, double hi, double pad)
 {
     const double magnitude = std::max(std::abs(lo), std::abs(hi));

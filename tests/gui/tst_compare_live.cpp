@@ -15,6 +15,8 @@
 
 #include "orrery/core/store.h"
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QSlider>
@@ -459,6 +461,92 @@ private Q_SLOTS:
                 QVERIFY2(std::abs((y.lower + y.upper) / 2 - 0.493946) < 1e-3, qPrintable(what));
                 c.selection.select({}, nullptr);
             }
+    }
+
+    // Issue 41: x by another metric — eval/loss against GPU-hours, each point at the GPU-hours of
+    // its step (interpolated between GPU-hours' own points; none before it was logged), chosen
+    // from the x box like the step and time axes; a zoom keeps every point and y fits the range.
+    void aMetricAgainstAnother()
+    {
+        Fixture f;
+        const RunId run = f.runs[0];
+        {
+            auto store = TrackingStore::open(f.path);
+            QList<std::pair<QString, MetricPoint>> pts;
+            for (qint64 s = 10; s <= 1000; s += 10)
+                pts.push_back(
+                    {QStringLiteral("perf/gpu_hours"), {s, 1'700'000'000'000 + s, double(s) / 100}});
+            for (qint64 s = 0; s <= 1000; s += 25)
+                pts.push_back({QStringLiteral("eval/loss"), {s, 1'700'000'000'000 + s, 1000.0 - double(s)}});
+            store->logMetrics(run, pts);
+        }
+        Compare c(f.path);
+        c.load(f.path);
+        auto *box = c.view.findChild<QComboBox *>(QStringLiteral("xAxisBox"));
+        QVERIFY(box);
+        const int index = box->findData(QStringLiteral("perf/gpu_hours"));
+        QVERIFY2(index > 0, "the x box offers the metrics");
+        c.view.setMetrics({QStringLiteral("eval/loss")});
+        int before = c.view.completedQueries();
+        c.selection.select({run}, nullptr);
+        QVERIFY(c.settle(before));
+        before = c.view.completedQueries();
+        box->setCurrentIndex(index);  // what a user does
+        QVERIFY(c.settle(before));
+        QCOMPARE(c.view.xMetric(), QStringLiteral("perf/gpu_hours"));
+        QCOMPARE(c.view.charts().front()->xAxis->label(), QStringLiteral("perf/gpu_hours"));
+        const auto curve = c.view.curve(0, run);
+        QCOMPARE(curve.size(), qsizetype(40));  // steps 25 .. 1000; step 0 had no GPU-hours yet
+        for (const auto &[x, y] : curve)
+            QVERIFY2(std::abs(x - (1000.0 - y) / 100) < 1e-9,
+                     qPrintable(QStringLiteral("%1, %2").arg(x).arg(y)));
+        // A zoom replots the same points (no re-query by step), y fitted to what shows.
+        c.view.setXRange(2.0, 4.0);
+        QTest::qWait(50);
+        QCOMPARE(c.view.curve(0, run).size(), qsizetype(40));
+        const QCPRange y = c.view.charts().front()->yAxis->range();
+        QVERIFY2(y.lower > 500 && y.upper < 900,
+                 qPrintable(QStringLiteral("%1 .. %2").arg(y.lower).arg(y.upper)));
+        // Back to steps: the x box's first entry.
+        before = c.view.completedQueries();
+        box->setCurrentIndex(0);
+        QVERIFY(c.settle(before));
+        QVERIFY(c.view.xMetric().isEmpty());
+        QCOMPARE(c.view.curve(0, run).size(), qsizetype(41));
+        QCOMPARE(c.view.curve(0, run).front().first, 0.0);
+    }
+
+    // Issue 41: y follows the zoomed x range by default (Fit y); off, a zoom leaves y spanning the
+    // whole history, also after the re-query that reads only the visible range.
+    void fitYFollowsTheZoomOrNot()
+    {
+        Fixture f;
+        const RunId run = f.runs[0];
+        logSteps(f.path, run, QStringLiteral("train/rise"), 0, 999, 0);  // y = 0.001 × step
+        Compare c(f.path);
+        c.load(f.path);
+        c.view.setMetrics({QStringLiteral("train/rise")});
+        int before = c.view.completedQueries();
+        c.selection.select({run}, nullptr);
+        QVERIFY(c.settle(before));
+        auto yRange = [&] { return c.view.charts().front()->yAxis->range(); };
+        auto text = [&] {
+            return qPrintable(QStringLiteral("%1 .. %2").arg(yRange().lower).arg(yRange().upper));
+        };
+        before = c.view.completedQueries();
+        c.view.setXRange(100, 200);
+        QVERIFY(c.settle(before));
+        QVERIFY2(yRange().lower > 0.05 && yRange().upper < 0.25, text());
+        auto *fit = c.view.findChild<QCheckBox *>(QStringLiteral("fitYBox"));
+        QVERIFY(fit && fit->isChecked());
+        fit->setChecked(false);
+        QVERIFY2(yRange().lower < 0.01 && yRange().upper > 0.99, text());
+        before = c.view.completedQueries();
+        c.view.setXRange(300, 400);
+        QVERIFY(c.settle(before));
+        QVERIFY2(yRange().lower < 0.01 && yRange().upper > 0.99, text());
+        fit->setChecked(true);
+        QVERIFY2(yRange().lower > 0.25 && yRange().upper < 0.45, text());
     }
 };
 

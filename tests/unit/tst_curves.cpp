@@ -4,6 +4,7 @@
 
 #include "orrery/core/curves.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,6 +45,38 @@ private Q_SLOTS:
         const std::vector<CurvePoint> raw{{0, 2}, {1, 2}, {2, 1}, {3, 1}};
         for (const CurvePoint &p : emaSmooth(raw, 0.9))
             QVERIFY(p.y >= 1 && p.y <= 2);
+    }
+
+    void aMetricAgainstAnotherIsPairedByStep()
+    {
+        // GPU-hours logged every 10 steps, eval/loss every 25: x interpolated between its points,
+        // taken as logged where the steps meet, and no point where GPU-hours had not been logged.
+        std::vector<StepValue> gpuHours, loss;
+        for (long long s = 10; s <= 100; s += 10)
+            gpuHours.push_back({s, double(s) / 100});
+        gpuHours.push_back({60, std::nan("")});  // a NaN is not an x
+        std::sort(gpuHours.begin(), gpuHours.end(),
+                  [](const StepValue &a, const StepValue &b) { return a.step < b.step; });
+        for (long long s = 0; s <= 125; s += 25)
+            loss.push_back({s, 1.0 / double(s + 1)});
+        const auto curve = pairByStep(gpuHours, loss);
+        // Step 0 (before x's first point) and 125 (after its last) are left out.
+        QCOMPARE(curve.size(), std::size_t(4));
+        const double want[][2] = {{0.25, 1.0 / 26}, {0.50, 1.0 / 51}, {0.75, 1.0 / 76}, {1.00, 1.0 / 101}};
+        for (std::size_t i = 0; i < curve.size(); ++i) {
+            QVERIFY2(std::abs(curve[i].x - want[i][0]) < 1e-12, qPrintable(QString::number(curve[i].x)));
+            QCOMPARE(curve[i].y, want[i][1]);
+        }
+        QVERIFY(xNonDecreasing(curve));
+        // An x that goes back keeps y's step order (a parametric curve, not a sorted one).
+        const std::vector<StepValue> lr{{0, 1.0}, {10, 3.0}, {20, 2.0}};
+        const std::vector<StepValue> y{{0, 5}, {10, 6}, {20, 7}};
+        const auto back = pairByStep(lr, y);
+        QCOMPARE(back.size(), std::size_t(3));
+        QCOMPARE(back[1].x, 3.0);
+        QCOMPARE(back[2].y, 7.0);
+        QVERIFY(!xNonDecreasing(back));
+        QVERIFY(pairByStep({}, y).empty());
     }
 
     void bandIsMeanAndStdOverRuns()

@@ -57,6 +57,7 @@ constexpr int kSparse = 60;  // a curve of at most this many points shows them a
 // The margin around the data's extent, as a share of it each side: the last eval point is a
 // whole dot (5 px) inside the axis, not a half-dot on its edge.
 constexpr double kPad = 0.03;
+constexpr int kTimeAxes = 3;  // the x choices before the metrics: step, wall time, relative time
 constexpr int kSettleMs = 150;  // a zoom or pan this long ago is over: draw antialiased again
 constexpr int kHoverPx = 8;  // a curve this close to the pointer (pixels) is the one hovered
 // The panel groups that lead, in this order; other prefixes follow by name, then unprefixed keys.
@@ -115,12 +116,20 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_axisBox->addItem(tr("Step"), int(core::XAxis::Step));
     m_axisBox->addItem(tr("Wall time"), int(core::XAxis::WallTime));
     m_axisBox->addItem(tr("Relative time"), int(core::XAxis::RelativeTime));
+    m_axisBox->setObjectName(QStringLiteral("xAxisBox"));
+    m_axisBox->setToolTip(tr("What x is: the step, the time, or another metric (each point against "
+                             "that metric's value at its step)"));
     // As wide as "Wall time": its list shows "Relative time" whole.
     m_axisBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     m_axisBox->setMinimumContentsLength(9);
     controls->addWidget(m_axisBox);
     m_logBox = new QCheckBox(tr("Log y"), this);
     controls->addWidget(m_logBox);
+    m_fitYBox = new QCheckBox(tr("Fit y"), this);
+    m_fitYBox->setObjectName(QStringLiteral("fitYBox"));
+    m_fitYBox->setChecked(m_fitY);
+    m_fitYBox->setToolTip(tr("y follows what the zoomed x range shows; off: y spans the whole history"));
+    controls->addWidget(m_fitYBox);
     controls->addWidget(new QLabel(tr("Smoothing:"), this));
     m_smoothSlider = new QSlider(Qt::Horizontal, this);
     m_smoothSlider->setObjectName(QStringLiteral("smoothSlider"));
@@ -169,8 +178,14 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
         if (!path.isEmpty() && !exportCharts(path, &error))
             QToolTip::showText(mapToGlobal(QPoint(width() / 2, 20)), error, this);
     });
-    connect(m_axisBox, &QComboBox::currentIndexChanged, this,
-            [this] { setXAxis(core::XAxis(m_axisBox->currentData().toInt())); });
+    connect(m_axisBox, &QComboBox::currentIndexChanged, this, [this] {
+        const QVariant choice = m_axisBox->currentData();
+        if (choice.typeId() == QMetaType::QString)
+            setXMetric(choice.toString());
+        else
+            setXAxis(core::XAxis(choice.toInt()));
+    });
+    connect(m_fitYBox, &QCheckBox::toggled, this, &CompareView::setFitYToView);
     connect(m_logBox, &QCheckBox::toggled, this, &CompareView::setLogY);
     connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
     connect(m_groupBox, &QComboBox::currentIndexChanged, this,
@@ -298,6 +313,19 @@ void CompareView::setMetricKeys(const QStringList &keys)
                 next.removeAll(k);
             setMetrics(next);
         });
+    }
+    {  // x may be any metric, after the step and time axes
+        const QSignalBlocker block(m_axisBox);
+        while (m_axisBox->count() > kTimeAxes)
+            m_axisBox->removeItem(kTimeAxes);
+        m_axisBox->insertSeparator(kTimeAxes);
+        QStringList xKeys = keys;
+        if (!m_xMetric.isEmpty() && !xKeys.contains(m_xMetric))
+            xKeys << m_xMetric;
+        for (const QString &k : std::as_const(xKeys))
+            m_axisBox->addItem(k, k);
+        m_axisBox->setCurrentIndex(m_xMetric.isEmpty() ? m_axisBox->findData(int(m_axis))
+                                                       : m_axisBox->findData(m_xMetric));
     }
     applyMetricChoice(false);  // a metric that got its first points may join the charts
     m_groupBox->blockSignals(true);
@@ -488,11 +516,39 @@ void CompareView::applyMetricChoice(bool force)
 
 void CompareView::setXAxis(core::XAxis axis)
 {
-    if (axis == m_axis)
+    if (axis == m_axis && m_xMetric.isEmpty())
         return;
     m_axis = axis;
+    m_xMetric.clear();
+    const QSignalBlocker block(m_axisBox);
     m_axisBox->setCurrentIndex(m_axisBox->findData(int(axis)));
     rebuildCharts();
+}
+
+void CompareView::setXMetric(const QString &key)
+{
+    if (key == m_xMetric)
+        return;
+    m_xMetric = key;
+    const QSignalBlocker block(m_axisBox);
+    int index = key.isEmpty() ? m_axisBox->findData(int(m_axis)) : m_axisBox->findData(key);
+    if (index < 0) {  // not logged (yet) by the runs shown: offered all the same
+        m_axisBox->addItem(key, key);
+        index = m_axisBox->count() - 1;
+    }
+    m_axisBox->setCurrentIndex(index);
+    rebuildCharts();
+}
+
+void CompareView::setFitYToView(bool on)
+{
+    m_fitY = on;
+    const QSignalBlocker block(m_fitYBox);
+    m_fitYBox->setChecked(on);
+    for (int i = 0; i < m_charts.size(); ++i) {
+        fitY(i, false);
+        m_charts[i]->replot(QCustomPlot::rpQueuedReplot);
+    }
 }
 
 void CompareView::setLogY(bool on)
@@ -545,7 +601,9 @@ void CompareView::rebuildCharts()
     qDeleteAll(m_charts);
     m_charts.clear();
     m_data.clear();
+    m_xData.clear();
     m_fullX.clear();
+    m_fullY.clear();
     m_following = true;  // other metrics: each chart starts from its whole history
     m_leftMargin = m_rightMargin = 0;
     for (const QString &key : std::as_const(m_metrics)) {
@@ -573,7 +631,9 @@ void CompareView::rebuildCharts()
             axis->setTickLabelColor(palette().color(QPalette::Text));
             axis->setLabelColor(palette().color(QPalette::Text));
         }
-        if (m_axis == core::XAxis::WallTime) {
+        if (!m_xMetric.isEmpty()) {
+            plot->xAxis->setLabel(m_xMetric);
+        } else if (m_axis == core::XAxis::WallTime) {
             auto ticker = QSharedPointer<QCPAxisTickerDateTime>(new QCPAxisTickerDateTime);
             ticker->setDateTimeFormat(QStringLiteral("MM-dd\nhh:mm"));
             plot->xAxis->setTicker(ticker);
@@ -770,7 +830,8 @@ void CompareView::xRangeChanged(QCustomPlot *source)
     m_settleTimer.start();
     // One replot per frame: when the re-query goes out at once its answer replots (a few ms
     // later); while one is still in flight, show the old points at the new range meanwhile.
-    const bool replotNow = !m_requeryOnZoom || m_inFlight > 0 || m_queryTimer.isActive();
+    const bool requery = m_requeryOnZoom && m_xMetric.isEmpty();  // the store's ranges are of steps
+    const bool replotNow = !requery || m_inFlight > 0 || m_queryTimer.isActive();
     m_syncing = true;
     for (QCustomPlot *plot : std::as_const(m_charts))
         if (plot != source) {
@@ -779,12 +840,19 @@ void CompareView::xRangeChanged(QCustomPlot *source)
                 plot->replot(QCustomPlot::rpQueuedReplot);
         }
     m_syncing = false;
+    if (!requery) {  // the points read are all there are: y follows the range here
+        for (int i = 0; i < m_charts.size(); ++i) {
+            fitY(i, false);
+            if (m_charts[i] == source)
+                source->replot(QCustomPlot::rpQueuedReplot);
+        }
+    }
     scheduleQuery();
 }
 
 void CompareView::scheduleQuery()
 {
-    if (!m_requeryOnZoom)
+    if (!m_requeryOnZoom || !m_xMetric.isEmpty())
         return;
     // Leading edge: the first range change queries at once (after the events already queued,
     // so one wheel burst is one query); then at most one per display frame (16 ms) and never two
@@ -839,13 +907,14 @@ void CompareView::query(bool fullRange)
     if (fullRange)
         m_fullX.clear();  // the extent of this answer's data, not of an earlier selection's
     const QList<RunId> runs = chartedRuns();
+    const QString xKey = m_xMetric;  // a parametric chart reads each run's x metric beside y
     for (int i = 0; i < m_charts.size(); ++i) {
         QCustomPlot *plot = m_charts[i];
         core::HistoryQuery q;
-        q.axis = m_axis;
+        q.axis = xKey.isEmpty() ? m_axis : core::XAxis::Step;
         q.buckets =
             std::max(100, plot->axisRect()->width() / 2);  // two pixels a bucket: min and max drawn apart
-        if (!fullRange) {
+        if (!fullRange && xKey.isEmpty()) {  // x in the x metric's units is no step range: all of it
             // The visible range in the store's units (steps, or ms), a little wider so a pan
             // shows data at once at its edges.
             const QCPRange r = plot->xAxis->range();
@@ -855,13 +924,17 @@ void CompareView::query(bool fullRange)
             q.to = qint64(std::ceil((r.upper + pad) * scale));
         }
         const QString key = m_metrics.value(i);
-        using Result = QList<std::pair<RunId, MetricHistory>>;
+        using Histories = QList<std::pair<RunId, MetricHistory>>;
+        using Result = std::pair<Histories, QHash<RunId, MetricHistory>>;
         m_reader->read<Result>(
             this,
-            [runs, key, q, cache = m_histories](const core::TrackingStore &store) {
+            [runs, key, xKey, q, cache = m_histories](const core::TrackingStore &store) {
                 Result out;
-                for (RunId run : runs)
-                    out.push_back({run, cache->history(store, run, key, q)});
+                for (RunId run : runs) {
+                    out.first.push_back({run, cache->history(store, run, key, q)});
+                    if (!xKey.isEmpty())
+                        out.second.insert(run, cache->history(store, run, xKey, q));
+                }
                 return out;
             },
             [this, i, generation, fullRange](Result result) {
@@ -869,9 +942,10 @@ void CompareView::query(bool fullRange)
                     return;  // a newer query is on its way
                 if (--m_inFlight == 0 && m_queryPending)
                     scheduleQuery();  // the range moved while this one ran: ask for where it is now
-                m_data.insert(i, result);
+                m_data.insert(i, result.first);
+                m_xData.insert(i, result.second);
                 // A zoom since this query went out wins over the whole history it asked for.
-                draw(i, result, fullRange && m_following);
+                draw(i, result.first, fullRange && m_following);
                 ++m_completed;
                 Q_EMIT queried();
             });
@@ -904,28 +978,31 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
     const bool smoothing = m_smoothing > 0;
     // Points come in step order: on the step axis x is sorted already (QCustomPlot need not
     // sort 20 curves again each frame); a wall clock may step back, so time axes sort.
-    const bool sortedX = m_axis == core::XAxis::Step;
+    const bool parametric = !m_xMetric.isEmpty();
     // Groups: runs sharing the group param's value.
     QMap<QString, QList<std::vector<core::CurvePoint>>> groups;
     QMap<QString, RunId> groupColour;
     for (const auto &[run, h] : histories) {
         const QColor colour = runColor(run);
-        std::vector<core::CurvePoint> pts;
-        pts.reserve(h.points.size());
-        for (const core::MetricPoint &p : h.points)
-            pts.push_back({toX(p, h.origin), drawable(p.value, m_logY)});
+        const std::vector<core::CurvePoint> pts = curvePoints(chart, run, h);
+        // A parametric curve keeps its step order where x goes back (QCPGraph would sort it).
+        const bool sortedX = parametric ? core::xNonDecreasing(pts) : m_axis == core::XAxis::Step;
         const core::RunRow *row = m_runs->findRun(run);
         const QString name = row ? row->run.name : QString::number(run);
         if (!m_groupBy.isEmpty()) {
             const QString g = row ? row->params.value(m_groupBy) : QString();
-            groups[g].push_back(pts);
+            auto &members = groups[g];
+            members.push_back(pts);
+            if (!sortedX)  // a band bins by x
+                std::sort(members.back().begin(), members.back().end(),
+                          [](const core::CurvePoint &a, const core::CurvePoint &b) { return a.x < b.x; });
             if (!groupColour.contains(g))
                 groupColour.insert(g, run);
         }
         // The envelope: each bucket's min and max, a faint band under the curve. With many
         // curves the bands only hide each other (and cost a fill each): the curves themselves
         // pass through every bucket's min and max anyway.
-        if (h.downsampled && !h.buckets.empty() && histories.size() <= kMaxEnvelopes) {
+        if (h.downsampled && !h.buckets.empty() && histories.size() <= kMaxEnvelopes && !parametric) {
             QVector<double> xs, lo, hi;
             for (const core::HistoryBucket &b : h.buckets) {
                 if (b.count <= b.nanCount)
@@ -1075,30 +1152,75 @@ void CompareView::draw(int chart, const QList<std::pair<RunId, MetricHistory>> &
             m_syncing = false;
         }
     }
-    // y follows what is visible in x.
-    bool found = false;
-    QCPRange y;
-    for (int g = 0; g < plot->graphCount(); ++g) {
-        bool f = false;
-        const QCPRange r =
-            plot->graph(g)->getValueRange(f, m_logY ? QCP::sdPositive : QCP::sdBoth, plot->xAxis->range());
-        if (f) {
-            y = found ? QCPRange(std::min(y.lower, r.lower), std::max(y.upper, r.upper)) : r;
-            found = true;
-        }
-    }
-    if (found) {
-        if (m_logY) {  // the same share of the decades shown, each side
-            const double decades = std::max(std::log10(y.upper / y.lower), 0.1);
-            const double f = std::pow(10.0, decades * kPad);
-            plot->yAxis->setRange(y.lower / f, y.upper * f);
-        } else {
-            const auto [lo, hi] = core::valueAxisRange(y.lower, y.upper, 0.05);
-            plot->yAxis->setRange(lo, hi);
-        }
-    }
+    // A parametric chart's points are always its whole history (a zoom does not re-read them).
+    fitY(chart, rescale || m_following || parametric);
     applyHighlight(plot);
     plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+// y over what the visible x range shows (Fit y, the default), else over the whole history as last
+// read in full (`wholeData`: the chart holds that history now, so it is measured here).
+void CompareView::fitY(int chart, bool wholeData)
+{
+    QCustomPlot *plot = m_charts.value(chart);
+    if (!plot)
+        return;
+    auto valuesOver = [&](const QCPRange &keys) -> std::optional<QCPRange> {  // QCPRange(): every x
+        std::optional<QCPRange> y;
+        for (int g = 0; g < plot->graphCount(); ++g) {
+            bool found = false;
+            const QCPRange r =
+                plot->graph(g)->getValueRange(found, m_logY ? QCP::sdPositive : QCP::sdBoth, keys);
+            if (found)
+                y = y ? QCPRange(std::min(y->lower, r.lower), std::max(y->upper, r.upper)) : r;
+        }
+        return y;
+    };
+    if (wholeData) {
+        if (const auto all = valuesOver(QCPRange()))
+            m_fullY.insert(chart, {all->lower, all->upper});
+        else
+            m_fullY.remove(chart);
+    }
+    std::optional<QCPRange> y;
+    const auto whole = m_fullY.constFind(chart);
+    if (!m_fitY && whole != m_fullY.constEnd() && (!m_logY || whole->first > 0))
+        y = QCPRange(whole->first, whole->second);
+    else
+        y = valuesOver(plot->xAxis->range());
+    if (!y)
+        return;
+    if (m_logY) {  // the same share of the decades shown, each side
+        const double decades = std::max(std::log10(y->upper / y->lower), 0.1);
+        const double f = std::pow(10.0, decades * kPad);
+        plot->yAxis->setRange(y->lower / f, y->upper * f);
+    } else {
+        const auto [lo, hi] = core::valueAxisRange(y->lower, y->upper, 0.05);
+        plot->yAxis->setRange(lo, hi);
+    }
+}
+
+// A run's points on `chart` as drawn: (x, y) by the chosen axis, or against the x metric.
+std::vector<core::CurvePoint> CompareView::curvePoints(int chart, RunId run, const MetricHistory &h) const
+{
+    std::vector<core::CurvePoint> pts;
+    if (!m_xMetric.isEmpty()) {
+        auto stepValues = [](const MetricHistory &history) {
+            std::vector<core::StepValue> out;
+            out.reserve(history.points.size());
+            for (const core::MetricPoint &p : history.points)
+                out.push_back({p.step, p.value});
+            return out;
+        };
+        pts = core::pairByStep(stepValues(m_xData.value(chart).value(run)), stepValues(h));
+        for (core::CurvePoint &p : pts)
+            p.y = drawable(p.y, m_logY);
+        return pts;
+    }
+    pts.reserve(h.points.size());
+    for (const core::MetricPoint &p : h.points)
+        pts.push_back({toX(p, h.origin), drawable(p.value, m_logY)});
+    return pts;
 }
 
 // A run's graph in its colour and width, remembered so a hover can emphasise or dim it and
@@ -1189,7 +1311,9 @@ void CompareView::showHover(QCustomPlot *plot, const QPoint &pos)
     QString text =
         QStringLiteral("<b>%1</b> %2")
             .arg(plot->yAxis->label().toHtmlEscaped(),
-                 m_axis == core::XAxis::Step ? QStringLiteral("step %1").arg(qint64(std::lround(x)))
+                 !m_xMetric.isEmpty()
+                     ? QStringLiteral("%1 %2").arg(m_xMetric.toHtmlEscaped()).arg(x, 0, 'g', 5)
+                     : m_axis == core::XAxis::Step ? QStringLiteral("step %1").arg(qint64(std::lround(x)))
                      : plot->xAxis->ticker().dynamicCast<QCPAxisTickerDateTime>()
                      ? QDateTime::fromMSecsSinceEpoch(qint64(x * 1000))
                            .toString(QStringLiteral("yyyy-MM-dd hh:mm:ss"))

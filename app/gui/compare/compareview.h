@@ -12,6 +12,7 @@
 // table of params that differ between the selected runs.
 #pragma once
 
+#include "orrery/core/curves.h"
 #include "orrery/core/historycache.h"
 #include "orrery/core/store.h"
 
@@ -72,7 +73,16 @@ public:
     };
     MetricChoiceState metricChoice() const;
     void setMetricChoice(const MetricChoiceState &state);
-    void setXAxis(core::XAxis axis);
+    void setXAxis(core::XAxis axis);  // also ends charting against a metric
+    // Charts every metric against `key` instead of step or time (a parametric chart: eval/loss
+    // against GPU-hours or tokens; core::pairByStep). A zoom then replots the points read (the
+    // store's range queries are by step); empty: back to the step/time axis.
+    void setXMetric(const QString &key);
+    QString xMetric() const { return m_xMetric; }
+    // On (the default): y spans what the visible x range shows, on every zoom and pan; off: the
+    // whole history's values, so a zoom does not move y.
+    void setFitYToView(bool on);
+    bool fitYToView() const { return m_fitY; }
     void setLogY(bool on);
     void setSmoothing(double weight);  // 0 .. 0.99
     void setGroupBy(const QString &param);  // empty: one curve per run
@@ -149,6 +159,8 @@ private:
     void scheduleQuery();
     void query(bool fullRange);
     void draw(int chart, const QList<std::pair<core::RunId, core::MetricHistory>> &histories, bool rescale);
+    void fitY(int chart, bool whole);
+    std::vector<core::CurvePoint> curvePoints(int chart, core::RunId run, const core::MetricHistory &h) const;
     void xRangeChanged(QCustomPlot *source);
     void showHover(QCustomPlot *plot, const QPoint &pos);
     void updateBottom();
@@ -159,6 +171,8 @@ private:
     RunsTableModel *m_runs;
     QStringList m_metrics, m_metricKeys;
     core::XAxis m_axis = core::XAxis::Step;
+    QString m_xMetric;  // non-empty: x is this metric's value at each point's step
+    bool m_fitY = true;
     bool m_logY = false;
     double m_smoothing = 0;
     QString m_groupBy;
@@ -168,6 +182,7 @@ private:
     QComboBox *m_axisBox = nullptr;
     QComboBox *m_groupBox = nullptr;
     QCheckBox *m_logBox = nullptr;
+    QCheckBox *m_fitYBox = nullptr;
     QSlider *m_smoothSlider = nullptr;
     QLabel *m_smoothLabel = nullptr;
     QLineEdit *m_metricSearch = nullptr;
@@ -185,6 +200,8 @@ private:
     core::RunId m_highlight = 0;
     int m_leftMargin = 0, m_rightMargin = 0;  // every panel's, so their x ticks line up
     QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
+    QHash<int, QHash<core::RunId, core::MetricHistory>> m_xData;  // per chart: the x metric's histories
+    QMap<int, std::pair<double, double>> m_fullY;  // per chart: y over the whole history as last read in full
     QMap<int, std::pair<double, double>> m_fullX;  // per chart: its data's x extent at the last full query
     QTabWidget *m_below = nullptr;  // parallel coordinates, scatter, differences
     ParallelCoordinates *m_parallel = nullptr;

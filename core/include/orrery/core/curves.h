@@ -25,6 +25,20 @@ std::vector<CurvePoint> emaSmooth(std::span<const CurvePoint> points, double wei
 // a few ulps tall whose ticks all read the same number. Compare's charts and the report's.
 std::pair<double, double> valueAxisRange(double lo, double hi, double pad);
 
+// A metric against another metric (a parametric chart: eval/loss against GPU-hours, tokens, or
+// samples seen): each point of `y` at its step, with `x` as it was at that step — x's logged value
+// there, else linearly interpolated between x's points on either side. A y point before x's first
+// logged step or after its last has no x and is left out (never an x that was not there); so are
+// non-finite x values. Both inputs in step order; the result is in y's step order, so x may go
+// back where the x metric does.
+struct StepValue {
+    long long step = 0;
+    double value = 0;
+};
+std::vector<CurvePoint> pairByStep(std::span<const StepValue> x, std::span<const StepValue> y);
+// Whether a curve's x never decreases (a chart may then skip sorting it).
+bool xNonDecreasing(std::span<const CurvePoint> points);
+
 struct BandPoint {
     double x = 0;
     double mean = 0, std = 0;  // population std over the runs with a value here
