@@ -4,6 +4,7 @@
 #include "ffmpeg.h"
 
 #include <QFile>
+#include <QFileInfo>
 
 #include <algorithm>
 #include <mutex>
@@ -70,8 +71,19 @@ void ClipDecoder::Impl::openInput()
     // gif: TensorBoard's add_video and wandb.Video(format="gif") store clips as animated GIFs.
     AVDictionary *options = nullptr;
     av_dict_set(&options, "protocol_whitelist", "file", 0);
-    av_dict_set(&options, "format_whitelist", "mov,yuv4mpegpipe,matroska,avi,gif", 0);
-    const int opened = avformat_open_input(&raw, name.constData(), nullptr, &options);
+    av_dict_set(&options, "format_whitelist",
+                "mov,yuv4mpegpipe,matroska,avi,gif,png_pipe,jpeg_pipe,webp_pipe", 0);
+    // An image sample (a grid, a contact sheet) is a clip of one frame, read by its own demuxer:
+    // the probe would pick image2, which reads numbered sequences of other files (not allowed).
+    const AVInputFormat *image = nullptr;
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("png"))
+        image = av_find_input_format("png_pipe");
+    else if (suffix == QLatin1String("jpg") || suffix == QLatin1String("jpeg"))
+        image = av_find_input_format("jpeg_pipe");
+    else if (suffix == QLatin1String("webp"))
+        image = av_find_input_format("webp_pipe");
+    const int opened = avformat_open_input(&raw, name.constData(), image, &options);
     av_dict_free(&options);
     if (opened < 0)
         fail(QStringLiteral("cannot open: %1").arg(ff::errorText(opened)));

@@ -24,12 +24,14 @@
 #include "videogrid.h"
 #include "videoview.h"
 
+#include "orrery/core/runfiles.h"
 #include "orrery/core/store.h"
 
 #include <QApplication>
 #include <QComboBox>
 #include <QDateTime>
 #include <QFile>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 
@@ -465,6 +467,109 @@ private Q_SLOTS:
         QTRY_COMPARE((grid->repaint(), grid->shownIndexes()), (QList<int>{0, 0, 0}));
         r.h->view.setStrip(false);
         QCOMPARE(grid->tiles().size(), 2);
+    }
+
+    // Issue 41: a run's several series — the trainer's mp4s, TensorBoard's GIFs, images — each a
+    // key in the Samples box; an image series shows in the grid; an mp4 that cannot be decoded
+    // gives way to the GIF of the same step, and says so; the PSNR curve has points only at steps
+    // where both clips were written, and its legend is beside the curve, not over it.
+    void severalSeriesAndAClipThatCannotPlay()
+    {
+        Review r;
+        const QList<core::RunId> runs = r.fixture.runs.mid(0, 2);
+        r.samples(runs, {10, 30}, {5, 15});  // samples/step-{10,30}.mp4 for both
+        {
+            auto store = core::TrackingStore::open(r.fixture.path);
+            auto add = [&](core::RunId run, const QString &path, const QString &file, qint64 step) {
+                core::Artifact a;
+                a.path = path;
+                a.kind = core::sampleKindOf(path);
+                a.step = step;
+                a.remotePath = file;
+                store->addArtifact(run, a);
+            };
+            // Run 0 also wrote a GIF at step 10 (real FFmpeg made it from its mp4), and an mp4 at
+            // step 20 that is no video at all.
+            const QString gif = r.fixture.dir.filePath(QStringLiteral("gen-10.gif"));
+            QCOMPARE(
+                QProcess::execute(QStringLiteral("ffmpeg"),
+                                  {QStringLiteral("-loglevel"), QStringLiteral("error"), QStringLiteral("-y"),
+                                   QStringLiteral("-i"), r.clip(runs[0], 10), gif}),
+                0);
+            add(runs[0], QStringLiteral("tensorboard/gen/step-10.gif"), gif, 10);
+            const QString broken = r.fixture.dir.filePath(QStringLiteral("broken-20.mp4"));
+            QFile f(broken);
+            QVERIFY(f.open(QIODevice::WriteOnly) && f.write(QByteArray(4096, 'x')) == 4096);
+            f.close();
+            add(runs[0], QStringLiteral("samples/step-20.mp4"), broken, 20);
+            add(runs[0], QStringLiteral("tensorboard/gen/step-20.gif"), gif, 20);
+            // Both runs wrote a contact-sheet image at step 30.
+            for (core::RunId run : runs) {
+                const QString png = r.fixture.dir.filePath(QStringLiteral("sheet-%1.png").arg(run));
+                QVERIFY(frameOf(0, 0, int(run)).save(png));
+                add(run, QStringLiteral("samples/step-30.png"), png, 30);
+            }
+        }
+        r.h->selection.select(runs, nullptr, runs[0]);
+        QTRY_COMPARE(r.h->view.mediaKeys(),
+                     (QStringList{QStringLiteral("samples"), QStringLiteral("samples (image)"),
+                                  QStringLiteral("gen")}));
+        QCOMPARE(r.h->view.mediaKey(), QStringLiteral("samples"));
+        auto *box = r.h->view.findChild<QComboBox *>(QStringLiteral("videoKey"));
+        QVERIFY(box && box->isEnabled() && box->count() == 3);
+        QCOMPARE(r.h->view.steps(), (QList<qint64>{10, 20, 30}));
+
+        // Step 20: run 0's mp4 cannot be decoded; its GIF of that step plays instead.
+        r.h->view.setStep(20);
+        QTRY_VERIFY_WITH_TIMEOUT(r.tileOf(runs[0]).note.contains(QStringLiteral("showing gen")), 10'000);
+        QVERIFY(r.tileOf(runs[0]).source &&
+                r.tileOf(runs[0]).source->path().endsWith(QStringLiteral(".gif")));
+        QTRY_VERIFY(r.allReady());
+        QVERIFY(VideoGrid::captionText(r.tileOf(runs[0])).contains(QStringLiteral("samples cannot play")));
+
+        // The image series, chosen in the box: the tiles show the PNGs, decoded.
+        box->setCurrentIndex(box->findData(QStringLiteral("samples (image)")));
+        QCOMPARE(r.h->view.mediaKey(), QStringLiteral("samples (image)"));
+        QCOMPARE(r.h->view.steps(), (QList<qint64>{30}));
+        QCOMPARE(r.h->view.grid()->tiles().size(), 2);
+        for (core::RunId run : runs)
+            QVERIFY(r.tileOf(run).source && r.tileOf(run).source->path().endsWith(QStringLiteral(".png")));
+        QTRY_VERIFY_WITH_TIMEOUT(r.allReady(), 10'000);
+        for (core::RunId run : runs)  // decoded: not standing in for anything
+            QVERIFY2(r.tileOf(run).note.isEmpty() &&
+                         r.tileOf(run).source->path().endsWith(QStringLiteral(".png")),
+                     qPrintable(r.tileOf(run).note));
+        QImage shown;
+        QTRY_VERIFY_WITH_TIMEOUT(!(shown = r.tileOf(runs[1]).source->frame(0)).isNull(), 10'000);
+        QCOMPARE(shown.size(), QSize(kSide, kSide));
+        // The PNG's own pixels (to the decoder's rounding of its colour conversion).
+        const QImage want = frameOf(0, 0, int(runs[1])), got = shown.convertToFormat(QImage::Format_RGB32);
+        double diff = 0;
+        for (int y = 0; y < kSide; ++y)
+            for (int x = 0; x < kSide; ++x) {
+                const QRgb a = want.pixel(x, y), b = got.pixel(x, y);
+                diff += std::abs(qRed(a) - qRed(b)) + std::abs(qGreen(a) - qGreen(b)) +
+                    std::abs(qBlue(a) - qBlue(b));
+            }
+        diff /= 3.0 * kSide * kSide;
+        QVERIFY2(diff < 4, qPrintable(QStringLiteral("mean difference %1").arg(diff)));
+
+        // Back to the mp4s with run 1 as the reference: run 0's PSNR curve at 10 and 30 only
+        // (run 1 wrote nothing at 20; the nearest of another step is not a point).
+        box->setCurrentIndex(box->findData(QStringLiteral("samples")));
+        r.h->view.setReference(runs[1]);
+        QCustomPlot *plot = r.h->view.qualityPlot();
+        auto pointsOf = [&] {
+            QList<double> keys;
+            for (int g = 0; g < plot->graphCount(); ++g)
+                for (auto it = plot->graph(g)->data()->constBegin(); it != plot->graph(g)->data()->constEnd();
+                     ++it)
+                    keys << it->key;
+            return keys;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(pointsOf(), (QList<double>{10, 30}), 20'000);
+        plot->replot();
+        QVERIFY(!plot->legend->outerRect().intersects(plot->axisRect()->outerRect()));
     }
 };
 

@@ -7,6 +7,7 @@
 #include "orrery/core/goodput.h"
 #include "orrery/core/historycache.h"
 #include "orrery/core/metricseries.h"
+#include "orrery/core/runfiles.h"
 #include "orrery/core/store.h"
 
 #include <QCoreApplication>
@@ -212,6 +213,66 @@ private Q_SLOTS:
     }
 
     // --- the store ----------------------------------------------------------------------------
+    // Issue 41: a run's samples in series (media keys) as the writers that made them name them.
+    void mediaKeysNameEachSeries_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<qint64>("step");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("trainer") << QStringLiteral("samples/step-40.mp4") << qint64(40)
+                                 << QStringLiteral("samples");
+        QTest::newRow("trainer grid")
+            << QStringLiteral("samples/step-40.png") << qint64(40) << QStringLiteral("samples (image)");
+        QTest::newRow("tensorboard") << QStringLiteral("tensorboard/val_video/step-40.gif") << qint64(40)
+                                     << QStringLiteral("val_video");
+        QTest::newRow("wandb") << QStringLiteral("files/media/videos/samples_40_3f2a1b9c0d.mp4") << qint64(40)
+                               << QStringLiteral("samples");
+        QTest::newRow("wandb nested") << QStringLiteral("files/media/videos/val/clip_7_a1b2c3d4.gif")
+                                      << qint64(7) << QStringLiteral("val/clip");
+        QTest::newRow("mlflow") << QStringLiteral("images/grid%step%40%timestamp%1700000%abc.png")
+                                << qint64(40) << QStringLiteral("grid (image)");
+        QTest::newRow("padded") << QStringLiteral("out/sample_000040_fixed.mp4") << qint64(40)
+                                << QStringLiteral("out/sample_*_fixed");
+        QTest::newRow("step zero") << QStringLiteral("samples/step-0.mp4") << qint64(0)
+                                   << QStringLiteral("samples");
+        QTest::newRow("a number not the step")
+            << QStringLiteral("v2/step-40.mp4") << qint64(40) << QStringLiteral("v2");
+        QTest::newRow("no step in the name")
+            << QStringLiteral("out/final.mp4") << qint64(40) << QStringLiteral("out/final");
+    }
+    void mediaKeysNameEachSeries()
+    {
+        QFETCH(QString, path);
+        QFETCH(qint64, step);
+        QFETCH(QString, key);
+        Artifact a;
+        a.path = path;
+        a.step = step;
+        a.kind = sampleKindOf(path);
+        QCOMPARE(mediaKey(a), key);
+    }
+    void mediaKeysAreOrderedForTheVideoTab()
+    {
+        auto sample = [](const QString &path, qint64 step) {
+            Artifact a;
+            a.path = path;
+            a.step = step;
+            a.kind = sampleKindOf(path);
+            return a;
+        };
+        // Two runs with the trainer's mp4s, one also with a TensorBoard GIF and an image series.
+        const QList<Artifact> a{sample(QStringLiteral("samples/step-20.mp4"), 20),
+                                sample(QStringLiteral("tensorboard/gen/step-20.gif"), 20),
+                                sample(QStringLiteral("tensorboard/grid/step-20.png"), 20)};
+        const QList<Artifact> b{sample(QStringLiteral("samples/step-20.mp4"), 20),
+                                sample(QStringLiteral("samples/step-40.mp4"), 40)};
+        QCOMPARE(
+            mediaKeys({a, b}),
+            (QStringList{QStringLiteral("samples"), QStringLiteral("gen"), QStringLiteral("grid (image)")}));
+        QVERIFY(sampleAt(b, 40) && !sampleAt(b, 30));
+        QVERIFY(mediaKeys({}).isEmpty());
+    }
+
     void nearestSampleAndSteps_data()
     {
         QTest::addColumn<qint64>("step");

@@ -387,6 +387,8 @@ QString VideoGrid::captionText(const VideoTile &tile)
                                : QStringLiteral(" · step %1").arg(tile.step);
     if (!tile.caption.isEmpty())
         text += QStringLiteral(" · ") + tile.caption;
+    if (!tile.note.isEmpty())
+        text += QStringLiteral(" · ") + tile.note;
     return text;
 }
 

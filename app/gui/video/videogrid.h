@@ -43,6 +43,7 @@ struct VideoTile {
     bool otherStep = false;  // not the step the slider chose (the run's nearest): labelled
     bool stepInCaption = false;  // the caption names the step anyway (the strip's tiles)
     QString status;  // shown instead of a picture: "no samples yet", "fetching…", an error
+    QString note;  // said after the caption: "samples cannot play: showing gen" (empty: none)
     std::shared_ptr<media::FrameSource> source;
 };
 

@@ -147,6 +147,10 @@ void VideoView::buildUi()
         {tr("selection"), tr("sweep metric"), tr("PSNR to reference"), tr("SSIM to reference"), tr("name")});
     connect(m_orderBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setOrder(static_cast<Order>(i)); });
+    m_keyBox = chooser(tr("Samples"), QStringLiteral("videoKey"),
+                       tr("Which of the runs' videos or images to show (each series they log)"));
+    connect(m_keyBox, &QComboBox::currentIndexChanged, this,
+            [this] { setMediaKey(m_keyBox->currentData().toString()); });
     auto runChosen = [](QComboBox *box) { return box->currentData().value<core::RunId>(); };
     connect(m_aBox, &QComboBox::currentIndexChanged, this,
             [this, runChosen] { setABRuns(runChosen(m_aBox), m_b); });
@@ -254,6 +258,11 @@ void VideoView::buildUi()
     m_plot->setMaximumHeight(180);
     m_plot->xAxis->setLabel(tr("step"));
     m_plot->legend->setVisible(true);
+    // Right of the axis rect, not over it: inside, it covered the curves' last steps.
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(0, 1, m_plot->legend);
+    m_plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    m_plot->legend->setMargins(QMargins(4, 2, 4, 2));
     m_plot->legend->setFont(font());
     auto *plotRow = new QWidget(page);
     auto *plotRowLayout = new QVBoxLayout(plotRow);
@@ -468,6 +477,13 @@ void VideoView::refresh()
                 r.cluster = store.clusterOf(id);
                 r.videos = store.samples(id, QStringLiteral("video"));
                 r.images = store.samples(id, QStringLiteral("image"));
+                for (const QList<core::Artifact> *kind : {&r.videos, &r.images})
+                    for (const core::Artifact &a : *kind)
+                        r.byKey[core::mediaKey(a)].append(a);
+                for (QList<core::Artifact> &series : r.byKey)
+                    std::stable_sort(
+                        series.begin(), series.end(),
+                        [](const core::Artifact &a, const core::Artifact &b) { return a.step < b.step; });
                 out.append(r);
             }
             return out;
@@ -492,10 +508,24 @@ void VideoView::showSamples(QList<RunSamples> runs)
     // the user chose stays (issue 31: it stayed on an old step when newer samples arrived).
     const bool onNewest = m_steps.isEmpty() || m_step == m_steps.back();
     m_runs = std::move(runs);
-    QList<QList<core::Artifact>> videos;
+    QList<QList<core::Artifact>> all;
     for (const RunSamples &r : std::as_const(m_runs))
-        videos << r.videos;
-    m_steps = core::sampleSteps(videos);
+        all << r.videos + r.images;
+    m_mediaKeys = core::mediaKeys(all);
+    if (!m_mediaKeys.contains(m_mediaKey))
+        m_mediaKey = m_mediaKeys.value(0);
+    {
+        const QSignalBlocker block(m_keyBox);
+        m_keyBox->clear();
+        for (const QString &key : std::as_const(m_mediaKeys))
+            m_keyBox->addItem(key, key);
+        m_keyBox->setCurrentIndex(std::max<int>(0, int(m_mediaKeys.indexOf(m_mediaKey))));
+        m_keyBox->setEnabled(m_mediaKeys.size() > 1);
+    }
+    QList<QList<core::Artifact>> shown;
+    for (const RunSamples &r : std::as_const(m_runs))
+        shown << shownSamples(r);
+    m_steps = core::sampleSteps(shown);
     if (onNewest || !m_steps.contains(m_step))
         m_step = m_steps.isEmpty() ? -1 : m_steps.back();
     {
@@ -507,6 +537,22 @@ void VideoView::showSamples(QList<RunSamples> runs)
     updateChoosers();
     rebuildTiles();
     Q_EMIT samplesShown();
+}
+
+const QList<core::Artifact> &VideoView::shownSamples(const RunSamples &r) const
+{
+    static const QList<core::Artifact> none;
+    const auto it = r.byKey.constFind(m_mediaKey);
+    return it == r.byKey.cend() ? none : *it;
+}
+
+void VideoView::setMediaKey(const QString &key)
+{
+    if (key == m_mediaKey || !m_mediaKeys.contains(key))
+        return;
+    m_mediaKey = key;
+    QList<RunSamples> runs = m_runs;
+    showSamples(std::move(runs));  // the key's steps, its tiles
 }
 
 const VideoView::RunSamples *VideoView::samplesOf(core::RunId run) const
@@ -551,6 +597,8 @@ std::shared_ptr<media::FrameSource> VideoView::sourceFor(const QString &path)
     auto source = std::make_shared<media::FrameSource>(path);
     connect(source.get(), &media::FrameSource::opened, this, &VideoView::updateClock);
     connect(source.get(), &media::FrameSource::failed, m_grid, qOverload<>(&QWidget::update));
+    // Another sample of the run at that step may stand in for a clip that cannot play.
+    connect(source.get(), &media::FrameSource::failed, this, &VideoView::rebuildTiles, Qt::QueuedConnection);
     connect(source.get(), &media::FrameSource::frameReady, m_grid, qOverload<>(&QWidget::update));
     m_sources.insert(path, source);
     // Forget the least recently shown clips that no tile uses.
@@ -568,7 +616,7 @@ std::shared_ptr<media::FrameSource> VideoView::sourceFor(const QString &path)
 
 std::optional<QString> VideoView::localClip(const RunSamples &r, qint64 step)
 {
-    const core::Artifact *a = core::nearestSample(r.videos, step);
+    const core::Artifact *a = core::nearestSample(shownSamples(r), step);
     if (!a)
         return std::nullopt;
     return m_fetcher->cache().local(r.cluster, *a);
@@ -587,15 +635,32 @@ VideoTile VideoView::tileFor(const RunSamples &r, qint64 step)
         for (const core::LatestMetric &m : r.metrics)
             if (m.key == sweep->sweep.metricName)
                 t.metric = QStringLiteral("%1 %2").arg(m.key, QString::number(m.last.value, 'g', 4));
-    const core::Artifact *a = core::nearestSample(r.videos, step);
+    const core::Artifact *a = core::nearestSample(shownSamples(r), step);
     if (!a) {
-        t.status = tr("no samples yet");
+        t.status = m_mediaKeys.size() > 1 && !r.byKey.isEmpty() ? tr("no %1 samples").arg(m_mediaKey)
+                                                                : tr("no samples yet");
         return t;
     }
     t.step = a->step;
     t.otherStep = a->step != step;
     if (const auto local = m_fetcher->cache().local(r.cluster, *a)) {
         t.source = sourceFor(*local);
+        if (t.source->state() == media::FrameSource::State::Failed) {
+            // A clip that cannot be decoded (an mp4 of a codec this FFmpeg lacks, a damaged file)
+            // gives way to another sample of the run at that step: TensorBoard's GIF beside it.
+            for (auto it = r.byKey.cbegin(); it != r.byKey.cend(); ++it) {
+                const core::Artifact *other = it.key() == m_mediaKey ? nullptr : core::sampleAt(*it, a->step);
+                const auto otherLocal = other ? m_fetcher->cache().local(r.cluster, *other) : std::nullopt;
+                if (!otherLocal)
+                    continue;
+                auto source = sourceFor(*otherLocal);
+                if (source->state() == media::FrameSource::State::Failed)
+                    continue;
+                t.note = tr("%1 cannot play: showing %2").arg(m_mediaKey, it.key());
+                t.source = source;
+                break;
+            }
+        }
     } else if (r.cluster.isEmpty()) {
         t.status = tr("the sample is missing:\n%1").arg(a->remotePath.isEmpty() ? a->path : a->remotePath);
     } else if (m_fetchErrors.contains(a->remotePath)) {
@@ -675,7 +740,7 @@ QList<VideoTile> VideoView::stripTiles()
     QList<VideoTile> tiles;
     if (!run)
         return tiles;
-    const QList<core::Artifact> &videos = run->videos;
+    const QList<core::Artifact> &videos = shownSamples(*run);
     const qsizetype n = videos.size();
     const qsizetype shown = std::min<qsizetype>(n, VideoGrid::kMaxTiles);
     for (qsizetype i = 0; i < shown; ++i) {
@@ -736,7 +801,11 @@ void VideoView::updateQualityPlot()
         g->setPen(QPen(runColor(r.run), 1.5));
         g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
         for (qint64 step : std::as_const(m_steps)) {
-            const auto clip = localClip(r, step), refClip = localClip(*ref, step);
+            // Only where both wrote a sample at this very step: a neighbour's is not this step's.
+            const core::Artifact *mine = core::sampleAt(shownSamples(r), step),
+                                 *theirs = core::sampleAt(shownSamples(*ref), step);
+            const auto clip = mine ? m_fetcher->cache().local(r.cluster, *mine) : std::nullopt;
+            const auto refClip = theirs ? m_fetcher->cache().local(ref->cluster, *theirs) : std::nullopt;
             if (!clip || !refClip)
                 continue;
             const ReferenceQuality::Job job{r.run, m_reference, step, *clip, *refClip};
@@ -805,8 +874,9 @@ void VideoView::rebuildTiles()
                            "here side by side, at one training step, on one clock."));
     } else if (m_steps.isEmpty()) {
         m_hint->setText(
-            tr("None of the %n selected run(s) has written a sample video yet. The trainer writes "
-               "one every sample.every steps (samples/step-N.mp4); they appear here as they come.",
+            tr("None of the %n selected run(s) has written a sample (a video or an image) yet. The "
+               "trainer writes one every sample.every steps (samples/step-N.mp4); they appear here as "
+               "they come.",
                nullptr, int(m_runs.size())));
     }
     m_stack->setCurrentIndex(m_runs.isEmpty() || m_steps.isEmpty() ? 0 : 1);

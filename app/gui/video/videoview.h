@@ -3,7 +3,11 @@
 // The Video tab (UX.md "Do the samples actually look better?"): the sample clips of up to 16
 // selected runs at one training step, on one clock.
 //
-// - Step slider: its stops are the steps at which any selected run wrote a sample
+// - Samples: a run may write several series of videos and images a step (the trainer's samples,
+//   TensorBoard's GIFs, W&B's media, images): one media key (core::mediaKey) is shown, chosen in
+//   the Samples box (default: the key the most runs have, videos first). A clip that cannot be
+//   decoded gives way to another sample of the same run and step, and its caption says so.
+// - Step slider: its stops are the steps at which any selected run wrote a sample of the key
 //   (core::sampleSteps); each tile shows its run's sample nearest the chosen step, labelled when
 //   that is not the chosen step. Moving it swaps every tile's clip and keeps the frame index.
 // - Transport: play/pause (Space), frame step (←/→), scrub, loop, speed 0.25×–4×, the frame
@@ -86,6 +90,10 @@ public:
     qint64 step() const { return m_step; }
     void setStep(qint64 step);  // the nearest stop
     void setMode(VideoGrid::Mode mode);
+    // The series shown (core::mediaKey) and those the shown runs have, in the Samples box's order.
+    void setMediaKey(const QString &key);
+    QString mediaKey() const { return m_mediaKey; }
+    QStringList mediaKeys() const { return m_mediaKeys; }
 
     // Re-reads the selected runs' samples (the window calls it on live refreshes).
     void refresh();
@@ -113,7 +121,9 @@ private:
         bool baseline = false;
         QList<core::LatestMetric> metrics;
         QList<core::Artifact> videos, images;
+        QHash<QString, QList<core::Artifact>> byKey;  // videos and images by media key, by step
     };
+    const QList<core::Artifact> &shownSamples(const RunSamples &r) const;  // of the chosen key
     void buildUi();
     void selectionChanged(const QObject *source);
     void showSamples(QList<RunSamples> runs);
@@ -149,6 +159,7 @@ private:
     QLabel *m_droppedLabel = nullptr;
     QLabel *m_note = nullptr;
     QComboBox *m_aBox = nullptr, *m_bBox = nullptr, *m_refBox = nullptr, *m_orderBox = nullptr;
+    QComboBox *m_keyBox = nullptr;
     QComboBox *m_plotMetric = nullptr;
     QStackedWidget *m_stack = nullptr;
     QLabel *m_hint = nullptr;
@@ -165,6 +176,8 @@ private:
     QList<RunSamples> m_runs;  // the shown runs (selection order)
     std::optional<RunSamples> m_referenceRun;  // read too when it is not among them
     QList<qint64> m_steps;
+    QString m_mediaKey;
+    QStringList m_mediaKeys;
     qint64 m_step = -1;
     QHash<QString, QString> m_fetchErrors;  // by remote path
     // Decoded clips by local path, kept while a tile shows them or recently did (moving the

@@ -123,6 +123,20 @@ struct RunDetails {
 const Artifact *nearestSample(const QList<Artifact> &samples, qint64 step);
 // The steps at which any of `runs` wrote a sample, sorted and unique (a step slider's stops).
 QList<qint64> sampleSteps(const QList<QList<Artifact>> &runs);
+// The sample of `samples` written at exactly `step`, or nullptr (a curve over steps plots a step
+// only where both of its clips were written there, never a neighbour's).
+const Artifact *sampleAt(const QList<Artifact> &samples, qint64 step);
+// The series a sample belongs to (its media key), from its path with the step taken out: the
+// trainer's `samples/step-40.mp4` → "samples"; TensorBoard's `tensorboard/val_video/step-40.gif` →
+// "val_video"; W&B's `files/media/videos/samples_40_3f2a1b9c.mp4` → "samples"; MLflow's
+// `images/grid%step%40%timestamp%….png` → "grid"; else the path with the step's digits as "*".
+// An image series is its own key, " (image)" after the name ("samples (image)": the trainer's
+// contact sheets). A run that logs several videos and images a step has one key each; the Video
+// tab shows one.
+QString mediaKey(const Artifact &sample);
+// The media keys of several runs' samples: those the most runs have first, then videos before
+// images, then by name (the first is what the Video tab shows by default).
+QStringList mediaKeys(const QList<QList<Artifact>> &runs);
 
 // A run filter term, MLflow search style: `params.optim.lr = 0.001`, `metrics.eval/loss < 0.2`,
 // `tags.orrery.device = cuda`, `attributes.status = FINISHED`, `attributes.name LIKE 'lr-%'`.
