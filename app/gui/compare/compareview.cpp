@@ -796,6 +796,13 @@ void CompareView::selectionChanged(const QObject *)
 
 void CompareView::refresh()
 {
+    // Hidden (another tab is current): nothing to draw, and a live refresh of 100,000 runs need
+    // not lay out parallel coordinates nobody sees. Done when the tab is shown.
+    if (!isVisible()) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     const QStringList before = m_metrics;
     applyMetricChoice(false);  // a metric that got its first points joins the charts
     if (m_metrics != before)
@@ -805,6 +812,13 @@ void CompareView::refresh()
     // A chart nobody zoomed follows the new points (its whole history, rescaled); a zoomed one
     // keeps the user's range and shows what arrived inside it.
     query(m_following);
+}
+
+void CompareView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        refresh();
 }
 
 bool CompareView::eventFilter(QObject *watched, QEvent *event)

@@ -129,7 +129,8 @@ public:
 
     // The newest snapshot's metric keys (for the metric chooser; the first one charts by default).
     void setMetricKeys(const QStringList &keys);
-    // The table's runs changed (live refresh): re-read the histories of the selection.
+    // The table's runs changed (live refresh): re-read the histories of the selection. While the
+    // tab is hidden this only marks it stale; it reads when next shown.
     void refresh();
 
 Q_SIGNALS:
@@ -138,6 +139,7 @@ Q_SIGNALS:
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;  // the pointer left a chart
+    void showEvent(QShowEvent *event) override;  // a refresh that waited while hidden
 
 private:
     struct Curve;
@@ -223,6 +225,7 @@ private:
     int m_inFlight = 0;  // charts whose answer to the latest query has not come back
     bool m_queryPending = false;
     bool m_requeryOnZoom = true;
+    bool m_stale = false;  // a refresh came while hidden
     bool m_syncing = false;
     quint64 m_generation = 0;
     int m_completed = 0;

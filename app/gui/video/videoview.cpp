@@ -131,7 +131,7 @@ void VideoView::buildUi()
         // A fixed width: run names are as long as users make them, and a box that grew to fit one
         // made the window wider than the screen.
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        box->setMinimumContentsLength(12);
+        box->setMinimumContentsLength(9);
         l->setBuddy(box);
         review->addWidget(l);
         review->addWidget(box);
