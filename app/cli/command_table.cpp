@@ -3,6 +3,7 @@
 
 #include "cluster_commands.h"
 #include "commands.h"
+#include "db_commands.h"
 #include "monitor_command.h"
 #include "output.h"
 #include "runs_commands.h"
@@ -188,6 +189,14 @@ const QList<CommandInfo> &commandTable()
                   {},  // every verb has its handler
                   false,
                   QString::fromUtf8(kSweepNotes)});
+        t.append({QStringLiteral("db"),
+                  {},
+                  QStringLiteral("the database itself: backups and checks"),
+                  dbVerbs(),
+                  {},  // every verb has its handler
+                  false,
+                  QStringLiteral("Works on --db (else $ORRERY_DB, else the default database) while other\n"
+                                 "windows and sweeps use it.\n")});
         t.append(monitorCommand());
         return t;
     }();

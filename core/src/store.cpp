@@ -115,20 +115,24 @@ static int userVersion(sqlite3 *db)
     return s.step() ? int(s.int64(0)) : 0;
 }
 
-static sql::DbHandle openHandle(const QString &path, bool readOnly)
+sql::DbHandle openDatabaseFile(const QString &path, int flags, int busyTimeoutMs)
 {
     sqlite3 *raw = nullptr;
-    const int flags =
-        (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX;
-    const int rc = sqlite3_open_v2(path.toUtf8().constData(), &raw, flags, nullptr);
+    const int rc = sqlite3_open_v2(path.toUtf8().constData(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
     sql::DbHandle db(raw);
     if (rc != SQLITE_OK)
         throw StoreError(QStringLiteral("cannot open %1: %2")
                              .arg(path, QString::fromUtf8(raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)))
                              .toStdString());
     sqlite3_extended_result_codes(raw, 1);
-    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    sqlite3_busy_timeout(raw, busyTimeoutMs);
     return db;
+}
+
+static sql::DbHandle openHandle(const QString &path, bool readOnly)
+{
+    return openDatabaseFile(
+        path, readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, kBusyTimeoutMs);
 }
 
 // Reads through mmap and a 64 MiB page cache: a 1M-point history or a 10,000-run list then

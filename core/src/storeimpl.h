@@ -16,6 +16,10 @@ namespace orrery::core {
 
 struct Event;
 
+// Opens a database file (sqlite3_open_v2's flags; SQLITE_OPEN_NOMUTEX added) with extended result
+// codes and a busy timeout; StoreError names the file and SQLite's reason.
+sql::DbHandle openDatabaseFile(const QString &path, int flags, int busyTimeoutMs);
+
 struct TrackingStore::Impl {
     // Points per metric chunk. Small enough that rewriting a run's open tail chunks on every
     // monitor tick stays cheap (~3 KB per metric), large enough that a 1M-point history is

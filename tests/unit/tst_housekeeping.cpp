@@ -7,7 +7,9 @@
 #include "testsupport.h"
 
 #include "orrery/core/store.h"
+#include "orrery/core/storecheck.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -310,6 +312,136 @@ private Q_SLOTS:
                             [](const RunRow &r) { return r.run.name == QLatin1String("renamed"); }));
         QCOMPARE(copied->allPoints(runs.front().run.id, QStringLiteral("loss")).size(), size_t(300));
     }
+    // Issue 42: `orrery db backup` copies a database that a sweep is writing to, one consistent
+    // snapshot — the writer's points during the copy are in the source only, the copy is whole
+    // and single-file, and the copy never starts over for a write between two of its steps.
+    void backupIsOneSnapshotWhileAWriterWrites()
+    {
+        Db db;
+        for (int i = 0; i < 20; ++i)
+            db.addRun(QStringLiteral("r%1").arg(i), i, TrialState::Completed);
+        const RunId live = db.store->queryRuns({}).front().run.id;
+        const QString copy = db.dir.filePath(QStringLiteral("backup.sqlite"));
+        const size_t before = db.store->allPoints(live, QStringLiteral("loss")).size();
+        int steps = 0;
+        qint64 writes = 0;
+        bool sane = true;
+        const int pages = backupDatabase(
+            db.path, copy,
+            [&](int done, int total) {
+                ++steps;
+                sane = sane && done <= total && total > 0;
+                // The sweep's follower writes between two steps (another connection).
+                QList<std::pair<QString, MetricPoint>> pts;
+                for (int k = 0; k < 50; ++k, ++writes)
+                    pts.push_back({QStringLiteral("loss"), {1000 + writes, 1'700'000'100'000 + writes, 0.5}});
+                db.store->logMetrics(live, pts);
+                return steps < 10'000;  // a copy started over for every write would never end
+            },
+            4);
+        QVERIFY(sane);
+        QVERIFY2(pages > 0 && steps > 3,
+                 qPrintable(QStringLiteral("%1 pages in %2 steps").arg(pages).arg(steps)));
+        QVERIFY(!QFileInfo::exists(copy + QStringLiteral("-wal")));
+        QVERIFY(checkDatabase(copy).ok());
+        auto copied = TrackingStore::open(copy, TrackingStore::Mode::ReadOnly);
+        QCOMPARE(copied->queryRuns({}).size(), 20);
+        QCOMPARE(copied->allPoints(live, QStringLiteral("loss")).size(), before);  // as it was at the start
+        QCOMPARE(db.store->allPoints(live, QStringLiteral("loss")).size(), before + size_t(writes));
+        // Nothing of the copy's work is left beside it.
+        QCOMPARE(
+            QDir(db.dir.path()).entryList({QStringLiteral(".backup.sqlite*")}, QDir::Hidden | QDir::Files),
+            QStringList());
+    }
+
+    // A cancelled backup and one into a folder that is not there leave nothing; the target of a
+    // cancelled one keeps what it held.
+    void aBackupThatFailsLeavesNothing()
+    {
+        Db db;
+        db.addRun(QStringLiteral("r"), 0, TrialState::Completed);
+        const QString copy = db.dir.filePath(QStringLiteral("keep.sqlite"));
+        QFile old(copy);
+        QVERIFY(old.open(QIODevice::WriteOnly) && old.write("yesterday's backup") > 0);
+        old.close();
+        QCOMPARE(backupDatabase(
+                     db.path, copy, [](int, int) { return false; }, 1),
+                 -1);
+        QFile kept(copy);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        QCOMPARE(kept.readAll(), QByteArray("yesterday's backup"));
+        QCOMPARE(QDir(db.dir.path()).entryList({QStringLiteral(".keep.sqlite*")}, QDir::Hidden | QDir::Files),
+                 QStringList());
+        QVERIFY_THROWS_EXCEPTION(StoreError,
+                                 backupDatabase(db.path, db.dir.filePath(QStringLiteral("no/x.sqlite"))));
+        QVERIFY_THROWS_EXCEPTION(StoreError, backupDatabase(db.path, db.path));  // onto itself
+    }
+
+    // `orrery db check` finds a damaged page, a row naming a run that is gone and a file that is
+    // no database, and says what to do; the CLI's exit code says whether it passed.
+    void checkFindsDamageAndSaysWhatToDo()
+    {
+        Db db;
+        for (int i = 0; i < 10; ++i)
+            db.addRun(QStringLiteral("r%1").arg(i), i, TrialState::Completed);
+        db.store.reset();
+        Ran r = cli(db.path, {QStringLiteral("db"), QStringLiteral("check")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("integrity: ok")), qPrintable(r.out + r.err));
+        const QString backup = db.dir.filePath(QStringLiteral("b.sqlite"));
+        r = cli(db.path, {QStringLiteral("db"), QStringLiteral("backup"), backup});
+        QVERIFY2(r.code == 0 && r.err.contains(QStringLiteral("(100%)")), qPrintable(r.out + r.err));
+        r = cli(backup, {QStringLiteral("db"), QStringLiteral("check"), QStringLiteral("--json")});
+        QCOMPARE(r.code, 0);
+        QVERIFY(QJsonDocument::fromJson(r.out.toUtf8()).object().value(QStringLiteral("ok")).toBool());
+
+        // A tag row of a run that is not there (written with the checks off, as a crashed tool might).
+        const QString orphan = db.dir.filePath(QStringLiteral("orphan.sqlite"));
+        QVERIFY(QFile::copy(backup, orphan));
+        {
+            sqlite3 *h = nullptr;
+            QCOMPARE(sqlite3_open(orphan.toUtf8().constData(), &h), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(h, "PRAGMA foreign_keys=OFF; INSERT INTO tags VALUES (99999, 'k', 'v');",
+                                  nullptr, nullptr, nullptr),
+                     SQLITE_OK);
+            sqlite3_close(h);
+        }
+        DatabaseCheck c = checkDatabase(orphan);
+        QVERIFY(c.integrity.isEmpty());
+        QCOMPARE(c.foreignKeys.size(), 1);
+        QCOMPARE(c.foreignKeys.front().table, QStringLiteral("tags"));
+        QCOMPARE(c.foreignKeys.front().parent, QStringLiteral("runs"));
+        r = cli(orphan, {QStringLiteral("db"), QStringLiteral("check")});
+        QVERIFY2(r.code == 1 && r.err.contains(QStringLiteral("refer to rows that are gone")),
+                 qPrintable(r.err));
+
+        // Pages overwritten in the middle of the file.
+        const QString damaged = db.dir.filePath(QStringLiteral("damaged.sqlite"));
+        QVERIFY(QFile::copy(backup, damaged));
+        {
+            QFile f(damaged);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            const qint64 size = f.size();
+            QVERIFY(size > 8 * 16384);
+            QVERIFY(f.seek(size / 2));
+            QVERIFY(f.write(QByteArray(3 * 16384, '\x5a')) == 3 * 16384);
+        }
+        c = checkDatabase(damaged);
+        QVERIFY2(!c.ok() && !c.integrity.isEmpty(), qPrintable(c.integrity.join(QLatin1Char('\n'))));
+        r = cli(damaged, {QStringLiteral("db"), QStringLiteral("check")});
+        QVERIFY2(r.code == 1 && r.err.contains(QStringLiteral(".recover")), qPrintable(r.out + r.err));
+
+        // Not a database at all.
+        const QString text = db.dir.filePath(QStringLiteral("notes.sqlite"));
+        QFile t(text);
+        QVERIFY(t.open(QIODevice::WriteOnly) && t.write(QByteArray(4096, 'a')) == 4096);
+        t.close();
+        c = checkDatabase(text);
+        QVERIFY(!c.openError.isEmpty() && !c.ok());
+        r = cli(text, {QStringLiteral("db"), QStringLiteral("check")});
+        QVERIFY2(r.code == 1 && r.err.contains(QStringLiteral("cannot be read as a database")),
+                 qPrintable(r.err));
+    }
+
     // The Tags dialog's text against the tags before: a changed line sets, a deleted line removes,
     // Orrery's and MLflow's own tags are neither shown nor touched, a bad line changes nothing.
     void tagTextRoundTripsAndDiffs()
