@@ -26,6 +26,8 @@ using core::TaskStatus;
 // A batch of 1,000 trials is a few hundred KB of tar; extraction and sbatch take seconds at
 // most. Past this the command is stopped, and the error says the batch may have been queued.
 constexpr std::chrono::minutes kLaunchTimeout{5};
+// A launch whose connection dropped is sent again this many times in all (it is idempotent).
+constexpr int kLaunchAttempts = 3;
 constexpr std::chrono::seconds kCommandTimeout{60};
 // sshd hands the command line to the login shell as one argument: Linux caps one argument at
 // 128 KiB (MAX_ARG_STRLEN). Run dirs under the sweep dir cost ~16 bytes each, so this only
@@ -298,18 +300,26 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
     files.append({scriptName, script, 0600});
     const QByteArray archive = writeTar(files, QDateTime::currentSecsSinceEpoch());
 
-    // (umask 077 && mkdir && cd && tar -x [&& mv staged] && rm -f stale exit.json) && cd && sbatch
-    // The umask keeps the configs private and stays in the subshell: the job gets the user's own.
+    // mkdir && cd && exec 9>batch-N.lock && flock 9 && if [ -s batch-N.jobid ]; then cat it; else
+    // (umask 077 && tar -x [&& mv staged] && rm -f stale exit.json) && trap '' HUP &&
+    // sbatch > batch-N.jobid.part && mv batch-N.jobid.part batch-N.jobid && cat batch-N.jobid; fi
+    // Idempotent (issue 42): a launch sent again — its reply lost with the connection — finds the
+    // job id the first one recorded and queues nothing; the lock makes a second one wait for a
+    // first still running; HUP ignored, a dropped connection does not stop it between sbatch and
+    // the record. The umask keeps the configs private and stays in the subshell.
     const QByteArray dir = sweepDir.toUtf8();
-    QByteArray line = "(umask 077 && " +
-        commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir, dir + "/logs"}) + " && " +
-        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
+    const QByteArray stem = "batch-" + QByteArray::number(batch.batch);
+    const QByteArray record = stem + ".jobid";
+    QByteArray line = commandLine(QList<QByteArray>{"mkdir", "-p", "--", dir, dir + "/logs"}) + " && " +
+        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && exec 9>" + stem +
+        ".lock && flock 9 && if [ -s " + record + " ]; then cat " + record + "; else (umask 077 && " +
         commandLine(QList<QByteArray>{"tar", "-x", "-m", "--no-same-owner", "-f", "-"});
     for (const QByteArray &p : std::as_const(prepare))
         line += " && " + p;
     line += " && " + commandLine(QList<QByteArray>{"rm", "-f", "--"} + staleVerdicts) + ") && " +
-        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && " +
-        commandLine(sbatchArguments(batch, scriptName));
+        commandLine(QList<QByteArray>{"cd", "--", dir}) + " && trap '' HUP && " +
+        commandLine(sbatchArguments(batch, scriptName)) + " > " + record + ".part && mv -f " + record +
+        ".part " + record + " && cat " + record + "; fi";
     if (line.size() > kMaxCommandLine)
         refuse(
             QStringLiteral("batch %1 of %2: %3 run directories outside the sweep directory make the command "
@@ -325,14 +335,27 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
                              .arg(batch.sweepName)
                              .arg(batch.tasks.size());
     ExecResult r;
-    try {
-        r = m_connection.exec(Session::Command{line, kLaunchTimeout, archive}).result();
-    } catch (const RemoteError &e) {
-        if (e.kind() == RemoteError::Kind::Timeout || e.commandStarted())
-            throw RemoteError(
-                e.kind(),
-                QStringLiteral("%1: %2; it may have been queued (check `squeue`)").arg(what, e.message()));
-        throw;
+    // A reply lost with the connection: the same line once more (the connection reconnects with
+    // backoff), which answers the recorded job id if the first got as far as queueing it.
+    for (int attempt = 1;; ++attempt) {
+        try {
+            r = m_connection.exec(Session::Command{line, kLaunchTimeout, archive}).result();
+            break;
+        } catch (const RemoteError &e) {
+            const bool mayHaveRun = e.kind() == RemoteError::Kind::Timeout || e.commandStarted();
+            // Not after a timeout: the first may still be waiting on sbatch, and a second would
+            // only wait behind it on the lock for as long again.
+            if (mayHaveRun && e.kind() != RemoteError::Kind::Timeout && attempt < kLaunchAttempts) {
+                qCInfo(lcRemote) << what << ":" << e.message() << "- asking again (the launch is idempotent)";
+                continue;
+            }
+            if (mayHaveRun)
+                throw RemoteError(e.kind(),
+                                  QStringLiteral("%1: %2; it may have been queued (check `squeue`; "
+                                                 "%3/%4 holds its job id if it was)")
+                                      .arg(what, e.message(), sweepDir, QString::fromUtf8(record)));
+            throw;
+        }
     }
     if (r.exitStatus != 0) {
         // A limit that frees as jobs end (the user's submit limit, a full queue, an array over

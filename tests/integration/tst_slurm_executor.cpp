@@ -171,6 +171,12 @@ private Q_SLOTS:
         QCOMPARE(m_lastLaunchCommands, quint64(1));
         QCOMPARE(ids0.size(), 4);
         QVERIFY(ids0[0].endsWith(QLatin1String("_0")) && ids0[3].endsWith(QLatin1String("_3")));
+        // Issue 42: the same launch sent again (its reply lost with the connection, or the
+        // follower killed before it recorded the ids) answers the job Slurm already has and
+        // queues no second array.
+        QCOMPARE(m_executor->launch(b0), ids0);
+        QCOMPARE(readLocal(m_sweepDir + QStringLiteral("/batch-0.jobid")).trimmed(),
+                 ids0[0].section(QLatin1Char('_'), 0, 0).toUtf8());
         // Batch 1: one trial of two ranks on the two nodes (rendezvous through srun's environment).
         const QString twoNodeDir = m_sweepDir + QStringLiteral("/4");
         const QStringList ids1 = launchCounted(batch(1, {twoNodeDir}, 4, 1, 2));
