@@ -1260,8 +1260,14 @@ void SweepRunner::Impl::decideAttempts(Tick &tick, TickReport &report)
             if (st.state == TaskStatus::State::Running)
                 if (const SweepSpec *spec = specOrSkip(a.sweep))
                     noteProgress(live, *spec, tick.progressed.value(i), now);
-            if (live.startedRunning)
+            if (live.startedRunning) {
                 report.events << QStringLiteral("%1: trial %2 running").arg(a.sweep.name).arg(a.trial.index);
+                // Its run says so too: a command that logs nothing Orrery reads (or not yet) left it
+                // SCHEDULED in the Runs table while the tree said running.
+                if (a.trial.runId)
+                    if (const auto run = store.run(a.trial.runId); run && run->status == RunStatus::Scheduled)
+                        store.setRunStatus(a.trial.runId, RunStatus::Running);
+            }
             if (!live.requeuedFrom.isEmpty())
                 requeuedByScheduler(a.sweep, live.trial, live.requeuedFrom, now, report);
             // Written back only over the state read: a user who stopped or cancelled the attempt

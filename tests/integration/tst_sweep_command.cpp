@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <optional>
 
 using namespace orrery::core;
 
@@ -165,15 +166,20 @@ private Q_SLOTS:
         // preemption does.
         QString runDir1;
         bool preempted = false;
+        std::optional<RunStatus> runWhileRunning;  // trial 1's run, once the tree says running
         const QString out = watchToTheEnd(sweep, [&] {
             if (preempted)
                 return;
-            if (runDir1.isEmpty()) {
+            if (runDir1.isEmpty() || !runWhileRunning) {
                 auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
                 for (const Trial &t : store->trials(sweep))
-                    if (t.index == 1)
+                    if (t.index == 1 && t.attempt == 0) {
                         runDir1 = t.runDir;
-                if (runDir1.isEmpty())
+                        if (t.trialState() == TrialState::Running && !runWhileRunning)
+                            if (const auto run = store->run(t.runId))
+                                runWhileRunning = run->status;
+                    }
+                if (runDir1.isEmpty() || !runWhileRunning)
                     return;
             }
             const QMap<qint64, double> printed =
@@ -185,6 +191,10 @@ private Q_SLOTS:
                 preempted = ::kill(pid_t(pid), SIGTERM) == 0 || preempted;
         });
         QVERIFY2(preempted, qPrintable(out));
+        // A command's run is RUNNING in the Runs table while its trial runs (it printed metrics
+        // Orrery parses, but never an event that says so): it stayed SCHEDULED.
+        QVERIFY(runWhileRunning);
+        QCOMPARE(orrery::core::toString(*runWhileRunning), QStringLiteral("RUNNING"));
         QVERIFY2(!out.contains(QStringLiteral("timed out")), qPrintable(out));
 
         auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
