@@ -15,9 +15,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <sqlite3.h>
+
+#include <cmath>
 
 using namespace orrery::core;
 
@@ -97,6 +100,32 @@ struct Db {
 struct Ran {
     int code = -1;
     QString out, err;
+};
+
+// A small real filesystem (tmpfs) to fill: where the machine lets the test mount one (root with
+// CAP_SYS_ADMIN), else the test says so and skips. Grown in place, as a user frees space.
+struct SmallDisk {
+    QTemporaryDir dir;
+    bool mounted = false;
+    explicit SmallDisk(int kb)
+    {
+        mounted =
+            QProcess::execute(QStringLiteral("mount"),
+                              {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                               QStringLiteral("size=%1k").arg(kb), QStringLiteral("tmpfs"), dir.path()}) == 0;
+    }
+    ~SmallDisk()
+    {
+        if (mounted)
+            QProcess::execute(QStringLiteral("umount"), {dir.path()});
+    }
+    bool grow(int kb) const
+    {
+        return QProcess::execute(
+                   QStringLiteral("mount"),
+                   {QStringLiteral("-o"), QStringLiteral("remount,size=%1k").arg(kb), dir.path()}) == 0;
+    }
+    QStringList files() const { return QDir(dir.path()).entryList(QDir::Files | QDir::Hidden); }
 };
 
 }  // namespace
@@ -440,6 +469,87 @@ private Q_SLOTS:
         r = cli(text, {QStringLiteral("db"), QStringLiteral("check")});
         QVERIFY2(r.code == 1 && r.err.contains(QStringLiteral("cannot be read as a database")),
                  qPrintable(r.err));
+    }
+
+    // Issue 42: a backup onto a disk that fills says so and leaves nothing on it.
+    void aBackupOntoAFullDiskSaysSoAndLeavesNothing()
+    {
+        SmallDisk disk(128);
+        if (!disk.mounted)
+            QSKIP("cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)");
+        Db db;
+        for (int i = 0; i < 40; ++i)
+            db.addRun(QStringLiteral("r%1").arg(i), i, TrialState::Completed);
+        db.store.reset();  // checkpointed: the main file holds it all
+        QVERIFY2(QFileInfo(db.path).size() > 256 * 1024,
+                 qPrintable(QString::number(QFileInfo(db.path).size())));
+        try {
+            backupDatabase(db.path, disk.dir.filePath(QStringLiteral("b.sqlite")));
+            QFAIL("a backup larger than the disk succeeded");
+        } catch (const StoreError &e) {
+            QVERIFY2(QString::fromUtf8(e.what()).contains(QStringLiteral("full")), e.what());
+        }
+        QCOMPARE(disk.files(), QStringList());
+    }
+
+    // Issue 42: the store on a disk that fills during ingest: the ingest fails with a clear error,
+    // the file stays whole (integrity check), what was committed is exactly what its offset says,
+    // and once there is room again the ingest resumes from that offset with no point lost or twice.
+    void ingestOnAFullDiskFailsCleanlyAndResumes()
+    {
+        SmallDisk disk(2048);
+        if (!disk.mounted)
+            QSKIP("cannot mount a small tmpfs here (needs root with CAP_SYS_ADMIN)");
+        const QString path = disk.dir.filePath(QStringLiteral("orrery.sqlite"));
+        constexpr int kSteps = 100'000;
+        QByteArray events;
+        for (int step = 0; step < kSteps; ++step) {
+            events += R"({"v":1,"t":)" + QByteArray::number(1'700'000'000 + step) +
+                R"(,"kind":"metrics","step":)" + QByteArray::number(step) + R"(,"values":{)";
+            for (int k = 0; k < 8; ++k)
+                events += (k ? "," : "") + QByteArray("\"m") + QByteArray::number(k) +
+                    "\":" + QByteArray::number(std::sin(step * 0.01 + k), 'g', 17);
+            events += "}}\n";
+        }
+        RunId run = 0;
+        QString failure;
+        {
+            auto store = TrackingStore::open(path);
+            run = store->createRun(store->ensureExperiment(QStringLiteral("e")), QStringLiteral("big"));
+            for (qint64 offset = 0; offset < events.size() && failure.isEmpty();) {
+                try {
+                    const IngestResult r =
+                        store->ingestEvents(run, QStringLiteral("events.jsonl"), offset,
+                                            QByteArrayView(events).sliced(
+                                                offset, std::min<qint64>(64 * 1024, events.size() - offset)));
+                    offset = r.newOffset;
+                } catch (const StoreError &e) {
+                    failure = QString::fromUtf8(e.what());
+                }
+            }
+        }
+        QVERIFY2(failure.contains(QStringLiteral("full")),
+                 qPrintable(failure.isEmpty() ? QStringLiteral("the disk never filled") : failure));
+        QVERIFY2(checkDatabase(path).ok(), qPrintable(checkDatabase(path).advice()));
+        QVERIFY(disk.grow(64 * 1024));
+        auto store = TrackingStore::open(path);
+        const IngestState kept = store->ingestState(run, QStringLiteral("events.jsonl"));
+        QVERIFY2(kept.offset > 0 && kept.offset < events.size(),
+                 qPrintable(
+                     QStringLiteral("offset %1 of %2; %3").arg(kept.offset).arg(events.size()).arg(failure)));
+        QCOMPARE(qint64(store->allPoints(run, QStringLiteral("m3")).size()),
+                 kept.lines);  // what the offset says
+        for (qint64 offset = kept.offset; offset < events.size();)
+            offset = store
+                         ->ingestEvents(run, QStringLiteral("events.jsonl"), offset,
+                                        QByteArrayView(events).sliced(
+                                            offset, std::min<qint64>(64 * 1024, events.size() - offset)))
+                         .newOffset;
+        const auto points = store->allPoints(run, QStringLiteral("m3"));
+        QCOMPARE(int(points.size()), kSteps);
+        for (int step = 0; step < kSteps; ++step)
+            QCOMPARE(points[std::size_t(step)].step, qint64(step));
+        QVERIFY(checkDatabase(path).ok());
     }
 
     // The Tags dialog's text against the tags before: a changed line sets, a deleted line removes,
