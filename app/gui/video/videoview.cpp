@@ -648,15 +648,19 @@ VideoTile VideoView::tileFor(const RunSamples &r, qint64 step)
         if (t.source->state() == media::FrameSource::State::Failed) {
             // A clip that cannot be decoded (an mp4 of a codec this FFmpeg lacks, a damaged file)
             // gives way to another sample of the run at that step: TensorBoard's GIF beside it.
-            for (auto it = r.byKey.cbegin(); it != r.byKey.cend(); ++it) {
-                const core::Artifact *other = it.key() == m_mediaKey ? nullptr : core::sampleAt(*it, a->step);
+            // In the Samples box's order (videos before images), not the hash's.
+            for (const QString &key : std::as_const(m_mediaKeys)) {
+                const auto series = r.byKey.constFind(key);
+                const core::Artifact *other = key == m_mediaKey || series == r.byKey.cend()
+                    ? nullptr
+                    : core::sampleAt(*series, a->step);
                 const auto otherLocal = other ? m_fetcher->cache().local(r.cluster, *other) : std::nullopt;
                 if (!otherLocal)
                     continue;
                 auto source = sourceFor(*otherLocal);
                 if (source->state() == media::FrameSource::State::Failed)
                     continue;
-                t.note = tr("%1 cannot play: showing %2").arg(m_mediaKey, it.key());
+                t.note = tr("%1 cannot play: showing %2").arg(m_mediaKey, key);
                 t.source = source;
                 break;
             }
