@@ -6,6 +6,7 @@
 #include "orrery/core/params.h"
 #include "orrery/core/pendingreason.h"
 #include "orrery/core/sweepoverview.h"
+#include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -109,6 +110,7 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         const bool aa = core::isActive(a.sweepState()), ba = core::isActive(b.sweepState());
         return aa != ba ? aa : a.id > b.id;
     });
+    QHash<QString, std::optional<core::Price>> prices;  // each cluster's read once a snapshot
     for (const core::Sweep &sw : all) {
         SweepSummary s;
         s.sweep = sw;
@@ -119,11 +121,16 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         core::OverviewOptions options;
         options.nowMs = snap.takenMs;
         options.bestVideo = false;  // shown by neither
+        // Priced as `sweep list` and the window price it: the monitor showed no cost.
+        if (!prices.contains(sw.cluster))
+            prices.insert(sw.cluster, remote::executorPrice(sw.cluster));
+        options.price = prices.value(sw.cluster);
         core::SweepProgressTracker once;
         if (s.active)  // an active sweep's rates need the tracker kept between reads
             options.tracker = progress ? &(*progress)[sw.id] : &once;
         const core::SweepOverview o = core::readSweepOverview(store, sw, options);
         s.usage = o.usage;
+        s.price = o.price;
         s.progress = o.progress;
         s.counts = fromPhases(o.counts);
         if (o.best) {
@@ -392,7 +399,11 @@ Table sweepTable(const StoreSnapshot &store, int sparkWidth, Glyphs glyphs)
                            .arg(c.total),
                        progressCell(s.progress), s.best ? formatValue(*s.best) : QStringLiteral("-"),
                        sparkline(s.bestHistory, sparkWidth, glyphs),
-                       s.usage.attempts > 0 ? core::formatHours(s.usage.gpuHours) : QStringLiteral("-")});
+                       s.usage.attempts == 0 ? QStringLiteral("-")
+                           : s.price
+                           ? QStringLiteral("%1 · %2").arg(core::formatHours(s.usage.gpuHours),
+                                                           core::formatCost(s.usage.gpuHours, *s.price))
+                           : core::formatHours(s.usage.gpuHours)});
     }
     return t;
 }

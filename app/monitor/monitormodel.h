@@ -56,6 +56,7 @@ struct SweepSummary {
     std::vector<double> bestHistory;  // that run's metric, downsampled to the sparkline's width
     std::optional<core::SweepProgress> progress;  // an active sweep's steps and ETA
     core::Usage usage;  // GPU-hours of all its attempts so far (core/usage.h)
+    std::optional<core::Price> price;  // its cluster's price per GPU-hour (the cost beside them)
 };
 
 // A trial as the trials table shows it (from core::TrialSummary).

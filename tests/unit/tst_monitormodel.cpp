@@ -7,6 +7,9 @@
 #include "sparkline.h"
 #include "testsupport.h"
 
+#include "orrery/core/usage.h"
+#include "orrery/remote/profile.h"
+
 #include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QTemporaryDir>
@@ -248,6 +251,47 @@ private Q_SLOTS:
         QVERIFY(!s.sweeps.at(1).active);
         QCOMPARE(formatValue(*s.sweeps.at(1).best), QStringLiteral("0.75"));
         QVERIFY(s.trials.isEmpty());
+    }
+
+    // Issue 40: the monitor prices a sweep on a cluster with a price as `sweep list` and the
+    // window do (it showed GPU-hours and no cost).
+    void readStore_costAtTheClustersPrice()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("s.sqlite"));
+        orrery::remote::ClusterProfile profile;
+        profile.name = QStringLiteral("priced");
+        profile.host = QStringLiteral("login.example.org");
+        profile.user = QStringLiteral("me");
+        profile.gpuHourPrice = 2.5;
+        orrery::remote::ProfileStore().save(profile);
+        {
+            auto store = orrery::core::TrackingStore::open(path);
+            orrery::core::Sweep sw;
+            sw.name = QStringLiteral("on-a-cluster");
+            sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+            sw.method = QStringLiteral("grid");
+            sw.cluster = profile.name;
+            sw.state = QStringLiteral("finished");
+            sw.trialCount = 1;
+            Trial t;
+            t.sweepId = store->createSweep(sw);
+            t.index = 0;
+            t.gpus = 2;
+            t.startedMs = 1'700'000'000'000;
+            t.endedMs = t.startedMs + 3'600'000;  // 2 GPUs for an hour
+            t.setState(TrialState::Completed);
+            store->addTrial(t);
+        }
+        auto store = orrery::core::TrackingStore::open(path);
+        const StoreSnapshot snap = readStore(*store, 0, 16);
+        QCOMPARE(snap.sweeps.size(), 1);
+        QVERIFY(snap.sweeps.front().price);
+        const Table table = sweepTable(snap, 16, Glyphs::Unicode);
+        const QString cell = table.rows.front().back();
+        QVERIFY2(cell.contains(orrery::core::formatHours(2.0)) && cell.contains(QStringLiteral("5.00")),
+                 qPrintable(cell));
+        orrery::remote::ProfileStore().remove(profile.name);
     }
 
     void readStore_activeSweepStepsAndEta()
