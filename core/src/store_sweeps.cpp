@@ -3,8 +3,6 @@
 // Sweeps, trials and the MLflow mirror's bookkeeping.
 #include "storeimpl.h"
 
-#include "orrery/core/sweepoverview.h"
-
 #include <QDateTime>
 #include <QHash>
 #include <QMap>
@@ -332,6 +330,29 @@ PhaseCounts countPhases(const QList<Trial> &attempts)
         }
     }
     return c;
+}
+
+QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &attempts,
+                                    const std::function<const RunRow *(RunId)> &runOf)
+{
+    QHash<int, int> attemptCount;
+    for (const Trial &t : attempts)
+        ++attemptCount[t.index];
+    const bool maximize = sweep.metricGoal == Goal::Maximize;
+    QList<TrialSummary> out;
+    for (const Trial &t : latestAttempts(attempts)) {
+        TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
+        if (const RunRow *run = t.runId ? runOf(t.runId) : nullptr) {
+            for (const LatestMetric &m : run->latest)
+                s.step = std::max<qint64>(s.step, m.last.step);
+            if (const LatestMetric *m = run->metric(sweep.metricName)) {
+                s.latest = m->last.value;
+                s.best = maximize ? m->max : m->min;
+            }
+        }
+        out.append(s);
+    }
+    return out;
 }
 
 QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const

@@ -77,29 +77,6 @@ QString SweepOverview::trialNote(const Trial &t) const
     return t.isActive() || t.trialState() == TrialState::Pending ? t.detail : t.exitReason;
 }
 
-QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &attempts,
-                                    const std::function<const RunRow *(RunId)> &runOf)
-{
-    QHash<int, int> attemptCount;
-    for (const Trial &t : attempts)
-        ++attemptCount[t.index];
-    const bool maximize = sweep.metricGoal == Goal::Maximize;
-    QList<TrialSummary> out;
-    for (const Trial &t : latestAttempts(attempts)) {
-        TrialSummary s{t, attemptCount.value(t.index), -1, std::nullopt, std::nullopt};
-        if (const RunRow *run = t.runId ? runOf(t.runId) : nullptr) {
-            for (const LatestMetric &m : run->latest)
-                s.step = std::max<qint64>(s.step, m.last.step);
-            if (const LatestMetric *m = run->metric(sweep.metricName)) {
-                s.latest = m->last.value;
-                s.best = maximize ? m->max : m->min;
-            }
-        }
-        out.append(s);
-    }
-    return out;
-}
-
 const RunRow *bestOf(const Sweep &sweep, const QList<const RunRow *> &runs)
 {
     if (sweep.metricName.isEmpty())

@@ -2,7 +2,6 @@
 #include "orrery/core/sweeprules.h"
 
 #include "orrery/core/format.h"
-#include "orrery/core/sweeprunner.h"
 
 #include "textutil.h"
 

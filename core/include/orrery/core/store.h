@@ -323,6 +323,11 @@ struct TrialSummary {
     qint64 step = -1;  // the run's latest step, any metric (-1: nothing logged yet)
     std::optional<double> latest, best;  // the sweep's metric: last value; min or max by its goal
 };
+// Each trial's latest attempt with its attempt count, latest step and the sweep's metric (last,
+// and best by the goal) from its run's row (`runOf`: nullptr where the run is not read):
+// TrackingStore::trialSummaries, and the overview over rows already read.
+QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &attempts,
+                                    const std::function<const RunRow *(RunId)> &runOf);
 
 // Where one trainer process of a run spent its time: its newest `phases` event (schema v9;
 // docs/trainer.md "Phase timings"). Cumulative, so a killed process's last event still counts.

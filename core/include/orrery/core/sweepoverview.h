@@ -88,11 +88,6 @@ struct OverviewOptions {
     const QHash<RunId, const RunRow *> *runs = nullptr;
 };
 
-// Each trial's latest attempt with its attempt count, latest step and the sweep's metric (last,
-// and best by the goal) from its run's row (`runOf`: nullptr where the run is not read):
-// TrackingStore::trialSummaries, and the overview over rows already read.
-QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &attempts,
-                                    const std::function<const RunRow *(RunId)> &runOf);
 // The sweep's best run among `runs` (its runs' rows), ranked as TrackingStore::bestRun ranks
 // them: by the metric's latest value for the goal (NaN or missing last, ties to the lower id),
 // failed and killed runs left out unless no other run has a value; nullptr where none has the

@@ -54,6 +54,9 @@ struct AttemptOutcome {
 // the node drained or fixed, short enough that a transient fault does not shrink the cluster
 // for good. The user's own entries (`orrery cluster nodes --add`) never expire.
 constexpr qint64 kSuspectExpiryMs = 24 * 3600 * 1000LL;
+// How many times a trial may be preempted (exit 75, Slurm PREEMPTED) and come back; preemptions
+// do not use up `retries`.
+constexpr int kMaxPreemptions = 20;
 // How many times a trial may fail on a bad node and come back without using up `retries` (as
 // kMaxPreemptions bounds preemptions): past it, a node fault counts as an ordinary failure.
 constexpr int kMaxNodeFaults = 5;
@@ -179,7 +182,7 @@ AttemptCounts countEarlierAttempts(const QList<Trial> &attempts, const Trial &en
 
 // The retry rule for `ended`, the latest attempt of its trial, which ended `verdict` (failed,
 // lost or preempted) with ended.exitReason: empty when the runner resubmits it, else why not.
-// Preemptions do not use up `retries` but are limited to kMaxPreemptions (sweeprunner.h); nor do
+// Preemptions do not use up `retries` but are limited to kMaxPreemptions (above); nor do
 // failures on a bad node (isNodeFault), limited to kMaxNodeFaults; a failure is retried up to
 // `retries` times, but not after failing the same way twice.
 QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, TrialState verdict, int retries);

@@ -23,6 +23,7 @@
 #include "orrery/core/notice.h"
 #include "orrery/core/store.h"
 #include "orrery/core/sweepplan.h"
+#include "orrery/core/sweeprules.h"  // kMaxPreemptions, the rules the runner applies
 #include "orrery/core/sweepspec.h"
 
 #include <QDateTime>
@@ -34,10 +35,6 @@
 #include <memory>
 
 namespace orrery::core {
-
-// How many times a trial may be preempted (exit 75, Slurm PREEMPTED) and come back; preemptions
-// do not use up `retries`.
-constexpr int kMaxPreemptions = 20;
 
 // How long a follower's lease on a sweep lasts without a renewal (each tick renews it): four
 // times `sweep watch`'s slowest default pace (15 s), so a quiet holder keeps it, and a crashed
