@@ -70,11 +70,6 @@ int usage(const QString &problem)
     return kUsage;
 }
 
-void printJson(const QJsonObject &json)
-{
-    out(QString::fromUtf8(QJsonDocument(json).toJson(QJsonDocument::Compact)) + QLatin1Char('\n'));
-}
-
 QString where(const ClusterProfile &p)
 {
     QString s = p.user.isEmpty() ? p.host : p.user + QLatin1Char('@') + p.host;
@@ -218,7 +213,7 @@ int list(const QStringList &rawArgs)
         QJsonObject listing{{QStringLiteral("clusters"), items}};
         if (!broken.isEmpty())
             listing.insert(QStringLiteral("problems"), QJsonArray::fromStringList(broken));
-        printJson(listing);
+        printJson(listing, true);
         return broken.isEmpty() ? kOk : kFailed;
     }
     QList<QStringList> rows;
@@ -241,7 +236,7 @@ int show(const QStringList &rawArgs)
         return code;
     const QJsonObject json = p->toJson();
     if (args->json) {
-        printJson(json);
+        printJson(json, true);
         return kOk;
     }
     QList<QStringList> rows;
@@ -355,7 +350,7 @@ int test(const QStringList &rawArgs)
     const bool accept = args->flags.contains(QStringLiteral("--accept-new-host-key"));
     const remote::ClusterReport report = remote::probeCluster(*p, terminalCallbacks(accept));
     if (args->json)
-        printJson(reportJson(p->name, report));
+        printJson(reportJson(p->name, report), true);
     else if (report.connected)
         printReport(*p, report);
     for (const QString &e : report.errors) {
@@ -410,7 +405,7 @@ int deploy(const QStringList &rawArgs)
             json.insert(QStringLiteral("cached"), r.cached);
             json.insert(QStringLiteral("version"), r.version);
             json.insert(QStringLiteral("seconds"), seconds);
-            printJson(json);
+            printJson(json, true);
         } else if (r.cached) {
             out(QStringLiteral("trainer on %1 is up to date (built before from this source): %2\n")
                     .arg(p->name, r.trainerPath));
@@ -428,7 +423,7 @@ int deploy(const QStringList &rawArgs)
             json.insert(QStringLiteral("phase"), e.phase());
             json.insert(QStringLiteral("log_tail"), e.logTail());
             json.insert(QStringLiteral("hint"), e.hint());
-            printJson(json);
+            printJson(json, true);
         }
         err(prefix + e.describe() + QLatin1Char('\n'));
         return e.phase() == QLatin1String("cancelled") ? kInterrupted : kFailed;
@@ -436,7 +431,7 @@ int deploy(const QStringList &rawArgs)
         if (args->json) {
             json.insert(QStringLiteral("ok"), false);
             json.insert(QStringLiteral("error"), e.message());
-            printJson(json);
+            printJson(json, true);
         }
         err(prefix + e.message() + QLatin1Char('\n'));
         return kFailed;
@@ -623,7 +618,9 @@ int nodes(const Context &ctx, const QCommandLineParser &p)
             QJsonArray items;
             for (const core::SuspectNode &s : suspects)
                 items.append(suspectJson(s, now));
-            printJson({{QStringLiteral("cluster"), profile->name}, {QStringLiteral("suspect"), items}});
+            printJson(
+                QJsonObject{{QStringLiteral("cluster"), profile->name}, {QStringLiteral("suspect"), items}},
+                true);
         } else if (edits == 0 || !suspects.isEmpty()) {
             QList<QStringList> rows;
             for (const core::SuspectNode &s : suspects)
@@ -662,7 +659,8 @@ int nodes(const Context &ctx, const QCommandLineParser &p)
                 o.insert(QStringLiteral("suspect"), suspectJson(*v.suspect, now));
             items.append(o);
         }
-        printJson({{QStringLiteral("cluster"), profile->name}, {QStringLiteral("nodes"), items}});
+        printJson(QJsonObject{{QStringLiteral("cluster"), profile->name}, {QStringLiteral("nodes"), items}},
+                  true);
         return kOk;
     }
     QList<QStringList> rows;

@@ -25,11 +25,6 @@ const QCommandLineOption &json()
     return o;
 }
 
-void printJson(const QJsonObject &o)
-{
-    out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
-}
-
 // A copy of the live database, consistent while sweeps write to it; progress on stderr at most
 // twice a second; Ctrl-C cancels and leaves nothing behind.
 int dbBackup(const Context &ctx, const QCommandLineParser &p)
@@ -61,11 +56,11 @@ int dbBackup(const Context &ctx, const QCommandLineParser &p)
     }
     const qint64 bytes = QFileInfo(target).size();
     if (asJson) {
-        printJson({{QStringLiteral("database"), ctx.dbPath},
-                   {QStringLiteral("backup"), QFileInfo(target).absoluteFilePath()},
-                   {QStringLiteral("pages"), pages},
-                   {QStringLiteral("bytes"), bytes},
-                   {QStringLiteral("seconds"), double(took.elapsed()) / 1000.0}});
+        printJson(QJsonObject{{QStringLiteral("database"), ctx.dbPath},
+                              {QStringLiteral("backup"), QFileInfo(target).absoluteFilePath()},
+                              {QStringLiteral("pages"), pages},
+                              {QStringLiteral("bytes"), bytes},
+                              {QStringLiteral("seconds"), double(took.elapsed()) / 1000.0}});
         return kOk;
     }
     out(QStringLiteral("backed up %1 to %2 (%3 MB, %4 s); check it with: orrery --db %2 db check\n")
@@ -85,15 +80,15 @@ int dbCheck(const Context &ctx, const QCommandLineParser &p)
             fks.append(QJsonObject{{QStringLiteral("table"), f.table},
                                    {QStringLiteral("rowid"), f.rowid},
                                    {QStringLiteral("parent"), f.parent}});
-        printJson({{QStringLiteral("database"), c.path},
-                   {QStringLiteral("ok"), c.ok()},
-                   {QStringLiteral("open_error"), c.openError},
-                   {QStringLiteral("schema_version"), c.schemaVersion},
-                   {QStringLiteral("expected_version"), c.expectedVersion},
-                   {QStringLiteral("bytes"), c.pages * c.pageSize},
-                   {QStringLiteral("integrity"), QJsonArray::fromStringList(c.integrity)},
-                   {QStringLiteral("foreign_keys"), fks},
-                   {QStringLiteral("advice"), c.advice()}});
+        printJson(QJsonObject{{QStringLiteral("database"), c.path},
+                              {QStringLiteral("ok"), c.ok()},
+                              {QStringLiteral("open_error"), c.openError},
+                              {QStringLiteral("schema_version"), c.schemaVersion},
+                              {QStringLiteral("expected_version"), c.expectedVersion},
+                              {QStringLiteral("bytes"), c.pages * c.pageSize},
+                              {QStringLiteral("integrity"), QJsonArray::fromStringList(c.integrity)},
+                              {QStringLiteral("foreign_keys"), fks},
+                              {QStringLiteral("advice"), c.advice()}});
         return c.ok() ? kOk : kFailed;
     }
     if (!c.openError.isEmpty()) {

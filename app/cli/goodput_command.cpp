@@ -112,11 +112,6 @@ QString attemptsTable(const RunGoodput &r)
                        rows);
 }
 
-void printJson(const QJsonObject &o)
-{
-    out(QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Indented)));
-}
-
 struct GoodputOptions {
     QCommandLineOption sweep{QStringLiteral("sweep"),
                              QStringLiteral("every run of this sweep (instead of a RUN)"),

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "output.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -63,6 +67,14 @@ QString formatTable(const QStringList &header, const QList<QStringList> &rows)
     for (const QStringList &row : rows)
         appendRow(row);
     return text;
+}
+
+void printJson(const QJsonValue &value, bool oneLine)
+{
+    const QJsonDocument doc =
+        value.isArray() ? QJsonDocument(value.toArray()) : QJsonDocument(value.toObject());
+    const QByteArray text = doc.toJson(oneLine ? QJsonDocument::Compact : QJsonDocument::Indented);
+    out(QString::fromUtf8(text) + (oneLine ? QStringLiteral("\n") : QString()));
 }
 
 }  // namespace orrery::cli

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include <QJsonValue>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -10,6 +11,8 @@ namespace orrery::cli {
 // Writes to stdout / stderr as UTF-8 (the CLI's only output path).
 void out(const QString &text);
 void err(const QString &text);
+// A JSON object or array on stdout, for scripts (`--json`): indented, or on one line.
+void printJson(const QJsonValue &value, bool oneLine = false);
 
 // While one lives, what out() writes is collected here instead of reaching stdout: the man page
 // and the bash completion take the help that commands with their own help print (`orrery sweep

@@ -55,12 +55,6 @@ QString durationText(const Run &r)
     return QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-void printJson(const QJsonValue &v)
-{
-    const QJsonDocument doc = v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(v.toObject());
-    out(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
-}
-
 QCommandLineOption jsonOption()
 {
     return QCommandLineOption(QStringLiteral("json"), QStringLiteral("one JSON document for scripts"));

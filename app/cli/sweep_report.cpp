@@ -80,11 +80,6 @@ QString statusTable(const SweepOverview &o)
     return formatTable(header, cells);
 }
 
-void printJson(const QJsonDocument &doc)
-{
-    out(QString::fromUtf8(doc.toJson(QJsonDocument::Indented)));
-}
-
 }  // namespace
 
 void printSweepSummary(const SweepOverview &o)
@@ -118,7 +113,7 @@ int sweepList(const Context &ctx, const QCommandLineParser &p)
             QJsonArray arr;
             for (const SweepOverview &o : std::as_const(sweeps))
                 arr.append(overviewJson(o));
-            printJson(QJsonDocument(arr));
+            printJson(arr);
             return kOk;
         }
         QList<QStringList> rows;
@@ -152,7 +147,7 @@ int sweepStatus(const Context &ctx, const QCommandLineParser &p)
         const SweepOperations ops(*store, cliOperations());
         const SweepOverview o = ops.overview(ops.sweep(p.positionalArguments().front()));
         if (p.isSet(QStringLiteral("json")))
-            printJson(QJsonDocument(overviewJson(o)));
+            printJson(overviewJson(o));
         else
             printSweepSummary(o);
         return kOk;
@@ -174,7 +169,7 @@ int sweepBest(const Context &ctx, const QCommandLineParser &p)
             return kFailed;
         }
         if (p.isSet(QStringLiteral("json"))) {
-            printJson(QJsonDocument(overviewJson(o).value(QLatin1String("best")).toObject()));
+            printJson(overviewJson(o).value(QLatin1String("best")).toObject());
             return kOk;
         }
         QString text = QStringLiteral("%1 (run %2): %3 = %4\nrun dir: %5\n")
