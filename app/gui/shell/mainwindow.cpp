@@ -860,9 +860,7 @@ void MainWindow::refresh()
     // the first snapshot, whether this database's saved columns show it: the view's columns are
     // not chosen yet, and reading goodput for every run cost the open of 100,000 runs 170 ms).
     const bool goodput = m_firstSnapshot
-        ? windowSettings()
-              ->value(columnSettingsGroup(m_reader->path()) + QLatin1String("/shown"))
-              .toStringList()
+        ? savedColumns(QStringLiteral("shown"))
               .contains(m_runsModel->columnKey(RunsTableModel::GoodputColumn))
         : !m_runsView->isColumnHidden(RunsTableModel::GoodputColumn);
     m_reader->read<Snapshot>(
@@ -935,12 +933,19 @@ void MainWindow::showSnapshot(const Snapshot &s)
     Q_EMIT snapshotShown();
 }
 
+QStringList MainWindow::savedColumns(const QString &which) const
+{
+    return windowSettings()
+        ->value(columnSettingsGroup(m_reader->path()) + QLatin1Char('/') + which)
+        .toStringList();
+}
+
 void MainWindow::loadColumnChoices()
 {
     const auto settings = windowSettings();
     const QString group = columnSettingsGroup(m_reader->path());
-    m_shownColumns = settings->value(group + QLatin1String("/shown")).toStringList();
-    m_hiddenColumns = settings->value(group + QLatin1String("/hidden")).toStringList();
+    m_shownColumns = savedColumns(QStringLiteral("shown"));
+    m_hiddenColumns = savedColumns(QStringLiteral("hidden"));
     m_columnsFor.clear();
     // Compare's metrics as they were left for this database (none saved: the default ones).
     const QSignalBlocker block(m_compare);  // restoring is not a change to save

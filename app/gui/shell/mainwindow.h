@@ -173,6 +173,8 @@ private:
     void applyColumns();
     void chooseColumn(const QString &key, bool shown);
     void loadColumnChoices();
+    // This database's saved column choice: the "shown" or "hidden" column keys.
+    QStringList savedColumns(const QString &which) const;
     void saveMetricChoice();  // Compare's choice of metrics, per database
     void followed(const FollowSummary &summary);
     void notifyDesktop(const core::Notice &notice);
