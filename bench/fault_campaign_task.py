@@ -35,6 +35,12 @@ def main() -> int:
     args = ap.parse_args()
 
     run_dir = Path(os.environ.get("ORRERY_RUN_DIR", "."))
+    # Who ran this attempt, for bench/chaos.py's oracle (a second array queued by a lost reply
+    # would run the trial again under a job id the store never recorded).
+    with open(run_dir / "ledger.jsonl", "a") as ledger:
+        ledger.write(json.dumps({k: os.environ.get(k, "") for k in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID",
+                                                                     "SLURM_ARRAY_TASK_ID")} |
+                                {"pid": os.getpid(), "t": time.time()}) + "\n")
     checkpoint = run_dir / "checkpoint.json"
     hung_once = run_dir / "hung-once"
     run = Run(str(run_dir))

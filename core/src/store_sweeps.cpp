@@ -426,6 +426,18 @@ SweepLease TrackingStore::acquireSweepLease(SweepId sweep, const QString &follow
     });
 }
 
+bool TrackingStore::expireSweepLease(SweepId sweep, const QString &holder)
+{
+    return d->guarded("expireSweepLease", [&] {
+        Impl::Tx tx(*d);
+        Stmt &s = d->stmt("UPDATE sweep_leases SET expires = 0 WHERE sweep_id = ? AND holder = ?");
+        s.bind(1, sweep).bind(2, utf8(holder)).exec();
+        const bool done = sqlite3_changes(d->db.get()) > 0;
+        tx.commit();
+        return done;
+    });
+}
+
 std::optional<SweepLease> TrackingStore::sweepLease(SweepId sweep) const
 {
     return d->guarded("sweepLease", [&]() -> std::optional<SweepLease> {

@@ -88,6 +88,8 @@ auto TrackingStore::Impl::guarded(const char *what, F &&f) const -> decltype(f()
     try {
         return f();
     } catch (const sql::Error &e) {
+        if ((e.code() & 0xff) == SQLITE_FULL || e.isBusy())
+            throw StoreUnavailableError(std::string(what) + ": " + e.what());
         throw StoreError(std::string(what) + ": " + e.what());
     }
 }

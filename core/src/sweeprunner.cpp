@@ -23,6 +23,8 @@
 #include <QSet>
 #include <QSysInfo>
 
+#include <cerrno>
+#include <csignal>
 #include <unistd.h>
 
 #include <cmath>
@@ -30,6 +32,9 @@
 #include <stdexcept>
 
 namespace orrery::core {
+
+// The detail of attempts whose launch lost its reply (LaunchInterrupted): relaunched first, whole.
+constexpr char kLaunchInterrupted[] = "launch interrupted, launched again next tick: ";
 
 namespace {
 
@@ -166,6 +171,19 @@ QString processFollowerId()
     return id;
 }
 
+bool followerIsGone(const QString &followerId)
+{
+    const QStringList parts = followerId.split(QLatin1Char(':'));
+    if (parts.size() != 3 || parts[0] != QSysInfo::machineHostName())
+        return false;
+    bool ok = false;
+    const qint64 pid = parts[1].toLongLong(&ok);
+    if (!ok || pid <= 0 || pid == qint64(::getpid()))
+        return false;
+    // A pid reused by another process reads as alive: the lease then lapses by its TTL.
+    return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
 struct SweepRunner::Impl {
     TrackingStore &store;
     Executor &executor;
@@ -270,8 +288,10 @@ struct SweepRunner::Impl {
     // Launches attempts (new trials, relaunches or pending ones) as one batch and records them.
     // `attempts` hold index, attempt, run, run dir, params and config (and their id where they
     // are already recorded as pending); on success each gets its task id. What the executor's
-    // limits leave no room for (submitRoom), or a launch it refused for a limit (LaunchHeld), is
-    // recorded pending, with why in its detail: launchPending hands it over on a later tick.
+    // limits leave no room for (submitRoom), a launch it refused for a limit (LaunchHeld) or one
+    // whose reply was lost (LaunchInterrupted: the batch number stays, so the next launch of it
+    // answers the recorded ids) is recorded pending, with why in its detail: launchPending hands
+    // it over on a later tick.
     void launch(const Sweep &sweep, const SweepSpec &spec, QList<Trial> attempts)
     {
         const QList<Trial> recorded = store.trials(sweep.id);
@@ -314,6 +334,9 @@ struct SweepRunner::Impl {
         } catch (const LaunchHeld &e) {
             held = QStringLiteral("held: %1").arg(QString::fromUtf8(e.what()));
             launched = 0;
+        } catch (const LaunchInterrupted &e) {
+            held = QLatin1String(kLaunchInterrupted) + QString::fromUtf8(e.what());
+            launched = 0;
         } catch (const std::exception &e) {
             failure = QString::fromUtf8(e.what());
         }
@@ -326,8 +349,10 @@ struct SweepRunner::Impl {
                 t.cpus = allocatedCpus(spec.resources);
                 if (i >= launched) {  // held back: recorded pending, launched later
                     t.setState(TrialState::Pending);
-                    t.detail =
-                        held.startsWith(QLatin1String("held: ")) ? held : QStringLiteral("held: ") + held;
+                    t.detail = held.startsWith(QLatin1String("held: ")) ||
+                            held.startsWith(QLatin1String(kLaunchInterrupted))
+                        ? held
+                        : QStringLiteral("held: ") + held;
                 } else if (failure.isEmpty()) {
                     t.submittedMs = now;
                     t.detail.clear();
@@ -446,6 +471,20 @@ struct SweepRunner::Impl {
         }
         if (pending.isEmpty())
             return;
+        // A launch whose reply was lost goes again first, whole and under its batch number, so
+        // that the executor's record answers the job ids it got if it was queued after all.
+        QList<Trial> interrupted;
+        for (const Trial &t : pending)
+            if (t.detail.startsWith(QLatin1String(kLaunchInterrupted)))
+                interrupted << t;
+        if (!interrupted.isEmpty()) {
+            launch(sweep, spec, interrupted);
+            report.events << QStringLiteral("%1: launched again %2 trial%3 whose launch was interrupted")
+                                 .arg(sweep.name)
+                                 .arg(interrupted.size())
+                                 .arg(interrupted.size() > 1 ? QStringLiteral("s") : QString());
+            return;
+        }
         QString budgetWhy, why;
         const int room = laterBatchRoom(spec.maxConcurrent, active, budgetRoom(sweep, spec, &budgetWhy),
                                         limits(), int(pending.size()), &why);
@@ -936,8 +975,12 @@ void SweepRunner::Impl::takeLeases(const QList<SweepId> &sweepIds, Tick &tick, T
         const auto sw = store.sweep(id);
         if (!sw || !isActive(sw->sweepState()))
             continue;
-        // The lease before the trials: what the holder decides on is read while it holds it.
-        const SweepLease lease = store.acquireSweepLease(id, follower.id, follower.leaseTtlMs);
+        // The lease before the trials: what the holder decides on is read while it holds it. A
+        // holder killed on this machine (its pid gone) is taken over at once, not after its TTL.
+        SweepLease lease = store.acquireSweepLease(id, follower.id, follower.leaseTtlMs);
+        if (!lease.heldBy(follower.id) && followerIsGone(lease.holder) &&
+            store.expireSweepLease(id, lease.holder))
+            lease = store.acquireSweepLease(id, follower.id, follower.leaseTtlMs);
         if (lease.heldBy(follower.id))
             tick.acting.insert(id, lease);
         else

@@ -29,8 +29,10 @@ void Executors::deployIfMissing(std::function<void(const QString &, const Deploy
     m_deployCancelled = std::move(cancelled);
 }
 
-core::Executor *Executors::get(const QString &cluster, QString *problem)
+core::Executor *Executors::get(const QString &cluster, QString *problem, bool *unreachable)
 {
+    if (unreachable)
+        *unreachable = false;
     if (cluster.isEmpty() || cluster == QLatin1String("local")) {
         if (!m_local) {
             const QString supervisor = core::cliExecutable();
@@ -80,6 +82,11 @@ core::Executor *Executors::get(const QString &cluster, QString *problem)
         return m_clusters.emplace(cluster, std::move(c)).first->second->executor.get();
     } catch (const DeployError &e) {
         *problem = QStringLiteral("cluster '%1': %2").arg(cluster, e.describe());
+        return nullptr;
+    } catch (const RemoteError &e) {
+        if (unreachable)
+            *unreachable = e.kind() == RemoteError::Kind::Connect || e.kind() == RemoteError::Kind::Timeout;
+        *problem = QStringLiteral("cluster '%1': %2").arg(cluster, QString::fromUtf8(e.what()));
         return nullptr;
     } catch (const std::exception &e) {
         *problem = QStringLiteral("cluster '%1': %2").arg(cluster, QString::fromUtf8(e.what()));

@@ -350,10 +350,12 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
                 continue;
             }
             if (mayHaveRun)
-                throw RemoteError(e.kind(),
-                                  QStringLiteral("%1: %2; it may have been queued (check `squeue`; "
-                                                 "%3/%4 holds its job id if it was)")
-                                      .arg(what, e.message(), sweepDir, QString::fromUtf8(record)));
+                throw core::LaunchInterrupted(QStringLiteral("%1: %2; it may have been queued (%3/%4 holds "
+                                                             "its job id if it was)")
+                                                  .arg(what, e.message(), sweepDir, QString::fromUtf8(record))
+                                                  .toStdString());
+            if (e.kind() == RemoteError::Kind::Connect)  // not started: nothing queued
+                throw core::LaunchInterrupted(QStringLiteral("%1: %2").arg(what, e.message()).toStdString());
             throw;
         }
     }
@@ -396,8 +398,16 @@ core::CodeSnapshot SlurmExecutor::snapshotCode(const QString &sweepDir, const co
     const QString what =
         QStringLiteral("%1: freezing the code in %2 for the sweep")
             .arg(m_profile.name, command.workdir.isEmpty() ? QStringLiteral("~") : command.workdir);
-    const ExecResult r =
-        m_connection.exec(Session::Command{line, kLaunchTimeout, core::codeScript()}).result();
+    ExecResult r;
+    try {
+        r = m_connection.exec(Session::Command{line, kLaunchTimeout, core::codeScript()}).result();
+    } catch (const RemoteError &e) {
+        // Freezing the code again gives the same snapshot's record: the launch that needs it
+        // waits for the next tick.
+        if (e.kind() == RemoteError::Kind::Connect || e.kind() == RemoteError::Kind::Timeout)
+            throw core::LaunchInterrupted(QStringLiteral("%1: %2").arg(what, e.message()).toStdString());
+        throw;
+    }
     if (r.exitStatus != 0)
         refuse(QStringLiteral("%1 failed (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
     QString why;

@@ -39,6 +39,8 @@ auto guarded(OperationError::Kind kind, F &&f) -> decltype(f())
         throw;
     } catch (const std::bad_alloc &) {
         throw;
+    } catch (const core::StoreUnavailableError &e) {
+        fail(OperationError::Kind::Unavailable, QString::fromUtf8(e.what()));
     } catch (const std::exception &e) {
         fail(kind, QString::fromUtf8(e.what()));
     }
@@ -144,9 +146,10 @@ const core::TrainerSchema &SweepOperations::schema()
 core::Executor &SweepOperations::executor(const QString &cluster)
 {
     QString problem;
-    core::Executor *e = m_executors->get(cluster, &problem);
+    bool unreachable = false;
+    core::Executor *e = m_executors->get(cluster, &problem, &unreachable);
     if (!e)
-        fail(OperationError::Kind::Failed, problem);
+        fail(unreachable ? OperationError::Kind::Unavailable : OperationError::Kind::Failed, problem);
     return *e;
 }
 
@@ -541,8 +544,18 @@ TrialLogs SweepOperations::logs(SweepId id, int trial, int attempt)
 core::TickReport SweepOperations::tick(SweepId id)
 {
     const core::Sweep sw = sweep(id);
-    core::SweepRunner &r = runner(sw.cluster, !runsOwnCommand(sw));
-    return guarded(OperationError::Kind::Failed, [&] { return r.tick({id}); });
+    try {
+        core::SweepRunner &r = runner(sw.cluster, !runsOwnCommand(sw));
+        return guarded(OperationError::Kind::Failed, [&] { return r.tick({id}); });
+    } catch (const OperationError &e) {
+        if (e.kind() != OperationError::Kind::Unavailable)
+            throw;
+        // The cluster or the store is not there now (a dropped network, a full disk): said, and
+        // tried again next tick, which the caller's pace spaces out (a quiet tick).
+        core::TickReport report;
+        report.errors << e.message();
+        return report;
+    }
 }
 
 bool SweepOperations::isDone(SweepId id)

@@ -25,13 +25,16 @@ then training, except what you mark:
 
 Only rank 0 writes (RANK, SLURM_PROCID or LOCAL_RANK say which); on the others every call does
 nothing, so the same script runs under srun or torchrun unchanged. Each line is written and
-flushed whole, so a reader never sees half a line. NaN and infinities are written as "nan",
+flushed whole, so a reader never sees half a line. A full disk loses nothing: lines the disk
+refuses wait in memory, in order, and go out with the next once there is room; a line an earlier
+process left cut off is ended first, so it stays one bad line a reader skips. NaN and infinities are written as "nan",
 "inf" and "-inf" (JSON has no words for them; Orrery also reads Python's bare NaN/Infinity).
 
 Copy this file next to your script, or put Orrery's share/orrery/python on PYTHONPATH.
 """
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -89,10 +92,10 @@ class Run:
         again with the rest later. finish() and close() flush what is left."""
         self.run_dir = os.environ.get("ORRERY_RUN_DIR") or run_dir or "run"
         self.resumed = os.environ.get("ORRERY_RESUME") == "1"
-        self._file = None
+        self._file = None  # the descriptor, rank 0 only
+        self._pending = bytearray()  # whole lines not written yet (flush_seconds, a full disk)
         self._flush_seconds = float(flush_seconds)
         self._lock = threading.Lock()
-        self._dirty = False
         # Phase timings (the trainer's `phases` events): cumulative seconds per phase since the
         # process started, on the monotonic clock; every second is in exactly one phase.
         self._process_start = _process_start()
@@ -102,7 +105,11 @@ class Run:
         self._last_step, self._resume_step, self._checkpoint_step = 0, 0, 0
         if _rank() == 0:
             os.makedirs(self.run_dir, exist_ok=True)
-            self._file = open(os.path.join(self.run_dir, "events.jsonl"), "a", encoding="utf-8")
+            self._file = os.open(os.path.join(self.run_dir, "events.jsonl"),
+                                 os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
+            size = os.lseek(self._file, 0, os.SEEK_END)
+            if size > 0 and os.pread(self._file, 1, size - 1) != b"\n":
+                self._pending = bytearray(b"\n")  # an earlier process was cut off mid-line
             if self._flush_seconds > 0:
                 threading.Thread(target=self._flusher, name="orrery-events-flush", daemon=True).start()
 
@@ -115,11 +122,23 @@ class Run:
         with self._lock:
             if self._file is None:
                 return
-            self._file.write(line)
-            if self._flush_seconds > 0:
-                self._dirty = True
-            else:
-                self._file.flush()
+            self._pending += line.encode("utf-8")
+            if self._flush_seconds <= 0:
+                self._drain()
+
+    def _drain(self):
+        # Under the lock. A short write leaves the rest to follow it directly; a full disk
+        # (ENOSPC, EDQUOT) keeps it for the next line or flush.
+        while self._pending:
+            try:
+                n = os.write(self._file, self._pending)
+            except InterruptedError:
+                continue
+            except OSError as e:
+                if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                    return
+                raise
+            del self._pending[:n]
 
     def _flusher(self):
         wake = threading.Event()
@@ -132,16 +151,18 @@ class Run:
     def flush(self):
         """Makes every line written so far readable (with flush_seconds > 0)."""
         with self._lock:
-            if self._file is not None and self._dirty:
-                self._file.flush()
-                self._dirty = False
+            if self._file is not None:
+                self._drain()
 
     def close(self):
         """Flushes and closes events.jsonl (finish() does it too)."""
         with self._lock:
             if self._file is not None:
-                self._file.close()
-                self._file = None
+                try:
+                    self._drain()
+                finally:
+                    os.close(self._file)
+                    self._file = None
 
     def start(self, params=None, **info):
         """The run's params (a flat or nested dict) and anything else about it (device, world_size)."""

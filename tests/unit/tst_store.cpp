@@ -9,16 +9,20 @@
 #include "orrery/core/metricseries.h"
 #include "orrery/core/runfiles.h"
 #include "orrery/core/store.h"
+#include "orrery/core/sweeprunner.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QProcess>
+#include <QSysInfo>
 #include <QTemporaryDir>
 
 #include <sqlite3.h>
 
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <thread>
 
@@ -924,6 +928,49 @@ private Q_SLOTS:
         // A lease needs its sweep, and a follower an id.
         QVERIFY_THROWS_EXCEPTION(StoreError, a->acquireSweepLease(id + 100, fa, 1000));
         QVERIFY_THROWS_EXCEPTION(StoreError, a->acquireSweepLease(id, QString(), 1000));
+    }
+
+    // A follower killed on this machine (bench/chaos.py's follower-kill) is known to be gone: its
+    // lease ends at once instead of after its TTL. A stopped one (a closed lid) and another
+    // machine's are not gone; a lease another follower took since is left alone.
+    void aDeadFollowersLeaseEndsAtOnce()
+    {
+        const QString path = freshPath();
+        auto store = TrackingStore::open(path);
+        Sweep sw;
+        sw.name = QStringLiteral("s");
+        sw.experimentId = store->ensureExperiment(QStringLiteral("e"));
+        sw.method = QStringLiteral("grid");
+        const SweepId id = store->createSweep(sw);
+        const auto idOf = [](qint64 pid) {
+            return QStringLiteral("%1:%2:0badcafe").arg(QSysInfo::machineHostName()).arg(pid);
+        };
+        QProcess ended;
+        ended.start(QStringLiteral("true"));
+        QVERIFY(ended.waitForStarted());
+        const qint64 endedPid = ended.processId();
+        QVERIFY(ended.waitForFinished());
+        const QString dead = idOf(endedPid);
+        QVERIFY(orrery::core::followerIsGone(dead));
+        QProcess stopped;
+        stopped.start(QStringLiteral("sleep"), {QStringLiteral("30")});
+        QVERIFY(stopped.waitForStarted());
+        ::kill(pid_t(stopped.processId()), SIGSTOP);
+        QVERIFY(!orrery::core::followerIsGone(idOf(stopped.processId())));
+        ::kill(pid_t(stopped.processId()), SIGKILL);
+        stopped.waitForFinished();
+        QVERIFY(!orrery::core::followerIsGone(QStringLiteral("elsewhere:%1:0badcafe").arg(endedPid)));
+        QVERIFY(!orrery::core::followerIsGone(orrery::core::processFollowerId()));
+        QVERIFY(!orrery::core::followerIsGone(QStringLiteral("not an id")));
+
+        QVERIFY(store->acquireSweepLease(id, dead, 600'000).heldBy(dead));
+        const QString me = QStringLiteral("host:1:aaaaaaaa");
+        QVERIFY(!store->acquireSweepLease(id, me, 600'000).heldBy(me));
+        QVERIFY(!store->expireSweepLease(id, QStringLiteral("someone else")));
+        QVERIFY(store->expireSweepLease(id, dead));
+        QVERIFY(store->acquireSweepLease(id, me, 600'000).heldBy(me));
+        QVERIFY(!store->expireSweepLease(id, dead));  // taken since: left alone
+        QCOMPARE(store->sweepLease(id)->holder, me);
     }
 
     // Two connections racing for the leases of many sweeps at the same instant: each sweep gets

@@ -59,16 +59,35 @@ RunLog::RunLog(const std::string &runDir, bool enabled) : m_dir(runDir)
 {
     if (!enabled)
         return;
-    m_file = std::fopen((fs::path(runDir) / "events.jsonl").c_str(), "ab");
-    if (!m_file)
-        throw std::runtime_error("cannot open " + (fs::path(runDir) / "events.jsonl").string() + ": " +
-                                 std::strerror(errno));
+    const std::string path = (fs::path(runDir) / "events.jsonl").string();
+    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (m_fd < 0)
+        throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    // An earlier process cut off mid-line (killed, or a full disk): end that line first.
+    const off_t size = ::lseek(m_fd, 0, SEEK_END);
+    char last = '\n';
+    if (size > 0 && ::pread(m_fd, &last, 1, size - 1) == 1 && last != '\n')
+        m_pending.push_back('\n');
 }
 
 RunLog::~RunLog()
 {
-    if (m_file)
-        std::fclose(m_file);
+    if (m_fd >= 0) {
+        drain();
+        ::close(m_fd);
+    }
+}
+
+void RunLog::drain()
+{
+    while (!m_pending.empty()) {
+        const ssize_t n = ::write(m_fd, m_pending.data(), m_pending.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;  // the disk is full (or gone): kept for the next line
+        m_pending.erase(0, std::size_t(n));  // a short write leaves the rest to follow it directly
+    }
 }
 
 // Unix seconds, to the millisecond (the "t" of events and exit.json).
@@ -81,13 +100,29 @@ static double unixNow()
 
 void RunLog::write(nlohmann::json line)
 {
-    if (!m_file)
+    if (m_fd < 0)
         return;
     nlohmann::json out{{"v", 1}, {"t", unixNow()}};
     out.update(line);
     const std::string text = out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(text.data(), 1, text.size(), m_file);
-    std::fflush(m_file);
+    drain();
+    if (m_pending.empty() && m_dropped > 0) {
+        const std::string lost =
+            nlohmann::json{{"v", 1},
+                           {"t", unixNow()},
+                           {"kind", "warning"},
+                           {"message", std::to_string(m_dropped) + " events were lost: the disk was full"}}
+                .dump() +
+            "\n";
+        m_pending = lost;
+        m_dropped = 0;
+    }
+    if (m_pending.size() + text.size() > kMaxPendingBytes) {
+        ++m_dropped;
+        return;
+    }
+    m_pending += text;
+    drain();
 }
 
 void RunLog::start(const nlohmann::json &run)
@@ -136,8 +171,9 @@ void RunLog::phases(std::int64_t step, const nlohmann::json &values)
 
 void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step)
 {
-    if (!m_file)
+    if (m_fd < 0)
         return;
+    drain();
     // "t": when it ended, so a follower that reads it later records the real end.
     writeFileAtomically(
         (fs::path(m_dir) / "exit.json").string(),

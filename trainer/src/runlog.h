@@ -3,11 +3,18 @@
 // The run directory's event log (events.jsonl, format: ARCHITECTURE.md) and exit.json. Written by
 // rank 0 only; every line is flushed whole, so a reader never sees half an event unless the
 // process dies mid-write (and readers skip an incomplete last line).
+//
+// A full disk loses no event: what write() refused (ENOSPC, EDQUOT) stays in memory, in order, and
+// goes out before the next line once there is room (up to kMaxPendingBytes; past that, new lines
+// are dropped and a warning says how many when the disk takes them again). A file that ends in
+// part of a line (an earlier process died writing it) gets a newline first, so that part is one
+// malformed line a reader skips, not glued to this process's first event.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,10 +42,17 @@ public:
     // exit.json, written atomically (temp file, fsync, rename).
     void exit(const std::string &state, const std::string &reason, std::int64_t step);
 
+    static constexpr std::size_t kMaxPendingBytes = 16u << 20;
+    // Bytes waiting for room on the disk (tests).
+    std::size_t pendingBytes() const { return m_pending.size(); }
+
 private:
     void write(nlohmann::json line);
+    void drain();
     std::string m_dir;
-    std::FILE *m_file = nullptr;
+    int m_fd = -1;
+    std::string m_pending;  // whole lines not yet written, in order
+    std::int64_t m_dropped = 0;  // lines past kMaxPendingBytes
 };
 
 // Writes `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.

@@ -669,6 +669,7 @@ QString Launcher::failureText(const remote::OperationError &e)
     case remote::OperationError::Kind::Invalid:
         return e.message();
     case remote::OperationError::Kind::Failed:
+    case remote::OperationError::Kind::Unavailable:
         break;
     }
     return tr("Not submitted: %1").arg(e.message());

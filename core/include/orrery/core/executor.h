@@ -97,6 +97,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown by Executor::launch (and snapshotCode, which a launch may need first) when the executor
+// could not be reached or its reply was lost with the connection (dropped, timed out): the batch
+// may or may not be queued. Launching the same batch number again answers the recorded job ids
+// rather than queueing it twice (docs/sweeps.md "The sbatch script"), so the runner keeps the
+// attempts pending under the same batch number and launches them again on a later tick; no retry
+// of the trial is spent on it.
+class LaunchInterrupted : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.
 // Or, with `list`, listing a directory: the regular files under it (recursively, at most
 // kMaxListDepth levels down, symbolic links not followed) with their sizes, in the same round

@@ -36,6 +36,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A write that cannot be made now, though the file is fine: the disk is full (SQLITE_FULL), or
+// another process held the write lock past the busy timeout. Nothing of the call was written
+// (every write is one transaction); the same call may succeed later, so a follower says so and
+// tries again on its next tick rather than giving up (bench/chaos.py "store-full").
+class StoreUnavailableError : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
 // A row asked for by id is not there (another process or window deleted it since the id was
 // read): the caller's view is stale and wants a refresh, the file is fine.
 class NotFoundError : public StoreError {
@@ -514,6 +523,10 @@ public:
     // A renewal keeps acquiredMs; a lease taken anew (first, after a release or an expiry) starts
     // it again. `nowMs` 0: this machine's clock (tests pass their own).
     SweepLease acquireSweepLease(SweepId sweep, const QString &follower, qint64 ttlMs, qint64 nowMs = 0);
+    // Ends the lease on `sweep` at once if `holder` still holds it (a follower known to be gone:
+    // its process no longer exists), so the next acquireSweepLease takes it without waiting for
+    // the TTL. Returns whether it did.
+    bool expireSweepLease(SweepId sweep, const QString &holder);
     // The lease on `sweep` as stored (expired or not), or nullopt when nobody took one.
     std::optional<SweepLease> sweepLease(SweepId sweep) const;
     // Gives back `follower`'s lease on `sweep`, or on every sweep when `sweep` is 0 (a clean exit);

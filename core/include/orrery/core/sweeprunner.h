@@ -54,6 +54,11 @@ Follower followerForPace(qint64 slowestTickMs);
 // This process's follower id, "<host>:<pid>:<8 random hex digits>", the same for its lifetime
 // (so successive ticks, and followActiveSweeps' runner per call, renew the same lease).
 QString processFollowerId();
+// Whether the follower with this id is known to be gone: it ran on this machine (its id's host)
+// and its process no longer exists. A stopped process (a closed laptop lid, SIGSTOP) is not gone:
+// its lease lapses after the TTL, and the fence keeps it from acting on a stale read when it
+// wakes. Another machine's follower is never known to be gone.
+bool followerIsGone(const QString &followerId);
 
 struct TickReport {
     int active = 0;  // attempts queued or running after the tick

@@ -39,8 +39,10 @@ public:
     void deployIfMissing(std::function<void(const QString &cluster, const DeployProgress &)> progress,
                          std::function<bool()> cancelled = {});
     // The executor for a sweep's cluster ("" or "local": this machine); nullptr with *problem
-    // when the profile is missing or the cluster cannot be reached.
-    core::Executor *get(const QString &cluster, QString *problem);
+    // when the profile is missing or the cluster cannot be reached. `unreachable` (optional) is
+    // set when the cause may pass by itself: the connection failed, dropped or timed out (not
+    // authentication, a host key or a missing profile).
+    core::Executor *get(const QString &cluster, QString *problem, bool *unreachable = nullptr);
 
 private:
     struct Cluster;

@@ -43,6 +43,10 @@ public:
         Invalid,  // the request is wrong: a spec error, no such sweep or trial, a refused action
         Failed,  // the operation failed: a cluster unreachable, a file unreadable, a refusal by Slurm
         Cancelled,  // the caller cancelled it; nothing was submitted
+        // Not now: the cluster cannot be reached (connection refused, reset or timed out) or the
+        // store cannot be written (disk full, locked). The same call may succeed later; a
+        // follower's tick reports it and tries again (SweepOperations::tick).
+        Unavailable,
     };
     OperationError(Kind kind, const QString &message);
     Kind kind() const { return m_kind; }
