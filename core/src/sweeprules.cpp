@@ -17,6 +17,10 @@
 
 namespace orrery::core {
 
+// An attempt's reason when it left no exit.json: the executor's word only.
+constexpr char kNoExitJson[] = " (no exit.json)";
+constexpr char kEndedWithoutExitJson[] = "ended without exit.json";
+
 // --- an attempt's verdict --------------------------------------------------------------------
 
 QString AttemptVerdict::exitReason() const
@@ -69,8 +73,8 @@ std::optional<AttemptVerdict> attemptVerdict(const AttemptOutcome &outcome)
             ? TrialState::Preempted
             : TrialState::Failed;
         v.reason = v.ended == TrialState::Completed ? QString()
-            : st.detail.isEmpty()                   ? QStringLiteral("ended without exit.json")
-                                                    : st.detail + QStringLiteral(" (no exit.json)");
+            : st.detail.isEmpty()                   ? QString::fromLatin1(kEndedWithoutExitJson)
+                                                    : st.detail + QLatin1String(kNoExitJson);
         v.runEnd = v.ended == TrialState::Completed ? RunStatus::Finished
             : v.ended == TrialState::Preempted      ? RunStatus::Killed
                                                     : RunStatus::Failed;
@@ -298,7 +302,11 @@ QString whyNotResubmitted(const QList<Trial> &attempts, const Trial &ended, Tria
     if (c.failures + 1 > retries)
         return retries == 0 ? QStringLiteral("no retries (retries: 0)")
                             : QStringLiteral("failed %1 times").arg(c.failures + 1);
-    if (c.failures > 0 && c.previousReason == ended.exitReason)
+    // Only a reason the program gave (exit.json): two bare exit statuses say nothing of the cause
+    // (a full disk and a crash both read "FAILED (NonZeroExitCode) (no exit.json)").
+    if (c.failures > 0 && c.previousReason == ended.exitReason &&
+        !ended.exitReason.endsWith(QLatin1String(kNoExitJson)) &&
+        ended.exitReason != QLatin1String(kEndedWithoutExitJson))
         return QStringLiteral("failed the same way twice (same reason, same step): not retried again");
     return {};
 }

@@ -88,8 +88,17 @@ std::optional<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer, 
     }
     QProcess p;
     p.start(trainer, {QStringLiteral("--print-schema"), QStringLiteral("--json")});
-    // The trainer prints a static table: seconds are plenty even on a loaded machine.
-    if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
+    // The trainer prints a static table: seconds are plenty even on a loaded machine. Asked once
+    // more after a timeout: this process may have been stopped meanwhile (a laptop's lid closed,
+    // bench/chaos.py's follower-stop), and the wait counted the time it slept.
+    if (!p.waitForFinished(60000) && p.error() == QProcess::Timedout) {
+        p.kill();
+        p.waitForFinished(1000);
+        p.start(trainer, {QStringLiteral("--print-schema"), QStringLiteral("--json")});
+        p.waitForFinished(60000);
+    }
+    if (p.state() != QProcess::NotRunning || p.error() == QProcess::FailedToStart ||
+        p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
         *error = QStringLiteral("`%1 --print-schema --json` failed: %2%3")
                      .arg(trainer, p.errorString(), QString::fromUtf8(p.readAllStandardError()).trimmed());
         p.kill();

@@ -354,8 +354,11 @@ struct Session::Impl {
             return false;
         }
         const KeyPtr key(rawKey);
-        if (ssh_userauth_publickey(session.get(), nullptr, key.get()) == SSH_AUTH_SUCCESS)
+        const int rc = ssh_userauth_publickey(session.get(), nullptr, key.get());
+        if (rc == SSH_AUTH_SUCCESS)
             return true;
+        if (rc == SSH_AUTH_ERROR)  // the connection failed (sshd restarted mid-handshake), not the key
+            fail(RemoteError::Kind::Connect, QStringLiteral("authentication failed: %1").arg(lastError()));
         tried.append(QStringLiteral("the key %1 was refused").arg(keyFile));
         return false;
     }
@@ -435,6 +438,10 @@ struct Session::Impl {
         }
         if (tried.isEmpty())
             tried.append(QStringLiteral("the server offers no method this client can use"));
+        if (!ssh_is_connected(session.get()))  // closed under us: try again later, not a refusal
+            fail(RemoteError::Kind::Connect,
+                 QStringLiteral("the connection closed during authentication (%1)")
+                     .arg(tried.join(QStringLiteral("; "))));
         fail(RemoteError::Kind::Auth,
              QStringLiteral("authentication failed: %1. Add your key to ssh-agent (ssh-add) or give "
                             "the profile an identity file.")

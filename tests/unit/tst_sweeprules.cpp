@@ -551,6 +551,12 @@ private Q_SLOTS:
             << QList<Trial>{attempt(0, TrialState::Failed, boom)} << attempt(1, TrialState::Failed, boom) << 5
             << room << givenUp << "failed the same way twice (same reason, same step): not retried again"
             << failed << boom << -1;
+        // Two bare exit statuses (no exit.json) are no evidence of one cause: a full disk at the
+        // start and a crash read alike (bench/chaos.py lost trials to this). `retries` bounds them.
+        const QString bare = QStringLiteral("FAILED (NonZeroExitCode) (no exit.json)");
+        QTest::newRow("two-bare-exit-statuses-are-retried")
+            << QList<Trial>{attempt(0, TrialState::Failed, bare)} << attempt(1, TrialState::Failed, bare) << 5
+            << room << yes << "" << failed << bare << 2;
         QTest::newRow("failed-differently-is-retried")
             << QList<Trial>{attempt(0, TrialState::Failed, boom)}
             << attempt(1, TrialState::Failed, QStringLiteral("loss is nan (step 20)")) << 5 << room << yes
