@@ -711,6 +711,7 @@ struct SweepRunner::Impl {
     void resolveEnded(const Sweep &sw, Trial t, const TaskStatus &st, const FileChunk *exitChunk, Tick &tick,
                       qint64 now, TickReport &report);
     void resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick, TickReport &report);
+    void resubmitStranded(const Sweep &sw, const SweepSpec &spec, Tick &tick, TickReport &report);
     void noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now);
     void endHung(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex, TickReport &report);
     void notify(const Sweep &sw, Notice::Kind kind, const QString &state, std::optional<int> trial,
@@ -1452,6 +1453,39 @@ void SweepRunner::Impl::resubmitOrNot(const Sweep &sw, Trial t, TrialState verdi
     }
 }
 
+// A resubmission decided on an earlier tick but never recorded: the verdict was written, then the
+// store's disk was full when the new attempt was to be (or the follower was killed in between).
+// Such a trial's latest attempt ended the runner's way with retries left and nothing after it;
+// it is decided again here (bench/chaos.py found trials left failed this way). Attempts this
+// tick resolved were read as still active, so none is resubmitted twice.
+void SweepRunner::Impl::resubmitStranded(const Sweep &sw, const SweepSpec &spec, Tick &tick,
+                                         TickReport &report)
+{
+    const QList<Trial> &attempts = tick.attemptsOf[sw.id];
+    QList<Trial> &relaunch = tick.relaunch[sw.id];
+    QString held;
+    for (const Trial &t : latest(attempts)) {
+        if (!runnerResubmits(attempts, t, spec.retries) ||
+            std::any_of(relaunch.cbegin(), relaunch.cend(),
+                        [&](const Trial &r) { return r.index == t.index; }))
+            continue;
+        const ResubmitDecision r =
+            decideResubmission(attempts, t, spec.retries, budgetRoom(sw, spec, &held) - int(relaunch.size()));
+        if (r.action != Resubmit::Yes)
+            continue;
+        relaunch.append(r.next);
+        report.events << QStringLiteral(
+                             "%1: trial %2 %3: %4; resubmitted (attempt %5), its earlier resubmission "
+                             "not having been recorded")
+                             .arg(sw.name)
+                             .arg(t.index)
+                             .arg(toText(t.trialState()), t.exitReason)
+                             .arg(r.next.attempt + 1);
+    }
+    if (relaunch.isEmpty())
+        tick.relaunch.remove(sw.id);
+}
+
 // A sweep as a whole: counted only where another follower decides; else its resubmissions
 // launched, its trials stopped early, its next trials launched, and its verdict.
 void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &report)
@@ -1465,6 +1499,7 @@ void SweepRunner::Impl::decideSweep(const Sweep &sw, Tick &tick, TickReport &rep
     const SweepSpec *spec = specOrReport(sw, report);
     if (!spec)
         return;
+    resubmitStranded(sw, *spec, tick, report);
     try {
         if (auto it = tick.relaunch.find(sw.id); it != tick.relaunch.end())
             launch(sw, *spec, *it);

@@ -366,6 +366,13 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
             throw core::LaunchHeld(QStringLiteral("%1 was not queued: sbatch refused it for %2 (%3)")
                                        .arg(what, limit, textOf(r))
                                        .toStdString());
+        // The cluster's disk full while the batch's files were written: the chain stopped before
+        // sbatch, nothing was queued, and room comes back (bench/chaos.py's cluster-full).
+        if (textOf(r).contains(QLatin1String("No space left on device")) ||
+            textOf(r).contains(QLatin1String("Disk quota exceeded")))
+            throw core::LaunchHeld(QStringLiteral("%1 was not queued: the cluster's disk is full (%2)")
+                                       .arg(what, textOf(r))
+                                       .toStdString());
         refuse(QStringLiteral("%1 was not queued (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
     }
     const auto submitted = slurm::parseSbatch(lastLine(r.out));
