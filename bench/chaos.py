@@ -865,8 +865,16 @@ def main() -> int:
     executors = ["slurm", "local"] if a.executor == "both" else [a.executor]
     fixture: dict[str, str] = {}
     if "slurm" in executors:
-        subprocess.run(FIXTURE + ["up", "--state", str(state), "--nodes", str(a.nodes), "--gpus-per-node", "1"],
-                       check=True)
+        # Another fixture starting at the same moment (a parallel test run) can take a port this
+        # one picked: that start fails at once, and a second picks others.
+        for attempt in range(3):
+            up = subprocess.run(FIXTURE + ["up", "--state", str(state), "--nodes", str(a.nodes),
+                                           "--gpus-per-node", "1"])
+            if up.returncode == 0:
+                break
+            if attempt == 2:
+                raise RuntimeError("the fixture's cluster would not start")
+            time.sleep(2)
         fixture = dict(line.split("=", 1) for line in state.read_text().splitlines() if "=" in line and line[0] != "#")
     try:
         for ex in executors:
