@@ -330,13 +330,11 @@ class World:
         a = self.a
         code = self.dir / "code"  # the user's project: the task and Orrery's events writer beside it
         code.mkdir()
-        shutil.copy(HERE / "fault_campaign_task.py", code / "task.py")
-        (code / "resources" / "python").mkdir(parents=True)
-        shutil.copy(ROOT / "resources" / "python" / "orrery_events.py", code / "resources" / "python")
-        # task.py looks for the writer at ../resources/python; the code dir's own copy is that
-        # parent, so put task.py one level down.
+        # task.py finds the writer at ../resources/python, as in this repository.
         (code / "bench").mkdir()
-        shutil.move(code / "task.py", code / "bench" / "task.py")
+        (code / "resources" / "python").mkdir(parents=True)
+        shutil.copy(HERE / "fault_campaign_task.py", code / "bench" / "task.py")
+        shutil.copy(ROOT / "resources" / "python" / "orrery_events.py", code / "resources" / "python")
         lrs = [round(1e-3 * (1 + i), 6) for i in range(a.trials)]
         resources = {"nodes": 1, "cpus_per_task": 1, "mem": "200M", "time": "00:20:00"}
         out = []
@@ -616,9 +614,6 @@ class Campaign:
                 self.inject(self.next_kind())
                 next_fault = now + self.rng.expovariate(1 / self.a.every)
             if w.active() == 0 and not self.timers and not self.daemon_lock.locked():
-                break
-            if all(f.done for f in w.followers if f.name.startswith("watch")) and not self.timers \
-                    and not self.daemon_lock.locked() and w.active() == 0:
                 break
             time.sleep(0.25)
         self.over = True
