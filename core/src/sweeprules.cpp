@@ -105,7 +105,11 @@ std::optional<NodeFault> nodeFault(const AttemptOutcome &outcome)
         f.cause = o.value(QLatin1String("cause")).toString();
         if (o.value(QLatin1String("state")).toString() != QLatin1String("failed"))
             return std::nullopt;
-        if (f.cause.isEmpty() && !deviceFaultWords(o.value(QLatin1String("reason")).toString()).isEmpty())
+        // A device's fault in words: in an exit.json without a cause, or one whose cause is the
+        // layer that met it (the bundled trainer's cuda and nccl: faults.h); not its bugs or OOMs.
+        const bool deviceLayer =
+            f.cause.isEmpty() || f.cause == QLatin1String("cuda") || f.cause == QLatin1String("nccl");
+        if (deviceLayer && !deviceFaultWords(o.value(QLatin1String("reason")).toString()).isEmpty())
             f.cause = QStringLiteral("device");
         if (f.cause != QLatin1String("health") && f.cause != QLatin1String("node") &&
             f.cause != QLatin1String("device"))

@@ -64,6 +64,39 @@ class TestHealthSlurm : public QObject {
 
     QString watchToTheEnd(int sweep) { return m_user.watchSweep(sweep, 150'000); }
 
+    // One one-node trial of the bundled trainer (the micro workload, 4 steps).
+    int submitTrainer(const QString &cluster, int retries)
+    {
+        const QString path = m_user.writeFile(cluster + QStringLiteral(".yaml"),
+                                              "name: rank-fault\n"
+                                              "experiment: health-slurm\n"
+                                              "trainer: {config: " +
+                                                  orrery::test::microConfigPath().toUtf8() +
+                                                  "}\n"
+                                                  "method: grid\n"
+                                                  "parameters:\n"
+                                                  "  train.steps: {value: 4}\n"
+                                                  "resources: {nodes: 1, cpus_per_task: 1, mem: 500M, time: "
+                                                  "\"00:05:00\"}\n"
+                                                  "retries: " +
+                                                  QByteArray::number(retries) + "\n");
+        QString problem;
+        const int id = m_user.submitSweep(path, cluster, &problem);
+        if (id < 0)
+            qWarning("%s", qPrintable(problem));
+        return id;
+    }
+
+    // A setup line that sets ORRERY_TRAIN_FAULT=`fault` for the cluster's first attempt only (a
+    // directory made once: mkdir is atomic).
+    QString onceOnly(const QString &fault)
+    {
+        const QString marker = m_cluster.value("ORRERY_TEST_JOBS_DIR") + QStringLiteral("/fault-once-") +
+            QUuid::createUuid().toString(QUuid::Id128);
+        return QStringLiteral("if mkdir '%1' 2>/dev/null; then export ORRERY_TRAIN_FAULT=%2; fi")
+            .arg(marker, fault);
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -116,6 +149,59 @@ private Q_SLOTS:
             orrery({QStringLiteral("runs"), QStringLiteral("show"), QString::number(t.runId)});
         QVERIFY2(show.out.contains(QLatin1String("node2  failed")), qPrintable(show.out));
         QVERIFY2(show.out.contains(QLatin1String("node1  passed")), qPrintable(show.out));
+    }
+
+    // A rank of the bundled trainer meets a device error (injected: an uncorrectable ECC error
+    // cannot be caused here): exit.json names its rank, node and cause, the runner blames that
+    // node, and the retry (no `retries` used) runs elsewhere.
+    void aRanksDeviceFaultKeepsItsNodeOut()
+    {
+        addCluster(QStringLiteral("device-once"), {onceOnly(QStringLiteral("cuda:step=2"))});
+        const int sweep = submitTrainer(QStringLiteral("device-once"), 0);
+        QVERIFY(sweep > 0);
+        const QString out = watchToTheEnd(sweep);
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const QList<Trial> attempts = store->trials(sweep);
+        QCOMPARE(attempts.size(), 2);
+        const QString bad = attempts[0].nodes;
+        QVERIFY2(bad == QLatin1String("node1") || bad == QLatin1String("node2"), qPrintable(bad + out));
+        QVERIFY2(attempts[0].exitReason.startsWith(
+                     QStringLiteral("node fault on %1 (device): rank 0 on %1: CUDA error: uncorrectable ECC")
+                         .arg(bad)),
+                 qPrintable(attempts[0].exitReason));
+        QFile exitFile(QDir(attempts[0].runDir).filePath(QStringLiteral("exit.json")));
+        if (exitFile.open(QIODevice::ReadOnly)) {  // the retry may share the run dir and replace it
+            const QJsonObject exit = QJsonDocument::fromJson(exitFile.readAll()).object();
+            if (exit.value(QStringLiteral("state")).toString() == QLatin1String("failed")) {
+                QCOMPARE(exit.value(QStringLiteral("cause")).toString(), QStringLiteral("cuda"));
+                QCOMPARE(exit.value(QStringLiteral("node")).toString(), bad);
+            }
+        }
+        QVERIFY2(attempts[1].state == QLatin1String("completed"), qPrintable(attempts[1].exitReason + out));
+        QVERIFY2(!attempts[1].nodes.isEmpty() && attempts[1].nodes != bad, qPrintable(attempts[1].nodes));
+        const QList<SuspectNode> suspects = store->suspectNodes(QStringLiteral("device-once"));
+        QCOMPARE(suspects.size(), 1);
+        QCOMPARE(suspects.front().node, bad);
+    }
+
+    // The only rank aborts (a real SIGABRT): it writes no exit.json; the batch script's
+    // --fold-faults makes one from the rank's own record. Not a node fault: an ordinary retry.
+    void aCrashedRankIsNamedByTheBatchScript()
+    {
+        addCluster(QStringLiteral("crash-once"), {onceOnly(QStringLiteral("abort:step=2"))});
+        const int sweep = submitTrainer(QStringLiteral("crash-once"), 1);
+        QVERIFY(sweep > 0);
+        const QString out = watchToTheEnd(sweep);
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
+        const QList<Trial> attempts = store->trials(sweep);
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].state, QStringLiteral("failed"));
+        QVERIFY2(attempts[0].exitReason.contains(
+                     QStringLiteral("rank 0 on %1: SIGABRT (aborted)").arg(attempts[0].nodes)),
+                 qPrintable(attempts[0].exitReason + out));
+        QVERIFY(!attempts[0].exitReason.startsWith(QLatin1String("node fault")));
+        QVERIFY2(attempts[1].state == QLatin1String("completed"), qPrintable(attempts[1].exitReason + out));
+        QVERIFY(store->suspectNodes(QStringLiteral("crash-once")).isEmpty());
     }
 
     void healthyNodesRunTheProgram()

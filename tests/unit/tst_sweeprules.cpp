@@ -1154,6 +1154,35 @@ private Q_SLOTS:
                         two)
             << QStringList{QStringLiteral("gpu07")} << "device"
             << "NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error";
+        // Since it names the first rank that failed (faults.h): its cause, and that rank's node.
+        QTest::newRow("trainers-cuda-cause-with-device-words-blames-the-failing-ranks-node")
+            << withExit(
+                   "{\"state\":\"failed\",\"reason\":\"rank 1 on node2: CUDA error: uncorrectable ECC error "
+                   "encountered\",\"cause\":\"cuda\",\"node\":\"node2\",\"rank\":1,\"ranks_failed\":2}",
+                   two)
+            << one << "device"
+            << "rank 1 on node2: CUDA error: uncorrectable ECC error encountered";
+        QTest::newRow("trainers-nccl-cause-with-device-words-blames-the-failing-ranks-node")
+            << withExit("{\"state\":\"failed\",\"reason\":\"rank 3 on node2: NCCL error: unhandled system "
+                        "error\",\"cause\":\"nccl\",\"node\":\"node2\",\"rank\":3}",
+                        two)
+            << one << "device"
+            << "rank 3 on node2: NCCL error: unhandled system error";
+        QTest::newRow("trainers-cuda-bug-is-the-trials")
+            << withExit(
+                   "{\"state\":\"failed\",\"reason\":\"rank 1 on node2: CUDA error: an illegal memory access "
+                   "was encountered\",\"cause\":\"cuda\",\"node\":\"node2\",\"rank\":1}",
+                   one)
+            << QStringList() << ""
+            << "";
+        for (const char *cause : {"comm", "crash", "oom", "data", "config", "error"}) {
+            const QByteArray json =
+                QByteArray("{\"state\":\"failed\",\"reason\":\"rank 0 on node1: x\",\"cause\":\"") + cause +
+                "\",\"node\":\"node1\",\"rank\":0}";
+            QTest::addRow("trainers-%s-cause-is-the-trials", cause)
+                << withExit(json.constData(), one) << QStringList() << ""
+                << "";
+        }
         QTest::newRow("device-fault-over-two-nodes-blames-nobody")
             << withExit(R"({"state":"failed","reason":"CUDA error: unspecified launch failure"})", two)
             << QStringList() << ""

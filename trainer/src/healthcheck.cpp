@@ -2,6 +2,7 @@
 #include "healthcheck.h"
 
 #include "distributed.h"
+#include "faults.h"
 #include "runlog.h"
 
 #include <torch/torch.h>
@@ -34,17 +35,6 @@ using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t0)
 {
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The node's name as Slurm knows it (what --exclude and the suspect list take), else the host's.
-std::string nodeName()
-{
-    if (const char *n = std::getenv("SLURMD_NODENAME"); n && *n)
-        return n;
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0 || !*host)
-        return "localhost";
-    return host;
 }
 
 // The fault-injection hook for tests (a broken GPU or DIMM cannot be caused on purpose on a test

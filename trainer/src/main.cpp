@@ -3,6 +3,7 @@
 // orrery-train: the bundled distributed video diffusion trainer (docs/trainer.md).
 #include "build_info.h"
 #include "config.h"
+#include "faults.h"
 #include "healthcheck.h"
 #include "phases.h"
 #include "train.h"
@@ -37,6 +38,7 @@ constexpr const char *kUsage =
     "DIR]\n"
     "       orrery-train --version [--json]\n"
     "       orrery-train --health-check --run-dir DIR [--set THRESHOLD=VALUE]...\n"
+    "       orrery-train --fold-faults --run-dir DIR\n"
     "\n"
     "  --config FILE      a YAML file of settings (see --print-schema); defaults: the tiny model\n"
     "  --set KEY=VALUE    override one setting (repeatable), e.g. --set optim.lr=1e-3\n"
@@ -61,6 +63,9 @@ constexpr const char *kUsage =
     "                     node fails (exit 1). --set takes its thresholds: min_matmul_gflops,\n"
     "                     min_memory_gbps, min_busbw_gbps, memory_fraction, cpu_memory_mb,\n"
     "                     matmul_tolerance, timeout_s, max_ecc_errors\n"
+    "  --fold-faults      after the ranks of a failed run are gone: exit.json from the first fault\n"
+    "                     in DIR/faults/ (its cause, node and rank), unless the run completed or\n"
+    "                     was preempted (what the sbatch script runs, as rank 0 may have been killed)\n"
     "  --version          LibTorch, CUDA, NCCL, Gloo and FFmpeg as built and available\n"
     "\n"
     "Distributed: under srun the ranks come from SLURM_PROCID/SLURM_NTASKS; otherwise from\n"
@@ -97,8 +102,9 @@ int freePort()
 
 // --nproc N: this process becomes a launcher of N ranks of itself (torchrun's job). Signals are
 // forwarded to the ranks; if one rank fails the others are killed (they would otherwise wait in a
-// collective until the timeout). Exit: 0 when all completed, 75 when they were preempted, else 1.
-int launch(int nproc, const std::vector<std::string> &args)
+// collective until the timeout), and exit.json then names the first rank that failed (rank 0 may
+// be one of those killed). Exit: 0 when all completed, 75 when they were preempted, else 1.
+int launch(int nproc, const std::vector<std::string> &args, const std::string &runDir)
 {
     const int port = freePort();
     std::vector<std::string> base;
@@ -170,6 +176,8 @@ int launch(int nproc, const std::vector<std::string> &args)
                     ::kill(p, SIGKILL);
         }
     }
+    if (result == 1)
+        orrery::train::foldRankFaults(runDir);
     return result;
 }
 
@@ -179,7 +187,7 @@ int main(int argc, char **argv)
 {
     using namespace orrery::train;
     bool version = false, json = false, printSchema = false, checkConfig = false, healthCheck = false,
-         inspectData = false;
+         inspectData = false, foldFaults = false;
     std::string configPath, runDir, inspect, inspectClip, evaluate, samplesOut;
     std::vector<std::string> sets, passOn;
     int nproc = 0;
@@ -212,6 +220,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (arg == "--health-check") {
             healthCheck = true;
+        } else if (arg == "--fold-faults") {
+            foldFaults = true;
         } else if (arg == "--print-schema") {
             printSchema = true;
         } else if (arg == "--check-config") {
@@ -276,6 +286,12 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "orrery-train: %s\n", e.what());
             return 1;
         }
+    }
+    if (foldFaults) {
+        if (runDir.empty())
+            return usageError("--fold-faults needs --run-dir");
+        orrery::train::foldRankFaults(runDir);
+        return 0;
     }
     if (healthCheck) {
         // Its --set words are thresholds, not trainer settings (docs/sweeps.md "Health check").
@@ -356,7 +372,7 @@ int main(int argc, char **argv)
     if (runDir.empty())
         return usageError("--run-dir is required");
     if (nproc > 1)
-        return launch(nproc, passOn);
+        return launch(nproc, passOn, runDir);
     opt.configPath = configPath;
     opt.runDir = runDir;
     try {

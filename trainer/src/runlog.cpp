@@ -169,15 +169,16 @@ void RunLog::phases(std::int64_t step, const nlohmann::json &values)
     write({{"kind", "phases"}, {"step", step}, {"values", values}});
 }
 
-void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step)
+void RunLog::exit(const std::string &state, const std::string &reason, std::int64_t step,
+                  const nlohmann::json &more)
 {
     if (m_fd < 0)
         return;
     drain();
     // "t": when it ended, so a follower that reads it later records the real end.
-    writeFileAtomically(
-        (fs::path(m_dir) / "exit.json").string(),
-        nlohmann::json{{"state", state}, {"reason", reason}, {"step", step}, {"t", unixNow()}}.dump() + "\n");
+    nlohmann::json j{{"state", state}, {"reason", reason}, {"step", step}, {"t", unixNow()}};
+    j.update(more);
+    writeFileAtomically((fs::path(m_dir) / "exit.json").string(), j.dump() + "\n");
 }
 
 }  // namespace orrery::train

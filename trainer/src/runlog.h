@@ -39,8 +39,10 @@ public:
     void warning(const std::string &message);
     // Where this process's time went so far (PhaseClock::values), at `step` (docs/trainer.md).
     void phases(std::int64_t step, const nlohmann::json &values);
-    // exit.json, written atomically (temp file, fsync, rename).
-    void exit(const std::string &state, const std::string &reason, std::int64_t step);
+    // exit.json, written atomically (temp file, fsync, rename); `more`: further fields (a failed
+    // run's cause, node and rank: faults.h).
+    void exit(const std::string &state, const std::string &reason, std::int64_t step,
+              const nlohmann::json &more = nlohmann::json::object());
 
     static constexpr std::size_t kMaxPendingBytes = 16u << 20;
     // Bytes waiting for room on the disk (tests).

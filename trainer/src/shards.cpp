@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "shards.h"
 
+#include "faults.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -511,7 +513,7 @@ ShardSample ShardStreams::next(int worker)
             if (!m_slots[(first + k) % m_slots.size()]->dead)
                 slot = m_slots[(first + k) % m_slots.size()].get();
         if (!slot)
-            throw std::runtime_error("no shard of data.path gives a sample: every source failed (the last: " +
+            throw DataError("no shard of data.path gives a sample: every source failed (the last: " +
                                      m_lastFailure + ")");
         // The shard being read and up to read_ahead after it, never the same shard twice at once.
         const std::size_t window = std::min(std::size_t(m_options.readAhead) + 1, slot->sources.size());

@@ -5,6 +5,7 @@
 #include "data.h"
 #include "distributed.h"
 #include "evaluate.h"
+#include "faults.h"
 #include "flow.h"
 #include "model.h"
 #include "optimizer.h"
@@ -274,6 +275,9 @@ int runTraining(const RunOptions &opt)
         writeFileAtomically((runDir / "config.resolved.yaml").string(), c.toYaml());
     }
     RunLog log(runDir.string(), lead);
+    // Every rank that fails says so, naming its node (faults.h); exit.json takes the first.
+    const std::string node = nodeName();
+    armRankFaults(runDir.string(), r.rank, r.worldSize, node);
     std::int64_t step = 0;
     // The step this process resumed from and the step of its newest checkpoint: what a reader of
     // the `phases` events needs to count the steps a later attempt redoes (docs/trainer.md).
@@ -450,8 +454,11 @@ int runTraining(const RunOptions &opt)
         model->train();
         enter(PhaseClock::Train);
         writePhases();  // start-up is over
+        const int collectiveTimeout = int(c.i("dist.timeout_s"));
         while (step < total) {
             ++step;
+            noteStep(step);
+            injectedFault(node, r.rank, step, collectiveTimeout);
             const double lr = learningRate(c, step);
             for (std::int64_t micro = 0; micro < accum; ++micro) {
                 optimizer.setSyncEnabled(micro == accum - 1);  // no sync on accumulation micro-steps
@@ -577,11 +584,23 @@ int runTraining(const RunOptions &opt)
         log.status("completed");
         log.exit("completed", "", step);
         return 0;
-    } catch (const std::exception &e) {
+    } catch (...) {
         clock.enter(PhaseClock::Other);  // no sync: the device may be what failed
         writePhases();
-        log.status("failed", e.what());
-        log.exit("failed", e.what(), step);
+        RankFault mine = currentExceptionFault();
+        mine.node = node;
+        mine.rank = r.rank;
+        mine.step = step;
+        writeRankFault(runDir.string(), mine);
+        if (lead) {
+            // Another rank's fault may have come first (this one's collective then failed
+            // waiting for it): the run's verdict is that one's.
+            FirstFault first = firstRankFault(runDir.string());
+            if (first.ranks == 0)
+                first = {mine, 1};  // its own file could not be written (a full disk)
+            log.status("failed", faultReason(first.fault));
+            log.exit("failed", faultReason(first.fault), first.fault.step, faultExitFields(first));
+        }
         throw;
     }
 }

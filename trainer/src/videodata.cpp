@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "videodata.h"
 
+#include "faults.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -308,7 +310,7 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
             for (std::size_t i : list)
                 mine.push_back(all[i]);
         if (mine.empty())
-            throw std::runtime_error("data.path gives " + std::to_string(all.size()) +
+            throw DataError("data.path gives " + std::to_string(all.size()) +
                                      " shards: none for rank " + std::to_string(rank) + " of " +
                                      std::to_string(world));
         m_streamed = mine.size();
@@ -316,7 +318,7 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
         return;
     }
     if (!fs::is_directory(root))
-        throw std::runtime_error("data.path " + root + " is not a directory");
+        throw DataError("data.path " + root + " is not a directory");
     std::vector<fs::path> all;
     for (const auto &e :
          fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied))
@@ -335,7 +337,7 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
         if (int(k % std::size_t(world)) == rank)
             m_files.push_back({all[k].string(), dirs[all[k].parent_path()] % classes});
     if (m_files.empty())
-        throw std::runtime_error("no " + std::string(kind == "shards" ? ".tar shards" : "video files") +
+        throw DataError("no " + std::string(kind == "shards" ? ".tar shards" : "video files") +
                                  " under " + root + " for rank " + std::to_string(rank) + " of " +
                                  std::to_string(world) +
                                  (available() ? std::string()
@@ -425,7 +427,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::streamedClip(std::uint64_t 
             m_warnings.push_back("skipped " + sample.source + " " + sample.key + ": " + e.what());
             // Shards without one decodable sample in a row of this many: the data is not what we read.
             if (++failed >= kMaxUndecodableInARow)
-                throw std::runtime_error("no sample of the last " + std::to_string(failed) +
+                throw DataError("no sample of the last " + std::to_string(failed) +
                                          " from data.path decodes (see the warnings)");
         }
     }
@@ -477,7 +479,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::clip(std::uint64_t index)
             m_bad[fileIndex] = true;
         }
     }
-    throw std::runtime_error("no file of the dataset decodes (see the warnings)");
+    throw DataError("no file of the dataset decodes (see the warnings)");
 }
 
 }  // namespace orrery::train

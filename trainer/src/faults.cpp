@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "faults.h"
+
+#include "config.h"
+#include "runlog.h"
+
+#include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace orrery::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string &text, const char *word)
+{
+    return text.find(word) != std::string::npos;
+}
+
+// The words of a message that say which layer failed (an exception's type says it first).
+std::string causeOfMessage(const std::string &m)
+{
+    if (contains(m, "out of memory") || contains(m, "Out of memory") || contains(m, "OUT_OF_MEMORY"))
+        return "oom";
+    if (contains(m, "Timed out") || contains(m, "timed out") || contains(m, "timeout") ||
+        contains(m, "Connection closed by peer") || contains(m, "Connection reset by peer") ||
+        contains(m, "cannot rendezvous") || contains(m, "Gloo") || contains(m, "gloo"))
+        return "comm";
+    if (contains(m, "NCCL"))
+        return "nccl";
+    if (contains(m, "CUDA") || contains(m, "cuda") || contains(m, "CUBLAS") || contains(m, "cuDNN"))
+        return "cuda";
+    return "error";
+}
+
+std::string faultPath(const std::string &runDir, int rank)
+{
+    return (fs::path(runDir) / "faults" / ("rank-" + std::to_string(rank) + ".json")).string();
+}
+
+double unixNow()
+{
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::round(now * 1000.0) / 1000.0;
+}
+
+// --- the fatal-signal record: everything it writes is prepared at arm time ----------------------
+
+std::atomic<std::int64_t> g_step{0};
+char g_path[4096];
+char g_tempPath[4096];
+char g_prefix[1024];  // {"cause":"crash","node":"...","rank":R,
+struct sigaction g_previous[32];
+constexpr int kFatalSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+const char *signalName(int sig)
+{
+    switch (sig) {
+    case SIGABRT:
+        return "SIGABRT (aborted)";
+    case SIGSEGV:
+        return "SIGSEGV (segmentation fault)";
+    case SIGBUS:
+        return "SIGBUS (bus error)";
+    case SIGFPE:
+        return "SIGFPE (arithmetic exception)";
+    case SIGILL:
+        return "SIGILL (illegal instruction)";
+    default:
+        return "a fatal signal";
+    }
+}
+
+// Async-signal-safe text building: no allocation, no locale.
+struct Text {
+    char buf[2048];
+    std::size_t n = 0;
+    void add(const char *s)
+    {
+        while (*s && n + 1 < sizeof buf)
+            buf[n++] = *s++;
+    }
+    void add(std::int64_t v)
+    {
+        char digits[24];
+        int k = 0;
+        const bool negative = v < 0;
+        std::uint64_t u = negative ? std::uint64_t(-(v + 1)) + 1 : std::uint64_t(v);
+        do {
+            digits[k++] = char('0' + u % 10);
+            u /= 10;
+        } while (u && k < 23);
+        if (negative)
+            add("-");
+        while (k > 0 && n + 1 < sizeof buf)
+            buf[n++] = digits[--k];
+    }
+};
+
+extern "C" void onFatalSignal(int sig)
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    Text t;
+    t.add(g_prefix);
+    t.add("\"step\":");
+    t.add(g_step.load());
+    t.add(",\"t\":");
+    t.add(std::int64_t(ts.tv_sec));
+    t.add(".");
+    const auto ms = std::int64_t(ts.tv_nsec / 1'000'000);
+    if (ms < 100)
+        t.add(ms < 10 ? "00" : "0");
+    t.add(ms);
+    t.add(",\"reason\":\"");
+    t.add(signalName(sig));
+    t.add("\"}\n");
+    const int fd = ::open(g_tempPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        const ssize_t written = ::write(fd, t.buf, t.n);
+        ::fsync(fd);
+        ::close(fd);
+        if (written == ssize_t(t.n))
+            ::rename(g_tempPath, g_path);
+    }
+    // The default (or the earlier) action: the process ends as it would have.
+    ::sigaction(sig, &g_previous[sig], nullptr);
+    ::raise(sig);
+}
+
+}  // namespace
+
+std::string nodeName()
+{
+    if (const char *n = std::getenv("SLURMD_NODENAME"); n && *n)
+        return n;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || !*host)
+        return "localhost";
+    return host;
+}
+
+namespace {
+
+std::string causeOfCurrentException()
+{
+    try {
+        throw;
+    } catch (const c10::OutOfMemoryError &) {
+        return "oom";
+    } catch (const std::bad_alloc &) {
+        return "oom";
+    } catch (const c10::AcceleratorError &e) {
+        return causeOfMessage(e.what_without_backtrace()) == "oom" ? "oom" : "cuda";
+    } catch (const c10::DistNetworkError &) {
+        return "comm";
+    } catch (const c10::DistStoreError &) {
+        return "comm";
+    } catch (const c10::DistBackendError &e) {
+        const std::string c = causeOfMessage(e.what_without_backtrace());
+        return c == "error" ? "comm" : c;
+    } catch (const c10::Error &e) {
+        return causeOfMessage(e.what_without_backtrace());
+    } catch (const DataError &) {
+        return "data";
+    } catch (const ConfigError &) {
+        return "config";
+    } catch (const std::exception &e) {
+        return causeOfMessage(e.what());
+    } catch (...) {
+        return "error";
+    }
+}
+
+std::string textOfCurrentException()
+{
+    try {
+        throw;
+    } catch (const c10::Error &e) {
+        std::string text = e.what_without_backtrace();
+        // Its first lines are the message; "Exception raised from ..." and the frames follow.
+        if (const auto at = text.find("\nException raised from"); at != std::string::npos)
+            text.resize(at);
+        return text;
+    } catch (const std::bad_alloc &) {
+        return "out of memory (std::bad_alloc)";
+    } catch (const std::exception &e) {
+        return e.what();
+    } catch (...) {
+        return "an exception of unknown type";
+    }
+}
+
+}  // namespace
+
+RankFault currentExceptionFault()
+{
+    RankFault f;
+    f.cause = causeOfCurrentException();
+    f.reason = textOfCurrentException();
+    f.t = unixNow();
+    return f;
+}
+
+void writeRankFault(const std::string &runDir, const RankFault &f) noexcept
+{
+    try {
+        fs::create_directories(fs::path(runDir) / "faults");
+        const nlohmann::json j{{"cause", f.cause}, {"node", f.node}, {"rank", f.rank},
+                               {"step", f.step},   {"t", f.t},       {"reason", f.reason}};
+        writeFileAtomically(faultPath(runDir, f.rank), j.dump() + "\n");
+    } catch (...) {
+        // The rank's own error still reaches its stderr and the launcher.
+    }
+}
+
+void armRankFaults(const std::string &runDir, int rank, int worldSize, const std::string &node)
+{
+    std::error_code ec;
+    fs::remove(faultPath(runDir, rank), ec);
+    if (rank == 0 && fs::is_directory(fs::path(runDir) / "faults", ec))
+        for (const auto &e : fs::directory_iterator(fs::path(runDir) / "faults", ec)) {
+            const std::string name = e.path().filename().string();
+            int other = -1;
+            if (std::sscanf(name.c_str(), "rank-%d.json", &other) == 1 && other >= worldSize)
+                fs::remove(e.path(), ec);
+        }
+    fs::create_directories(fs::path(runDir) / "faults", ec);
+    const std::string path = faultPath(runDir, rank), temp = path + ".tmp";
+    const std::string prefix = "{\"cause\":\"crash\",\"node\":" + nlohmann::json(node).dump() +
+        ",\"rank\":" + std::to_string(rank) + ",";
+    if (path.size() >= sizeof g_path || temp.size() >= sizeof g_tempPath || prefix.size() >= sizeof g_prefix)
+        return;  // a run dir this long gets no crash record, only the exception ones
+    std::snprintf(g_path, sizeof g_path, "%s", path.c_str());
+    std::snprintf(g_tempPath, sizeof g_tempPath, "%s", temp.c_str());
+    std::snprintf(g_prefix, sizeof g_prefix, "%s", prefix.c_str());
+    for (int sig : kFatalSignals) {
+        struct sigaction a { };
+        a.sa_handler = onFatalSignal;
+        sigemptyset(&a.sa_mask);
+        a.sa_flags = SA_RESETHAND | SA_NODEFER;
+        ::sigaction(sig, &a, &g_previous[sig]);
+    }
+}
+
+void noteStep(std::int64_t step) noexcept
+{
+    g_step.store(step, std::memory_order_relaxed);
+}
+
+std::string faultReason(const RankFault &f)
+{
+    return "rank " + std::to_string(f.rank) + " on " + f.node + ": " + f.reason;
+}
+
+FirstFault firstRankFault(const std::string &runDir)
+{
+    std::vector<RankFault> faults;
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(fs::path(runDir) / "faults", ec)) {
+        if (e.path().extension() != ".json")
+            continue;
+        std::ifstream in(e.path());
+        const auto j = nlohmann::json::parse(in, nullptr, false);
+        if (!j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer())
+            continue;
+        RankFault f;
+        f.cause = j.value("cause", std::string("error"));
+        f.reason = j.value("reason", std::string());
+        f.node = j.value("node", std::string());
+        f.rank = j["rank"].get<int>();
+        f.step = j.value("step", std::int64_t(0));
+        f.t = j.value("t", 0.0);
+        faults.push_back(std::move(f));
+    }
+    if (faults.empty())
+        return {};
+    const auto first =
+        std::min_element(faults.begin(), faults.end(), [](const RankFault &a, const RankFault &b) {
+            const bool aWaited = a.cause == "comm", bWaited = b.cause == "comm";
+            if (aWaited != bWaited)
+                return bWaited;
+            if (a.t != b.t)
+                return a.t < b.t;
+            return a.rank < b.rank;
+        });
+    return {*first, faults.size()};
+}
+
+nlohmann::json faultExitFields(const FirstFault &first)
+{
+    return {{"cause", first.fault.cause},
+            {"node", first.fault.node},
+            {"rank", first.fault.rank},
+            {"ranks_failed", first.ranks}};
+}
+
+bool foldRankFaults(const std::string &runDir)
+{
+    const FirstFault first = firstRankFault(runDir);
+    if (first.ranks == 0)
+        return false;
+    const fs::path exitPath = fs::path(runDir) / "exit.json";
+    {
+        std::ifstream in(exitPath);
+        const auto j = nlohmann::json::parse(in, nullptr, false);
+        const std::string state = j.is_object() ? j.value("state", std::string()) : std::string();
+        if (!state.empty() && state != "failed")
+            return false;  // the run completed or was preempted: a late rank's fault is not its verdict
+    }
+    nlohmann::json exit{{"state", "failed"},
+                        {"reason", faultReason(first.fault)},
+                        {"step", first.fault.step},
+                        {"t", unixNow()}};
+    exit.update(faultExitFields(first));
+    writeFileAtomically(exitPath.string(), exit.dump() + "\n");
+    return true;
+}
+
+void injectedFault(const std::string &node, int rank, std::int64_t step, int timeoutSeconds)
+{
+    static const std::string spec = [] {
+        const char *v = std::getenv("ORRERY_TRAIN_FAULT");
+        return std::string(v ? v : "");
+    }();
+    if (spec.empty())
+        return;
+    std::stringstream words(spec);
+    std::string kind, word;
+    std::getline(words, kind, ':');
+    std::int64_t atStep = 1;
+    while (std::getline(words, word, ':')) {
+        const auto eq = word.find('=');
+        const std::string key = word.substr(0, eq),
+                          value = eq == std::string::npos ? "" : word.substr(eq + 1);
+        if ((key == "node" && value != node) || (key == "rank" && value != std::to_string(rank)))
+            return;
+        if (key == "step")
+            atStep = std::atoll(value.c_str());
+    }
+    if (step != atStep)
+        return;
+    const std::string why = " (injected by ORRERY_TRAIN_FAULT)";
+    if (kind == "abort")
+        std::abort();
+    if (kind == "stall") {
+        std::this_thread::sleep_for(std::chrono::seconds(timeoutSeconds + 10));
+        return;
+    }
+    if (kind == "cuda")
+        throw std::runtime_error("CUDA error: uncorrectable ECC error encountered" + why);
+    if (kind == "nccl")
+        throw std::runtime_error("NCCL error: unhandled system error" + why);
+    if (kind == "oom")
+        throw std::bad_alloc();
+    if (kind == "data")
+        throw DataError("no file of the dataset decodes" + why);
+    throw ConfigError("ORRERY_TRAIN_FAULT: unknown kind '" + kind +
+                      "' (abort, stall, cuda, nccl, oom, data)");
+}
+
+}  // namespace orrery::train
