@@ -514,7 +514,7 @@ ShardSample ShardStreams::next(int worker)
                 slot = m_slots[(first + k) % m_slots.size()].get();
         if (!slot)
             throw DataError("no shard of data.path gives a sample: every source failed (the last: " +
-                                     m_lastFailure + ")");
+                            m_lastFailure + ")");
         // The shard being read and up to read_ahead after it, never the same shard twice at once.
         const std::size_t window = std::min(std::size_t(m_options.readAhead) + 1, slot->sources.size());
         while (slot->window.size() < window) {

@@ -310,9 +310,8 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
             for (std::size_t i : list)
                 mine.push_back(all[i]);
         if (mine.empty())
-            throw DataError("data.path gives " + std::to_string(all.size()) +
-                                     " shards: none for rank " + std::to_string(rank) + " of " +
-                                     std::to_string(world));
+            throw DataError("data.path gives " + std::to_string(all.size()) + " shards: none for rank " +
+                            std::to_string(rank) + " of " + std::to_string(world));
         m_streamed = mine.size();
         m_streams = std::make_unique<ShardStreams>(std::move(mine), workers, stream);
         return;
@@ -337,12 +336,11 @@ VideoDataset::VideoDataset(const std::string &kind, const std::string &root, std
         if (int(k % std::size_t(world)) == rank)
             m_files.push_back({all[k].string(), dirs[all[k].parent_path()] % classes});
     if (m_files.empty())
-        throw DataError("no " + std::string(kind == "shards" ? ".tar shards" : "video files") +
-                                 " under " + root + " for rank " + std::to_string(rank) + " of " +
-                                 std::to_string(world) +
-                                 (available() ? std::string()
-                                              : std::string(" (this orrery-train was built without FFmpeg: "
-                                                            "it reads .y4m files only)")));
+        throw DataError("no " + std::string(kind == "shards" ? ".tar shards" : "video files") + " under " +
+                        root + " for rank " + std::to_string(rank) + " of " + std::to_string(world) +
+                        (available() ? std::string()
+                                     : std::string(" (this orrery-train was built without FFmpeg: "
+                                                   "it reads .y4m files only)")));
     m_bad.assign(m_files.size(), false);
 }
 
@@ -428,7 +426,7 @@ std::pair<torch::Tensor, std::int64_t> VideoDataset::streamedClip(std::uint64_t 
             // Shards without one decodable sample in a row of this many: the data is not what we read.
             if (++failed >= kMaxUndecodableInARow)
                 throw DataError("no sample of the last " + std::to_string(failed) +
-                                         " from data.path decodes (see the warnings)");
+                                " from data.path decodes (see the warnings)");
         }
     }
 }
