@@ -43,8 +43,8 @@ while IFS='|' read -r name sets; do
 done <"$variants"
 wait
 
-echo "| variant | overrides | wall s | eval/loss | presence | colour error | score | data score |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| variant | overrides | wall s | eval/loss | presence | colour error | core colour error | cohesion | score | data score |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for name in "${names[@]}"; do
   sets=$(grep -E "^ *$name *\|" "$variants" | head -1 | cut -d'|' -f2- | xargs)
   python3 - "$out/$name" "$name" "$sets" <<'PY'
@@ -61,6 +61,7 @@ except OSError:
 wall = open(os.path.join(d, "wall_s")).read().strip() if os.path.exists(os.path.join(d, "wall_s")) else "?"
 f = lambda k: f"{ev[k]:.3f}" if k in ev else "—"
 print(f"| {name} | `{sets}` | {wall} | {f('eval/loss')} | {f('eval/sample_presence')} | "
-      f"{f('eval/sample_colour_error')} | {f('eval/sample_score')} | {f('eval/data_score')} |")
+      f"{f('eval/sample_colour_error')} | {f('eval/sample_core_colour_error')} | {f('eval/sample_cohesion')} | "
+      f"{f('eval/sample_score')} | {f('eval/data_score')} |")
 PY
 done

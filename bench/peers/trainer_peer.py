@@ -304,7 +304,7 @@ class VideoDiT(nn.Module):
             nn.init.normal_(lin.weight, std=0.02)
             nn.init.zeros_(lin.bias)
         self.class_emb = nn.Embedding(cfg["data.classes"] + 1, w)
-        nn.init.normal_(self.class_emb.weight, std=0.02)
+        # The label keeps nn.Embedding's N(0, 1), as orrery-train's DiT (dit.cpp says why).
         full = cfg["model.attention"] == "full"
         self.blocks = nn.ModuleList([DiTBlock(w, cfg["model.heads"], cfg["model.mlp_ratio"], full)
                                      for _ in range(cfg["model.depth"])])

@@ -50,6 +50,8 @@ QStringList trainerMetricNames()
         QStringLiteral("eval/loss_t<t>"),
         QStringLiteral("eval/sample_presence"),
         QStringLiteral("eval/sample_colour_error"),
+        QStringLiteral("eval/sample_core_colour_error"),
+        QStringLiteral("eval/sample_cohesion"),
         QStringLiteral("eval/sample_shape_error"),
         QStringLiteral("eval/sample_area_cv"),
         QStringLiteral("eval/sample_motion_jerk"),

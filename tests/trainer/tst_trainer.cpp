@@ -178,7 +178,8 @@ private Q_SLOTS:
         const QJsonObject got = doc[QLatin1String("metrics")].toObject(),
                           want = final[QLatin1String("values")].toObject();
         for (const char *key : {"eval/loss", "eval/sample_presence", "eval/sample_colour_error",
-                                "eval/sample_score", "eval/data_score"}) {
+                                "eval/sample_core_colour_error", "eval/sample_cohesion", "eval/sample_score",
+                                "eval/data_score"}) {
             const double a = got[QLatin1String(key)].toDouble(), b = want[QLatin1String(key)].toDouble();
             QVERIFY2(
                 got.contains(QLatin1String(key)) && std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)),

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Sharded data parallel (dist.shard, ZeRO stages 1 and 2; trainer/src/shard.h) with real
+// Sharded data parallel (dist.shard, ZeRO stages 1, 2 and 3; trainer/src/shard.h) with real
 // orrery-train ranks (--nproc, Gloo on CPU) on the small test model: a sharded run must train
 // exactly as the unsharded one, keep ~1/N of the optimizer state per rank, and write checkpoints
 // that resume at another world size and sharding.
@@ -62,16 +62,33 @@ QString checkpointMismatch(const QJsonObject &a, const QJsonObject &b, const QSt
     return pairs.isEmpty() ? QStringLiteral("no tensor under ") + prefix : QString();
 }
 
-QList<double> stateBytesPerRank(const QString &runDir)
+QList<double> bytesPerRank(const QString &runDir, const char *key)
 {
     QList<double> out;
     const QList<QJsonObject> ev = events(runDir);
     if (ev.isEmpty())
         return out;
-    for (const QJsonValue &v :
-         ev.first()[QLatin1String("run")][QLatin1String("optimizer_state_bytes_per_rank")].toArray())
+    for (const QJsonValue &v : ev.first()[QLatin1String("run")][QLatin1String(key)].toArray())
         out.push_back(v.toDouble());
     return out;
+}
+QList<double> stateBytesPerRank(const QString &runDir)
+{
+    return bytesPerRank(runDir, "optimizer_state_bytes_per_rank");
+}
+
+// Each rank's `part` is `whole` / world, to 3% (padding under world size elements per bucket, a
+// step count per bucket instead of per parameter); empty when so.
+QString notOneNth(const QList<double> &whole, const QList<double> &parts, int world)
+{
+    if (whole.size() != world || parts.size() != world)
+        return QStringLiteral("%1 and %2 ranks reported").arg(whole.size()).arg(parts.size());
+    for (int r = 0; r < world; ++r) {
+        const double ratio = parts[r] / (whole[r] / world);
+        if (ratio < 0.97 || ratio > 1.03)
+            return QStringLiteral("rank %1: %2 bytes, unsharded %3").arg(r).arg(parts[r]).arg(whole[r]);
+    }
+    return {};
 }
 
 }  // namespace
@@ -105,6 +122,45 @@ class TestTrainerZero : public QObject {
         if (r.code != 0 && r.code != 75)
             qWarning("%s failed (%d): %s", qPrintable(name), r.code, r.err.constData());
         return runDir;
+    }
+
+    // `sets` + `four` on 4 ranks to --stop-at-step 10, then `sets` + `two` on 2 ranks, resumed, in
+    // `resumed`: empty, or what failed.
+    QString stopAtTenResumeAtTwo(const QString &resumed, const QStringList &sets, const QStringList &four,
+                                 const QStringList &two)
+    {
+        QDir(resumed).removeRecursively();
+        const Result first = train(runArgs(resumed, sets + four) +
+                                   QStringList{QStringLiteral("--nproc"), QStringLiteral("4"),
+                                               QStringLiteral("--stop-at-step"), QStringLiteral("10")});
+        if (first.code != 75)
+            return QStringLiteral("4 ranks: exit %1: %2").arg(first.code).arg(QString::fromUtf8(first.err));
+        const Result second = train(runArgs(resumed, sets + two) +
+                                    QStringList{QStringLiteral("--nproc"), QStringLiteral("2"),
+                                                QStringLiteral("--resume"), QStringLiteral("auto")});
+        if (second.code != 0)
+            return QStringLiteral("2 ranks: exit %1: %2").arg(second.code).arg(QString::fromUtf8(second.err));
+        return {};
+    }
+
+    // The sharded run completed with `shard`, its losses those of `none` to 1e-5 at every step, and
+    // its last checkpoint the same (model, EMA, the consolidated optimizer state): empty, or what
+    // differs.
+    static QString trainsAs(const QString &none, const QString &sharded, const QString &shard, int steps)
+    {
+        if (exitJson(sharded)[QLatin1String("state")].toString() != QLatin1String("completed"))
+            return sharded + QStringLiteral(" did not complete");
+        if (events(sharded).first()[QLatin1String("run")][QLatin1String("shard")].toString() != shard)
+            return QStringLiteral("the run's shard is not ") + shard;
+        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, steps);
+        if (!mismatch.isEmpty())
+            return mismatch;
+        const QString ckpt = QStringLiteral("/checkpoints/step-%1.ckpt").arg(steps);
+        const QJsonObject a = inspect(none + ckpt), b = inspect(sharded + ckpt);
+        for (const char *prefix : {"model/", "ema/", "optim/exp_avg/", "optim/exp_avg_sq/", "optim/step/"})
+            if (const QString diff = checkpointMismatch(a, b, QString::fromLatin1(prefix)); !diff.isEmpty())
+                return diff;
+        return {};
     }
 
     static void archRows()
@@ -145,29 +201,80 @@ private Q_SLOTS:
         const QString none = run(QStringLiteral("%1-%2-none").arg(arch).arg(world), sets, world);
         const QString sharded = run(QStringLiteral("%1-%2-%3").arg(arch).arg(world).arg(shard),
                                     sets + QStringList{QStringLiteral("dist.shard=") + shard}, world);
-        QCOMPARE(exitJson(sharded)[QLatin1String("state")].toString(), QStringLiteral("completed"));
-        QCOMPARE(events(sharded).first()[QLatin1String("run")][QLatin1String("shard")].toString(), shard);
-        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, kSteps);
-        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
-        const QString ckpt = QStringLiteral("/checkpoints/step-%1.ckpt").arg(kSteps);
-        const QJsonObject a = inspect(none + ckpt), b = inspect(sharded + ckpt);
-        for (const char *prefix : {"model/", "ema/", "optim/exp_avg/", "optim/exp_avg_sq/", "optim/step/"}) {
-            const QString diff = checkpointMismatch(a, b, QString::fromLatin1(prefix));
-            QVERIFY2(diff.isEmpty(), qPrintable(diff));
-        }
+        const QString differs = trainsAs(none, sharded, shard, kSteps);
+        QVERIFY2(differs.isEmpty(), qPrintable(differs));
 
-        const QList<double> whole = stateBytesPerRank(none), parts = stateBytesPerRank(sharded);
-        QCOMPARE(whole.size(), world);
-        QCOMPARE(parts.size(), world);
-        for (int r = 0; r < world; ++r) {
-            // Padding (under world size elements per bucket) and one step count per bucket
-            // instead of per parameter are the only difference from an exact 1/N.
-            const double ratio = parts[r] / (whole[r] / world);
-            QVERIFY2(
-                ratio > 0.97 && ratio < 1.03,
-                qPrintable(
-                    QStringLiteral("rank %1: %2 bytes, unsharded %3").arg(r).arg(parts[r]).arg(whole[r])));
-        }
+        const QString bytes = notOneNth(stateBytesPerRank(none), stateBytesPerRank(sharded), world);
+        QVERIFY2(bytes.isEmpty(), qPrintable(bytes));
+    }
+
+    void parameterShardingTrainsAsUnsharded_data()
+    {
+        QTest::addColumn<int>("world");
+        QTest::newRow("2 ranks") << 2;
+        QTest::newRow("4 ranks") << 4;
+    }
+
+    // Stage 3 (the DiT, its blocks recomputed): 20 steps, with samples at step 10 (the EMA made
+    // whole for them), train as dist.shard none does to 1e-5, write the same checkpoint, and each
+    // rank keeps ~1/N of the parameters, gradients, optimizer state and EMA between steps.
+    void parameterShardingTrainsAsUnsharded()
+    {
+        QFETCH(int, world);
+        constexpr int kSteps = 20;
+        const QStringList sets = common(QStringLiteral("dit"), kSteps) +
+            QStringList{QStringLiteral("train.batch_size=2"),
+                        QStringLiteral("train.activation_checkpointing=true"),
+                        QStringLiteral("train.sample_every=10")};
+        const QString none = run(QStringLiteral("stage3-%1-none").arg(world), sets, world);
+        const QString sharded = run(QStringLiteral("stage3-%1-parameters").arg(world),
+                                    sets + QStringList{QStringLiteral("dist.shard=parameters")}, world);
+        const QString differs = trainsAs(none, sharded, QStringLiteral("parameters"), kSteps);
+        QVERIFY2(differs.isEmpty(), qPrintable(differs));
+        QVERIFY(QFileInfo(sharded + QStringLiteral("/samples/step-10.png")).size() > 0);
+        const QString bytes = notOneNth(bytesPerRank(none, "model_state_bytes_per_rank"),
+                                        bytesPerRank(sharded, "model_state_bytes_per_rank"), world);
+        QVERIFY2(bytes.isEmpty(), qPrintable(bytes));
+    }
+
+    void parameterShardingResumesAtAnotherWorldSize_data()
+    {
+        QTest::addColumn<QString>("then");
+        QTest::newRow("stage 3 at 2 ranks") << QStringLiteral("parameters");
+        QTest::newRow("unsharded at 2 ranks") << QStringLiteral("none");
+    }
+
+    // Written by 4 ranks with stage 3, resumed by 2 (the same global batch) with stage 3 or none:
+    // the loss curve goes on as the uninterrupted 4-rank run's does.
+    void parameterShardingResumesAtAnotherWorldSize()
+    {
+        QFETCH(QString, then);
+        const QStringList sets = common(QStringLiteral("dit"), 20) +
+            QStringList{QStringLiteral("train.activation_checkpointing=true")};
+        const QStringList four{QStringLiteral("train.batch_size=2"), QStringLiteral("dist.shard=parameters")};
+        const QString straight = run(QStringLiteral("stage3-straight-4"), sets + four, 4);
+        const QString resumed = dir(QStringLiteral("stage3-resumed-") + then);
+        const QString failed = stopAtTenResumeAtTwo(
+            resumed, sets, four,
+            {QStringLiteral("train.batch_size=4"), QStringLiteral("dist.shard=") + then});
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
+        const QString mismatch = lossMismatch(losses(straight), losses(resumed), 11, 20, 1e-4);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+    }
+
+    // train.grad_accum=2 with stage 3 (each micro-step reduce-scatters into the slices) trains as
+    // the unsharded run with the same accumulation.
+    void gradientAccumulationWithParameterSharding()
+    {
+        const QStringList sets = common(QStringLiteral("dit"), 10) +
+            QStringList{QStringLiteral("train.batch_size=2"), QStringLiteral("train.grad_accum=2"),
+                        QStringLiteral("train.activation_checkpointing=true")};
+        const QString none = run(QStringLiteral("stage3-accum-none"), sets, 2);
+        const QString sharded = run(QStringLiteral("stage3-accum"),
+                                    sets + QStringList{QStringLiteral("dist.shard=parameters")}, 2);
+        QCOMPARE(exitJson(sharded)[QLatin1String("state")].toString(), QStringLiteral("completed"));
+        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, 10);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
     void resumeAtTwoRanksFromAShardedCheckpointOfFour_data() { archRows(); }
@@ -181,18 +288,10 @@ private Q_SLOTS:
         const QStringList four{QStringLiteral("train.batch_size=2"), QStringLiteral("dist.shard=gradients")};
         const QString straight = run(arch + QStringLiteral("-straight-4"), sets + four, 4);
         const QString resumed = dir(arch + QStringLiteral("-resumed-2"));
-        QDir(resumed).removeRecursively();
-        Result first = train(runArgs(resumed, sets + four) +
-                             QStringList{QStringLiteral("--nproc"), QStringLiteral("4"),
-                                         QStringLiteral("--stop-at-step"), QStringLiteral("10")});
-        QVERIFY2(first.code == 75, first.err.constData());
-        Result second = train(runArgs(resumed,
-                                      sets +
-                                          QStringList{QStringLiteral("train.batch_size=4"),
-                                                      QStringLiteral("dist.shard=optimizer")}) +
-                              QStringList{QStringLiteral("--nproc"), QStringLiteral("2"),
-                                          QStringLiteral("--resume"), QStringLiteral("auto")});
-        QVERIFY2(second.code == 0, second.err.constData());
+        const QString failed = stopAtTenResumeAtTwo(
+            resumed, sets, four,
+            {QStringLiteral("train.batch_size=4"), QStringLiteral("dist.shard=optimizer")});
+        QVERIFY2(failed.isEmpty(), qPrintable(failed));
         const QList<QJsonObject> ev = events(resumed);
         bool resumedAtTwo = false;
         for (const QJsonObject &e : ev)
@@ -241,14 +340,24 @@ private Q_SLOTS:
         QVERIFY(!lossMismatch(losses(none), losses(single), 2, 10).isEmpty());
     }
 
-    // Stage 3 is not built: a clear config error naming the key, before any work.
-    void parameterShardingIsRefusedBeforeAnyWork()
+    // Stage 3 gathers each block around its forward and its recomputed backward: without blocks
+    // recomputed (or with the UNet, whose blocks are not units) a clear config error, before any
+    // work.
+    void parameterShardingNeedsRecomputedBlocks_data()
     {
-        const QString runDir = dir(QStringLiteral("stage3"));
-        const Result r = train(runArgs(runDir, {QStringLiteral("dist.shard=parameters")}));
+        QTest::addColumn<QStringList>("sets");
+        QTest::newRow("unet") << QStringList{QStringLiteral("model.arch=unet"),
+                                             QStringLiteral("train.activation_checkpointing=true")};
+        QTest::newRow("dit without recompute") << QStringList{QStringLiteral("model.arch=dit")};
+    }
+    void parameterShardingNeedsRecomputedBlocks()
+    {
+        QFETCH(QStringList, sets);
+        const QString runDir = dir(QStringLiteral("stage3-refused"));
+        const Result r = train(runArgs(runDir, sets + QStringList{QStringLiteral("dist.shard=parameters")}));
         QCOMPARE(r.code, 2);
         QVERIFY2(QString::fromUtf8(r.err).contains(
-                     QLatin1String("dist.shard: parameters (ZeRO stage 3) is not available")),
+                     QLatin1String("it needs model.arch dit and train.activation_checkpointing: true")),
                  r.err.constData());
         QVERIFY(!QFileInfo::exists(runDir));
     }

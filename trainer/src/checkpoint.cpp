@@ -43,6 +43,12 @@ void Checkpointer::save(std::int64_t step, DenoiserImpl &model, DenoiserImpl &em
 {
     torch::serialize::OutputArchive a;
     optimizer.save(lead ? &a : nullptr);
+    // Stage 3: the weights whole on every rank while the lead writes them (consolidated).
+    optimizer.materialize();
+    struct Release {
+        Optimizer &o;
+        ~Release() { o.release(); }
+    } release{optimizer};
     if (!lead)
         return;
     for (const auto &p : model.named_parameters())
@@ -78,6 +84,7 @@ std::int64_t Checkpointer::load(const fs::path &file, DenoiserImpl &model, Denoi
     torch::serialize::InputArchive a;
     a.load_from(file.string());
     torch::NoGradGuard ng;
+    optimizer.materialize();  // stage 3: read whole, then each rank keeps its slices
     for (auto &p : model.named_parameters())
         readCheckpointTensor(a, file.string(), "model/" + p.key(), p.value());
     for (auto &p : model.named_buffers())
@@ -85,6 +92,7 @@ std::int64_t Checkpointer::load(const fs::path &file, DenoiserImpl &model, Denoi
     for (auto &p : ema.named_parameters())
         readCheckpointTensor(a, file.string(), "ema/" + p.key(), p.value());
     optimizer.load(a, file.string());
+    optimizer.release(/*adopt=*/true);
     torch::Tensor step;
     a.read("meta/step", step);
     return step.item<std::int64_t>();

@@ -316,7 +316,8 @@ std::vector<KeySpec> makeSchema()
          Type::String,
          std::string("none"),
          "sharded data parallel (ZeRO): none | optimizer (stage 1: optimizer state) | gradients (stage 2: "
-         "+ gradients), each partitioned across the ranks; parameters (stage 3) is not available yet",
+         "+ gradients) | parameters (stage 3: + parameters; the DiT with activation checkpointing), each "
+         "partitioned across the ranks",
          0,
          0,
          {"none", "optimizer", "gradients", "parameters"}},
@@ -646,6 +647,11 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
             throw ConfigError(std::string("data.path: ") + e.what());
         }
     }
+    if (cfg.s("dist.shard") == "parameters" &&
+        (cfg.s("model.arch") != "dit" || !cfg.b("train.activation_checkpointing")))
+        throw ConfigError("dist.shard: parameters (ZeRO stage 3) gathers each block's parameters around its "
+                          "forward and its recomputed backward: it needs model.arch dit and "
+                          "train.activation_checkpointing: true");
     const I size = cfg.i("data.size");
     if (cfg.s("model.arch") == "dit") {
         checkDiTShapes(cfg);
@@ -658,9 +664,6 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
                           " (model.patch x one halving per level of model.channel_mult)");
     if (cfg.i("model.channels") % 8 != 0)
         throw ConfigError("model.channels must be a multiple of 8 (GroupNorm groups)");
-    if (cfg.s("dist.shard") == "parameters")
-        throw ConfigError("dist.shard: parameters (ZeRO stage 3) is not available yet; optimizer (stage 1) "
-                          "and gradients (stage 2) are");
     return cfg;
 }
 

@@ -15,6 +15,38 @@ namespace {
 constexpr std::uint64_t kHeldOut = 1ull << 50;
 constexpr std::uint64_t kSampleNoise = 1ull << 51;
 
+// The pixel count of the largest 8-connected part of the mask (smooth > 0.35), by flood fill.
+double largestPart(const std::vector<float> &smooth, std::int64_t h, std::int64_t w, std::vector<int> &part)
+{
+    std::fill(part.begin(), part.end(), 0);
+    std::vector<std::int64_t> stack;
+    int label = 0;
+    std::int64_t best = 0;
+    for (std::int64_t start = 0; start < h * w; ++start) {
+        if (part[std::size_t(start)] || smooth[std::size_t(start)] <= 0.35f)
+            continue;
+        part[std::size_t(start)] = ++label;
+        stack.assign(1, start);
+        std::int64_t size = 0;
+        while (!stack.empty()) {
+            const std::int64_t i = stack.back();
+            stack.pop_back();
+            ++size;
+            const std::int64_t y = i / w, x = i % w;
+            for (std::int64_t yy = std::max<std::int64_t>(0, y - 1); yy <= std::min(h - 1, y + 1); ++yy)
+                for (std::int64_t xx = std::max<std::int64_t>(0, x - 1); xx <= std::min(w - 1, x + 1); ++xx) {
+                    const std::int64_t j = yy * w + xx;
+                    if (!part[std::size_t(j)] && smooth[std::size_t(j)] > 0.35f) {
+                        part[std::size_t(j)] = label;
+                        stack.push_back(j);
+                    }
+                }
+        }
+        best = std::max(best, size);
+    }
+    return double(best);
+}
+
 }  // namespace
 
 ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double expectedFill)
@@ -26,7 +58,8 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
     const auto frames = clip.size(1), h = clip.size(2), w = clip.size(3);
     const float *target = kPalette[colourOf(label)];
     std::vector<double> areas, fills, cx, cy;
-    double colourErr = 0;
+    double colourErr = 0, coreErr = 0, cohesion = 0;
+    std::vector<int> part(std::size_t(h * w));  // connected-part labels of the mask
     int present = 0;
     const double minArea = double(h * w) * 0.005, maxArea = double(h * w) * 0.5;
     std::vector<float> bright(std::size_t(h * w)), smooth(std::size_t(h * w));
@@ -50,7 +83,7 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
                         sum += bright[std::size_t(yy * w + xx)];
                 smooth[std::size_t(y * w + x)] = sum / float(n);
             }
-        double area = 0, sx = 0, sy = 0, col[3] = {0, 0, 0};
+        double area = 0, sx = 0, sy = 0, col[3] = {0, 0, 0}, core = 0, coreCol[3] = {0, 0, 0};
         std::int64_t x0 = w, x1 = -1, y0 = h, y1 = -1;
         for (std::int64_t y = 0; y < h; ++y)
             for (std::int64_t x = 0; x < w; ++x) {
@@ -64,6 +97,11 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
                 sy += double(y);
                 for (int ch = 0; ch < 3; ++ch)
                     col[ch] += v[ch];
+                if (bright[std::size_t(y * w + x)] >= 0.6f) {
+                    core += 1;
+                    for (int ch = 0; ch < 3; ++ch)
+                        coreCol[ch] += v[ch];
+                }
                 x0 = std::min(x0, x);
                 x1 = std::max(x1, x);
                 y0 = std::min(y0, y);
@@ -76,20 +114,26 @@ ClipQuality scoreClip(const torch::Tensor &clipIn, std::int64_t label, double ex
         areas.push_back(area);
         cx.push_back(sx / area);
         cy.push_back(sy / area);
-        double e = 0;
-        for (int ch = 0; ch < 3; ++ch)
+        double e = 0, ce = 0;
+        for (int ch = 0; ch < 3; ++ch) {
             e += std::pow(col[ch] / area - double(target[ch]), 2);
+            ce += core > 0 ? std::pow(coreCol[ch] / core - double(target[ch]), 2) : 1.0;
+        }
         colourErr += std::sqrt(e);
+        coreErr += std::min(1.0, std::sqrt(ce));
+        cohesion += largestPart(smooth, h, w, part) / area;
     }
     ClipQuality q;
     q.presence = double(present) / double(frames);
     if (present == 0) {
-        q.colourError = q.shapeError = 1;
+        q.colourError = q.shapeError = q.coreColourError = 1;
         q.areaCv = 1;
         q.motionJerk = double(w);
         return q;
     }
     q.colourError = colourErr / present;
+    q.coreColourError = coreErr / present;
+    q.cohesion = cohesion / present;
     double meanArea = 0, meanFill = 0;
     for (std::size_t i = 0; i < areas.size(); ++i) {
         meanArea += areas[i];
@@ -193,6 +237,8 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(DenoiserImpl &mo
         const ClipQuality q = scoreClip(clips[i], label, m_fill[std::size_t(shapeOf(label))]);
         sum.presence += q.presence / double(count);
         sum.colourError += q.colourError / double(count);
+        sum.coreColourError += q.coreColourError / double(count);
+        sum.cohesion += q.cohesion / double(count);
         sum.shapeError += q.shapeError / double(count);
         sum.areaCv += q.areaCv / double(count);
         sum.motionJerk += q.motionJerk / double(count);
@@ -201,6 +247,8 @@ std::vector<std::pair<std::string, double>> Evaluator::evaluate(DenoiserImpl &mo
     out.insert(out.end(),
                {{"eval/sample_presence", sum.presence},
                 {"eval/sample_colour_error", sum.colourError},
+                {"eval/sample_core_colour_error", sum.coreColourError},
+                {"eval/sample_cohesion", sum.cohesion},
                 {"eval/sample_shape_error", sum.shapeError},
                 {"eval/sample_area_cv", sum.areaCv},
                 {"eval/sample_motion_jerk", sum.motionJerk},

@@ -28,6 +28,11 @@ namespace orrery::train {
 
 struct ClipQuality {
     double presence = 0, colourError = 0, shapeError = 0, areaCv = 0, motionJerk = 0, score = 0;
+    // Diagnostics (not in the score): the colour of the object's body alone (its pixels at least
+    // 0.6 bright, so a soft edge does not count), and the share of the object's pixels in its
+    // largest 8-connected part (1: one object; scattered bright patches: far less). Both over the
+    // frames where the object is present.
+    double coreColourError = 0, cohesion = 0;
 };
 
 // Scores one clip in [-1, 1] [3, T, H, W] against what `label` means; `expectedFill` is the mean

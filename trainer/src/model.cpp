@@ -178,6 +178,20 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : DenoiserImpl(o)
     zeroInit(*convOut);
 }
 
+std::vector<int> DenoiserImpl::parameterUnits() const
+{
+    // "blocks.<i>." parameters are block i's (the DiT's); everything else is the rest.
+    std::vector<int> out;
+    for (const auto &p : named_parameters()) {
+        const std::string &name = p.key();
+        int unit = -1;
+        if (name.rfind("blocks.", 0) == 0)
+            unit = std::atoi(name.c_str() + 7);
+        out.push_back(unit);
+    }
+    return out;
+}
+
 torch::Tensor DenoiserImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
                                     const torch::Tensor &labels, const torch::Tensor &reference)
 {

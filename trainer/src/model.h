@@ -12,6 +12,8 @@
 
 #include <torch/torch.h>
 
+#include <functional>
+
 #include <memory>
 #include <set>
 #include <string>
@@ -58,11 +60,22 @@ public:
                           const torch::Tensor &reference = {});
     const ModelOptions &options() const { return m_opt; }
 
+    // ZeRO stage 3 (shard.h): called before and after each block runs (in its forward and around
+    // its recompute), with the block's index. Only a model whose blocks are recomputed
+    // (activation checkpointing) takes them.
+    struct BlockScope {
+        std::function<void(int)> enter, leave;
+    };
+    void setBlockScope(BlockScope scope) { m_scope = std::move(scope); }
+    // Each parameter's unit, in parameters() order: its block's index, or -1 (the rest).
+    virtual std::vector<int> parameterUnits() const;
+
 protected:
     // The backbone on preconditioned input: [B, C, T, H, W] in, the same shape out.
     virtual torch::Tensor network(const torch::Tensor &x, const torch::Tensor &t, const torch::Tensor &labels,
                                   const torch::Tensor &reference) = 0;
     ModelOptions m_opt;
+    BlockScope m_scope;
 };
 using Denoiser = std::shared_ptr<DenoiserImpl>;
 

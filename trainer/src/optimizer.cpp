@@ -32,12 +32,10 @@ std::string key(const char *what, std::size_t param)
 }  // namespace
 
 Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
-                     std::vector<torch::Tensor> emaParams)
+                     std::vector<torch::Tensor> emaParams, const std::vector<int> &units)
     : m_pg(pg), m_c(c), m_params(std::move(params)), m_ema(std::move(emaParams))
 {
     const std::string shard = c.s("dist.shard");
-    if (shard == "parameters")  // config.cpp refuses it before any work; this guards other callers
-        throw std::runtime_error("dist.shard parameters (ZeRO stage 3) is not available yet");
     const auto device = m_params.front().device();
     if (shard == "none") {
         m_expAvg = zerosLike(m_params);
@@ -46,10 +44,19 @@ Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tenso
         m_sync = std::make_unique<GradientSync>(pg, m_params, c.f("dist.bucket_mb"));
         return;
     }
-    m_shards = std::make_unique<ShardedParameters>(pg, m_params, c.f("dist.bucket_mb"), shard == "gradients");
+    using Stage = ShardedParameters::Stage;
+    const Stage stage = shard == "optimizer" ? Stage::Optimizer
+        : shard == "gradients"               ? Stage::Gradients
+                                             : Stage::Parameters;
+    m_stage3 = stage == Stage::Parameters;
+    m_shards = std::make_unique<ShardedParameters>(pg, m_params, c.f("dist.bucket_mb"), stage, units);
     m_expAvg = zerosLike(m_shards->parameterSlices());
     m_expAvgSq = zerosLike(m_expAvg);
     m_steps = stepCounts(m_expAvg.size(), device);
+    if (m_stage3) {
+        m_emaSlices = m_shards->slicesOf(m_ema);
+        releaseEma();
+    }
 }
 
 Optimizer::~Optimizer() = default;
@@ -94,12 +101,17 @@ torch::Tensor Optimizer::step(double lr, std::int64_t step)
                       m_c.f("optim.beta2"), m_c.f("optim.weight_decay"), 1e-8, false, false);
     if (m_shards)
         m_shards->gatherParameters();
+    if (m_stage3)
+        m_shards->releaseUnit(-1);  // beforeForward gathered it for this step
     // EMA warm-up (as diffusers' EMAModel): early on the average follows the weights closely,
     // else a short run's EMA would still be its random initialisation. The EMA is kept whole on
     // every rank even when sharded: rank 0 samples and evaluates with it, so sharding it would
     // not lower rank 0's peak (docs/trainer.md, "Sharded data parallel").
     const double d = std::min(m_c.f("train.ema_decay"), (1.0 + double(step)) / (10.0 + double(step)));
-    at::_foreach_lerp_(m_ema, m_params, 1.0 - d);
+    if (m_stage3)
+        at::_foreach_lerp_(m_emaSlices, params, 1.0 - d);  // stage 3: slices of both
+    else
+        at::_foreach_lerp_(m_ema, m_params, 1.0 - d);
     if (m_shards) {
         m_shards->zeroGradients();
     } else {
@@ -155,6 +167,82 @@ void Optimizer::load(torch::serialize::InputArchive &in, const std::string &file
         readCheckpointTensor(in, file, key("exp_avg_sq", i), m_expAvgSq[i]);
         readCheckpointTensor(in, file, key("step", i), m_steps[i]);
     }
+}
+
+void Optimizer::beforeForward()
+{
+    if (m_stage3)
+        m_shards->gatherUnit(-1);
+}
+
+void Optimizer::enterUnit(int unit)
+{
+    if (m_stage3)
+        m_shards->gatherUnit(unit);
+}
+
+void Optimizer::leaveUnit(int unit)
+{
+    if (m_stage3)
+        m_shards->releaseUnit(unit);
+}
+
+void Optimizer::materialize()
+{
+    if (!m_stage3)
+        return;
+    m_shards->gatherAll();
+    materializeEma();
+}
+
+void Optimizer::release(bool adopt)
+{
+    if (!m_stage3)
+        return;
+    if (adopt) {
+        torch::NoGradGuard ng;
+        m_emaSlices = m_shards->slicesOf(m_ema);
+    }
+    m_shards->releaseAll(adopt);
+    releaseEma();
+}
+
+void Optimizer::materializeEma()
+{
+    if (!m_stage3 || m_emaWhole)
+        return;
+    torch::NoGradGuard ng;
+    const auto whole = m_shards->gatherPerParameter(m_emaSlices, true);
+    for (std::size_t i = 0; i < m_ema.size(); ++i)
+        m_ema[i].set_data(whole[i]);
+    m_emaWhole = true;
+}
+
+void Optimizer::releaseEma()
+{
+    if (!m_stage3 || !m_emaWhole)
+        return;
+    for (auto &e : m_ema)
+        e.set_data(torch::empty({0}, e.options()));
+    m_emaWhole = false;
+}
+
+std::int64_t Optimizer::residentBytes() const
+{
+    std::int64_t n = stateBytes();
+    const auto bytes = [](const std::vector<torch::Tensor> &ts) {
+        std::int64_t b = 0;
+        for (const auto &t : ts)
+            b += std::int64_t(t.numel()) * std::int64_t(t.element_size());
+        return b;
+    };
+    if (!m_shards)  // whole parameters, gradients and EMA
+        return n + 3 * bytes(m_params);
+    const std::int64_t slices = bytes(m_shards->parameterSlices());
+    if (m_stage3)  // parameter, gradient and EMA slices
+        return n + 3 * slices;
+    // Whole parameters and EMA; stage 1 whole gradients (its flat buckets), stage 2 slices.
+    return n + 2 * bytes(m_params) + (sharding() == "optimizer" ? slices * m_pg.worldSize() : slices);
 }
 
 std::size_t Optimizer::bucketCount() const

@@ -22,9 +22,10 @@ class ShardedParameters;
 
 class Optimizer {
 public:
-    // `params` and `emaParams` in the same order (the model's and its EMA copy's parameters).
+    // `params` and `emaParams` in the same order (the model's and its EMA copy's parameters);
+    // `units`: each parameter's unit (DenoiserImpl::parameterUnits), for dist.shard parameters.
     Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
-              std::vector<torch::Tensor> emaParams);
+              std::vector<torch::Tensor> emaParams, const std::vector<int> &units = {});
     ~Optimizer();
     Optimizer(const Optimizer &) = delete;
     Optimizer &operator=(const Optimizer &) = delete;
@@ -44,6 +45,23 @@ public:
     // Loads a consolidated state written at any world size; `file` names it in errors.
     void load(torch::serialize::InputArchive &in, const std::string &file);
 
+    // dist.shard parameters (ZeRO stage 3; otherwise these do nothing). Before each micro-step's
+    // forward: the parameters outside the blocks whole (until step() frees them). A block's own
+    // (the model's block scope calls them): whole while it runs, freed after.
+    void beforeForward();
+    void enterUnit(int unit);
+    void leaveUnit(int unit);
+    // Every parameter and the EMA whole on every rank (a checkpoint's save or load, every rank
+    // calls it), then freed again; `adopt`: what was read into them becomes the slices.
+    void materialize();
+    void release(bool adopt = false);
+    // The EMA whole (sampling and evaluation), then freed again.
+    void materializeEma();
+    void releaseEma();
+    // This rank's bytes kept between steps for the parameters, their gradients, the optimizer
+    // state and the EMA (what ZeRO divides).
+    std::int64_t residentBytes() const;
+
     std::size_t bucketCount() const;
     // What dist.shard this optimizer runs ("none", "optimizer", "gradients", "parameters").
     std::string sharding() const;
@@ -56,6 +74,8 @@ private:
     // Unsharded: one moment and step count per parameter. Sharded: one per bucket, this rank's
     // slice of it (m_shards).
     std::vector<torch::Tensor> m_params, m_ema, m_expAvg, m_expAvgSq, m_steps;
+    std::vector<torch::Tensor> m_emaSlices;  // stage 3: the EMA kept as slices of the buckets
+    bool m_stage3 = false, m_emaWhole = true;
     std::unique_ptr<GradientSync> m_sync;
     std::unique_ptr<ShardedParameters> m_shards;
 };

@@ -64,6 +64,7 @@ private:
 // What the backward pass needs besides the inputs: the block and how the forward cast.
 struct Recipe : torch::CustomClassHolder {
     BlockFn fn;
+    std::function<void()> enter, leave;
     std::size_t inputs = 0;  // fn's; a placeholder leaf may follow them (recomputed())
     AutocastState autocast;
 };
@@ -81,7 +82,12 @@ public:
         ctx->save_for_backward(inputs.vec());
         torch::NoGradGuard noGrad;  // apply() already turns grad off; said here as it is the point
         const auto &r = static_cast<const Recipe &>(*recipe.toCapsule());
-        return r.fn(inputs.slice(0, r.inputs).vec());
+        if (r.enter)
+            r.enter();
+        auto out = r.fn(inputs.slice(0, r.inputs).vec());
+        if (r.leave)
+            r.leave();
+        return out;
     }
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
@@ -97,6 +103,8 @@ public:
             leaves.push_back(saved[i].defined() ? saved[i].detach().requires_grad_(saved[i].requires_grad())
                                                 : torch::Tensor());
         torch::Tensor out;
+        if (r.enter)
+            r.enter();
         {
             torch::AutoGradMode grad(true);
             AutocastScope cast(r.autocast);
@@ -104,6 +112,9 @@ public:
         }
         if (out.requires_grad() && gradOutputs[0].defined())
             torch::autograd::backward({out}, {gradOutputs[0]});
+        out = torch::Tensor();  // the block's graph goes before its parameters do
+        if (r.leave)
+            r.leave();
         torch::autograd::variable_list grads{torch::Tensor()};  // the recipe has no gradient
         for (const auto &l : leaves)
             grads.push_back(l.defined() && l.requires_grad() ? l.grad() : torch::Tensor());
@@ -114,12 +125,21 @@ public:
 
 }  // namespace
 
-torch::Tensor recomputed(const BlockFn &fn, const std::vector<torch::Tensor> &inputs)
+torch::Tensor recomputed(const BlockFn &fn, const std::vector<torch::Tensor> &inputs,
+                         const std::function<void()> &enter, const std::function<void()> &leave)
 {
-    if (!torch::GradMode::is_enabled())  // sampling, evaluation: there is no backward to save for
-        return fn(inputs);
+    if (!torch::GradMode::is_enabled()) {  // sampling, evaluation: there is no backward to save for
+        if (enter)
+            enter();
+        auto out = fn(inputs);
+        if (leave)
+            leave();
+        return out;
+    }
     auto recipe = c10::make_intrusive<Recipe>();
     recipe->fn = fn;
+    recipe->enter = enter;
+    recipe->leave = leave;
     recipe->inputs = inputs.size();
     recipe->autocast = AutocastState::current();
     std::vector<torch::Tensor> args = inputs;

@@ -28,7 +28,10 @@ namespace orrery::train {
 using BlockFn = std::function<torch::Tensor(const std::vector<torch::Tensor> &)>;
 
 // fn(inputs), with fn's activations recomputed in the backward pass instead of kept. Gradients
-// reach `inputs` and every parameter fn uses, as without it.
-torch::Tensor recomputed(const BlockFn &fn, const std::vector<torch::Tensor> &inputs);
+// reach `inputs` and every parameter fn uses, as without it. `enter` and `leave` (if given) run
+// around each of fn's two runs — its forward, and its recompute with the nested backward — as
+// ZeRO stage 3 gathers a block's parameters there and frees them after (shard.h).
+torch::Tensor recomputed(const BlockFn &fn, const std::vector<torch::Tensor> &inputs,
+                         const std::function<void()> &enter = {}, const std::function<void()> &leave = {});
 
 }  // namespace orrery::train

@@ -311,7 +311,11 @@ int runTraining(const RunOptions &opt)
                 to[i].copy_(from[i]).requires_grad_(false);
         }
         ema->eval();
-        Optimizer optimizer(pg, c, model->parameters(), ema->parameters());
+        const std::int64_t parameters = parameterCount(*model);  // before stage 3 frees them
+        Optimizer optimizer(pg, c, model->parameters(), ema->parameters(), model->parameterUnits());
+        if (c.s("dist.shard") == "parameters")
+            model->setBlockScope({[&optimizer](int unit) { optimizer.enterUnit(unit); },
+                                  [&optimizer](int unit) { optimizer.leaveUnit(unit); }});
         // One value of every rank, gathered to all (what a sharded run's memory is judged by:
         // each rank's own, not rank 0's).
         auto perRank = [&](double value) {
@@ -352,7 +356,8 @@ int runTraining(const RunOptions &opt)
                    {"shard", optimizer.sharding()},
                    {"optimizer_state_bytes", optimizer.stateBytes()},
                    {"optimizer_state_bytes_per_rank", stateBytes},
-                   {"parameters", parameterCount(*model)},
+                   {"parameters", parameters},
+                   {"model_state_bytes_per_rank", perRank(double(optimizer.residentBytes()))},
                    {"resumed_from", resumedFrom},
                    {"config_file", opt.configPath},
                    {"params", params_json}});
@@ -398,6 +403,12 @@ int runTraining(const RunOptions &opt)
         const bool unitWeight = c.s("train.loss_weighting") == "unit";
 
         auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
+            // Stage 3 keeps the EMA as slices: every rank takes part in making it whole.
+            optimizer.materializeEma();
+            struct Release {
+                Optimizer &o;
+                ~Release() { o.releaseEma(); }
+            } release{optimizer};
             if (!lead)
                 return;
             const auto back = clock.current();
@@ -475,6 +486,7 @@ int runTraining(const RunOptions &opt)
                         at::autocast::set_autocast_enabled(device.type(), true);
                         at::autocast::set_autocast_dtype(device.type(), at::kBFloat16);
                     }
+                    optimizer.beforeForward();
                     v = model->forward(noisyInput(x0, noise, t), t, labels, ref);
                     if (bf16) {
                         at::autocast::set_autocast_enabled(device.type(), false);
