@@ -35,6 +35,7 @@ run_one() {
 
 names=()
 while IFS='|' read -r name sets; do
+  [[ $name =~ ^[[:space:]]*# ]] && continue  # a comment (its words are not xargs' to parse)
   name=$(echo "$name" | xargs)
   [[ -z $name || $name == \#* ]] && continue
   names+=("$name")

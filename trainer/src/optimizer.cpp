@@ -32,8 +32,8 @@ std::string key(const char *what, std::size_t param)
 }  // namespace
 
 Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
-                     std::vector<torch::Tensor> emaParams, const std::vector<int> &units)
-    : m_pg(pg), m_c(c), m_params(std::move(params)), m_ema(std::move(emaParams))
+                     const std::vector<int> &units)
+    : m_pg(pg), m_c(c), m_params(std::move(params))
 {
     const std::string shard = c.s("dist.shard");
     const auto device = m_params.front().device();
@@ -53,10 +53,23 @@ Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tenso
     m_expAvg = zerosLike(m_shards->parameterSlices());
     m_expAvgSq = zerosLike(m_expAvg);
     m_steps = stepCounts(m_expAvg.size(), device);
+}
+
+void Optimizer::startEma(std::vector<torch::Tensor> emaParams)
+{
+    torch::NoGradGuard ng;
+    m_ema = std::move(emaParams);
+    for (auto &e : m_ema)
+        e.requires_grad_(false);
     if (m_stage3) {
-        m_emaSlices = m_shards->slicesOf(m_ema);
+        for (const auto &slice : m_shards->parameterSlices())
+            m_emaSlices.push_back(slice.clone());
+        m_emaWhole = true;
         releaseEma();
+        return;
     }
+    for (std::size_t i = 0; i < m_params.size(); ++i)
+        m_ema[i].copy_(m_params[i]);
 }
 
 Optimizer::~Optimizer() = default;

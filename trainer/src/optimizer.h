@@ -22,10 +22,13 @@ class ShardedParameters;
 
 class Optimizer {
 public:
-    // `params` and `emaParams` in the same order (the model's and its EMA copy's parameters);
-    // `units`: each parameter's unit (DenoiserImpl::parameterUnits), for dist.shard parameters.
+    // `params`: the model's; `units`: each parameter's unit (DenoiserImpl::parameterUnits), for
+    // dist.shard parameters.
     Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tensor> params,
-              std::vector<torch::Tensor> emaParams, const std::vector<int> &units = {});
+              const std::vector<int> &units = {});
+    // The EMA copy's parameters (in the same order), set to the weights' values now (stage 3:
+    // kept as slices, and the copy's own tensors freed).
+    void startEma(std::vector<torch::Tensor> emaParams);
     ~Optimizer();
     Optimizer(const Optimizer &) = delete;
     Optimizer &operator=(const Optimizer &) = delete;

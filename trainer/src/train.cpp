@@ -62,11 +62,23 @@ double peakRssBytes()
 // kernel against the PyTorch peer's 5%. Freed blocks up to 64 MB stay in the heap and only more
 // than 256 MB free at its top is trimmed: 129 → 119 ms a step, peak RSS 0.60 → 0.62 GB
 // (bench/RESULTS.md). A user's own MALLOC_* or GLIBC_TUNABLES settings win.
-void keepFreedMemory()
+//
+// Not with dist.shard parameters: ZeRO stage 3 allocates and frees a block's parameters and
+// gradients several times a step, and memory is what it is for. Kept in the heap they fragment it:
+// a DiT of depth 8, width 512 at 4 ranks peaked at 1.66 GB a rank so, 1.20 GB with glibc's
+// defaults (whose threshold drifts up), 0.87 GB with blocks of 1 MB and up always from mmap
+// (bench/RESULTS.md, "ZeRO stage 3").
+void keepFreedMemory(const Config &c)
 {
     for (const char *own : {"GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
         if (std::getenv(own))
             return;
+    if (c.s("dist.shard") == "parameters") {
+        // Blocks of 1 MB and up from mmap, given back when freed; fixed, as glibc would otherwise
+        // raise the threshold to the largest block freed so far (up to 32 MB) and heap them.
+        mallopt(M_MMAP_THRESHOLD, 1 << 20);
+        return;
+    }
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
@@ -248,8 +260,8 @@ std::string inspectCheckpoint(const std::string &path)
 int runTraining(const RunOptions &opt)
 {
     PhaseClock clock;  // first: start-up counts from the process's start
-    keepFreedMemory();
     const Config &c = opt.config;
+    keepFreedMemory(c);
     const Rendezvous r = rendezvousFromEnvironment();
     const bool lead = r.rank == 0;
 
@@ -301,18 +313,15 @@ int runTraining(const RunOptions &opt)
         const auto seed = std::uint64_t(c.i("seed"));
         torch::manual_seed(seed);  // the same initial weights on every rank
         const Denoiser model = makeDenoiser(modelOptions(c));
-        const Denoiser ema = makeDenoiser(modelOptions(c));
         model->to(device);
-        ema->to(device);
-        {
-            torch::NoGradGuard ng;
-            const auto from = model->parameters(), to = ema->parameters();
-            for (std::size_t i = 0; i < from.size(); ++i)
-                to[i].copy_(from[i]).requires_grad_(false);
-        }
-        ema->eval();
         const std::int64_t parameters = parameterCount(*model);  // before stage 3 frees them
-        Optimizer optimizer(pg, c, model->parameters(), ema->parameters(), model->parameterUnits());
+        Optimizer optimizer(pg, c, model->parameters(), model->parameterUnits());
+        // The EMA starts as the weights. Made after the optimizer: stage 3 has cut the model into
+        // slices by then, so one whole copy of the weights exists at a time, not two.
+        const Denoiser ema = makeDenoiser(modelOptions(c));
+        ema->to(device);
+        optimizer.startEma(ema->parameters());
+        ema->eval();
         if (c.s("dist.shard") == "parameters")
             model->setBlockScope({[&optimizer](int unit) { optimizer.enterUnit(unit); },
                                   [&optimizer](int unit) { optimizer.leaveUnit(unit); }});
