@@ -37,6 +37,7 @@ using orrery::gui::MainWindow;
 
 class TestMainWindow : public QObject {
     Q_OBJECT
+    QTemporaryDir m_tmp;  // the windows' databases, gone with the test
 private Q_SLOTS:
     // The window's settings live in Orrery's config directory (core::guiSettingsPath), not in
     // QSettings' default "Unknown Organization" folder; what an earlier version left there is taken
@@ -132,8 +133,7 @@ private Q_SLOTS:
 
     void noticesBecomeDesktopNotifications()
     {
-        MainWindow window(QDir::temp().filePath(
-            QStringLiteral("tst_mainwindow-n-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        MainWindow window(m_tmp.filePath(QStringLiteral("window-n.sqlite")));
         window.setFollowing(false);
         QSignalSpy asked(&window, &MainWindow::desktopNotification);
         auto *follower = window.findChild<orrery::gui::Follower *>();
@@ -163,8 +163,7 @@ private Q_SLOTS:
     // 1,632 px at least, wider than the 1,500 px screen it was tried on.
     void theWindowFitsALaptopScreenOnEveryTab()
     {
-        MainWindow window(QDir::temp().filePath(
-            QStringLiteral("tst_mainwindow-w-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        MainWindow window(m_tmp.filePath(QStringLiteral("window-w.sqlite")));
         window.setFollowing(false);
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -191,8 +190,7 @@ private Q_SLOTS:
     // docks (Compare does not); back on Runs they have their widths again (they stayed squeezed).
     void theDocksKeepTheirWidthsAcrossTabs()
     {
-        MainWindow window(QDir::temp().filePath(
-            QStringLiteral("tst_mainwindow-d-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        MainWindow window(m_tmp.filePath(QStringLiteral("window-d.sqlite")));
         QSignalSpy shown(&window, &MainWindow::snapshotShown);
         window.setFollowing(false);
         window.resize(1400, 900);
@@ -238,8 +236,7 @@ private Q_SLOTS:
 
     void environmentTabShowsTheDoctorChecks()
     {
-        MainWindow window(QDir::temp().filePath(
-            QStringLiteral("tst_mainwindow-%1.sqlite").arg(QCoreApplication::applicationPid())));
+        MainWindow window(m_tmp.filePath(QStringLiteral("window.sqlite")));
         // Not yet asked for: the window is made, its first snapshot is not shown.
         QVERIFY2(!window.statusBar()->currentMessage().contains(QLatin1String("environment")),
                  qPrintable(window.statusBar()->currentMessage()));
