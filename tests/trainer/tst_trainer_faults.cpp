@@ -178,36 +178,54 @@ private Q_SLOTS:
         QCOMPARE(exit[QLatin1String("step")].toInt(), 2);
     }
 
-    // A rank stalled in a collective times its peer out, then meets its own device error: the one
-    // that failed by itself is the story, though the other's timeout was written first.
-    void aRankThatFailedByItselfComesBeforeOneThatWaited()
+    // Which record is the run's: a rank that failed by itself (rank 3's device error) comes before
+    // one that aborted (rank 2: also what NCCL's watchdog does to a healthy rank on a timeout), and
+    // that before ones whose collective timed out waiting (ranks 0 and 1), though they wrote first.
+    // Without rank 3, the abort.
+    void theFirstFaultIsTheRanksOwn_data()
     {
-        const QString run = m_dir.filePath(QStringLiteral("fold"));
+        QTest::addColumn<bool>("withDeviceError");
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<QString>("cause");
+        QTest::newRow("own failure first") << true << 3 << "cuda";
+        QTest::newRow("then an abort") << false << 2 << "crash";
+    }
+    void theFirstFaultIsTheRanksOwn()
+    {
+        QFETCH(bool, withDeviceError);
+        QFETCH(int, rank);
+        QFETCH(QString, cause);
+        const QString run = m_dir.filePath(QStringLiteral("fold-%1").arg(rank));
         QDir().mkpath(run + QStringLiteral("/faults"));
-        const QList<QByteArray> records{"{\"cause\":\"comm\",\"node\":\"node1\",\"rank\":0,\"step\":9,\"t\":"
-                                        "100.5,\"reason\":\"Timed out\"}",
-                                        "{\"cause\":\"cuda\",\"node\":\"node2\",\"rank\":3,\"step\":9,\"t\":"
-                                        "130.25,\"reason\":\"Xid 79\"}",
-                                        "{\"cause\":\"comm\",\"node\":\"node1\",\"rank\":1,\"step\":9,\"t\":"
-                                        "100.75,\"reason\":\"Timed out\"}"};
-        for (int i = 0; i < records.size(); ++i) {
-            QFile f(run + QStringLiteral("/faults/rank-%1.json").arg(i == 1 ? 3 : i));
+        const auto record = [&](int r, const char *kind, const char *node, double t, const char *reason) {
+            QFile f(run + QStringLiteral("/faults/rank-%1.json").arg(r));
             QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(records[i]);
-        }
+            f.write(QJsonDocument(QJsonObject{{QStringLiteral("cause"), QLatin1String(kind)},
+                                              {QStringLiteral("node"), QLatin1String(node)},
+                                              {QStringLiteral("rank"), r},
+                                              {QStringLiteral("step"), 9},
+                                              {QStringLiteral("t"), t},
+                                              {QStringLiteral("reason"), QLatin1String(reason)}})
+                        .toJson());
+        };
+        record(0, "comm", "node1", 100.5, "Timed out");
+        record(1, "comm", "node1", 100.75, "Timed out");
+        record(2, "crash", "node1", 110.0, "SIGABRT (aborted)");
+        if (withDeviceError)
+            record(3, "cuda", "node2", 130.25, "Xid 79");
         QCOMPARE(trainWithFault({QStringLiteral("--fold-faults"), QStringLiteral("--run-dir"), run}, {}).code,
                  0);
         const QJsonObject exit = exitJson(run);
-        QCOMPARE(exit[QLatin1String("node")].toString(), QStringLiteral("node2"));
-        QCOMPARE(exit[QLatin1String("rank")].toInt(), 3);
-        QCOMPARE(exit[QLatin1String("cause")].toString(), QStringLiteral("cuda"));
-        QCOMPARE(exit[QLatin1String("reason")].toString(), QStringLiteral("rank 3 on node2: Xid 79"));
-        QCOMPARE(exit[QLatin1String("ranks_failed")].toInt(), 3);
+        QCOMPARE(exit[QLatin1String("rank")].toInt(), rank);
+        QCOMPARE(exit[QLatin1String("cause")].toString(), cause);
+        QCOMPARE(exit[QLatin1String("ranks_failed")].toInt(), withDeviceError ? 4 : 3);
+        if (withDeviceError)
+            QCOMPARE(exit[QLatin1String("reason")].toString(), QStringLiteral("rank 3 on node2: Xid 79"));
     }
 
     // A run that completed keeps its verdict: a fault file a later fold finds (a rank of an
-    // earlier attempt, say) does not turn it into a failure. And a new attempt clears its ranks'
-    // old records, those of ranks its world does not have included.
+    // earlier attempt, say) does not turn it into a failure. And a new attempt's launcher clears
+    // the old records, those of ranks its world does not have included.
     void aCompletedRunKeepsItsVerdictAndOldRecordsGo()
     {
         const QString run = m_dir.filePath(QStringLiteral("completed"));

@@ -67,6 +67,9 @@ double unixNow()
 // --- the fatal-signal record: everything it writes is prepared at arm time ----------------------
 
 std::atomic<std::int64_t> g_step{0};
+// Set when this rank wrote its fault from an exception: a later abort (a destructor's, a
+// watchdog's) must not overwrite what it knew with "crash".
+std::atomic<bool> g_recorded{false};
 char g_path[4096];
 char g_tempPath[4096];
 char g_prefix[1024];  // {"cause":"crash","node":"...","rank":R,
@@ -119,6 +122,11 @@ struct Text {
 
 extern "C" void onFatalSignal(int sig)
 {
+    if (g_recorded.load()) {
+        ::sigaction(sig, &g_previous[sig], nullptr);
+        ::raise(sig);
+        return;
+    }
     timespec ts{};
     ::clock_gettime(CLOCK_REALTIME, &ts);
     Text t;
@@ -224,6 +232,7 @@ RankFault currentExceptionFault()
 
 void writeRankFault(const std::string &runDir, const RankFault &f) noexcept
 {
+    g_recorded.store(true);
     try {
         fs::create_directories(fs::path(runDir) / "faults");
         const nlohmann::json j{{"cause", f.cause}, {"node", f.node}, {"rank", f.rank},
@@ -246,7 +255,8 @@ void armRankFaults(const std::string &runDir, int rank, int worldSize, const std
                 fs::remove(e.path(), ec);
         }
     fs::create_directories(fs::path(runDir) / "faults", ec);
-    const std::string path = faultPath(runDir, rank), temp = path + ".tmp";
+    // Its own temp name: writeFileAtomically's (path + ".tmp") may be mid-write when a signal comes.
+    const std::string path = faultPath(runDir, rank), temp = path + ".crash.tmp";
     const std::string prefix = "{\"cause\":\"crash\",\"node\":" + nlohmann::json(node).dump() +
         ",\"rank\":" + std::to_string(rank) + ",";
     if (path.size() >= sizeof g_path || temp.size() >= sizeof g_tempPath || prefix.size() >= sizeof g_prefix)
@@ -263,6 +273,15 @@ void armRankFaults(const std::string &runDir, int rank, int worldSize, const std
     }
 }
 
+void clearRankFaults(const std::string &runDir)
+{
+    // File by file: std::filesystem::remove_all resolves to libtorch.so's own copy, built against
+    // another libstdc++, which crashed here (a null call inside it).
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(fs::path(runDir) / "faults", ec))
+        fs::remove(e.path(), ec);
+}
+
 void noteStep(std::int64_t step) noexcept
 {
     g_step.store(step, std::memory_order_relaxed);
@@ -273,7 +292,22 @@ std::string faultReason(const RankFault &f)
     return "rank " + std::to_string(f.rank) + " on " + f.node + ": " + f.reason;
 }
 
-FirstFault firstRankFault(const std::string &runDir)
+namespace {
+
+// Which faults come first: a rank's own failure, then an abort (SIGABRT: also what a collective's
+// watchdog does to a healthy rank when it times out), then a collective that failed waiting (comm).
+int faultClass(const RankFault &f)
+{
+    if (f.cause == "comm")
+        return 2;
+    if (f.cause == "crash" && f.reason.rfind("SIGABRT", 0) == 0)
+        return 1;
+    return 0;
+}
+
+}  // namespace
+
+FirstFault firstRankFault(const std::string &runDir, double since)
 {
     std::vector<RankFault> faults;
     std::error_code ec;
@@ -291,15 +325,16 @@ FirstFault firstRankFault(const std::string &runDir)
         f.rank = j["rank"].get<int>();
         f.step = j.value("step", std::int64_t(0));
         f.t = j.value("t", 0.0);
+        if (f.t < since)
+            continue;  // an earlier attempt's
         faults.push_back(std::move(f));
     }
     if (faults.empty())
         return {};
     const auto first =
         std::min_element(faults.begin(), faults.end(), [](const RankFault &a, const RankFault &b) {
-            const bool aWaited = a.cause == "comm", bWaited = b.cause == "comm";
-            if (aWaited != bWaited)
-                return bWaited;
+            if (faultClass(a) != faultClass(b))
+                return faultClass(a) < faultClass(b);
             if (a.t != b.t)
                 return a.t < b.t;
             return a.rank < b.rank;

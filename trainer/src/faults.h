@@ -53,17 +53,23 @@ void writeRankFault(const std::string &runDir, const RankFault &fault) noexcept;
 void armRankFaults(const std::string &runDir, int rank, int worldSize, const std::string &node);
 void noteStep(std::int64_t step) noexcept;
 
-// The first fault of the run dir's faults/: a rank that failed by itself comes before one whose
-// collective failed waiting for it (cause comm: its peer gone, or not there in time); then the
-// earliest; then the lowest rank. `ranks` is how many ranks wrote one (0: none did).
+// The first fault of the run dir's faults/ written at `since` (unix s) or later: a rank that
+// failed by itself comes before one that aborted (SIGABRT: also what NCCL's watchdog does to a
+// healthy rank whose collective timed out), and that before one whose collective failed waiting
+// (cause comm: its peer gone, or not there in time); then the earliest; then the lowest rank.
+// `ranks` is how many ranks wrote one (0: none did).
 struct FirstFault {
     RankFault fault;
     std::size_t ranks = 0;
 };
-FirstFault firstRankFault(const std::string &runDir);
+FirstFault firstRankFault(const std::string &runDir, double since = 0);
 
 // What exit.json says of it besides state, reason and step: cause, node, rank, ranks_failed.
 nlohmann::json faultExitFields(const FirstFault &first);
+
+// Before an attempt's ranks start (the --nproc launcher, the sbatch script): faults/ emptied, so
+// that a rank failing before it could clear its own record does not leave an earlier one standing.
+void clearRankFaults(const std::string &runDir);
 
 // After the ranks are gone (the --nproc launcher, the sbatch script): the first fault written as
 // exit.json, unless there is none or exit.json already says completed or preempted. Returns

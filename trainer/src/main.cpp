@@ -115,6 +115,7 @@ int launch(int nproc, const std::vector<std::string> &args, const std::string &r
             continue;
         base.emplace_back(kv);
     }
+    orrery::train::clearRankFaults(runDir);  // this attempt's ranks speak for it
     std::signal(SIGTERM, forwardSignal);
     std::signal(SIGUSR1, forwardSignal);
     std::signal(SIGINT, forwardSignal);

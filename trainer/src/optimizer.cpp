@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "shard.h"
 
+#include <ATen/autocast_mode.h>
 namespace orrery::train {
 
 namespace {
@@ -196,8 +197,13 @@ void Optimizer::enterUnit(int unit)
 
 void Optimizer::leaveUnit(int unit)
 {
-    if (m_stage3)
-        m_shards->releaseUnit(unit);
+    if (!m_stage3)
+        return;
+    m_shards->releaseUnit(unit);
+    // Autocast (bf16) caches its casts of the block's parameters until the forward ends: a cast
+    // copy of every block on every rank, what stage 3 is there to avoid.
+    if (at::autocast::is_autocast_enabled(at::kCUDA) || at::autocast::is_autocast_enabled(at::kCPU))
+        at::autocast::clear_cache();
 }
 
 void Optimizer::materialize()
@@ -205,7 +211,7 @@ void Optimizer::materialize()
     if (!m_stage3)
         return;
     m_shards->gatherAll();
-    materializeEma();
+    materializeEma(true);
 }
 
 void Optimizer::release(bool adopt)
@@ -220,12 +226,14 @@ void Optimizer::release(bool adopt)
     releaseEma();
 }
 
-void Optimizer::materializeEma()
+void Optimizer::materializeEma(bool here)
 {
     if (!m_stage3 || m_emaWhole)
         return;
     torch::NoGradGuard ng;
-    const auto whole = m_shards->gatherPerParameter(m_emaSlices, true);
+    const auto whole = m_shards->gatherPerParameter(m_emaSlices, here);
+    if (!here)
+        return;
     for (std::size_t i = 0; i < m_ema.size(); ++i)
         m_ema[i].set_data(whole[i]);
     m_emaWhole = true;

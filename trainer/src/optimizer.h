@@ -58,8 +58,9 @@ public:
     // calls it), then freed again; `adopt`: what was read into them becomes the slices.
     void materialize();
     void release(bool adopt = false);
-    // The EMA whole (sampling and evaluation), then freed again.
-    void materializeEma();
+    // The EMA whole where `here` (sampling and evaluation: the lead; every rank calls it, the
+    // others only take part in the gathers), then freed again.
+    void materializeEma(bool here);
     void releaseEma();
     // This rank's bytes kept between steps for the parameters, their gradients, the optimizer
     // state and the EMA (what ZeRO divides).

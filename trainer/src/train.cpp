@@ -413,7 +413,7 @@ int runTraining(const RunOptions &opt)
 
         auto samplesAndEval = [&](std::int64_t at, bool samples, bool eval) {
             // Stage 3 keeps the EMA as slices: every rank takes part in making it whole.
-            optimizer.materializeEma();
+            optimizer.materializeEma(lead);
             struct Release {
                 Optimizer &o;
                 ~Release() { o.releaseEma(); }
@@ -616,7 +616,9 @@ int runTraining(const RunOptions &opt)
         if (lead) {
             // Another rank's fault may have come first (this one's collective then failed
             // waiting for it): the run's verdict is that one's.
-            FirstFault first = firstRankFault(runDir.string());
+            // Records older than this process (less a minute for ranks that started before it)
+            // are an earlier attempt's, left by a rank that failed before it could clear its own.
+            FirstFault first = firstRankFault(runDir.string(), processStartUnix() - 60.0);
             if (first.ranks == 0)
                 first = {mine, 1};  // its own file could not be written (a full disk)
             log.status("failed", faultReason(first.fault));
