@@ -85,6 +85,16 @@ class TestHealthSlurm : public QObject {
         if (id < 0)
             qWarning("%s", qPrintable(problem));
         return id;
+    }  // A cluster `name` whose first attempt gets ORRERY_TRAIN_FAULT=`fault`, a one-node trainer
+    // trial on it with `retries`, followed to its end: its attempts (and the CLI's output, `out`).
+    QList<Trial> attemptsWithFaultOnce(const QString &name, const QString &fault, int retries, QString *out)
+    {
+        addCluster(name, {onceOnly(fault)});
+        const int sweep = submitTrainer(name, retries);
+        if (sweep <= 0)
+            return {};
+        *out = watchToTheEnd(sweep);
+        return TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly)->trials(sweep);
     }
 
     // A setup line that sets ORRERY_TRAIN_FAULT=`fault` for the cluster's first attempt only (a
@@ -156,12 +166,9 @@ private Q_SLOTS:
     // node, and the retry (no `retries` used) runs elsewhere.
     void aRanksDeviceFaultKeepsItsNodeOut()
     {
-        addCluster(QStringLiteral("device-once"), {onceOnly(QStringLiteral("cuda:step=2"))});
-        const int sweep = submitTrainer(QStringLiteral("device-once"), 0);
-        QVERIFY(sweep > 0);
-        const QString out = watchToTheEnd(sweep);
-        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
-        const QList<Trial> attempts = store->trials(sweep);
+        QString out;
+        const QList<Trial> attempts =
+            attemptsWithFaultOnce(QStringLiteral("device-once"), QStringLiteral("cuda:step=2"), 0, &out);
         QCOMPARE(attempts.size(), 2);
         const QString bad = attempts[0].nodes;
         QVERIFY2(bad == QLatin1String("node1") || bad == QLatin1String("node2"), qPrintable(bad + out));
@@ -179,6 +186,7 @@ private Q_SLOTS:
         }
         QVERIFY2(attempts[1].state == QLatin1String("completed"), qPrintable(attempts[1].exitReason + out));
         QVERIFY2(!attempts[1].nodes.isEmpty() && attempts[1].nodes != bad, qPrintable(attempts[1].nodes));
+        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
         const QList<SuspectNode> suspects = store->suspectNodes(QStringLiteral("device-once"));
         QCOMPARE(suspects.size(), 1);
         QCOMPARE(suspects.front().node, bad);
@@ -188,12 +196,9 @@ private Q_SLOTS:
     // --fold-faults makes one from the rank's own record. Not a node fault: an ordinary retry.
     void aCrashedRankIsNamedByTheBatchScript()
     {
-        addCluster(QStringLiteral("crash-once"), {onceOnly(QStringLiteral("abort:step=2"))});
-        const int sweep = submitTrainer(QStringLiteral("crash-once"), 1);
-        QVERIFY(sweep > 0);
-        const QString out = watchToTheEnd(sweep);
-        auto store = TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly);
-        const QList<Trial> attempts = store->trials(sweep);
+        QString out;
+        const QList<Trial> attempts =
+            attemptsWithFaultOnce(QStringLiteral("crash-once"), QStringLiteral("abort:step=2"), 1, &out);
         QCOMPARE(attempts.size(), 2);
         QCOMPARE(attempts[0].state, QStringLiteral("failed"));
         QVERIFY2(attempts[0].exitReason.contains(
@@ -201,7 +206,9 @@ private Q_SLOTS:
                  qPrintable(attempts[0].exitReason + out));
         QVERIFY(!attempts[0].exitReason.startsWith(QLatin1String("node fault")));
         QVERIFY2(attempts[1].state == QLatin1String("completed"), qPrintable(attempts[1].exitReason + out));
-        QVERIFY(store->suspectNodes(QStringLiteral("crash-once")).isEmpty());
+        QVERIFY(TrackingStore::open(m_user.db(), TrackingStore::Mode::ReadOnly)
+                    ->suspectNodes(QStringLiteral("crash-once"))
+                    .isEmpty());
     }
 
     void healthyNodesRunTheProgram()

@@ -57,13 +57,6 @@ std::string faultPath(const std::string &runDir, int rank)
     return (fs::path(runDir) / "faults" / ("rank-" + std::to_string(rank) + ".json")).string();
 }
 
-double unixNow()
-{
-    const double now =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    return std::round(now * 1000.0) / 1000.0;
-}
-
 // --- the fatal-signal record: everything it writes is prepared at arm time ----------------------
 
 std::atomic<std::int64_t> g_step{0};

@@ -90,8 +90,7 @@ void RunLog::drain()
     }
 }
 
-// Unix seconds, to the millisecond (the "t" of events and exit.json).
-static double unixNow()
+double unixNow()
 {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -60,6 +60,9 @@ private:
 // Writes `bytes` to `path` atomically: a temp file beside it, fsync, rename, fsync the directory.
 void writeFileAtomically(const std::string &path, const std::string &bytes);
 
+// Unix seconds, to the millisecond (the "t" of events, exit.json and fault records).
+double unixNow();
+
 // A non-finite value as ARCHITECTURE.md spells it ("nan", "inf", "-inf"), else the number.
 nlohmann::json jsonValue(double v);
 

@@ -47,7 +47,6 @@ ShardedParameters::ShardedParameters(ProcessGroup &pg, std::vector<torch::Tensor
       m_world(pg.active() ? pg.worldSize() : 1), m_rank(pg.active() ? pg.rank() : 0)
 {
     torch::NoGradGuard ng;
-    const bool shardGradients = m_shardGradients;
     for (const auto &p : m_params)
         m_sizes.push_back({p.numel(), p.sizes().vec()});
     m_bucketOf.assign(m_params.size(), 0);
@@ -73,7 +72,7 @@ ShardedParameters::ShardedParameters(ProcessGroup &pg, std::vector<torch::Tensor
             // slice is the update of the model, and its old storage is freed.
             p.set_data(view.view(p.sizes()));
         }
-        if (shardGradients) {
+        if (m_shardGradients) {
             b.gradSlice = torch::zeros({b.slice}, opts);
         } else {
             b.gradFlat = torch::zeros({b.padded}, opts);
