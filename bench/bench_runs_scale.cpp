@@ -11,6 +11,7 @@
 #include "columnchooser.h"
 #include "guibench.h"
 #include "mainwindow.h"
+#include "runspage.h"
 #include "runstablemodel.h"
 #include "snapshot.h"
 #include "sweeptreemodel.h"
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "the table never showed\n");
             return 1;
         }
-        w.runsView()->viewport()->repaint();  // the first rows painted
+        w.runsPage()->view()->viewport()->repaint();  // the first rows painted
         opens.push_back(msSince(t));
         std::printf("# open %d: window constructed in %.0f ms, table shown at %.0f ms\n", i + 1, constructed,
                     opens.back());
@@ -217,7 +218,7 @@ int main(int argc, char **argv)
         if (i == 0) {
             int shownColumns = 0;
             for (int c = 0; c < w.runsModel()->columnCount(); ++c)
-                shownColumns += !w.runsView()->isColumnHidden(c);
+                shownColumns += !w.runsPage()->view()->isColumnHidden(c);
             std::printf("# %d columns (%d params, %d metrics), %d shown by default; leading metric %s\n",
                         w.runsModel()->columnCount(), int(w.runsModel()->paramKeys().size()),
                         int(w.runsModel()->metricKeys().size()), shownColumns,
@@ -247,8 +248,8 @@ int main(int argc, char **argv)
             const bool show = n % 2 == 0;
             QElapsedTimer c;
             c.start();
-            w.columnChooser()->setShown(key, show);
-            w.runsView()->viewport()->repaint();
+            w.runsPage()->columnChooser()->setShown(key, show);
+            w.runsPage()->view()->viewport()->repaint();
             changes.push_back(msSince(c));
         }
         std::printf("column change (chooser, show/hide a param, to the repaint): median %.1f ms, "

@@ -5,20 +5,22 @@
 # HEAD (no .venv, no build directory; Debian packages, the wheel cache and ccache as the machine
 # has them), N times in a row, then once more with `stress-ng --cpu NPROC` beside it for the whole
 # run (a machine half as fast). Prints each run's steps (setup, configure, build, tests), the
-# slowest tests and whether every test passed; exits non-zero if any run failed.
+# slowest tests and whether every test passed; exits non-zero if any run failed. With
+# --empty-ccache each run starts with a compiler cache of its own, empty (a fresh machine's).
 #
-#   bench/test_suite.sh [--runs N] [--no-stress] [--keep]
+#   bench/test_suite.sh [--runs N] [--no-stress] [--empty-ccache] [--keep]
 #
 # Results: bench/RESULTS.md ("The test suite") and README's table.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-runs=3 stress=1 keep=0
+runs=3 stress=1 keep=0 empty_ccache=0
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --no-stress) stress=0; shift ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: $0 [--runs N] [--no-stress] [--keep]" >&2; exit 2 ;;
+    --empty-ccache) empty_ccache=1; shift ;;
+    *) echo "usage: $0 [--runs N] [--no-stress] [--empty-ccache] [--keep]" >&2; exit 2 ;;
   esac
 done
 if ((stress)) && ! command -v stress-ng >/dev/null; then
@@ -36,8 +38,10 @@ one_run() {  # one_run LABEL
     stress-ng --cpu "$(nproc)" --quiet &
     stress_pid=$!
   fi
-  local started=$SECONDS status=0
-  (cd "$dir" && ./scripts/test) >"$log" 2>&1 || status=$?
+  local started=$SECONDS status=0 cache=()
+  ((empty_ccache)) && cache=(env "CCACHE_DIR=$work/$label.ccache")
+  (cd "$dir" && "${cache[@]}" ./scripts/test) >"$log" 2>&1 || status=$?
+  rm -rf "$work/$label.ccache"
   local total=$((SECONDS - started))
   [[ -n $stress_pid ]] && kill "$stress_pid" && wait "$stress_pid" 2>/dev/null || true
   # scripts/lib.sh prints "==> NAME" then "==> done in Ns" for each step.

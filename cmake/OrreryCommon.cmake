@@ -42,6 +42,15 @@ if(ORRERY_COMPRESS_DEBUG)
   target_link_options(orrery_common INTERFACE $<$<LINK_LANG_AND_ID:CXX,GNU,Clang>:-gz=zlib>)
 endif()
 
+# Links with lld where it is installed (scripts/setup installs it): GNU ld took 12.7 s to link one
+# GUI test binary that lld links in 3.2 s (bench/RESULTS.md, "How long the test command takes"),
+# and the test command links about 90 of them, twice (dev, asan).
+option(ORRERY_USE_LLD "Link with lld where it is found" ON)
+find_program(ORRERY_LLD NAMES ld.lld)
+if(ORRERY_USE_LLD AND ORRERY_LLD)
+  target_link_options(orrery_common INTERFACE $<$<LINK_LANG_AND_ID:CXX,GNU,Clang>:-fuse-ld=lld>)
+endif()
+
 # Sanitizer builds (preset `asan`): ASan + UBSan on every target, no recovery from UB.
 option(ORRERY_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(ORRERY_SANITIZE)

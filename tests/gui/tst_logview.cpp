@@ -6,6 +6,7 @@
 // bytes are made safe to show (a table of the pure function); search counts and moves.
 #include "testsupport.h"
 
+#include "logtext.h"
 #include "logview.h"
 
 #include <QApplication>
@@ -22,10 +23,10 @@
 #include <memory>
 #include <stdexcept>
 
+using orrery::appcommon::safeLogText;
 using orrery::gui::LocalLogSource;
 using orrery::gui::LogSource;
 using orrery::gui::LogView;
-using orrery::gui::safeLogText;
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include "detailsview.h"
 #include "mainwindow.h"
 #include "runselection.h"
+#include "runspage.h"
 #include "runstablemodel.h"
 #include "runstableview.h"
 #include "snapshot.h"
@@ -45,7 +46,7 @@ namespace {
 // The visible param columns of the window's table, in their visual order.
 QStringList shownParams(MainWindow &w)
 {
-    QTableView *view = w.runsView();
+    QTableView *view = w.runsPage()->view();
     QHeaderView *header = view->horizontalHeader();
     QStringList out;
     for (int v = 0; v < header->count(); ++v) {
@@ -90,26 +91,26 @@ private Q_SLOTS:
         RunsTableModel *model = after.w.runsModel();
         QCOMPARE(model->headerData(RunsTableModel::SweepMetricColumn, Qt::Horizontal).toString(),
                  QStringLiteral("loss"));
-        QVERIFY(!after.w.runsView()->isColumnHidden(RunsTableModel::SweepMetricColumn));
-        QVERIFY(after.w.runsView()->isColumnHidden(RunsTableModel::ExperimentColumn));
+        QVERIFY(!after.w.runsPage()->view()->isColumnHidden(RunsTableModel::SweepMetricColumn));
+        QVERIFY(after.w.runsPage()->view()->isColumnHidden(RunsTableModel::ExperimentColumn));
         const int trainLoss = model->metricColumn(QStringLiteral("train/loss"));
-        QVERIFY(!after.w.runsView()->isColumnHidden(trainLoss));
+        QVERIFY(!after.w.runsPage()->view()->isColumnHidden(trainLoss));
         // A header too narrow for its name elides in the middle; the tooltip has it whole.
         QCOMPARE(model->headerData(trainLoss, Qt::Horizontal, Qt::ToolTipRole).toString(),
                  QStringLiteral("train/loss"));
-        QCOMPARE(after.w.runsView()->horizontalHeader()->textElideMode(), Qt::ElideMiddle);
+        QCOMPARE(after.w.runsPage()->view()->horizontalHeader()->textElideMode(), Qt::ElideMiddle);
         // Drawn, too: Qt's header clipped a label a little wider than its section at both ends
         // ("im.warmup_ste") and, with rows selected, elided for the regular font but drew bold.
         // An elided label keeps a text-free margin at the section's left, selected or not.
         after.w.resize(1700, 900);  // the table wide enough for the column, whatever the docks
-        QHeaderView *header = after.w.runsView()->horizontalHeader();
+        QHeaderView *header = after.w.runsPage()->view()->horizontalHeader();
         const int textWidth = header->fontMetrics().horizontalAdvance(QStringLiteral("train/loss"));
         for (const bool selected : {false, true})
             for (const int width : {textWidth - 8, textWidth + 2, 40}) {
                 if (selected)
-                    after.w.runsView()->selectAll();
+                    after.w.runsPage()->view()->selectAll();
                 header->resizeSection(trainLoss, width);
-                after.w.runsView()->scrollTo(model->index(0, trainLoss));
+                after.w.runsPage()->view()->scrollTo(model->index(0, trainLoss));
                 QApplication::processEvents();
                 const QImage drawn = header->grab().toImage();
                 const int left = header->sectionViewportPosition(trainLoss);
@@ -143,11 +144,11 @@ private Q_SLOTS:
         }
         Window win(f.path);
         QVERIFY(win.snapshot());
-        win.w.columnChooser()->setShown(QStringLiteral("param:cfg.k00"), true);
+        win.w.runsPage()->columnChooser()->setShown(QStringLiteral("param:cfg.k00"), true);
         for (int k = 0; k < 50; ++k)
-            win.w.columnChooser()->setShown(QStringLiteral("param:cfg.k%1").arg(k, 2, 10, QLatin1Char('0')),
-                                            true);
-        auto *view = qobject_cast<RunsTableView *>(win.w.runsView());
+            win.w.runsPage()->columnChooser()->setShown(
+                QStringLiteral("param:cfg.k%1").arg(k, 2, 10, QLatin1Char('0')), true);
+        auto *view = qobject_cast<RunsTableView *>(win.w.runsPage()->view());
         QVERIFY(view);
         QScrollBar *sideways = view->horizontalScrollBar();
         QTRY_VERIFY(sideways->maximum() > 0);
@@ -185,7 +186,7 @@ private Q_SLOTS:
         }
         Window win(f.path);
         QVERIFY(win.snapshot());
-        ColumnChooser *chooser = win.w.columnChooser();
+        ColumnChooser *chooser = win.w.runsPage()->columnChooser();
         QAbstractItemModelTester tester(chooser->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(chooser->groupOf(QStringLiteral("param:cfg.k07")));
@@ -206,10 +207,12 @@ private Q_SLOTS:
         // Checking a group shows its 50 columns.
         cfg->setCheckState(Qt::Checked);
         QCOMPARE(shownParams(win.w).size(), 4 + 50);
-        QVERIFY(!win.w.runsView()->isColumnHidden(win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
+        QVERIFY(!win.w.runsPage()->view()->isColumnHidden(
+            win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
         chooser->setShown(QStringLiteral("param:cfg.k49"), false);
         QCOMPARE(cfg->checkState(), Qt::PartiallyChecked);
-        QVERIFY(win.w.runsView()->isColumnHidden(win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
+        QVERIFY(win.w.runsPage()->view()->isColumnHidden(
+            win.w.runsModel()->paramColumn(QStringLiteral("cfg.k49"))));
     }
 
     // Choices are saved per database and restored by a new window; another database keeps its own.
@@ -219,9 +222,9 @@ private Q_SLOTS:
         {
             Window first(f.path);
             QVERIFY(first.snapshot());
-            first.w.columnChooser()->setShown(QStringLiteral("param:model.width"), true);
-            first.w.columnChooser()->setShown(QStringLiteral("param:seed"), false);
-            first.w.columnChooser()->setShown(QStringLiteral("duration"), true);
+            first.w.runsPage()->columnChooser()->setShown(QStringLiteral("param:model.width"), true);
+            first.w.runsPage()->columnChooser()->setShown(QStringLiteral("param:seed"), false);
+            first.w.runsPage()->columnChooser()->setShown(QStringLiteral("duration"), true);
             QCOMPARE(shownParams(first.w),
                      (QStringList{QStringLiteral("optim.lr"), QStringLiteral("model.width")}));
             QVERIFY(first.w.close());
@@ -230,8 +233,8 @@ private Q_SLOTS:
         QVERIFY(again.snapshot());
         QCOMPARE(shownParams(again.w),
                  (QStringList{QStringLiteral("optim.lr"), QStringLiteral("model.width")}));
-        QVERIFY(!again.w.runsView()->isColumnHidden(RunsTableModel::DurationColumn));
-        QVERIFY(again.w.columnChooser()->isShown(QStringLiteral("param:model.width")));
+        QVERIFY(!again.w.runsPage()->view()->isColumnHidden(RunsTableModel::DurationColumn));
+        QVERIFY(again.w.runsPage()->columnChooser()->isShown(QStringLiteral("param:model.width")));
         Window elsewhere(other.path);
         QVERIFY(elsewhere.snapshot());
         QCOMPARE(shownParams(elsewhere.w), (QStringList{QStringLiteral("optim.lr"), QStringLiteral("seed")}));
@@ -284,11 +287,11 @@ private Q_SLOTS:
         // The window shows the captions beside the rows when grouping.
         Window win(f.path);
         QVERIFY(win.snapshot());
-        QVERIFY(!win.w.runsView()->verticalHeader()->isVisible());
+        QVERIFY(!win.w.runsPage()->view()->verticalHeader()->isVisible());
         auto *group = win.w.findChild<QComboBox *>(QStringLiteral("groupBox"));
         QVERIFY(group);
         group->setCurrentIndex(group->findText(QStringLiteral("seed")));
-        QVERIFY(win.w.runsView()->verticalHeader()->isVisible());
+        QVERIFY(win.w.runsPage()->view()->verticalHeader()->isVisible());
         QCOMPARE(win.w.runsModel()->headerData(0, Qt::Vertical).toString(),
                  QStringLiteral("seed = 0 · 7 runs"));
     }
@@ -409,7 +412,7 @@ private Q_SLOTS:
                                        QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         QCOMPARE(win.w.selection()->runs().size(), f.runs.size());
         // The table (or brushing, or --select) picks one run: the tree shows that trial only.
-        win.w.selection()->select({f.runs[3]}, win.w.runsView());
+        win.w.selection()->select({f.runs[3]}, win.w.runsPage()->view());
         QModelIndexList rows = tree->selectionModel()->selectedRows();
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows[0].data(SweepTreeModel::IdRole).toLongLong(), f.runs[3]);
@@ -429,14 +432,14 @@ private Q_SLOTS:
         Fixture f;
         Window win(f.path);
         QVERIFY(win.snapshot());
-        win.w.setFilter(QStringLiteral("params.optim.lr >== banana"));
-        QVERIFY2(win.w.filterError().contains(QStringLiteral("params.optim.lr >== banana")),
-                 qPrintable(win.w.filterError()));
+        win.w.runsPage()->setFilter(QStringLiteral("params.optim.lr >== banana"));
+        QVERIFY2(win.w.runsPage()->filterError().contains(QStringLiteral("params.optim.lr >== banana")),
+                 qPrintable(win.w.runsPage()->filterError()));
         QVERIFY(!win.shown.wait(700));  // no read: the table keeps its runs
         QCOMPARE(win.w.runsModel()->totalRuns(), f.runs.size());
-        win.w.setFilter(QStringLiteral("params.optim.lr >= 1e-3 and metrics.loss < 100"));
+        win.w.runsPage()->setFilter(QStringLiteral("params.optim.lr >= 1e-3 and metrics.loss < 100"));
         QVERIFY(win.snapshot());
-        QVERIFY(win.w.filterError().isEmpty());
+        QVERIFY(win.w.runsPage()->filterError().isEmpty());
         QCOMPARE(win.w.runsModel()->totalRuns(), 9);  // 1e-3, 3e-3, 1e-2 x 3 seeds
     }
 
@@ -448,7 +451,7 @@ private Q_SLOTS:
         auto *empty = win.w.findChild<QLabel *>(QStringLiteral("runsEmpty"));
         QVERIFY(empty);
         QVERIFY(empty->isVisible());
-        QVERIFY(!win.w.runsView()->isVisible());
+        QVERIFY(!win.w.runsPage()->view()->isVisible());
         for (const char *hint : {"Ctrl+L", "orrery sweep submit FILE", "Import run directories"})
             QVERIFY2(empty->text().contains(QLatin1String(hint)), hint);
         // A run arrives: the table takes its place.
@@ -459,7 +462,7 @@ private Q_SLOTS:
         win.w.refresh();
         QVERIFY(win.snapshot());
         QVERIFY(!empty->isVisible());
-        QVERIFY(win.w.runsView()->isVisible());
+        QVERIFY(win.w.runsPage()->view()->isVisible());
     }
     // Issue 41: the optional Progress (step / train.steps), GPU-h and Goodput columns, sortable;
     // goodput is read only when asked (its column shown) and is `runs goodput`'s number.
@@ -562,9 +565,9 @@ private Q_SLOTS:
         {
             Window first(path);
             QVERIFY(first.snapshot());
-            QVERIFY(first.w.runsView()->isColumnHidden(RunsTableModel::GoodputColumn));
+            QVERIFY(first.w.runsPage()->view()->isColumnHidden(RunsTableModel::GoodputColumn));
             QVERIFY(goodputCell(first, done).isEmpty());
-            first.w.columnChooser()->setShown(QStringLiteral("goodput"), true);
+            first.w.runsPage()->columnChooser()->setShown(QStringLiteral("goodput"), true);
             QVERIFY(QTest::qWaitFor([&] { return !goodputCell(first, done).isEmpty(); }, 10'000));
             QVERIFY(first.w.close());
         }

@@ -13,7 +13,9 @@
 #include "detailsview.h"
 #include "logview.h"
 #include "mainwindow.h"
+#include "runhousekeeping.h"
 #include "runselection.h"
+#include "runspage.h"
 #include "runstablemodel.h"
 #include "runstableview.h"
 #include "sweeptreemodel.h"
@@ -243,7 +245,7 @@ private Q_SLOTS:
         QSignalSpy &shown = shownWindow.shown;
         QSignalSpy edited(&window, &MainWindow::runsEdited);
         auto action = [&](const QList<RunId> &runs, const char *name) {
-            QMenu *menu = window.runMenu(runs, &window);
+            QMenu *menu = window.housekeeping()->runMenu(runs, &window);
             QAction *a = menu->findChild<QAction *>(QString::fromLatin1(name));
             return std::make_pair(std::unique_ptr<QMenu>(menu), a);
         };
@@ -287,7 +289,7 @@ private Q_SLOTS:
         QCOMPARE(window.treeModel()->runsOf(sweep).size(), f.runs.size() - 2);
         QCOMPARE(sweep.parent().siblingAtColumn(SweepTreeModel::StateColumn).data().toString(),
                  QStringLiteral("%1 run(s)").arg(f.runs.size() - 2));
-        window.showArchivedAction()->setChecked(true);
+        window.runsPage()->showArchivedAction()->setChecked(true);
         QVERIFY(shown.wait(10'000));
         QCOMPARE(window.runsModel()->totalRuns(), f.runs.size());
         QCOMPARE(window.treeModel()->runsOf(sweep).size(), f.runs.size());
@@ -298,15 +300,16 @@ private Q_SLOTS:
         // Delete (the menu asks first; the write is the window's): gone from the store and table,
         // and from the selection.
         window.selection()->select({f.runs[2], f.runs[5]}, nullptr);
-        QVERIFY(settle([&] { window.deleteRuns({f.runs[2]}); }));
+        QVERIFY(settle([&] { window.housekeeping()->deleteRuns({f.runs[2]}); }));
         QVERIFY(!window.runsModel()->findRun(f.runs[2]));
         QVERIFY(!TrackingStore::open(f.path)->run(f.runs[2]));
         QCOMPARE(window.selection()->runs(), QList<RunId>{f.runs[5]});
 
         // Rename and note land in the store through the same writer.
-        QVERIFY(settle([&] { window.renameRun(f.runs[6], QStringLiteral("best-so-far")); }));
+        QVERIFY(settle([&] { window.housekeeping()->renameRun(f.runs[6], QStringLiteral("best-so-far")); }));
         QCOMPARE(window.runsModel()->findRun(f.runs[6])->run.name, QStringLiteral("best-so-far"));
-        QVERIFY(settle([&] { window.setRunNote(f.runs[6], QStringLiteral("try 2x batch")); }));
+        QVERIFY(
+            settle([&] { window.housekeeping()->setRunNote(f.runs[6], QStringLiteral("try 2x batch")); }));
         QCOMPARE(TrackingStore::open(f.path)->details(f.runs[6]).tags.value(QLatin1String(kNoteTag)),
                  QStringLiteral("try 2x batch"));
     }
@@ -347,7 +350,7 @@ private Q_SLOTS:
         QCOMPARE(window.selection()->runs(), QList<RunId>{f.runs[0]});
 
         const qsizetype shows = shown.size();
-        window.deleteRuns({f.runs[0]});
+        window.housekeeping()->deleteRuns({f.runs[0]});
         QVERIFY(QTest::qWaitFor([&] { return !edited.isEmpty(); }, 10'000));
         QCOMPARE(edited.back().at(0).toString(), QString());
         QVERIFY(QTest::qWaitFor([&] { return shown.size() > shows; }, 10'000));
@@ -412,7 +415,7 @@ private Q_SLOTS:
             ShownWindow shownWindow(f.path);
             QVERIFY(shownWindow.snapshot());
             QSignalSpy edited(&shownWindow.w, &MainWindow::runsEdited);
-            shownWindow.w.renameRun(f.runs[2], QStringLiteral("kept-in-main"));
+            shownWindow.w.housekeeping()->renameRun(f.runs[2], QStringLiteral("kept-in-main"));
             QVERIFY(edited.wait(10'000));
             QCOMPARE(edited.back().at(0).toString(), QString());
             QVERIFY(QFileInfo::exists(f.path + QStringLiteral("-wal")));
@@ -433,7 +436,7 @@ private Q_SLOTS:
         ShownWindow shownWindow(f.path);
         QVERIFY(shownWindow.snapshot());
         MainWindow &window = shownWindow.w;
-        auto *view = qobject_cast<RunsTableView *>(window.runsView());
+        auto *view = qobject_cast<RunsTableView *>(window.runsPage()->view());
         QVERIFY(view);
         QTableView *pinned = view->pinnedView();
         QVERIFY(pinned->isVisible());
@@ -463,7 +466,7 @@ private Q_SLOTS:
         QVERIFY(shownWindow.snapshot());
         MainWindow &window = shownWindow.w;
         QSignalSpy edited(&window, &MainWindow::runsEdited);
-        std::unique_ptr<QMenu> menu(window.runMenu({f.runs[4]}, &window));
+        std::unique_ptr<QMenu> menu(window.housekeeping()->runMenu({f.runs[4]}, &window));
         QString shown;
         // The dialog is modal (exec): answered from the event loop it runs, once it is there.
         QTimer answer;

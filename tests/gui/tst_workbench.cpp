@@ -14,6 +14,7 @@
 #include "parallelcoordinates.h"
 #include "qcp.h"
 #include "runselection.h"
+#include "runspage.h"
 #include "runstablemodel.h"
 #include "snapshot.h"
 #include "storereader.h"
@@ -288,12 +289,12 @@ private Q_SLOTS:
         MainWindow &window = shownWindow.w;
         QSignalSpy &shown = shownWindow.shown;
         QCOMPARE(window.runsModel()->totalRuns(), f.runs.size());
-        window.setFilter(QStringLiteral("params.optim.lr >= 1e-3 and params.seed = 0"));
+        window.runsPage()->setFilter(QStringLiteral("params.optim.lr >= 1e-3 and params.seed = 0"));
         QVERIFY(shown.wait(10'000));
         QCOMPARE(window.runsModel()->totalRuns(), 3);  // 1e-3, 3e-3, 1e-2 with seed 0
-        QVERIFY(window.filterError().isEmpty());
-        window.setFilter(QStringLiteral("lr >= 1e-3"));
-        QVERIFY(window.filterError().contains(QStringLiteral("lr >= 1e-3")));
+        QVERIFY(window.runsPage()->filterError().isEmpty());
+        window.runsPage()->setFilter(QStringLiteral("lr >= 1e-3"));
+        QVERIFY(window.runsPage()->filterError().contains(QStringLiteral("lr >= 1e-3")));
         QCOMPARE(window.runsModel()->totalRuns(), 3);  // the last good filter's runs stay
 
         // Selecting a sweep in the tree selects its runs everywhere; the details show the first.

@@ -3,7 +3,7 @@
 
 #include "blockingpool.h"
 #include "logtailer.h"
-#include "logview.h"
+#include "logtext.h"
 #include "runcolors.h"
 #include "storereader.h"
 
@@ -124,7 +124,7 @@ DetailsView::StderrTail DetailsView::tailOf(core::Executor &executor, const core
     }
     QStringList lines;
     for (const QString &line : err.lines)
-        lines.append(safeLogText(line.toUtf8()));
+        lines.append(appcommon::safeLogText(line.toUtf8()));
     while (!lines.isEmpty() && lines.back().trimmed().isEmpty())
         lines.removeLast();
     // Final once it has lines: an empty file may still be being written (a shared filesystem

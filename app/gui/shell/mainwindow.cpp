@@ -4,14 +4,15 @@
 #include "blockingpool.h"
 #include "clusterhub.h"
 #include "clusterview.h"
-#include "columnchooser.h"
 #include "compareview.h"
 #include "connectionmanager.h"
 #include "detailsview.h"
 #include "environmentmodel.h"
 #include "launcher.h"
 #include "logview.h"
+#include "runhousekeeping.h"
 #include "runselection.h"
+#include "runspage.h"
 #include "runstablemodel.h"
 #include "runstableview.h"
 #include "samplefetcher.h"
@@ -22,6 +23,7 @@
 #include "sweeptreemodel.h"
 #include "systempanel.h"
 #include "videoview.h"
+#include "windowsettings.h"
 
 #include "orrery/core/mlflowstore.h"
 #include "orrery/core/params.h"
@@ -36,7 +38,6 @@
 #include <QClipboard>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QCryptographicHash>
 #include <QDateTime>
 #include <QDesktopServices>
 #include <QDockWidget>
@@ -82,31 +83,6 @@ namespace {
 // the central tab's plus these).
 constexpr int kTreeWidth = 380, kTreeMaxWidth = 480, kDetailsWidth = 340, kDockMinimumWidth = 220;
 
-// The window's settings, in Orrery's config directory (core::guiSettingsPath). They used to go to
-// QSettings' default place, ~/.config/Unknown Organization/orrery.conf (Orrery sets no organization:
-// it would add a level to the data directory's path); what is there is taken over once, and the old
-// file is left as it was.
-std::unique_ptr<QSettings> windowSettings()
-{
-    auto settings = std::make_unique<QSettings>(core::guiSettingsPath(), QSettings::IniFormat);
-    if (settings->allKeys().isEmpty()) {
-        const QSettings former;
-        if (QFile::exists(former.fileName()))
-            for (const QString &key : former.allKeys())
-                settings->setValue(key, former.value(key));
-    }
-    return settings;
-}
-
-// The Runs table's column choices of one database: a settings group per database path (a hash:
-// a path's slashes would nest groups).
-QString columnSettingsGroup(const QString &databasePath)
-{
-    return QStringLiteral("runsColumns/") +
-        QString::fromLatin1(
-               QCryptographicHash::hash(databasePath.toUtf8(), QCryptographicHash::Sha1).toHex().left(16));
-}
-
 }  // namespace
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
@@ -143,7 +119,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_follower->setConnectionSource(m_hub->connectionSource());
     m_actions = new SweepActions(m_hub, m_writer, this);
 
-    buildRunsTab();
+    buildRunsPage();
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     connect(m_compare, &CompareView::metricChoiceChanged, this, &MainWindow::saveMetricChoice);
     m_tabs->addTab(m_compare, tr("Compare"));
@@ -301,6 +277,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         }
         m_firstSnapshot = true;
         m_actions->setDatabase(path);
+        m_runsPage->setDatabase(path);
+        m_housekeeping->setReadOnly(!readOnly.isEmpty());
         refresh();
         if (m_wantFollow && readOnly.isEmpty())
             m_follower->start();
@@ -338,8 +316,6 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_followLabel->setToolTip(why);
     });
     connect(m_selection, &RunSelection::changed, this, [this](const QObject *source) {
-        if (source != m_runsView)
-            syncTableSelection();
         if (source != m_tree)
             syncTreeSelection();
         m_details->showRun(m_selection->current());
@@ -429,106 +405,44 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QMainWindow::closeEvent(event);
 }
 
-void MainWindow::buildRunsTab()
+void MainWindow::buildRunsPage()
 {
-    auto *page = new QWidget(this);
-    auto *layout = new QVBoxLayout(page);
-    auto *bar = new QHBoxLayout;
-    m_filterEdit = new QLineEdit(page);
-    m_filterEdit->setObjectName(QStringLiteral("filterEdit"));
-    m_filterEdit->setPlaceholderText(tr("Filter, e.g.  params.optim.lr >= 3e-4 and metrics.eval/loss < 0.2 "
-                                        "and attributes.status = FINISHED"));
-    m_filterEdit->setClearButtonEnabled(true);
-    bar->addWidget(m_filterEdit, 1);
-    bar->addWidget(new QLabel(tr("Group by:"), page));
-    m_groupBox = new QComboBox(page);
-    m_groupBox->setObjectName(QStringLiteral("groupBox"));
-    m_groupBox->addItem(tr("(none)"));
-    bar->addWidget(m_groupBox);
-    auto *columns = new QToolButton(page);
-    columns->setObjectName(QStringLiteral("columnsButton"));
-    columns->setText(tr("Columns…"));
-    bar->addWidget(columns);
-    layout->addLayout(bar);
-    m_filterError = new QLabel(page);
-    m_filterError->setObjectName(QStringLiteral("filterError"));
-    m_filterError->setStyleSheet(QStringLiteral("QLabel { color: #c62828; }"));
-    m_filterError->setWordWrap(true);
-    m_filterError->hide();
-    layout->addWidget(m_filterError);
-
-    // An empty database says what fills it (UX.md: an empty view says what to do).
-    m_runsEmpty = new QLabel(
-        tr("<p><b>No runs yet.</b></p><p>Launch a sweep: <b>Sweeps → Launch a sweep…</b> (Ctrl+L), or "
-           "<code>orrery sweep submit FILE</code> in a terminal.<br>Or bring in runs that already "
-           "exist: <b>File → Import run directories or an MLflow store…</b></p>"),
-        page);
-    m_runsEmpty->setObjectName(QStringLiteral("runsEmpty"));
-    m_runsEmpty->setAlignment(Qt::AlignCenter);
-    m_runsEmpty->setWordWrap(true);
-    m_runsEmpty->hide();
-    layout->addWidget(m_runsEmpty, 1);
-
-    auto *view = new RunsTableView(m_runsModel, page);
-    m_runsView = view;
-    m_runsView->setObjectName(QStringLiteral("runsView"));
-    m_runsView->setSortingEnabled(true);
-    m_runsView->sortByColumn(-1, Qt::AscendingOrder);
-    m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_runsView->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    m_runsView->verticalHeader()->hide();
-    m_runsView->verticalHeader()->setDefaultSectionSize(22);
-    m_runsView->setWordWrap(false);
-    m_runsView->horizontalHeader()->setSectionsMovable(true);
-    m_runsView->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-    view->pinnedView()->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-    layout->addWidget(m_runsView, 1);
-    // The chooser is a popup of the table's header and of the Columns button.
-    m_columnChooser = new ColumnChooser(this);
-    m_columnChooser->setWindowFlag(Qt::Popup);
-    connect(m_columnChooser, &ColumnChooser::columnToggled, this, &MainWindow::chooseColumn);
-    m_tabs->addTab(page, tr("Runs"));
-
+    m_runsPage = new RunsPage(m_runsModel, m_selection, this);
+    connect(m_runsPage, &RunsPage::queryChanged, this, &MainWindow::refresh);
+    connect(m_runsPage, &RunsPage::goodputShown, this, &MainWindow::refresh);
+    m_tabs->addTab(m_runsPage, tr("Runs"));
     auto *findFilter = new QAction(this);
     findFilter->setShortcut(QKeySequence::Find);
     connect(findFilter, &QAction::triggered, this, [this] {
-        m_tabs->setCurrentIndex(RunsTab);
-        m_filterEdit->setFocus();
-        m_filterEdit->selectAll();
+        m_tabs->setCurrentWidget(m_runsPage);
+        m_runsPage->focusFilter();
     });
     addAction(findFilter);
+}
 
-    auto *debounce = new QTimer(this);
-    debounce->setSingleShot(true);
-    debounce->setInterval(300);
-    connect(m_filterEdit, &QLineEdit::textChanged, debounce, qOverload<>(&QTimer::start));
-    connect(debounce, &QTimer::timeout, this, [this] { setFilter(m_filterEdit->text()); });
-    connect(m_groupBox, &QComboBox::currentIndexChanged, this, [this](int i) {
-        m_runsModel->setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i));
-        // Each group's band is captioned in the vertical header: its value and run count.
-        m_runsView->verticalHeader()->setVisible(i > 0);
-        syncTableSelection();
-    });
-    auto popUpChooser = [this](const QPoint &global) {
-        m_columnChooser->move(global);
-        m_columnChooser->show();
-        m_columnChooser->searchEdit()->setFocus();
-    };
-    connect(columns, &QToolButton::clicked, this,
-            [columns, popUpChooser] { popUpChooser(columns->mapToGlobal(QPoint(0, columns->height()))); });
-    for (QHeaderView *header : {m_runsView->horizontalHeader(), view->pinnedView()->horizontalHeader()})
-        connect(header, &QHeaderView::customContextMenuRequested, this,
-                [header, popUpChooser](const QPoint &pos) { popUpChooser(header->mapToGlobal(pos)); });
-    connect(m_runsView->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-        if (m_syncingSelection)
-            return;
-        QList<core::RunId> runs;
-        for (const QModelIndex &i : m_runsView->selectionModel()->selectedRows())
-            runs.push_back(i.data(RunsTableModel::RunIdRole).toLongLong());
-        const QModelIndex current = m_runsView->currentIndex();
-        m_selection->select(runs, m_runsView,
-                            current.isValid() ? current.data(RunsTableModel::RunIdRole).toLongLong() : 0);
-    });
+void MainWindow::wireRunHousekeeping()
+{
+    m_housekeeping = new RunHousekeeping(m_runsModel, m_reader, m_writer, m_selection, m_details, this);
+    connect(m_runsPage, &RunsPage::runMenuRequested, this,
+            [this](const QList<core::RunId> &runs, const QPoint &at) {
+                QMenu *menu = m_housekeeping->runMenu(runs, this);
+                menu->setAttribute(Qt::WA_DeleteOnClose);
+                menu->popup(at);
+            });
+    connect(m_housekeeping, &RunHousekeeping::edited, this,
+            [this](const QString &error, const QString &message) {
+                statusBar()->showMessage(message, 10'000);
+                if (error.isEmpty()) {
+                    refresh();
+                    if (m_selection->current())
+                        m_details->showRun(m_selection->current());
+                }
+                Q_EMIT runsEdited(error);
+            });
+    for (QAction *menu : menuBar()->actions())
+        if (menu->menu() && menu->text() == tr("&View"))
+            menu->menu()->addAction(m_runsPage->showArchivedAction());
+    connect(m_details, &DetailsView::logsRequested, this, &MainWindow::openTrialLogs);
 }
 
 void MainWindow::buildDocks()
@@ -740,11 +654,6 @@ void MainWindow::launchAtStart(const QString &specFile, const QString &cluster, 
     });
 }
 
-QString MainWindow::filterError() const
-{
-    return m_filterError->isVisible() ? m_filterError->text() : QString();
-}
-
 void MainWindow::openDatabase(const QString &path)
 {
     if (!m_reader->path().isEmpty())
@@ -754,24 +663,6 @@ void MainWindow::openDatabase(const QString &path)
     m_problemsShown.clear();  // another file: its problems are news
     m_opening = true;
     m_writer->open(path);
-}
-
-void MainWindow::setFilter(const QString &text)
-{
-    if (m_filterEdit->text() != text) {
-        const QSignalBlocker block(m_filterEdit);
-        m_filterEdit->setText(text);
-    }
-    QString error;
-    const auto conditions = core::parseRunFilter(text, &error);
-    if (!conditions) {
-        m_filterError->setText(error);
-        m_filterError->show();
-        return;  // the table keeps the last good filter's runs
-    }
-    m_filterError->hide();
-    m_query.conditions = *conditions;
-    refresh();
 }
 
 void MainWindow::setFollowing(bool on)
@@ -799,13 +690,14 @@ void MainWindow::saveTreeExpansion()
             if (const QModelIndex sweep = m_treeModel->index(s, 0, experiment); m_tree->isExpanded(sweep))
                 expanded << QStringLiteral("s%1").arg(sweep.data(SweepTreeModel::IdRole).toLongLong());
     }
-    windowSettings()->setValue(columnSettingsGroup(m_reader->path()) + QLatin1String("/expanded"), expanded);
+    windowSettings()->setValue(databaseSettingsGroup(m_reader->path()) + QLatin1String("/expanded"),
+                               expanded);
 }
 
 void MainWindow::restoreTreeExpansion()
 {
     const QVariant saved =
-        windowSettings()->value(columnSettingsGroup(m_reader->path()) + QLatin1String("/expanded"));
+        windowSettings()->value(databaseSettingsGroup(m_reader->path()) + QLatin1String("/expanded"));
     if (!saved.isValid()) {
         m_tree->expandToDepth(0);  // first time: each experiment's sweeps
         return;
@@ -854,15 +746,12 @@ void MainWindow::refresh()
     }
     m_snapshotInFlight = true;
     m_sinceRefresh.start();
-    const core::RunQuery query = m_query;
+    const core::RunQuery query = m_runsPage->query();
     // The trackers live on the reader thread's side; reads are one at a time (m_snapshotInFlight).
     // Each trial's goodput reads every run's phase records: only while its column is shown (before
     // the first snapshot, whether this database's saved columns show it: the view's columns are
     // not chosen yet, and reading goodput for every run cost the open of 100,000 runs 170 ms).
-    const bool goodput = m_firstSnapshot
-        ? savedColumns(QStringLiteral("shown"))
-              .contains(m_runsModel->columnKey(RunsTableModel::GoodputColumn))
-        : !m_runsView->isColumnHidden(RunsTableModel::GoodputColumn);
+    const bool goodput = m_runsPage->wantsGoodput(m_firstSnapshot);
     m_reader->read<Snapshot>(
         this,
         [query, trackers = m_progressTrackers, selected = m_selection->runs(),
@@ -881,33 +770,9 @@ void MainWindow::refresh()
 
 void MainWindow::showSnapshot(const Snapshot &s)
 {
-    const bool firstShape =
-        m_runsModel->paramKeys() != s.paramKeys || m_runsModel->metricKeys() != s.metricKeys;
     if (m_firstSnapshot)
-        loadColumnChoices();  // a database (re)opened: its own column choices
-    m_runsModel->setSweeps(s.index());
-    m_runsModel->setRuns(s.runs, s.paramKeys, s.metricKeys);
-    // The columns follow what is shown (its keys, its runs, its sweep), never what was shown
-    // before: a live refresh of the same runs keeps them as they are.
-    const QString shape = QStringLiteral("%1|%2|%3|%4")
-                              .arg(s.paramKeys.join(QLatin1Char('\n')), s.metricKeys.join(QLatin1Char('\n')),
-                                   m_runsModel->sweepMetric())
-                              .arg(s.runs.size());
-    if (shape != m_columnsFor || m_firstSnapshot) {
-        m_columnsFor = shape;
-        applyColumns();
-    }
-    const bool empty = s.runs.isEmpty() && m_query.conditions.isEmpty();
-    m_runsEmpty->setVisible(empty);
-    m_runsView->setVisible(!empty);
-    if (firstShape) {
-        const QString group = m_runsModel->groupBy();
-        const QSignalBlocker block(m_groupBox);
-        m_groupBox->clear();
-        m_groupBox->addItem(tr("(none)"));
-        m_groupBox->addItems(s.paramKeys);
-        m_groupBox->setCurrentIndex(std::max(0, m_groupBox->findText(group)));
-    }
+        loadMetricChoice();  // a database (re)opened: its own choices
+    m_runsPage->showSnapshot(s, m_firstSnapshot);
     m_treeModel->setSnapshot(s);
     if (!s.gone.isEmpty()) {  // deleted elsewhere (the CLI, another window): out of every view
         QList<core::RunId> kept = m_selection->runs();
@@ -920,7 +785,7 @@ void MainWindow::showSnapshot(const Snapshot &s)
             m_tree->resizeColumnToContents(c);
         m_firstSnapshot = false;
     }
-    syncTableSelection();
+    m_runsPage->syncSelection();
     m_compare->setMetricKeys(s.metricKeys);
     m_compare->refresh();
     if (m_tabs->currentWidget() == m_video)  // new samples of running trials appear live
@@ -933,21 +798,11 @@ void MainWindow::showSnapshot(const Snapshot &s)
     Q_EMIT snapshotShown();
 }
 
-QStringList MainWindow::savedColumns(const QString &which) const
+void MainWindow::loadMetricChoice()
 {
-    return windowSettings()
-        ->value(columnSettingsGroup(m_reader->path()) + QLatin1Char('/') + which)
-        .toStringList();
-}
-
-void MainWindow::loadColumnChoices()
-{
-    const auto settings = windowSettings();
-    const QString group = columnSettingsGroup(m_reader->path());
-    m_shownColumns = savedColumns(QStringLiteral("shown"));
-    m_hiddenColumns = savedColumns(QStringLiteral("hidden"));
-    m_columnsFor.clear();
     // Compare's metrics as they were left for this database (none saved: the default ones).
+    const auto settings = windowSettings();
+    const QString group = databaseSettingsGroup(m_reader->path());
     const QSignalBlocker block(m_compare);  // restoring is not a change to save
     m_compare->setMetricChoice({settings->value(group + QLatin1String("/compareMetrics")).toStringList(),
                                 settings->value(group + QLatin1String("/compareSearch")).toString()});
@@ -957,75 +812,10 @@ void MainWindow::saveMetricChoice()
 {
     const CompareView::MetricChoiceState state = m_compare->metricChoice();
     const auto settings = windowSettings();
-    const QString group = columnSettingsGroup(m_reader->path());
+    const QString group = databaseSettingsGroup(m_reader->path());
     settings->setValue(group + QLatin1String("/database"), m_reader->path());
     settings->setValue(group + QLatin1String("/compareMetrics"), state.chosen);
     settings->setValue(group + QLatin1String("/compareSearch"), state.filter);
-}
-
-void MainWindow::chooseColumn(const QString &key, bool shown)
-{
-    m_shownColumns.removeAll(key);
-    m_hiddenColumns.removeAll(key);
-    (shown ? m_shownColumns : m_hiddenColumns).push_back(key);
-    const int column = m_runsModel->columnOfKey(key);
-    if (column >= 0)
-        m_runsView->setColumnHidden(column, !shown);
-    if (column == RunsTableModel::GoodputColumn && shown)
-        refresh();  // its values are read only while it is shown
-    // Saved at once, per database (keyed by its path; the path itself beside, for a reader).
-    const auto settings = windowSettings();
-    const QString group = columnSettingsGroup(m_reader->path());
-    settings->setValue(group + QLatin1String("/database"), m_reader->path());
-    settings->setValue(group + QLatin1String("/shown"), m_shownColumns);
-    settings->setValue(group + QLatin1String("/hidden"), m_hiddenColumns);
-}
-
-void MainWindow::applyColumns()
-{
-    // Shown by default: the pinned three, the params that vary within what is shown (the sweeps'
-    // swept params first) and the metrics; Experiment, Started, Duration, Progress, GPU-h and
-    // Goodput when chosen.
-    const QStringList varying = m_runsModel->varyingParams();
-    QHeaderView *header = m_runsView->horizontalHeader();
-    QList<ColumnChooser::Column> choices;
-    QList<int> order;  // the visual order after the pinned columns
-    QList<int> params, metrics;
-    for (int c = 0; c < m_runsModel->columnCount(); ++c) {
-        const QString key = m_runsModel->columnKey(c);
-        bool shown = c < RunsTableModel::kPinnedColumns;
-        if (key.startsWith(QLatin1String("param:")))
-            shown = varying.contains(key.mid(6));
-        else if (key.startsWith(QLatin1String("metric:")))
-            shown = true;
-        if (m_shownColumns.contains(key))
-            shown = true;
-        else if (m_hiddenColumns.contains(key))
-            shown = false;
-        if (c < RunsTableModel::kPinnedColumns)
-            shown = true;  // always there: they say which run a row is
-        m_runsView->setColumnHidden(c, !shown);
-        if (c >= RunsTableModel::kPinnedColumns)
-            choices.push_back({key, m_runsModel->headerData(c, Qt::Horizontal).toString(), shown});
-        if (c < RunsTableModel::FixedColumns)
-            order.push_back(c);
-        else if (key.startsWith(QLatin1String("param:")))
-            params.push_back(c);
-        else
-            metrics.push_back(c);
-    }
-    for (const QString &k : varying)
-        order.push_back(m_runsModel->paramColumn(k));
-    for (int c : std::as_const(params))
-        if (!order.contains(c))
-            order.push_back(c);
-    order += metrics;
-    for (int v = 0; v < order.size(); ++v)
-        if (header->visualIndex(order[v]) != v)
-            header->moveSection(header->visualIndex(order[v]), v);
-    m_columnChooser->setColumns(choices);
-    for (int c = 0; c < RunsTableModel::kPinnedColumns; ++c)
-        m_runsView->resizeColumnToContents(c);
 }
 
 void MainWindow::syncTreeSelection()
@@ -1065,24 +855,6 @@ void MainWindow::syncTreeSelection()
         }
     m_syncingSelection = true;
     m_tree->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
-    m_syncingSelection = false;
-}
-
-void MainWindow::syncTableSelection()
-{
-    m_syncingSelection = true;
-    QItemSelection selection;
-    for (core::RunId run : m_selection->runs()) {
-        const int row = m_runsModel->rowOfRun(run);
-        if (row >= 0)
-            selection.select(m_runsModel->index(row, 0),
-                             m_runsModel->index(row, m_runsModel->columnCount() - 1));
-    }
-    m_runsView->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
-    const int current = m_runsModel->rowOfRun(m_selection->current());
-    if (current >= 0)
-        m_runsView->selectionModel()->setCurrentIndex(m_runsModel->index(current, 0),
-                                                      QItemSelectionModel::NoUpdate);
     m_syncingSelection = false;
 }
 
@@ -1364,7 +1136,7 @@ void MainWindow::treeContextMenu(const QPoint &pos)
         menu.addAction(tr("Show logs"), this, [this, sweep, trial] { openTrialLogs(sweep, trial); });
         // The trial's run: the Runs table's run menu (runhousekeeping.cpp).
         if (const QList<core::RunId> runs = m_treeModel->runsOf(index); runs.size() == 1)
-            menu.addMenu(runMenu(runs, &menu))->setText(tr("Run"));
+            menu.addMenu(m_housekeeping->runMenu(runs, &menu))->setText(tr("Run"));
     }
     menu.addSeparator();
     QAction *openDir = menu.addAction(

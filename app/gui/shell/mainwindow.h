@@ -37,9 +37,10 @@ namespace orrery::gui {
 
 class ClusterHub;
 class ClusterView;
-class ColumnChooser;
 class CompareView;
 class DetailsView;
+class RunHousekeeping;
+class RunsPage;
 class SystemPanel;
 class Launcher;
 class LogView;
@@ -55,6 +56,8 @@ class VideoView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
+    // logsOpened's LogView * as a complete type where moc registers it (QSignalSpy, queued calls).
+    Q_MOC_INCLUDE("logview.h")
 public:
     enum Tab { RunsTab, CompareTab, VideoTab, ClusterTab, EnvironmentTab };
 
@@ -75,17 +78,11 @@ public:
     SshPrompter *prompter() const { return m_prompter; }
     SweepActions *sweepActions() const { return m_actions; }
     QTreeView *sweepTree() const { return m_tree; }
-    QTableView *runsView() const { return m_runsView; }
-    ColumnChooser *columnChooser() const { return m_columnChooser; }
+    RunsPage *runsPage() const { return m_runsPage; }
+    RunHousekeeping *housekeeping() const { return m_housekeeping; }
     QLabel *clusterStatusLabel() const { return m_clusterStatus; }
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
-    QString filterError() const;
-    // Run housekeeping (runhousekeeping.cpp): the context menu of the Runs table's rows and the
-    // tree's trials, for `runs` (the first is the one acted on where an action takes one run), and
-    // the "Show archived" toggle (RunQuery::includeArchived on the window's query).
-    QMenu *runMenu(const QList<core::RunId> &runs, QWidget *parent);
-    QAction *showArchivedAction() const { return m_showArchived; }
     // Command-line start options: select a sweep's runs once the store is shown; save the window
     // as PNG (after the charts have drawn), print what it shows and quit.
     void applyStartOptions(const QString &selectSweep, const QString &screenshotPath);
@@ -120,19 +117,8 @@ public Q_SLOTS:
     // once, or as soon as the last one is 500 ms old — at most two a second, and no point waits
     // a fixed half second before it is read.
     void refreshSoon();
-    void setFilter(const QString &text);
     void setFollowing(bool on);
     void importRunDirectories(const QString &root, const QString &experiment);
-    // The housekeeping writes (core::TrackingStore's, on the window's StoreWriter), then a
-    // refresh; each ends with runsEdited. The menu's dialogs ask, then call these.
-    void renameRun(core::RunId run, const QString &name);
-    void setRunNote(core::RunId run, const QString &text);
-    void editRunTags(core::RunId run, const QList<std::pair<QString, QString>> &set,
-                     const QStringList &remove);
-    void setBaselineRun(core::RunId run, bool baseline);
-    void archiveRuns(const QList<core::RunId> &runs, bool archived);
-    void deleteRuns(const QList<core::RunId> &runs);
-    void setShowArchived(bool on);
 
 Q_SIGNALS:
     void environmentRefreshed();
@@ -142,8 +128,8 @@ Q_SIGNALS:
     void staleRead(const QString &message);
     void logsOpened(orrery::gui::LogView *view);
     void logsFailed(const QString &message);
-    // A housekeeping write finished: `error` empty when it was done (the refresh it asked for
-    // follows as snapshotShown), else why nothing was changed.
+    // A housekeeping write (RunHousekeeping) finished: `error` empty when it was done (the refresh
+    // it asked for follows as snapshotShown), else why nothing was changed.
     void runsEdited(const QString &error);
     void importFinished(int runs, int points);
     void reportExported(const QString &path, const QString &error);  // error empty: written
@@ -155,7 +141,7 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
-    void buildRunsTab();
+    void buildRunsPage();
     void buildDocks();
     void buildMenus();
     void showSnapshot(const Snapshot &snapshot);
@@ -166,16 +152,9 @@ private:
     // at close and when another database is opened; restored at its first snapshot.
     void saveTreeExpansion();
     void restoreTreeExpansion();
-    void syncTableSelection();
     void syncTreeSelection();
-    // The Runs table's columns: the user's choices for this database (saved in the window's
-    // settings, keyed by the database's path) over the defaults (RunsTableModel::varyingParams).
-    void applyColumns();
-    void chooseColumn(const QString &key, bool shown);
-    void loadColumnChoices();
-    // This database's saved column choice: the "shown" or "hidden" column keys.
-    QStringList savedColumns(const QString &which) const;
     void saveMetricChoice();  // Compare's choice of metrics, per database
+    void loadMetricChoice();
     void followed(const FollowSummary &summary);
     void notifyDesktop(const core::Notice &notice);
     void showClusterStatus();
@@ -184,14 +163,7 @@ private:
     // A log window over `files` (nullptr, after saying why, when the cluster cannot be reached).
     LogView *showLogs(const QString &title, const QString &cluster,
                       const QList<QPair<QString, QString>> &files, const QString &emptyHint = {});
-    void wireRunHousekeeping();  // the run menus and Show archived (runhousekeeping.cpp)
-    // The run menu at `pos` of `view` (the table, or its pinned columns' view).
-    void runsContextMenu(QTableView *view, const QPoint &pos);
-    // The run menu's Tags…: the run's own tags to edit (KEY=VALUE lines), the system's shown.
-    void editTagsDialog(core::RunId run, const QString &name);
-    // Runs `job` on the writer; on success `after`, a refresh and the details again.
-    void editRuns(const QString &done, std::function<void(core::TrackingStore &)> job,
-                  std::function<void()> after = {});
+    void wireRunHousekeeping();  // the run menu's writes, Show archived in the View menu
 
     StoreReader *m_reader;
     StoreWriter *m_writer;  // the window's one read-write connection
@@ -204,14 +176,8 @@ private:
     EnvironmentModel *m_environment;
     QTableView *m_environmentView;
     RunsTableModel *m_runsModel;
-    QTableView *m_runsView = nullptr;
-    QLineEdit *m_filterEdit = nullptr;
-    QLabel *m_filterError = nullptr;
-    QComboBox *m_groupBox = nullptr;
-    ColumnChooser *m_columnChooser = nullptr;
-    QLabel *m_runsEmpty = nullptr;  // the Runs tab's word on an empty database
-    QStringList m_shownColumns, m_hiddenColumns;  // the user's choices (columnKey), this database's
-    QString m_columnsFor;  // the table shape the columns were laid out for
+    RunsPage *m_runsPage = nullptr;
+    RunHousekeeping *m_housekeeping = nullptr;
     SweepTreeModel *m_treeModel;
     QTreeView *m_tree = nullptr;
     CompareView *m_compare = nullptr;
@@ -230,8 +196,6 @@ private:
     QLabel *m_ingestLabel = nullptr;
     QFutureWatcher<QList<core::Check>> m_checksWatcher;
 
-    core::RunQuery m_query;
-    QAction *m_showArchived = nullptr;
     QTimer m_refreshTimer;  // coalesces refresh requests
     QElapsedTimer m_sinceRefresh;  // since the last snapshot read went out
     bool m_snapshotInFlight = false, m_snapshotDirty = false;

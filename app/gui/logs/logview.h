@@ -5,7 +5,7 @@
 // read first, cut at a line start; scrolling to the top (or "Load earlier") reads the chunk
 // before it. While "Follow" is on, every file is polled (one size query each) and only the bytes
 // past the last one read are appended; a file that shrank is read again from its tail, one not
-// created yet is polled until it appears. Text passes through safeLogText first: a log is
+// created yet is polled until it appears. Text passes through safeLogText (logtext.h) first: a log is
 // untrusted bytes. Search (Ctrl+F) highlights every match, case-insensitively. An empty file
 // says so, with its File::emptyHint (where the output went instead: the bundled trainer writes
 // its progress to events.jsonl, not stdout). A trial's view has an attempt chooser (setAttempts):
@@ -45,21 +45,6 @@ class Connection;
 }
 
 namespace orrery::gui {
-
-// Log bytes made safe to show as plain text, one output line per input line ('\n'):
-// - invalid UTF-8 becomes U+FFFD (the replacement character);
-// - carriage returns: a line keeps what follows its last '\r' (a progress bar's final state;
-//   a trailing "\r" or "\r\n" ends the line without erasing it);
-// - tabs are kept;
-// - ANSI escape sequences vanish: CSI (ESC [ or the C1 CSI U+009B, then parameters and a final
-//   byte: colours, cursor moves), OSC (ESC ] ... BEL or ESC \: titles, links) and the short
-//   ESC forms (ESC ( B);
-// - every other C0 control and DEL is shown as its Unicode control picture (BEL as "␇", a
-//   stray ESC as "␛", NUL as "␀", DEL as "␡"), every other C1 control (U+0080..U+009F) and the
-//   characters that would reorder or break lines in the view (bidi overrides and isolates,
-//   U+2028, U+2029) as U+FFFD.
-// Pure: the same bytes give the same text.
-QString safeLogText(QByteArrayView bytes);
 
 // Where a log's bytes come from. Calls block (a remote one for a network round trip) and throw
 // std::exception (remote::RemoteError for a cluster) when the read fails: call them on a worker

@@ -1,97 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-//
-// The window's run housekeeping (docs/gui.md "Run housekeeping"): the context menu of the Runs
-// table's rows and of the tree's trials — Rename…, Note…, Tags…, Star as baseline / Unstar,
-// Archive / Unarchive, Delete… — and the "Show archived" toggle. The menu only asks (dialogs);
-// each write is core::TrackingStore's housekeeping call (the same as `orrery runs ...`) made on
-// the window's StoreWriter, followed by a refresh.
-#include "mainwindow.h"
+#include "runhousekeeping.h"
 
 #include "detailsview.h"
 #include "runselection.h"
 #include "runstablemodel.h"
-#include "runstableview.h"
 #include "storereader.h"
 #include "storewriter.h"
-#include "sweeptreemodel.h"
 
 #include <QAction>
-#include <QBoxLayout>
 #include <QInputDialog>
-#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
-#include <QMenuBar>
 #include <QMessageBox>
-#include <QStatusBar>
-#include <QTableView>
-#include <QToolButton>
-#include <QTreeView>
 
 namespace orrery::gui {
 
-void MainWindow::wireRunHousekeeping()
-{
-    m_showArchived = new QAction(tr("Show &archived runs"), this);
-    m_showArchived->setObjectName(QStringLiteral("showArchived"));
-    m_showArchived->setCheckable(true);
-    m_showArchived->setToolTip(tr("List archived runs too (hidden by default; the run menu archives)"));
-    connect(m_showArchived, &QAction::toggled, this, &MainWindow::setShowArchived);
-    // On the Runs tab, beside the filter (the bar that holds it), and in the View menu.
-    if (QWidget *page = m_filterEdit->parentWidget())
-        for (QBoxLayout *bar : page->findChildren<QBoxLayout *>())
-            if (bar->indexOf(m_filterEdit) >= 0) {
-                auto *button = new QToolButton(page);
-                button->setDefaultAction(m_showArchived);
-                button->setToolButtonStyle(Qt::ToolButtonTextOnly);
-                bar->addWidget(button);
-                break;
-            }
-    for (QAction *menu : menuBar()->actions())
-        if (menu->menu() && menu->text() == tr("&View"))
-            menu->menu()->addAction(m_showArchived);
+RunHousekeeping::RunHousekeeping(RunsTableModel *runs, StoreReader *reader, StoreWriter *writer,
+                                 RunSelection *selection, DetailsView *details, QWidget *window)
+    : QObject(window), m_runs(runs), m_reader(reader), m_writer(writer), m_selection(selection),
+      m_details(details), m_window(window)
+{ }
 
-    // Both halves of the table: the pinned columns (name, status, the sweep's metric) are a view
-    // of their own over the main one, and a right-click there is theirs.
-    QTableView *pinned = static_cast<RunsTableView *>(m_runsView)->pinnedView();
-    for (QTableView *view : {m_runsView, pinned}) {
-        view->setContextMenuPolicy(Qt::CustomContextMenu);
-        connect(view, &QTableView::customContextMenuRequested, this,
-                [this, view](const QPoint &pos) { runsContextMenu(view, pos); });
-    }
-    connect(m_details, &DetailsView::logsRequested, this, &MainWindow::openTrialLogs);
-}
-
-void MainWindow::setShowArchived(bool on)
-{
-    if (m_showArchived->isChecked() != on)
-        m_showArchived->setChecked(on);  // toggled() comes back here
-    if (m_query.includeArchived == on)
-        return;
-    m_query.includeArchived = on;
-    refresh();
-}
-
-void MainWindow::runsContextMenu(QTableView *view, const QPoint &pos)
-{
-    const QModelIndex at = view->indexAt(pos);
-    if (!at.isValid())
-        return;
-    // The selection when the click is on it, else the row clicked.
-    const core::RunId clicked = at.data(RunsTableModel::RunIdRole).toLongLong();
-    QList<core::RunId> runs;
-    for (const QModelIndex &i : m_runsView->selectionModel()->selectedRows())
-        runs.push_back(i.data(RunsTableModel::RunIdRole).toLongLong());
-    if (!runs.contains(clicked))
-        runs = {clicked};
-    else
-        runs.move(runs.indexOf(clicked), 0);
-    QMenu *menu = runMenu(runs, this);
-    menu->setAttribute(Qt::WA_DeleteOnClose);
-    menu->popup(view->viewport()->mapToGlobal(pos));
-}
-
-void MainWindow::editTagsDialog(core::RunId run, const QString &name)
+void RunHousekeeping::editTagsDialog(core::RunId run, const QString &name)
 {
     // The run's tags read fresh (the table's row carries only the chosen ones), then the dialog
     // shows its own tags to edit and the system's beside, read-only.
@@ -102,7 +32,7 @@ void MainWindow::editTagsDialog(core::RunId run, const QString &name)
             for (auto it = tags.cbegin(); it != tags.cend(); ++it)
                 if (!core::isUserTag(it.key()))
                     system.append(it.key() + QLatin1String(" = ") + it.value().left(80));
-            QInputDialog dialog(this);
+            QInputDialog dialog(m_window);
             dialog.setObjectName(QStringLiteral("tagsDialog"));
             dialog.setWindowTitle(tr("Tags of %1").arg(name));
             dialog.setOption(QInputDialog::UsePlainTextEditForTextInput);
@@ -116,8 +46,7 @@ void MainWindow::editTagsDialog(core::RunId run, const QString &name)
                 return;
             const core::TagChanges changes = core::tagChanges(tags, dialog.textValue());
             if (!changes.error.isEmpty()) {
-                statusBar()->showMessage(tr("Tags not saved: %1").arg(changes.error), 10'000);
-                QMessageBox::warning(this, tr("Tags"), tr("Tags not saved: %1").arg(changes.error));
+                QMessageBox::warning(m_window, tr("Tags"), tr("Tags not saved: %1").arg(changes.error));
                 return;
             }
             if (!changes.set.isEmpty() || !changes.remove.isEmpty())
@@ -125,7 +54,7 @@ void MainWindow::editTagsDialog(core::RunId run, const QString &name)
         });
 }
 
-QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
+QMenu *RunHousekeeping::runMenu(const QList<core::RunId> &runs, QWidget *parent)
 {
     auto *menu = new QMenu(parent);
     menu->setObjectName(QStringLiteral("runMenu"));
@@ -133,9 +62,9 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
     if (runs.isEmpty())
         return menu;
     const core::RunId run = runs.front();
-    const core::RunRow *row = m_runsModel->findRun(run);
+    const core::RunRow *row = m_runs->findRun(run);
     const QString name = row ? row->run.name : QString::number(run);
-    const bool readOnly = m_banner->isVisible() || !m_writerProblem.isEmpty();
+    const bool readOnly = m_readOnly;
     auto add = [&](const char *id, const QString &text, auto &&f) {
         QAction *a = menu->addAction(text, this, std::forward<decltype(f)>(f));
         a->setObjectName(QString::fromLatin1(id));
@@ -144,8 +73,8 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
     };
     add("rename", tr("Rename…"), [this, run, name] {
         bool ok = false;
-        const QString text = QInputDialog::getText(this, tr("Rename run"), tr("New name of run %1:").arg(run),
-                                                   QLineEdit::Normal, name, &ok);
+        const QString text = QInputDialog::getText(
+            m_window, tr("Rename run"), tr("New name of run %1:").arg(run), QLineEdit::Normal, name, &ok);
         if (ok && !text.trimmed().isEmpty())
             renameRun(run, text);
     });
@@ -154,7 +83,7 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
         const core::RunId id = run;
         bool ok = false;
         const QString text = QInputDialog::getMultiLineText(
-            this, tr("Note"),
+            m_window, tr("Note"),
             tr("Note on %1 (empty removes it; MLflow shows it as the run's note):").arg(name),
             m_details->run() == id ? m_details->noteShown() : QString(), &ok);
         if (ok)
@@ -175,7 +104,7 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
     add("delete", tr("Delete %n run(s)…", nullptr, int(runs.size())), [this, runs, name] {
         const QString what = runs.size() == 1 ? tr("run %1 (%2)").arg(runs.front()).arg(name)
                                               : tr("%n runs", nullptr, int(runs.size()));
-        if (QMessageBox::question(this, tr("Delete runs"),
+        if (QMessageBox::question(m_window, tr("Delete runs"),
                                   tr("Delete %1 for good? Its metrics, params, tags and artifact records go "
                                      "(its run directory stays; its sweep keeps the trial's history). "
                                      "Archive hides a run and keeps it.")
@@ -186,8 +115,8 @@ QMenu *MainWindow::runMenu(const QList<core::RunId> &runs, QWidget *parent)
     return menu;
 }
 
-void MainWindow::editRuns(const QString &done, std::function<void(core::TrackingStore &)> job,
-                          std::function<void()> after)
+void RunHousekeeping::editRuns(const QString &done, std::function<void(core::TrackingStore &)> job,
+                               std::function<void()> after)
 {
     m_writer->write<QString>(
         this,
@@ -200,33 +129,27 @@ void MainWindow::editRuns(const QString &done, std::function<void(core::Tracking
             }
         },
         [this, done, after = std::move(after)](QString error) {
-            statusBar()->showMessage(error.isEmpty() ? done : tr("Nothing changed: %1").arg(error), 10'000);
-            if (error.isEmpty()) {
-                if (after)
-                    after();
-                refresh();
-                if (m_selection->current())
-                    m_details->showRun(m_selection->current());
-            }
-            Q_EMIT runsEdited(error);
+            if (error.isEmpty() && after)
+                after();
+            Q_EMIT edited(error, error.isEmpty() ? done : tr("Nothing changed: %1").arg(error));
         });
 }
 
-void MainWindow::renameRun(core::RunId run, const QString &name)
+void RunHousekeeping::renameRun(core::RunId run, const QString &name)
 {
     editRuns(tr("Run %1 renamed to %2").arg(run).arg(name.trimmed()),
              [run, name](core::TrackingStore &s) { s.renameRun(run, name); });
 }
 
-void MainWindow::setRunNote(core::RunId run, const QString &text)
+void RunHousekeeping::setRunNote(core::RunId run, const QString &text)
 {
     editRuns(text.trimmed().isEmpty() ? tr("Note of run %1 removed").arg(run)
                                       : tr("Note of run %1 saved").arg(run),
              [run, text](core::TrackingStore &s) { s.setRunNote(run, text); });
 }
 
-void MainWindow::editRunTags(core::RunId run, const QList<std::pair<QString, QString>> &set,
-                             const QStringList &remove)
+void RunHousekeeping::editRunTags(core::RunId run, const QList<std::pair<QString, QString>> &set,
+                                  const QStringList &remove)
 {
     editRuns(tr("Tags of run %1 saved").arg(run), [run, set, remove](core::TrackingStore &s) {
         s.writeTransaction([&] {
@@ -236,13 +159,13 @@ void MainWindow::editRunTags(core::RunId run, const QList<std::pair<QString, QSt
     });
 }
 
-void MainWindow::setBaselineRun(core::RunId run, bool baseline)
+void RunHousekeeping::setBaselineRun(core::RunId run, bool baseline)
 {
     editRuns(baseline ? tr("Run %1 is its experiment's baseline").arg(run) : tr("Run %1 unstarred").arg(run),
              [run, baseline](core::TrackingStore &s) { s.setBaseline(run, baseline); });
 }
 
-void MainWindow::archiveRuns(const QList<core::RunId> &runs, bool archived)
+void RunHousekeeping::archiveRuns(const QList<core::RunId> &runs, bool archived)
 {
     editRuns(archived
                  ? tr("%n run(s) archived: View → Show archived runs lists them", nullptr, int(runs.size()))
@@ -250,7 +173,7 @@ void MainWindow::archiveRuns(const QList<core::RunId> &runs, bool archived)
              [runs, archived](core::TrackingStore &s) { s.archiveRuns(runs, archived); });
 }
 
-void MainWindow::deleteRuns(const QList<core::RunId> &runs)
+void RunHousekeeping::deleteRuns(const QList<core::RunId> &runs)
 {
     // A deleted run leaves every view: the selection drops it before the refresh shows it gone.
     editRuns(
