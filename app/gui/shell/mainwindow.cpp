@@ -21,6 +21,7 @@
 #include "storewriter.h"
 #include "sweepactions.h"
 #include "sweeptreemodel.h"
+#include "sweeptreeview.h"
 #include "systempanel.h"
 #include "videoview.h"
 #include "windowsettings.h"
@@ -315,9 +316,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_followLabel->setText(tr("not following"));
         m_followLabel->setToolTip(why);
     });
-    connect(m_selection, &RunSelection::changed, this, [this](const QObject *source) {
-        if (source != m_tree)
-            syncTreeSelection();
+    connect(m_selection, &RunSelection::changed, this, [this](const QObject *) {
         m_details->showRun(m_selection->current());
         m_system->showRun(m_selection->current());
     });
@@ -389,6 +388,11 @@ MainWindow::~MainWindow()
     m_writer = nullptr;
 }
 
+QTreeView *MainWindow::sweepTree() const
+{
+    return m_tree;
+}
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     const auto settings = windowSettings();
@@ -401,7 +405,8 @@ void MainWindow::closeEvent(QCloseEvent *event)
         settings->setValue(QStringLiteral("window/treeWidth"), tree->width());
     if (auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock")))
         settings->setValue(QStringLiteral("window/detailsWidth"), details->width());
-    saveTreeExpansion();
+    if (!m_firstSnapshot)  // never shown: nothing the user left
+        m_tree->saveExpansion(m_reader->path());
     QMainWindow::closeEvent(event);
 }
 
@@ -449,15 +454,7 @@ void MainWindow::buildDocks()
 {
     auto *treeDock = new QDockWidget(tr("Experiments & sweeps"), this);
     treeDock->setObjectName(QStringLiteral("treeDock"));
-    m_tree = new QTreeView(treeDock);
-    m_tree->setObjectName(QStringLiteral("sweepTree"));
-    m_tree->setModel(m_treeModel);
-    m_tree->setUniformRowHeights(true);
-    m_tree->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    m_tree->header()->setSectionResizeMode(SweepTreeModel::NameColumn, QHeaderView::ResizeToContents);
-    // A running sweep's state grows an ETA after the first snapshots: the column follows it.
-    m_tree->header()->setSectionResizeMode(SweepTreeModel::StateColumn, QHeaderView::ResizeToContents);
-    m_tree->header()->setSectionResizeMode(SweepTreeModel::UsageColumn, QHeaderView::ResizeToContents);
+    m_tree = new SweepTreeView(m_treeModel, m_selection, treeDock);
     // Opens wide enough for a sweep's state, best value and GPU-hours side by side (a QTreeView's
     // own size hint, 256 px, cut the GPU-hours off: kTreeWidth, below); narrower only when the
     // user drags it so, or the screen is small (the minimums are the window's minimum: 380 and
@@ -465,20 +462,8 @@ void MainWindow::buildDocks()
     m_tree->setMinimumWidth(kDockMinimumWidth);
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
-    connect(m_tree->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-        if (m_syncingSelection)
-            return;
-        QList<core::RunId> runs;
-        for (const QModelIndex &i : m_tree->selectionModel()->selectedRows())
-            runs += m_treeModel->runsOf(i);
-        m_selection->select(runs, m_tree);
-    });
-    connect(m_tree, &QTreeView::doubleClicked, this, [this](const QModelIndex &i) {
-        const QModelIndex name = i.siblingAtColumn(SweepTreeModel::NameColumn);
-        if (name.data(SweepTreeModel::KindRole).toInt() == SweepTreeModel::TrialItem)
-            openTrialLogs(name.data(SweepTreeModel::SweepRole).toLongLong(),
-                          name.data(SweepTreeModel::TrialRole).toInt());
-    });
+    connect(m_tree, &SweepTreeView::trialLogsRequested, this,
+            [this](core::SweepId sweep, int trial) { openTrialLogs(sweep, trial); });
     m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_tree, &QTreeView::customContextMenuRequested, this, &MainWindow::treeContextMenu);
 
@@ -656,8 +641,8 @@ void MainWindow::launchAtStart(const QString &specFile, const QString &cluster, 
 
 void MainWindow::openDatabase(const QString &path)
 {
-    if (!m_reader->path().isEmpty())
-        saveTreeExpansion();  // the database before: its tree as it was left
+    if (!m_reader->path().isEmpty() && !m_firstSnapshot)
+        m_tree->saveExpansion(m_reader->path());  // the database before: its tree as it was left
     m_selection->select({}, this);
     m_writerProblem.clear();
     m_problemsShown.clear();  // another file: its problems are news
@@ -673,48 +658,6 @@ void MainWindow::setFollowing(bool on)
     else if (!on)
         m_follower->stop();
     m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
-}
-
-void MainWindow::saveTreeExpansion()
-{
-    // The experiments ("e<id>") and sweeps ("s<id>") expanded, per database.
-    if (m_firstSnapshot)
-        return;  // never shown: nothing the user left
-    QStringList expanded;
-    for (int e = 0; e < m_treeModel->rowCount(); ++e) {
-        const QModelIndex experiment = m_treeModel->index(e, 0);
-        if (!m_tree->isExpanded(experiment))
-            continue;
-        expanded << QStringLiteral("e%1").arg(experiment.data(SweepTreeModel::IdRole).toLongLong());
-        for (int s = 0; s < m_treeModel->rowCount(experiment); ++s)
-            if (const QModelIndex sweep = m_treeModel->index(s, 0, experiment); m_tree->isExpanded(sweep))
-                expanded << QStringLiteral("s%1").arg(sweep.data(SweepTreeModel::IdRole).toLongLong());
-    }
-    windowSettings()->setValue(databaseSettingsGroup(m_reader->path()) + QLatin1String("/expanded"),
-                               expanded);
-}
-
-void MainWindow::restoreTreeExpansion()
-{
-    const QVariant saved =
-        windowSettings()->value(databaseSettingsGroup(m_reader->path()) + QLatin1String("/expanded"));
-    if (!saved.isValid()) {
-        m_tree->expandToDepth(0);  // first time: each experiment's sweeps
-        return;
-    }
-    const QStringList expanded = saved.toStringList();
-    for (int e = 0; e < m_treeModel->rowCount(); ++e) {
-        const QModelIndex experiment = m_treeModel->index(e, 0);
-        if (!expanded.contains(
-                QStringLiteral("e%1").arg(experiment.data(SweepTreeModel::IdRole).toLongLong())))
-            continue;
-        m_tree->expand(experiment);
-        for (int s = 0; s < m_treeModel->rowCount(experiment); ++s) {
-            const QModelIndex sweep = m_treeModel->index(s, 0, experiment);
-            if (expanded.contains(QStringLiteral("s%1").arg(sweep.data(SweepTreeModel::IdRole).toLongLong())))
-                m_tree->expand(sweep);
-        }
-    }
 }
 
 void MainWindow::storeProblem(const QString &text, const QString &key)
@@ -780,7 +723,7 @@ void MainWindow::showSnapshot(const Snapshot &s)
         m_selection->select(kept, this);
     }
     if (m_firstSnapshot) {
-        restoreTreeExpansion();
+        m_tree->restoreExpansion(m_reader->path());
         for (int c = 0; c < SweepTreeModel::Columns; ++c)
             m_tree->resizeColumnToContents(c);
         m_firstSnapshot = false;
@@ -816,46 +759,6 @@ void MainWindow::saveMetricChoice()
     settings->setValue(group + QLatin1String("/database"), m_reader->path());
     settings->setValue(group + QLatin1String("/compareMetrics"), state.chosen);
     settings->setValue(group + QLatin1String("/compareSearch"), state.filter);
-}
-
-void MainWindow::syncTreeSelection()
-{
-    // The tree's highlight says which runs are selected wherever they were chosen: a sweep all of
-    // whose trials are selected, else the selected trials; nothing when none of them is.
-    QSet<core::RunId> wanted;
-    for (core::RunId r : m_selection->runs())
-        wanted.insert(r);
-    QItemSelection selection;
-    auto selectRow = [&](const QModelIndex &i) {
-        selection.select(i.siblingAtColumn(0), i.siblingAtColumn(SweepTreeModel::Columns - 1));
-    };
-    if (!wanted.isEmpty())
-        for (int e = 0; e < m_treeModel->rowCount(); ++e) {
-            const QModelIndex experiment = m_treeModel->index(e, 0);
-            for (int sw = 0; sw < m_treeModel->rowCount(experiment); ++sw) {
-                const QModelIndex sweep = m_treeModel->index(sw, 0, experiment);
-                const QList<core::RunId> runs = m_treeModel->runsOf(sweep);
-                if (!runs.isEmpty() && std::all_of(runs.cbegin(), runs.cend(), [&](core::RunId r) {
-                        return wanted.contains(r);
-                    })) {
-                    selectRow(sweep);
-                    continue;
-                }
-                // Some of its trials: their rows, made now where the sweep was never expanded.
-                if (m_treeModel->canFetchMore(sweep) &&
-                    std::any_of(runs.cbegin(), runs.cend(),
-                                [&](core::RunId r) { return wanted.contains(r); }))
-                    m_treeModel->fetchMore(sweep);
-                for (int t = 0; t < m_treeModel->rowCount(sweep); ++t) {
-                    const QModelIndex trial = m_treeModel->index(t, 0, sweep);
-                    if (wanted.contains(trial.data(SweepTreeModel::IdRole).toLongLong()))
-                        selectRow(trial);
-                }
-            }
-        }
-    m_syncingSelection = true;
-    m_tree->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
-    m_syncingSelection = false;
 }
 
 void MainWindow::followed(const FollowSummary &s)

@@ -52,6 +52,7 @@ class RunsTableModel;
 class StoreReader;
 class StoreWriter;
 class SweepTreeModel;
+class SweepTreeView;
 class VideoView;
 
 class MainWindow : public QMainWindow {
@@ -77,7 +78,7 @@ public:
     ClusterHub *clusterHub() const { return m_hub; }
     SshPrompter *prompter() const { return m_prompter; }
     SweepActions *sweepActions() const { return m_actions; }
-    QTreeView *sweepTree() const { return m_tree; }
+    QTreeView *sweepTree() const;
     RunsPage *runsPage() const { return m_runsPage; }
     RunHousekeeping *housekeeping() const { return m_housekeeping; }
     QLabel *clusterStatusLabel() const { return m_clusterStatus; }
@@ -148,11 +149,6 @@ private:
     // A problem with the store: in the status bar, and in a dialog the first time `key` is seen
     // (never while another such dialog is open, never again by a timer's refresh).
     void storeProblem(const QString &text, const QString &key);
-    // The tree's expanded experiments and sweeps, per database (the window's settings), kept
-    // at close and when another database is opened; restored at its first snapshot.
-    void saveTreeExpansion();
-    void restoreTreeExpansion();
-    void syncTreeSelection();
     void saveMetricChoice();  // Compare's choice of metrics, per database
     void loadMetricChoice();
     void followed(const FollowSummary &summary);
@@ -179,7 +175,7 @@ private:
     RunsPage *m_runsPage = nullptr;
     RunHousekeeping *m_housekeeping = nullptr;
     SweepTreeModel *m_treeModel;
-    QTreeView *m_tree = nullptr;
+    SweepTreeView *m_tree = nullptr;  // its expansion kept at close and when another database opens
     CompareView *m_compare = nullptr;
     DetailsView *m_details = nullptr;
     SystemPanel *m_system = nullptr;
@@ -204,7 +200,6 @@ private:
     // Each active sweep's progress tracker (rates need consecutive snapshots), used by the reads.
     std::shared_ptr<ProgressTrackers> m_progressTrackers = std::make_shared<ProgressTrackers>();
     bool m_firstSnapshot = true;
-    bool m_syncingSelection = false;
     bool m_wantFollow = true;
 };
 
