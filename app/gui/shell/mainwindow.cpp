@@ -84,6 +84,88 @@ namespace {
 // the central tab's plus these).
 constexpr int kTreeWidth = 380, kTreeMaxWidth = 480, kDetailsWidth = 340, kDockMinimumWidth = 220;
 
+// The window's least width is the shown tab's, not the widest tab's (Video's controls): on the
+// Runs tab of a 1,500 px screen both docks keep their widths. A tab shown later that needs more
+// takes it from the docks, down to their minimums. Each tab keeps the docks' widths it was left
+// with: back on Runs after Video, the docks have their widths again instead of staying squeezed
+// for the rest of the day.
+void keepDockWidthsPerTab(QMainWindow *window, QTabWidget *tabs)
+{
+    QList<QSizePolicy> policies;
+    for (int i = 0; i < tabs->count(); ++i)
+        policies.append(tabs->widget(i)->sizePolicy());
+    auto dockWidths = std::make_shared<QHash<int, QHash<QDockWidget *, int>>>();
+    auto leftTab = std::make_shared<int>(tabs->currentIndex());
+    auto fitShownTab = [window, tabs, policies, dockWidths, leftTab](int shown) {
+        // A dock behind another's tab is "visible" off the window's edge: only what is seen counts.
+        auto docked = [](const QDockWidget *dock) {
+            return !dock->isFloating() && !dock->visibleRegion().isEmpty();
+        };
+        QHash<QDockWidget *, int> &left = (*dockWidths)[*leftTab];
+        left.clear();
+        for (QDockWidget *dock : window->findChildren<QDockWidget *>())  // still the left tab's layout
+            if (docked(dock))
+                left.insert(dock, dock->width());
+        for (int i = 0; i < tabs->count(); ++i)
+            tabs->widget(i)->setSizePolicy(
+                i == shown ? policies[i] : QSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored));
+        tabs->updateGeometry();
+        QList<QDockWidget *> docks;
+        QList<int> widths;
+        const QHash<QDockWidget *, int> kept = dockWidths->value(shown);
+        for (auto [dock, width] : kept.asKeyValueRange())
+            if (docked(dock)) {
+                docks.append(dock);
+                widths.append(width);
+            }
+        // Once the shown tab's least width is in the layout (a posted LayoutRequest, before this):
+        // under the left tab's, the last dock got only what that left.
+        if (!docks.isEmpty())
+            QMetaObject::invokeMethod(
+                window, [window, docks, widths] { window->resizeDocks(docks, widths, Qt::Horizontal); },
+                Qt::QueuedConnection);
+        *leftTab = shown;
+    };
+    QObject::connect(tabs, &QTabWidget::currentChanged, window, fitShownTab);
+    fitShownTab(tabs->currentIndex());
+}
+
+// The docks' opening widths, once the window has its size (before, the layout gives the space as
+// it likes): the tree wide enough for state, best value and GPU-hours, Details for field and
+// value; a saved layout (`restored`) wins. Where the window has less room than both ask for (a
+// 1,500 px screen), the tree keeps its width and Details takes the rest: split in proportion, the
+// tree's best value was cut off.
+void sizeDocksAtFirstLook(QMainWindow *window, const QTreeView *view, bool restored)
+{
+    if (!restored) {
+        auto *tree = window->findChild<QDockWidget *>(QStringLiteral("treeDock"));
+        auto *details = window->findChild<QDockWidget *>(QStringLiteral("detailsDock"));
+        const int room = window->width() - window->centralWidget()->minimumSizeHint().width() -
+            2 * window->style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, window);
+        // Wide enough for the tree's name, state and best value as the first snapshot sized
+        // them (a failed sweep's state is long), within kTreeWidth..kTreeMaxWidth.
+        const QHeaderView *header = view->header();
+        const int contents = header->sectionPosition(SweepTreeModel::BestColumn) +
+            header->sectionSize(SweepTreeModel::BestColumn) + view->width() - view->viewport()->width() +
+            tree->width() - view->width();
+        const int wanted = std::clamp(contents, kTreeWidth, kTreeMaxWidth);
+        const int treeWidth = std::clamp(room - kDockMinimumWidth, kDockMinimumWidth, wanted);
+        const int detailsWidth = std::clamp(room - treeWidth, kDockMinimumWidth, kDetailsWidth);
+        window->resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
+    } else {
+        // The widths they had at the last close, now that the window has its size.
+        const auto saved = windowSettings();
+        const int treeWidth = saved->value(QStringLiteral("window/treeWidth")).toInt();
+        const int detailsWidth = saved->value(QStringLiteral("window/detailsWidth")).toInt();
+        auto *tree = window->findChild<QDockWidget *>(QStringLiteral("treeDock"));
+        auto *details = window->findChild<QDockWidget *>(QStringLiteral("detailsDock"));
+        if (treeWidth > 0 && detailsWidth > 0 && tree->isVisible() && details->isVisible())
+            window->resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
+        else if (treeWidth > 0 && tree->isVisible())
+            window->resizeDocks({tree}, {treeWidth}, Qt::Horizontal);
+    }
+}
+
 }  // namespace
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
@@ -121,6 +203,34 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_actions = new SweepActions(m_hub, m_writer, this);
 
     buildRunsPage();
+    buildTabs();
+    keepDockWidthsPerTab(this, m_tabs);
+    buildDocks();
+    buildMenus();
+    wireRunHousekeeping();
+    buildStatusBar();
+    wireRefreshes();
+    wireStore();
+
+    const auto settings = windowSettings();
+    restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
+    const bool restored = restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
+    m_tabs->setCurrentIndex(settings->value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
+
+    openDatabase(databasePath.isEmpty() ? core::defaultDatabasePath() : databasePath);
+    // The environment's checks start the trainer (`--version`: LibTorch's load, a second of a
+    // core) and say nothing the first look needs: they wait for the first snapshot, instead of
+    // taking a core from its read (bench_runs_scale: 100,000 runs shown 0.1-0.2 s sooner).
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = connect(this, &MainWindow::snapshotShown, this, [this, once, restored] {
+        disconnect(*once);
+        sizeDocksAtFirstLook(this, m_tree, restored);
+        refreshEnvironment();
+    });
+}
+
+void MainWindow::buildTabs()
+{
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
     connect(m_compare, &CompareView::metricChoiceChanged, this, &MainWindow::saveMetricChoice);
     m_tabs->addTab(m_compare, tr("Compare"));
@@ -148,53 +258,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         connect(a, &QAction::triggered, this, [this, i] { m_tabs->setCurrentIndex(i); });
         addAction(a);
     }
-    // The window's least width is the shown tab's, not the widest tab's (Video's controls): on
-    // the Runs tab of a 1,500 px screen both docks keep their widths. A tab shown later that needs
-    // more takes it from the docks, down to their minimums. Each tab keeps the docks' widths it
-    // was left with: back on Runs after Video, the docks have their widths again instead of
-    // staying squeezed for the rest of the day.
-    QList<QSizePolicy> policies;
-    for (int i = 0; i < m_tabs->count(); ++i)
-        policies.append(m_tabs->widget(i)->sizePolicy());
-    auto dockWidths = std::make_shared<QHash<int, QHash<QDockWidget *, int>>>();
-    auto leftTab = std::make_shared<int>(m_tabs->currentIndex());
-    auto fitShownTab = [this, policies, dockWidths, leftTab](int shown) {
-        // A dock behind another's tab is "visible" off the window's edge: only what is seen counts.
-        auto docked = [](const QDockWidget *dock) {
-            return !dock->isFloating() && !dock->visibleRegion().isEmpty();
-        };
-        QHash<QDockWidget *, int> &left = (*dockWidths)[*leftTab];
-        left.clear();
-        for (QDockWidget *dock : findChildren<QDockWidget *>())  // still the left tab's layout
-            if (docked(dock))
-                left.insert(dock, dock->width());
-        for (int i = 0; i < m_tabs->count(); ++i)
-            m_tabs->widget(i)->setSizePolicy(
-                i == shown ? policies[i] : QSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored));
-        m_tabs->updateGeometry();
-        QList<QDockWidget *> docks;
-        QList<int> widths;
-        const QHash<QDockWidget *, int> kept = dockWidths->value(shown);
-        for (auto [dock, width] : kept.asKeyValueRange())
-            if (docked(dock)) {
-                docks.append(dock);
-                widths.append(width);
-            }
-        // Once the shown tab's least width is in the layout (a posted LayoutRequest, before this):
-        // under the left tab's, the last dock got only what that left.
-        if (!docks.isEmpty())
-            QMetaObject::invokeMethod(
-                this, [this, docks, widths] { resizeDocks(docks, widths, Qt::Horizontal); },
-                Qt::QueuedConnection);
-        *leftTab = shown;
-    };
-    connect(m_tabs, &QTabWidget::currentChanged, this, fitShownTab);
-    fitShownTab(m_tabs->currentIndex());
+}
 
-    buildDocks();
-    buildMenus();
-    wireRunHousekeeping();
-
+void MainWindow::buildStatusBar()
+{
     m_followLabel = new QLabel(this);
     m_ingestLabel = new QLabel(this);
     m_clusterStatus = new QLabel(this);
@@ -223,7 +290,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_follower->wake();
         refresh();
     });
+}
 
+void MainWindow::wireRefreshes()
+{
     // Results arrive on the UI thread through the watcher; the pool thread never touches a model.
     connect(&m_checksWatcher, &QFutureWatcher<QList<core::Check>>::finished, this, [this] {
         const QList<core::Check> checks = m_checksWatcher.result();
@@ -248,7 +318,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     poll->setInterval(10'000);
     connect(poll, &QTimer::timeout, this, &MainWindow::refreshSoon);
     poll->start();
+}
 
+void MainWindow::wireStore()
+{
     // The writer opens (creating or migrating the file) first, then the reader, read-only: one
     // writer connection per process (ARCHITECTURE.md).
     connect(m_writer, &StoreWriter::opened, this, [this](const QString &path, const QString &readOnly) {
@@ -319,53 +392,6 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     connect(m_selection, &RunSelection::changed, this, [this](const QObject *) {
         m_details->showRun(m_selection->current());
         m_system->showRun(m_selection->current());
-    });
-
-    const auto settings = windowSettings();
-    restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
-    const bool restored = restoreState(settings->value(QStringLiteral("window/state")).toByteArray());
-    m_tabs->setCurrentIndex(settings->value(QStringLiteral("window/tab"), int(RunsTab)).toInt());
-
-    openDatabase(databasePath.isEmpty() ? core::defaultDatabasePath() : databasePath);
-    // The environment's checks start the trainer (`--version`: LibTorch's load, a second of a
-    // core) and say nothing the first look needs: they wait for the first snapshot, instead of
-    // taking a core from its read (bench_runs_scale: 100,000 runs shown 0.1-0.2 s sooner).
-    auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(this, &MainWindow::snapshotShown, this, [this, once, restored] {
-        disconnect(*once);
-        // The docks' opening widths, once the window has its size (before, the layout gives the
-        // space as it likes): the tree wide enough for state, best value and GPU-hours, Details
-        // for field and value; a saved layout wins. Where the window has less room than both
-        // ask for (a 1,500 px screen), the tree keeps its width and Details takes the rest: split
-        // in proportion, the tree's best value was cut off.
-        if (!restored) {
-            auto *tree = findChild<QDockWidget *>(QStringLiteral("treeDock"));
-            auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock"));
-            const int room = width() - centralWidget()->minimumSizeHint().width() -
-                2 * style()->pixelMetric(QStyle::PM_DockWidgetSeparatorExtent, nullptr, this);
-            // Wide enough for the tree's name, state and best value as the first snapshot sized
-            // them (a failed sweep's state is long), within kTreeWidth..kTreeMaxWidth.
-            const QHeaderView *header = m_tree->header();
-            const int contents = header->sectionPosition(SweepTreeModel::BestColumn) +
-                header->sectionSize(SweepTreeModel::BestColumn) + m_tree->width() -
-                m_tree->viewport()->width() + tree->width() - m_tree->width();
-            const int wanted = std::clamp(contents, kTreeWidth, kTreeMaxWidth);
-            const int treeWidth = std::clamp(room - kDockMinimumWidth, kDockMinimumWidth, wanted);
-            const int detailsWidth = std::clamp(room - treeWidth, kDockMinimumWidth, kDetailsWidth);
-            resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
-        } else {
-            // The widths they had at the last close, now that the window has its size.
-            const auto saved = windowSettings();
-            const int treeWidth = saved->value(QStringLiteral("window/treeWidth")).toInt();
-            const int detailsWidth = saved->value(QStringLiteral("window/detailsWidth")).toInt();
-            auto *tree = findChild<QDockWidget *>(QStringLiteral("treeDock"));
-            auto *details = findChild<QDockWidget *>(QStringLiteral("detailsDock"));
-            if (treeWidth > 0 && detailsWidth > 0 && tree->isVisible() && details->isVisible())
-                resizeDocks({tree, details}, {treeWidth, detailsWidth}, Qt::Horizontal);
-            else if (treeWidth > 0 && tree->isVisible())
-                resizeDocks({tree}, {treeWidth}, Qt::Horizontal);
-        }
-        refreshEnvironment();
     });
 }
 

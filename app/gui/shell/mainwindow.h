@@ -143,6 +143,10 @@ protected:
 
 private:
     void buildRunsPage();
+    void buildTabs();  // Compare, Video, Cluster, Environment; Ctrl+1..5
+    void buildStatusBar();
+    void wireRefreshes();  // the environment checks, live refreshes
+    void wireStore();  // the writer, the reader, the follower
     void buildDocks();
     void buildMenus();
     void showSnapshot(const Snapshot &snapshot);
