@@ -46,7 +46,9 @@ void RunHousekeeping::editTagsDialog(core::RunId run, const QString &name)
                 return;
             const core::TagChanges changes = core::tagChanges(tags, dialog.textValue());
             if (!changes.error.isEmpty()) {
-                QMessageBox::warning(m_window, tr("Tags"), tr("Tags not saved: %1").arg(changes.error));
+                const QString message = tr("Tags not saved: %1").arg(changes.error);
+                Q_EMIT edited(changes.error, message);  // nothing changed: the status bar says why
+                QMessageBox::warning(m_window, tr("Tags"), message);
                 return;
             }
             if (!changes.set.isEmpty() || !changes.remove.isEmpty())

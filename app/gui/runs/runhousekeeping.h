@@ -47,8 +47,9 @@ public Q_SLOTS:
     void deleteRuns(const QList<core::RunId> &runs);
 
 Q_SIGNALS:
-    // A write finished: `error` empty when it was done (the window then reads again), else why
-    // nothing was changed. `message` says either for the status bar.
+    // A write finished, or the Tags dialog's text was refused: `error` empty when it was done (the
+    // window then reads again), else why nothing was changed. `message` says either for the
+    // status bar.
     void edited(const QString &error, const QString &message);
 
 private:
