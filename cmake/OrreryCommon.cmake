@@ -51,6 +51,17 @@ if(ORRERY_USE_LLD AND ORRERY_LLD)
   target_link_options(orrery_common INTERFACE $<$<LINK_LANG_AND_ID:CXX,GNU,Clang>:-fuse-ld=lld>)
 endif()
 
+# Orrery's own libraries (core, remote, the app's and the GUI's) are static by default: the
+# installed programs and the .deb carry no library of ours. The asan preset makes them shared:
+# every sanitized test binary linked the whole app statically (about 230 MB each, 4.5 GB for the
+# tree), which filled a small CI disk; shared, the tree is a fraction of that (bench/RESULTS.md,
+# "How long the test command takes").
+set(ORRERY_LIBRARY_TYPE STATIC CACHE STRING "Type of Orrery's own libraries: STATIC or SHARED")
+set_property(CACHE ORRERY_LIBRARY_TYPE PROPERTY STRINGS STATIC SHARED)
+if(NOT ORRERY_LIBRARY_TYPE MATCHES "^(STATIC|SHARED)$")
+  message(FATAL_ERROR "ORRERY_LIBRARY_TYPE must be STATIC or SHARED, not '${ORRERY_LIBRARY_TYPE}'")
+endif()
+
 # Sanitizer builds (preset `asan`): ASan + UBSan on every target, no recovery from UB.
 option(ORRERY_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(ORRERY_SANITIZE)

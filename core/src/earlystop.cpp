@@ -52,18 +52,25 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
         reached = std::max(reached, int(t.points.size()));
     const QList<int> rungs = hyperbandRungs(rule, reached);
     const qsizetype quorum = qsizetype(std::ceil(rule.eta));
+    // How many trials reached each rung.
+    QList<qsizetype> atRung(rungs.size(), 0);
+    for (const TrialHistory &o : trials)
+        for (int k = 0; k < rungs.size(); ++k)
+            if (o.points.size() >= rungs[k])
+                ++atRung[k];
     QList<StopDecision> stops;
     for (const TrialHistory &t : trials) {
         if (!t.running)
             continue;
-        int rung = 0, rungIndex = 0;
+        // The highest rung this trial reached that enough trials reached too: a trial that ran
+        // ahead of the others is judged where they are, not waved through for being alone.
+        int rungIndex = -1;
         for (int k = 0; k < rungs.size(); ++k)
-            if (t.points.size() >= rungs[k]) {
-                rung = rungs[k];
+            if (t.points.size() >= rungs[k] && atRung[k] >= quorum)
                 rungIndex = k;
-            }
-        if (rung == 0)
+        if (rungIndex < 0)
             continue;
+        const int rung = rungs[rungIndex];
         // W&B's `strict: true` (its hyperband_stopping.py): each trial by its value at the rung
         // itself, not by its best up to it; stops more trials.
         const auto judged = [&](const TrialHistory &o) {
@@ -75,8 +82,6 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
                 const double v = judged(o);
                 values.push_back(std::isnan(v) ? worst(goal) : v);
             }
-        if (qsizetype(values.size()) < quorum)
-            continue;
         std::sort(values.begin(), values.end(), [goal](double a, double b) { return isBetter(a, b, goal); });
         const qsizetype keep = std::max<qsizetype>(1, qsizetype(std::ceil(double(values.size()) / rule.eta)));
         const double cutoff = values[std::size_t(keep - 1)];

@@ -91,6 +91,10 @@ private Q_SLOTS:
             << hyperband(1, 2) << mini
             << QList<TrialHistory>{trial(1, {0.9, 0.1}), trial(2, {0.5, 0.6}), trial(3, {0.4})}
             << QList<qint64>{2};
+        QTest::newRow("hyperband-judges-a-trial-that-ran-ahead-where-the-others-are")
+            // Trial 1 reached rung 2 alone (no quorum there); at rung 1 it is the worst of two.
+            << hyperband(1, 2) << mini << QList<TrialHistory>{trial(1, {0.9, 0.8}), trial(2, {0.5})}
+            << QList<qint64>{1};
         QTest::newRow("hyperband-uses-the-best-so-far-within-the-rung")
             << hyperband(3, 3) << mini
             << QList<TrialHistory>{trial(1, {0.2, 0.8, 0.8}), trial(2, {0.5, 0.5, 0.5}),

@@ -31,9 +31,10 @@ struct StopDecision {
 QList<int> hyperbandRungs(const EarlyTerminate &rule, int reached);
 
 // Applies the rule to every running trial:
-// - hyperband: a trial is judged at the highest rung it reached, once at least ceil(eta) trials
-//   reached that rung; it continues only if its best value within its first `rung` values is
-//   within the top ceil(n / eta) of the n trials there (by the goal; ties continue).
+// - hyperband: a trial is judged at the highest rung it reached that at least ceil(eta) trials
+//   reached (so one that ran ahead is judged where the others are); it continues only if its best
+//   value within its first `rung` values is within the top ceil(n / eta) of the n trials there
+//   (by the goal; ties continue).
 // - median: from `min_step` on, a trial whose best value up to its latest step s is worse than
 //   the median of the other trials' best values up to s (among those that logged at or after s;
 //   at least `min_trials` of them) stops.
