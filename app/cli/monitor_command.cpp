@@ -7,9 +7,9 @@
 #include "commands.h"
 #include "output.h"
 
-#include "logtailer.h"
 #include "monitorfeeds.h"
 #include "monitormodel.h"
+#include "orrery/core/logread.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/sweeprunner.h"
@@ -276,7 +276,7 @@ public:
         return ops().cancel(id).message;  // a refusal throws: the feed shows it as failed
     }
 
-    appcommon::LogTail logs(const appcommon::LogRequest &request)
+    core::LogTail logs(const core::LogRequest &request)
     {
         const remote::TrialLogs where = ops().logs(request.sweep, request.trial);
         return m_tailer.read(ops().executor(where.sweep.cluster), where.sweep, where.attempt);
@@ -287,7 +287,7 @@ private:
     remote::SweepOperations::Options m_options;
     std::unique_ptr<core::TrackingStore> m_store;
     std::unique_ptr<remote::SweepOperations> m_ops;  // releases its leases when it goes
-    appcommon::LogTailer m_tailer;
+    core::LogTailer m_tailer;
 };
 
 // Stops the feeds, but waits at most `patience` for a poll in progress: one waiting on a slow or
@@ -391,7 +391,7 @@ int runMonitor(const Context &ctx, const QCommandLineParser &p)
     const auto worker = std::make_shared<WorkerContext>(ctx.dbPath, refreshSeconds);
     if (follow)
         feedOptions.beforeRefresh = [worker] { worker->follow(); };
-    feedOptions.readLogs = [worker](const appcommon::LogRequest &request) { return worker->logs(request); };
+    feedOptions.readLogs = [worker](const core::LogRequest &request) { return worker->logs(request); };
     auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
 
     struct sigaction action { };

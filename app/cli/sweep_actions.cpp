@@ -8,6 +8,7 @@
 #include "sweep_commands.h"
 
 #include "orrery/core/localexecutor.h"
+#include "orrery/core/logread.h"
 
 #include <QThread>
 
@@ -96,31 +97,52 @@ int sweepLogs(const Context &ctx, const QCommandLineParser &p)
         SweepOperations ops(*store, cliOperations());
         const remote::TrialLogs logs = ops.logs(ops.sweep(p.positionalArguments().front()).id, trial);
         Executor &executor = ops.executor(logs.sweep.cluster);
-        QList<qint64> offsets(logs.paths.size(), 0);
         const InterruptScope interrupts;
-        while (true) {
-            QList<FileRead> reads;
-            for (qsizetype i = 0; i < logs.paths.size(); ++i)
-                reads.append({logs.paths[i], offsets[i], 8 << 20});
-            const QList<FileChunk> chunks = executor.readFiles(reads);
-            for (qsizetype i = 0; i < chunks.size(); ++i) {
-                if (!follow)  // tail's headers; following, the lines just come
-                    out(QStringLiteral("%1==> %2 <==%3\n")
-                            .arg(i > 0 ? QStringLiteral("\n") : QString(), logs.paths[i],
-                                 chunks[i].exists ? QString() : QStringLiteral(" (not there yet)")));
-                out(QString::fromUtf8(chunks[i].data));
-                offsets[i] += chunks[i].data.size();
+        // Each file whole, from its start: core::readLogFiles' From reads, a chunk at a time, every
+        // file in one batched read.
+        QList<qint64> ends(logs.paths.size(), 0);
+        if (!follow) {  // tail's headers, then each file
+            for (int i = 0; i < logs.paths.size() && !InterruptScope::requested(); ++i) {
+                const auto chunk = [&] {
+                    return readLogFiles(executor, {{LogReadJob::Kind::From, i, logs.paths[i], -1, ends[i]}})
+                        .front();
+                };
+                LogRead r = chunk();
+                out(QStringLiteral("%1==> %2 <==%3\n")
+                        .arg(i > 0 ? QStringLiteral("\n") : QString(), logs.paths[i],
+                             r.kind == LogRead::Kind::Missing ? QStringLiteral(" (not there yet)")
+                                                              : QString()));
+                for (; r.kind == LogRead::Kind::Append && !InterruptScope::requested(); r = chunk()) {
+                    out(QString::fromUtf8(r.data));
+                    ends[i] += r.data.size();
+                }
             }
-            if (!follow || InterruptScope::requested())
-                break;
+            return kOk;
+        }
+        // Following, the lines just come, each file's as it grows.
+        const auto readOn = [&] {
+            QList<LogReadJob> jobs;
+            for (int i = 0; i < logs.paths.size(); ++i)
+                jobs.append({LogReadJob::Kind::From, i, logs.paths[i], -1, ends[i]});
+            const QList<LogRead> reads = readLogFiles(executor, jobs);
+            for (const LogRead &r : reads)
+                if (r.kind == LogRead::Kind::Append) {
+                    out(QString::fromUtf8(r.data));
+                    ends[r.file] += r.data.size();
+                }
+            return reads;
+        };
+        while (!InterruptScope::requested()) {
+            const QList<LogRead> reads = readOn();
+            const bool quiet = std::none_of(reads.begin(), reads.end(),
+                                            [](const LogRead &r) { return r.kind == LogRead::Kind::Append; });
             // The executor, not the store, says whether the task still runs (no follower may be
             // updating the store).
             const TaskStatus st = executor.poll({logs.attempt.task}).value(logs.attempt.task);
-            const bool quiet = std::all_of(chunks.begin(), chunks.end(),
-                                           [](const FileChunk &c) { return c.data.isEmpty(); });
             if (st.state != TaskStatus::State::Queued && st.state != TaskStatus::State::Running && quiet)
                 break;
-            QThread::msleep(1000);
+            if (quiet)
+                QThread::msleep(1000);
         }
         return kOk;
     } catch (const OperationError &e) {

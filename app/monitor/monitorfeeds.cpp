@@ -58,7 +58,7 @@ void MonitorFeeds::setSparkWidth(int width)
     m_sparkWidth = width;
 }
 
-void MonitorFeeds::setLogsOf(std::optional<appcommon::LogRequest> request)
+void MonitorFeeds::setLogsOf(std::optional<core::LogRequest> request)
 {
     std::lock_guard lock(m_requestMutex);
     m_logsOf = request;
@@ -116,7 +116,7 @@ void MonitorFeeds::readStoreOnce()
     snapshot.hookError = hookError;
     snapshot.actionMessage = actionMessages.join(QStringLiteral("; "));
     snapshot.actionFailed = actionFailed;
-    std::optional<appcommon::LogRequest> logsOf;
+    std::optional<core::LogRequest> logsOf;
     {
         std::lock_guard lock(m_requestMutex);
         logsOf = m_logsOf;

@@ -41,9 +41,9 @@ struct FeedOptions {
     // the read goes on.
     std::function<void()> beforeRefresh;
     // Called on the store worker's thread after each store read while the log view is open
-    // (setLogsOf): the tail of that trial's logs (appcommon::LogTailer). What it throws becomes
+    // (setLogsOf): the tail of that trial's logs (core::LogTailer). What it throws becomes
     // the tail's error.
-    std::function<appcommon::LogTail(const appcommon::LogRequest &)> readLogs;
+    std::function<core::LogTail(const core::LogRequest &)> readLogs;
 };
 
 // Owns both workers. Snapshots are taken on the UI thread; the setters are callable from it too.
@@ -57,7 +57,7 @@ public:
     void setTrialsOf(core::SweepId sweep);
     void setSparkWidth(int width);
     // The trial whose log tail each store read also loads (the model's wantedLogs); nullopt: none.
-    void setLogsOf(std::optional<appcommon::LogRequest> request);
+    void setLogsOf(std::optional<core::LogRequest> request);
     // Runs `action` on the store worker's thread before its next read (at once: the worker is
     // woken), so that an action that blocks (a cancel over SSH) never holds up the keyboard. What
     // it returns, or the message of what it throws, comes back as the next snapshot's
@@ -75,7 +75,7 @@ private:
     std::atomic<core::SweepId> m_trialsOf{0};
     std::atomic<int> m_sparkWidth{16};
     std::mutex m_requestMutex;  // guards the two below
-    std::optional<appcommon::LogRequest> m_logsOf;
+    std::optional<core::LogRequest> m_logsOf;
     std::vector<std::function<QString()>> m_actions;
     appcommon::Mailbox<StoreSnapshot> m_storeBox;
     appcommon::Mailbox<ClusterSnapshot> m_clusterBox;

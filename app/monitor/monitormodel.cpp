@@ -559,7 +559,7 @@ MonitorModel::Effect MonitorModel::openLogs()
     }
     if (m_store.trialsOf != m_trialsOf || m_trialRow >= m_store.trials.size())
         return Effect::None;
-    m_logs = appcommon::LogRequest{m_trialsOf, m_store.trials[m_trialRow].trial.index};
+    m_logs = core::LogRequest{m_trialsOf, m_store.trials[m_trialRow].trial.index};
     return Effect::RefreshNow;  // the store worker reads it now
 }
 
@@ -750,7 +750,7 @@ QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
 {
     const QString ellipsis = m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
     QList<ScreenLine> out;
-    const appcommon::LogTail &tail = m_store.logs;
+    const core::LogTail &tail = m_store.logs;
     if (!m_logs || tail.of != *m_logs) {
         out.append({cut(QStringLiteral("reading the logs") + ellipsis, width, ellipsis), Style::Dim});
         return out;
@@ -777,7 +777,7 @@ QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
             }
     }
     for (int i = 0; i < files; ++i) {
-        const appcommon::LogFile &f = tail.files[i];
+        const core::LogFile &f = tail.files[i];
         QString heading = QStringLiteral("==> %1 <==").arg(f.path);
         if (!f.exists)
             heading += QStringLiteral(" (not there yet)");

@@ -9,7 +9,7 @@
 // a MonitorModel itself belongs to the UI thread.
 #pragma once
 
-#include "logtailer.h"
+#include "orrery/core/logread.h"
 #include "sparkline.h"
 
 #include "orrery/core/store.h"
@@ -78,7 +78,7 @@ struct StoreSnapshot {
     core::SweepId trialsOf = 0;  // whose trials `trials` holds (0: none)
     QList<TrialRow> trials;  // by index
     QString trialsWaiting;  // why its queued trials wait (core/pendingreason.h queuedSummary)
-    appcommon::LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
+    core::LogTail logs;  // the log view's trial (MonitorFeeds::setLogsOf), read after the store
     // The outcome of a user action run on the store worker since the last snapshot (a cancel):
     // shown on the status line until the next key.
     QString actionMessage;
@@ -208,7 +208,7 @@ public:
     // The confirmation being asked ("Cancel sweep NAME (N active trials)? y/n"); empty: none.
     QString prompt() const { return m_prompt; }
     // The log view's trial; nullopt: the log view is closed.
-    std::optional<appcommon::LogRequest> wantedLogs() const { return m_logs; }
+    std::optional<core::LogRequest> wantedLogs() const { return m_logs; }
     bool showingLogs() const { return m_logs.has_value(); }
 
     Panel focus() const { return m_focus; }
@@ -245,7 +245,7 @@ private:
     core::SweepId m_trialsOf = 0;  // the sweep whose trials are shown; 0: the sweeps table
     int m_trialRow = 0;
     int m_clusterScroll = 0;
-    std::optional<appcommon::LogRequest> m_logs;  // the log view is open on this trial
+    std::optional<core::LogRequest> m_logs;  // the log view is open on this trial
     QString m_prompt;  // a confirmation is asked
     core::SweepId m_promptSweep = 0;  // what it would cancel
     core::SweepId m_cancelRequest = 0;  // confirmed (Effect::CancelSweep)

@@ -9,6 +9,8 @@
 #include "logtext.h"
 #include "logview.h"
 
+#include "orrery/remote/logreader.h"
+
 #include <QApplication>
 #include <QFile>
 #include <QLineEdit>
@@ -24,7 +26,6 @@
 #include <stdexcept>
 
 using orrery::appcommon::safeLogText;
-using orrery::gui::LocalLogSource;
 using orrery::gui::LogSource;
 using orrery::gui::LogView;
 
@@ -92,37 +93,33 @@ bool atBottom(QPlainTextEdit *edit)
     return edit->verticalScrollBar()->value() == edit->verticalScrollBar()->maximum();
 }
 
-// The local files, through calls that can fail (a lost connection) or be held (a silent
+// This machine's files, read as the window reads them (remote::LogReader).
+LogSource localFiles()
+{
+    auto reader = std::make_shared<orrery::remote::LogReader>(QString());
+    return [reader](const QList<orrery::core::LogReadJob> &jobs) { return reader->read(jobs); };
+}
+
+// The local files, through a read that can fail (a lost connection) or be held (a silent
 // cluster) until released.
-class ScriptedSource final : public LogSource {
-public:
+struct Script {
     std::atomic<bool> fail{false};
     std::atomic<bool> hold{false};
     std::atomic<int> calls{0};
     QSemaphore release;
-
-    std::optional<qint64> size(const QString &path) override
-    {
-        enter();
-        return m_local.size(path);
-    }
-    QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) override
-    {
-        enter();
-        return m_local.read(path, offset, maxBytes);
-    }
-
-private:
-    void enter()
-    {
-        ++calls;
-        if (hold)
-            release.acquire();
-        if (fail)
-            throw std::runtime_error("connection to cluster lost");
-    }
-    LocalLogSource m_local;
 };
+
+LogSource scripted(const std::shared_ptr<Script> &script)
+{
+    return [script, local = localFiles()](const QList<orrery::core::LogReadJob> &jobs) {
+        ++script->calls;
+        if (script->hold)
+            script->release.acquire();
+        if (script->fail)
+            throw std::runtime_error("connection to cluster lost");
+        return local(jobs);
+    };
+}
 
 }  // namespace
 
@@ -182,7 +179,7 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("big.out"));
         const BigLog log = bigLog(5'000'000);
         QVERIFY(writeFile(path, log.bytes));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         QTRY_VERIFY(view.loadedFrom(0) >= 0);
         // One chunk and the byte before it (to see whether the chunk starts a line), no more.
         QVERIFY2(view.bytesRead(0) <= kChunk + 1, qPrintable(QString::number(view.bytesRead(0))));
@@ -206,7 +203,7 @@ private Q_SLOTS:
         for (int i = 0; i < 3000; ++i)
             bytes += QByteArray::number(i).rightJustified(63, '.') + '\n';
         QVERIFY(writeFile(path, bytes));
-        LogView view(QStringLiteral("even"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("even"), localFiles(), stdoutOnly(path));
         QTRY_VERIFY(view.loadedFrom(0) >= 0);
         QCOMPARE(view.loadedFrom(0), bytes.size() - kChunk);
         QCOMPARE(view.text(0), expectedText(bytes, bytes.size() - kChunk));
@@ -218,7 +215,7 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("big.out"));
         const BigLog log = bigLog(1'000'000);
         QVERIFY(writeFile(path, log.bytes));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         view.resize(700, 400);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -257,7 +254,7 @@ private Q_SLOTS:
         for (int i = 0; i < 200; ++i)
             bytes += "first " + QByteArray::number(i) + '\n';
         QVERIFY(writeFile(path, bytes));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         QVERIFY(view.isFollowing());
         view.setPollInterval(20);
         view.resize(700, 400);
@@ -308,7 +305,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("run.out"));
         QVERIFY(writeFile(path, "start\n"));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         view.setPollInterval(20);
         QTRY_COMPARE(view.text(0), QStringLiteral("start\n"));
         const qint64 read = view.bytesRead(0);
@@ -325,7 +322,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("run.out"));
         QVERIFY(writeFile(path, "old line 1\nold line 2\n"));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         view.setPollInterval(20);
         QTRY_COMPARE(view.text(0), QStringLiteral("old line 1\nold line 2\n"));
         QVERIFY(writeFile(path, "new\n"));  // rewritten, shorter: the next attempt's log
@@ -340,7 +337,7 @@ private Q_SLOTS:
         const QString out = dir.filePath(QStringLiteral("run.out"));
         const QString err = dir.filePath(QStringLiteral("run.err"));
         QVERIFY(writeFile(out, "out\n"));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(),
+        LogView view(QStringLiteral("trial 7"), localFiles(),
                      {{QStringLiteral("stdout"), out}, {QStringLiteral("stderr"), err}});
         view.setPollInterval(20);
         QCOMPARE(view.fileCount(), 2);
@@ -358,9 +355,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("run.out"));
         QVERIFY(writeFile(path, "ok\n"));
-        auto source = std::make_shared<ScriptedSource>();
+        auto source = std::make_shared<Script>();
         source->fail = true;
-        LogView view(QStringLiteral("trial 7"), source, stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), scripted(source), stdoutOnly(path));
         view.setPollInterval(20);
         QTRY_VERIFY(view.error(0).contains(QStringLiteral("connection to cluster lost")));
         QVERIFY(view.statusText().contains(QStringLiteral("connection to cluster lost")));
@@ -378,13 +375,13 @@ private Q_SLOTS:
         const QString err = dir.filePath(QStringLiteral("run.err"));
         QVERIFY(writeFile(out, "out\n"));
         QVERIFY(writeFile(err, "err\n"));
-        auto source = std::make_shared<ScriptedSource>();
+        auto source = std::make_shared<Script>();
         source->hold = true;
-        LogView view(QStringLiteral("trial 7"), source,
+        LogView view(QStringLiteral("trial 7"), scripted(source),
                      {{QStringLiteral("stdout"), out}, {QStringLiteral("stderr"), err}});
         view.setPollInterval(10);
         QSignalSpy updated(&view, &LogView::updated);
-        QTRY_COMPARE(source->calls.load(), 1);  // the first call of the one read, held
+        QTRY_COMPARE(source->calls.load(), 1);  // the one batched read of both files, held
         QVERIFY(view.isReading());
         // The UI thread runs on (this wait is its event loop: twenty poll intervals), and no
         // poll starts a second read while the first is out.
@@ -411,7 +408,7 @@ private Q_SLOTS:
                 bytes += "step " + QByteArray::number(i) + " loss 0.5\n";
         }
         QVERIFY(writeFile(path, bytes));
-        LogView view(QStringLiteral("trial 7"), std::make_shared<LocalLogSource>(), stdoutOnly(path));
+        LogView view(QStringLiteral("trial 7"), localFiles(), stdoutOnly(path));
         view.resize(700, 400);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));

@@ -579,6 +579,8 @@ private Q_SLOTS:
         QVERIFY2(logs->error(0).isEmpty(), qPrintable(logs->error(0)));
         QVERIFY(!logs->text(0).contains(QLatin1String("not created yet")));
         logs->close();
+        // Read through the executor on the window's one connection: none opened for the logs.
+        QCOMPARE(hub()->connection(p.name, &problem)->connectCount(), 1);
 
         // "Copy as CLI command": the same action for a terminal, quoted where it must be.
         const QString line =

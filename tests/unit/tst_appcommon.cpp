@@ -1,23 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The helpers both faces link (app/common): the periodic worker (runs at once, on its interval,
-// on wake, a wake during a run kept for after it, stops promptly), the mailbox (the newest value,
-// taken once, across threads) and the log tailer (the tail, then only what is new, a rewrite read
-// again) over a real local executor.
-#include "logtailer.h"
+// on wake, a wake during a run kept for after it, stops promptly) and the mailbox (the newest
+// value, taken once, across threads).
 #include "mailbox.h"
 #include "periodicworker.h"
 #include "testsupport.h"
 
-#include "orrery/core/localexecutor.h"
 #include "orrery/core/runfiles.h"
 
 #include <QCoreApplication>
-#include <QDateTime>
 #include <QDeadlineTimer>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QTemporaryDir>
 #include <QThread>
 
 #include <atomic>
@@ -135,102 +128,6 @@ private Q_SLOTS:
         producer.join();
         QVERIFY(forward);
         QCOMPARE(seen, kLast);
-    }
-
-    void logTailer_readsTheTailThenWhatIsNew()
-    {
-        QTemporaryDir dir;
-        orrery::core::LocalExecutor executor(QStringLiteral("/nonexistent/trainer"),
-                                             QStringLiteral("/nonexistent/orrery"), dir.path());
-        orrery::core::Sweep sweep;
-        sweep.id = 1;
-        sweep.rootDir = dir.path();
-        orrery::core::Trial trial;
-        trial.index = 0;
-        trial.attempt = 0;
-        trial.state = QStringLiteral("running");
-        trial.runDir = dir.filePath(QStringLiteral("run0"));
-        QVERIFY(QDir().mkpath(trial.runDir));
-        LogTailer tailer;
-        LogTail t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.of, (LogRequest{1, 0}));
-        QCOMPARE(t.state, QStringLiteral("running"));
-        QCOMPARE(t.files.size(), 2);
-        QVERIFY(!t.files[0].exists && t.files[0].lines.isEmpty());
-
-        // More than a tail's worth: the last lines only, none cut at the front.
-        QFile out(dir.filePath(QStringLiteral("run0/stdout.log")));
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        for (int i = 0; i < 20'000; ++i)
-            out.write(QStringLiteral("line %1\n").arg(i).toUtf8());
-        out.flush();
-        t = tailer.read(executor, sweep, trial);
-        QVERIFY(t.files[0].exists);
-        QCOMPARE(t.files[0].lines.back(), QStringLiteral("line 19999"));
-        QVERIFY(t.files[0].lines.size() <= LogTailer::kMaxLines);
-        QVERIFY(t.files[0].lines.front().startsWith(QLatin1String("line ")));
-        QVERIFY(!t.files[1].exists);
-        // What is appended arrives, an unfinished line included.
-        out.write("line 20000\npartial");
-        out.flush();
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[0].lines.back(), QStringLiteral("partial"));
-        QCOMPARE(t.files[0].lines[t.files[0].lines.size() - 2], QStringLiteral("line 20000"));
-        // Rewritten shorter (a new attempt's log): read again from its start.
-        out.close();
-        QVERIFY(out.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        out.write("fresh\n");
-        out.close();
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[0].lines, QStringList{QStringLiteral("fresh")});
-    }
-
-    // Another attempt of the trial starts over: its state, its files read from their tails.
-    void logTailer_anotherAttemptStartsOver()
-    {
-        QTemporaryDir dir;
-        orrery::core::LocalExecutor executor(QStringLiteral("/nonexistent/trainer"),
-                                             QStringLiteral("/nonexistent/orrery"), dir.path());
-        orrery::core::Sweep sweep;
-        sweep.id = 3;
-        sweep.rootDir = dir.path();
-        orrery::core::Trial trial;
-        trial.index = 2;
-        trial.state = QStringLiteral("running");
-        trial.runDir = dir.filePath(QStringLiteral("run2"));
-        QVERIFY(QDir().mkpath(trial.runDir));
-        QFile err(dir.filePath(QStringLiteral("run2/stderr.log")));
-        QVERIFY(err.open(QIODevice::WriteOnly));
-        err.write("attempt 0 failed\n");
-        err.close();
-        LogTailer tailer;
-        LogTail t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files.size(), 2);
-        QCOMPARE(t.files[1].lines, QStringList{QStringLiteral("attempt 0 failed")});
-
-        trial.attempt = 1;
-        trial.state = QStringLiteral("queued");
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.attempt, 1);
-        QCOMPARE(t.state, QStringLiteral("queued"));
-        QCOMPARE(t.files[1].lines, QStringList{QStringLiteral("attempt 0 failed")});  // from its tail
-
-        // The local executor appends a retry to the same files, after its marker (issue 41:
-        // "stderr of attempt 1" held both attempts' output): each attempt reads its own part.
-        QVERIFY(err.open(QIODevice::Append));
-        err.write(orrery::core::attemptMarker(1, QStringLiteral("0.2"), QDateTime::currentDateTimeUtc()));
-        err.write("Traceback (most recent call last):\nValueError: lr must be positive\n");
-        err.close();
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[1].lines,
-                 (QStringList{QStringLiteral("Traceback (most recent call last):"),
-                              QStringLiteral("ValueError: lr must be positive")}));
-        trial.attempt = 0;
-        t = tailer.read(executor, sweep, trial);
-        QCOMPARE(t.files[1].lines, QStringList{QStringLiteral("attempt 0 failed")});
-        trial.attempt = 2;  // queued, nothing written yet: none of the others' lines
-        t = tailer.read(executor, sweep, trial);
-        QVERIFY(t.files[1].lines.isEmpty());
     }
 
     // The line that says why a process failed, where one does (the Details dock shows it first).

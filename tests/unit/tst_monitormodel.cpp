@@ -544,7 +544,7 @@ private Q_SLOTS:
         const int trial = m.store().trials[1].trial.index;
         QCOMPARE(m.press(Key::Logs), MonitorModel::Effect::RefreshNow);  // read at once
         QVERIFY(m.showingLogs());
-        QCOMPARE(*m.wantedLogs(), (orrery::appcommon::LogRequest{lr, trial}));
+        QCOMPARE(*m.wantedLogs(), (orrery::core::LogRequest{lr, trial}));
         QCOMPARE(m.wantedTrials(), lr);
         QVERIFY(lineWith(m.render(80, 24, 0), QStringLiteral("reading the logs")));
 
@@ -552,15 +552,14 @@ private Q_SLOTS:
         s.logs.of = {lr, trial};
         s.logs.attempt = 1;
         s.logs.state = QStringLiteral("running");
-        orrery::appcommon::LogFile out{QStringLiteral("/runs/1/stdout.log"), true, {}};
+        orrery::core::LogFile out{QStringLiteral("/runs/1/stdout.log"), true, {}};
         for (int i = 0; i < 99; ++i)
             out.lines.append(QStringLiteral("line %1").arg(i, 3, 10, QLatin1Char('0')));
         out.lines.append(QStringLiteral("\x1b[31mred\x1b[0m\tdone\r"));
         out.lines.append(QString(200, QLatin1Char('w')));
-        const orrery::appcommon::LogFile errors{
-            QStringLiteral("/runs/1/stderr.log"),
-            true,
-            {QStringLiteral("warning: one"), QStringLiteral("warning: two")}};
+        const orrery::core::LogFile errors{QStringLiteral("/runs/1/stderr.log"),
+                                           true,
+                                           {QStringLiteral("warning: one"), QStringLiteral("warning: two")}};
         s.logs.files = {out, errors};
         m.setStore(s);
         const QList<ScreenLine> screen = m.render(60, 24, 0);

@@ -4,8 +4,6 @@
 #include "blockingpool.h"
 #include "logtext.h"
 
-#include "orrery/remote/connection.h"
-
 #include <QCheckBox>
 #include <QColor>
 #include <QComboBox>
@@ -36,140 +34,25 @@
 
 namespace orrery::gui {
 
-// --- safe text ----------------------------------------------------------------------------------
-
-// --- sources ------------------------------------------------------------------------------------
-
-std::optional<qint64> LocalLogSource::size(const QString &path)
-{
-    const QFileInfo info(path);
-    if (!info.exists())
-        return std::nullopt;
-    if (info.isDir())
-        throw std::runtime_error(QStringLiteral("%1 is a directory").arg(path).toStdString());
-    return info.size();
-}
-
-QByteArray LocalLogSource::read(const QString &path, qint64 offset, qint64 maxBytes)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        throw std::runtime_error(
-            QStringLiteral("cannot read %1: %2").arg(path, file.errorString()).toStdString());
-    if (!file.seek(offset))
-        throw std::runtime_error(
-            QStringLiteral("cannot seek in %1: %2").arg(path, file.errorString()).toStdString());
-    QByteArray data = maxBytes < 0 ? file.readAll() : file.read(maxBytes);
-    if (file.error() != QFileDevice::NoError)
-        throw std::runtime_error(
-            QStringLiteral("cannot read %1: %2").arg(path, file.errorString()).toStdString());
-    return data;
-}
-
-RemoteLogSource::RemoteLogSource(std::shared_ptr<remote::Connection> connection)
-    : m_connection(std::move(connection))
-{ }
-
-std::optional<qint64> RemoteLogSource::size(const QString &path)
-{
-    return m_connection
-        ->run([path](remote::Session &s) -> std::optional<qint64> {
-            const std::optional<remote::RemoteFileInfo> info = s.stat(path);
-            if (!info)
-                return std::nullopt;
-            return info->size;
-        })
-        .result();
-}
-
-QByteArray RemoteLogSource::read(const QString &path, qint64 offset, qint64 maxBytes)
-{
-    return m_connection
-        ->run([path, offset, maxBytes](remote::Session &s) { return s.readFile(path, offset, maxBytes); })
-        .result();
-}
-
 // --- the worker's reads -------------------------------------------------------------------------
 
 namespace {
 
-struct ReadJob {
-    enum class Kind { Poll, Earlier };
-    Kind kind = Kind::Poll;
-    int file = 0;
-    QString path;
-    qint64 from = -1;  // the first byte shown (Earlier)
-    qint64 end = -1;  // past the last byte read (Poll); -1: nothing read yet
-};
-
-// Reads [start, end) of `path`, cut to begin at a line start: the byte before `start` is read
-// too, so that a chunk starting right after a newline keeps its first line whole.
-void readLines(LogSource &source, const QString &path, qint64 start, qint64 end, LogRead &r)
+// On a pool thread: one batched read of every job; a failed read fails each job, saying why.
+QList<LogRead> readAll(const LogSource &source, const QList<core::LogReadJob> &jobs)
 {
-    if (start <= 0) {
-        r.offset = 0;
-        r.data = source.read(path, 0, end);
-        r.bytesRead += r.data.size();
-        return;
-    }
-    const QByteArray data = source.read(path, start - 1, end - start + 1);
-    r.bytesRead += data.size();
-    const qsizetype nl = data.indexOf('\n');
-    // No line start in a whole chunk (one very long line): shown from its middle.
-    const qsizetype cut = nl >= 0 ? nl + 1 : std::min<qsizetype>(1, data.size());
-    r.offset = start - 1 + cut;
-    r.data = data.mid(cut);
-}
-
-LogRead readOne(LogSource &source, const ReadJob &job)
-{
-    LogRead r;
-    r.file = job.file;
-    if (job.kind == ReadJob::Kind::Earlier) {
-        r.kind = LogRead::Kind::Earlier;
-        readLines(source, job.path, std::max<qint64>(0, job.from - LogView::kChunkBytes), job.from, r);
-        return r;
-    }
-    const std::optional<qint64> size = source.size(job.path);
-    if (!size) {
-        r.kind = LogRead::Kind::Missing;
-        return r;
-    }
-    r.size = *size;
-    if (job.end >= 0 && *size == job.end) {
-        r.kind = LogRead::Kind::Unchanged;
-    } else if (job.end >= 0 && *size > job.end && *size - job.end <= LogView::kMaxAppendBytes) {
-        r.kind = LogRead::Kind::Append;
-        r.offset = job.end;
-        r.data = source.read(job.path, job.end, *size - job.end);
-        r.bytesRead = r.data.size();
-    } else {
-        r.kind = LogRead::Kind::Tail;
-        readLines(source, job.path, std::max<qint64>(0, *size - LogView::kChunkBytes), *size, r);
-    }
-    return r;
-}
-
-// On a pool thread: every job, each failure its own.
-QList<LogRead> readAll(LogSource &source, const QList<ReadJob> &jobs)
-{
-    QList<LogRead> reads;
-    for (const ReadJob &job : jobs) {
-        try {
-            reads.append(readOne(source, job));
-        } catch (const std::exception &e) {
+    try {
+        return source(jobs);
+    } catch (const std::exception &e) {
+        QList<LogRead> failed;
+        for (const core::LogReadJob &job : jobs) {
             LogRead r;
             r.file = job.file;
             r.error = QString::fromUtf8(e.what());
-            reads.append(r);
-        } catch (...) {
-            LogRead r;
-            r.file = job.file;
-            r.error = QStringLiteral("unknown error");
-            reads.append(r);
+            failed.append(r);
         }
+        return failed;
     }
-    return reads;
 }
 
 // The raw bytes split at the last '\n': the complete lines, and what follows (the last line so
@@ -192,8 +75,7 @@ std::pair<QByteArray, QByteArray> splitLastLine(const QByteArray &data)
 
 // --- the view -----------------------------------------------------------------------------------
 
-LogView::LogView(const QString &title, std::shared_ptr<LogSource> source, const QList<File> &files,
-                 QWidget *parent)
+LogView::LogView(const QString &title, LogSource source, const QList<File> &files, QWidget *parent)
     : QWidget(parent), m_title(title), m_source(std::move(source))
 {
     setWindowTitle(title);
@@ -471,23 +353,24 @@ void LogView::startRead()
     if (m_reading || m_files.isEmpty())
         return;
     // Scroll-back first (the user is waiting on it); a poll due meanwhile comes at the next tick.
-    QList<ReadJob> jobs;
+    QList<core::LogReadJob> jobs;
     for (int i = 0; i < m_files.size(); ++i) {
         FileView &f = m_files[i];
         if (f.earlierWanted && f.from > 0)
-            jobs.append({ReadJob::Kind::Earlier, i, f.file.path, f.from, f.end});
+            jobs.append({core::LogReadJob::Kind::Earlier, i, f.file.path, f.from, f.end});
         f.earlierWanted = false;
     }
     if (jobs.isEmpty()) {
         for (int i = 0; i < m_files.size(); ++i)
-            jobs.append({ReadJob::Kind::Poll, i, m_files[i].file.path, m_files[i].from, m_files[i].end});
+            jobs.append(
+                {core::LogReadJob::Kind::Poll, i, m_files[i].file.path, m_files[i].from, m_files[i].end});
         m_pollWanted = false;
     }
     m_reading = true;
     m_readGeneration = m_generation;
     // The task holds the source, not the view: a view closed meanwhile drops the result.
     m_watcher.setFuture(
-        QtConcurrent::run(blockingPool(), [source = m_source, jobs] { return readAll(*source, jobs); }));
+        QtConcurrent::run(blockingPool(), [source = m_source, jobs] { return readAll(source, jobs); }));
 }
 
 void LogView::applyReads(const QList<LogRead> &reads)

@@ -11,14 +11,15 @@
 // its progress to events.jsonl, not stdout). A trial's view has an attempt chooser (setAttempts):
 // the window answers attemptChosen with that attempt's files (setFiles).
 //
-// Threads: the files are read through a LogSource (a local file, or a cluster's
-// remote::Connection) on a pool thread, one read of all the files at a time per view, so the
-// window never waits on a silent cluster: a poll that comes while a read is still out is
-// skipped, and a read that fails says why in the status line and is tried again at the next
-// poll. The widget and everything it shows belong to the UI thread; results come back to it
-// through a QFutureWatcher. A read still out when the view closes finishes on its own (it holds
-// the source, not the view) and its result is dropped.
+// Threads: the files are read through a LogSource (core::readLogFiles over this machine's or a
+// cluster's executor: remote::LogReader) on a pool thread, one read of all the files at a time per view, so
+// the window never waits on a silent cluster: a poll that comes while a read is still out is skipped, and a
+// read that fails says why in the status line and is tried again at the next poll. The widget and everything
+// it shows belong to the UI thread; results come back to it through a QFutureWatcher. A read still out when
+// the view closes finishes on its own (it holds the source, not the view) and its result is dropped.
 #pragma once
+
+#include "orrery/core/logread.h"
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -28,6 +29,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -40,72 +42,23 @@ class QPushButton;
 class QTabWidget;
 class QToolButton;
 
-namespace orrery::remote {
-class Connection;
-}
-
 namespace orrery::gui {
 
-// Where a log's bytes come from. Calls block (a remote one for a network round trip) and throw
-// std::exception (remote::RemoteError for a cluster) when the read fails: call them on a worker
-// thread, never the UI thread. Implementations are safe to call from any one thread at a time.
-class LogSource {
-public:
-    virtual ~LogSource() = default;
-    // The file's size in bytes; nullopt: there is no such file (yet).
-    virtual std::optional<qint64> size(const QString &path) = 0;
-    // At most maxBytes bytes from offset (fewer at the end of the file).
-    virtual QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) = 0;
-};
-
-// Files on this machine (QFile).
-class LocalLogSource final : public LogSource {
-public:
-    std::optional<qint64> size(const QString &path) override;
-    QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) override;
-};
-
-// Files on a cluster, through its connection: each call is one task on the connection's thread
-// (an SFTP stat or read), waited for on the calling thread.
-class RemoteLogSource final : public LogSource {
-public:
-    explicit RemoteLogSource(std::shared_ptr<remote::Connection> connection);
-    std::optional<qint64> size(const QString &path) override;
-    QByteArray read(const QString &path, qint64 offset, qint64 maxBytes) override;
-
-private:
-    std::shared_ptr<remote::Connection> m_connection;
-};
-
-// What a worker read of one file found (LogView's own plumbing; public for the watcher type).
-struct LogRead {
-    enum class Kind {
-        Missing,  // no such file
-        Unchanged,  // the same size as the last read's end
-        Tail,  // the file's tail (first read, shrank, or grew by more than kMaxAppendBytes)
-        Append,  // the bytes past the last read's end
-        Earlier,  // the chunk before the first byte shown
-        Failed,  // `error` says why
-    };
-    Kind kind = Kind::Failed;
-    int file = 0;
-    qint64 offset = 0;  // of data's first byte
-    QByteArray data;
-    qint64 size = -1;  // the file's size when asked; -1: not asked
-    qint64 bytesRead = 0;  // what the reads returned, the byte before a cut included
-    QString error;
-};
+// Where a log's bytes come from: one batched read of the view's files, answered in the jobs'
+// order (core::readLogFiles; the window's is a remote::LogReader for this machine or the
+// cluster). It blocks (a cluster: a network round trip) and throws std::exception when the read
+// fails: called on a pool thread, one call at a time, never on the UI thread.
+using LogSource = std::function<QList<core::LogRead>(const QList<core::LogReadJob> &)>;
+using LogRead = core::LogRead;
 
 class LogView : public QWidget {
     Q_OBJECT
 public:
-    // Read first, and per "Load earlier": the terminal monitor's tail (LogTailer::kTailBytes), a
-    // thousand lines of 64 bytes, and within one SFTP read (OpenSSH's sftp-server answers reads
-    // of up to 255 KiB).
-    static constexpr qint64 kChunkBytes = 64 * 1024;
+    // Read first, and per "Load earlier" (core::kLogChunkBytes, the terminal monitor's tail too).
+    static constexpr qint64 kChunkBytes = core::kLogChunkBytes;
     // A file that grew by more than this between two polls is read again from its tail (the
     // bytes in between are then not loaded: scroll back for them) rather than all appended.
-    static constexpr qint64 kMaxAppendBytes = 16 * kChunkBytes;
+    static constexpr qint64 kMaxAppendBytes = core::kLogMaxAppendBytes;
     static constexpr int kDefaultPollMs = 1000;
 
     struct File {
@@ -114,8 +67,7 @@ public:
         QString emptyHint = {};  // shown under "(empty)" while the file has no byte
     };
 
-    LogView(const QString &title, std::shared_ptr<LogSource> source, const QList<File> &files,
-            QWidget *parent = nullptr);
+    LogView(const QString &title, LogSource source, const QList<File> &files, QWidget *parent = nullptr);
     ~LogView() override;
 
     QString title() const { return m_title; }
@@ -206,7 +158,7 @@ private:
     static QString earlierLine(qint64 bytes);
 
     QString m_title;
-    std::shared_ptr<LogSource> m_source;
+    LogSource m_source;
     QList<FileView> m_files;
     QTimer m_poll;
     QFutureWatcher<QList<LogRead>> m_watcher;

@@ -2,14 +2,13 @@
 #include "detailsview.h"
 
 #include "blockingpool.h"
-#include "logtailer.h"
 #include "logtext.h"
 #include "runcolors.h"
 #include "storereader.h"
 
 #include "orrery/core/format.h"
 #include "orrery/core/healthreport.h"
-#include "orrery/core/localexecutor.h"
+#include "orrery/core/logread.h"
 #include "orrery/core/params.h"
 #include "orrery/core/runfiles.h"
 #include "orrery/remote/sweepoperations.h"
@@ -102,21 +101,30 @@ void DetailsView::readStderrTail(Read &r)
         r.stderrTail = StderrTail{{}, {}, tr("the run has no run directory")};
         return;
     }
-    core::LocalExecutor local({}, {}, QStringLiteral("/"));
+    remote::LogReader local({});
     r.stderrTail = tailOf(local, r.sweep.value_or(core::Sweep{}), attempt);
 }
 
-DetailsView::StderrTail DetailsView::tailOf(core::Executor &executor, const core::Sweep &sweep,
+DetailsView::StderrTail DetailsView::tailOf(remote::LogReader &reader, const core::Sweep &sweep,
                                             const core::Trial &attempt)
 {
     // The monitor's tail reader: the file's size, then its last LogTailer::kTailBytes.
-    const appcommon::LogTail tail = appcommon::LogTailer().read(executor, sweep, attempt);
+    core::LogTailer tailer;
+    core::LogTail tail;
     StderrTail out;
+    try {
+        tail = reader.tail(tailer, sweep, attempt);
+    } catch (const remote::OperationError &e) {
+        out.problem = reader.cluster().isEmpty()
+            ? tr("could not read it: %1").arg(e.message())
+            : tr("could not read it from %1: %2").arg(reader.cluster(), e.message());
+        return out;
+    }
     if (tail.files.size() < 2) {
         out.problem = tr("the executor names no stderr file");
         return out;
     }
-    const appcommon::LogFile &err = tail.files[1];
+    const core::LogFile &err = tail.files[1];
     out.path = err.path;
     if (!err.exists) {
         out.problem = tr("%1 is not there").arg(err.path);
@@ -189,18 +197,8 @@ DetailsView::StderrTail DetailsView::clusterStderr(const core::Sweep &sweep, con
         });
     watcher->setFuture(
         QtConcurrent::run(blockingPool(), [connections = m_connections, sweep, attempt]() -> StderrTail {
-            try {
-                remote::Executors executors(connections);
-                QString problem;
-                core::Executor *executor = executors.get(sweep.cluster, &problem);
-                if (!executor)
-                    return {{}, {}, problem};
-                return tailOf(*executor, sweep, attempt);
-            } catch (const std::exception &e) {
-                return {{},
-                        {},
-                        tr("could not read it from %1: %2").arg(sweep.cluster, QString::fromUtf8(e.what()))};
-            }
+            remote::LogReader reader(sweep.cluster, connections);
+            return tailOf(reader, sweep, attempt);
         }));
     return reading;
 }

@@ -9,7 +9,7 @@
 // Read on the store reader (the stderr tail of a local run too: a small read of its run dir);
 // shown when the read comes back. A cluster run's stderr is read through its executor on a pool
 // thread (the window's connection to the cluster, setConnections), as the terminal monitor's log
-// view reads it (appcommon::LogTailer): the dock says it is reading, then shows the lines. A
+// view reads it (core::LogTailer): the dock says it is reading, then shows the lines. A
 // failed attempt's stderr does not change, so each is read once per window; a read that failed
 // says why and is tried again at a refresh kRetryMs later.
 #pragma once
@@ -18,6 +18,7 @@
 #include "orrery/core/store.h"
 #include "orrery/core/usage.h"
 #include "orrery/remote/executors.h"
+#include "orrery/remote/logreader.h"
 
 #include <QDeadlineTimer>
 #include <QHash>
@@ -75,7 +76,7 @@ private:
     };
     static void readStderrTail(Read &r);  // on the reader's thread
     // The tail of `attempt`'s stderr as `executor` reads it (blocks; a cluster's on a pool thread).
-    static StderrTail tailOf(core::Executor &executor, const core::Sweep &sweep, const core::Trial &attempt);
+    static StderrTail tailOf(remote::LogReader &reader, const core::Sweep &sweep, const core::Trial &attempt);
     static QString attemptKey(const core::Trial &attempt);
     // A cluster run's failed attempt: its cached tail, or a read started (one per cluster at a time).
     StderrTail clusterStderr(const core::Sweep &sweep, const core::Trial &attempt);

@@ -32,6 +32,7 @@
 #include "orrery/core/version.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/diagnostics.h"
+#include "orrery/remote/logreader.h"
 #include "orrery/remote/slurm.h"
 #include "orrery/remote/sweepoperations.h"
 
@@ -1155,19 +1156,10 @@ Launcher *MainWindow::openSweepInLauncher(core::SweepId sweep, bool submit)
 LogView *MainWindow::showLogs(const QString &title, const QString &cluster,
                               const QList<QPair<QString, QString>> &paths, const QString &emptyHint)
 {
-    std::shared_ptr<LogSource> source;
-    if (cluster.isEmpty()) {
-        source = std::make_shared<LocalLogSource>();
-    } else {
-        QString problem;
-        const auto connection = m_hub->connection(cluster, &problem);
-        if (!connection) {
-            Q_EMIT logsFailed(problem);
-            statusBar()->showMessage(problem, 10'000);
-            return nullptr;
-        }
-        source = std::make_shared<RemoteLogSource>(connection);
-    }
+    // Read through the executor's batched read (this machine's files, or the cluster's on the
+    // window's connection), connecting at the first read on a pool thread.
+    auto reader = std::make_shared<remote::LogReader>(cluster, m_hub->connectionSource());
+    const LogSource source = [reader](const QList<core::LogReadJob> &jobs) { return reader->read(jobs); };
     QList<LogView::File> files;
     for (const auto &[label, path] : paths)
         files.append({label, path, emptyHint});
