@@ -11,6 +11,7 @@
 #include "runs_commands.h"
 
 #include "orrery/core/sweeprules.h"
+#include "orrery/remote/clusterstatus.h"
 #include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
 #include "orrery/remote/nodes.h"
@@ -635,22 +636,21 @@ int nodes(const Context &ctx, const QCommandLineParser &p)
         return kOk;
     }
     // The whole table: one sinfo on the cluster.
-    remote::slurm::ClusterInfo info;
-    try {
-        remote::Connection connection(profile->endpoint(), terminalCallbacks(false));
-        remote::SlurmClient slurm(connection);
-        info = slurm.clusterInfo();
-    } catch (const remote::RemoteError &e) {
-        err(QStringLiteral("%1 %2: %3\n").arg(who, profile->name, e.message()));
+    const remote::ClusterStatus status =
+        remote::ClusterWatch(*profile, terminalCallbacks(false)).poll(remote::QueueScope::None);
+    if (!status.ok()) {
+        err(QStringLiteral("%1 %2: %3%4\n")
+                .arg(who, profile->name, status.error, remote::settleHint(status.failure, profile->name)));
         return kFailed;
     }
-    const QList<remote::NodeView> views = remote::nodeViews(info, suspects);
+    const QList<remote::NodeView> views = remote::nodeViews(status.info, suspects);
     if (json) {
         QJsonArray items;
         for (const remote::NodeView &v : views) {
             QJsonObject o{{QStringLiteral("node"), v.node.name},
                           {QStringLiteral("listed"), v.listed},
                           {QStringLiteral("state"), v.node.state},
+                          {QStringLiteral("up"), v.listed && remote::isNodeUp(v.node.state)},
                           {QStringLiteral("cpus"), v.node.cpusTotal},
                           {QStringLiteral("gpus"), v.node.gpusTotal},
                           {QStringLiteral("gres"), v.node.gres},

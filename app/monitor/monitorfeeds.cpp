@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "monitorfeeds.h"
 
-#include "orrery/remote/connection.h"
-#include "orrery/remote/error.h"
-#include "orrery/remote/slurm.h"
+#include "orrery/remote/clusterstatus.h"
 
 #include <QDateTime>
 
@@ -12,8 +10,7 @@ namespace orrery::monitor {
 // --- MonitorFeeds ---------------------------------------------------------------------------
 
 struct MonitorFeeds::ClusterState {
-    std::unique_ptr<remote::Connection> connection;
-    std::unique_ptr<remote::SlurmClient> client;
+    std::unique_ptr<remote::ClusterWatch> watch;  // its connection, kept between polls
     ClusterSnapshot last;
 };
 
@@ -142,34 +139,26 @@ void MonitorFeeds::readStoreOnce()
 void MonitorFeeds::pollClusterOnce()
 {
     ClusterState &st = *m_clusterState;
-    try {
-        if (!st.connection) {
-            // No callbacks: the monitor never prompts (the screen is curses'); an unknown host key
-            // or a key that needs a passphrase is reported, and `orrery cluster test` settles it.
-            remote::ConnectionOptions options;
-            options.reconnectAttempts = 2;  // the next tick retries anyway
-            st.connection = std::make_unique<remote::Connection>(m_options.cluster->endpoint(),
-                                                                 remote::AuthCallbacks{}, options);
-            st.client = std::make_unique<remote::SlurmClient>(*st.connection);
-        }
-        remote::slurm::ClusterInfo info = st.client->clusterInfo();
-        QList<remote::slurm::Job> queue = st.client->myQueue();
-        st.last.info = std::move(info);
-        st.last.queue = std::move(queue);
+    if (!st.watch) {
+        // No prompts: the monitor never asks (the screen is curses'); an unknown host key or a
+        // key that needs a passphrase is reported, and `orrery cluster test` settles it.
+        remote::ConnectionOptions options;
+        options.reconnectAttempts = 2;  // the next tick retries anyway
+        st.watch =
+            std::make_unique<remote::ClusterWatch>(*m_options.cluster, remote::AuthCallbacks{}, options);
+    }
+    remote::ClusterStatus status = st.watch->poll(remote::QueueScope::Mine);
+    if (status.ok()) {
+        st.last.info = std::move(status.info);
+        st.last.queue = std::move(status.queue);
         st.last.polled = true;
         st.last.takenMs = QDateTime::currentMSecsSinceEpoch();
         st.last.error.clear();
         st.last.failures = 0;
-    } catch (const std::exception &e) {
-        st.last.error = QString::fromUtf8(e.what());
+    } else {
+        st.last.error = status.error + remote::settleHint(status.failure, m_options.cluster->name);
         st.last.errorMs = QDateTime::currentMSecsSinceEpoch();
         ++st.last.failures;
-        if (const auto *remoteError = dynamic_cast<const remote::RemoteError *>(&e); remoteError &&
-            (remoteError->kind() == remote::RemoteError::Kind::HostKeyUnknown ||
-             remoteError->kind() == remote::RemoteError::Kind::HostKeyChanged ||
-             remoteError->kind() == remote::RemoteError::Kind::Auth))
-            st.last.error +=
-                QStringLiteral(" (`orrery cluster test %1` settles it)").arg(m_options.cluster->name);
     }
     m_clusterBox.put(st.last);
 }

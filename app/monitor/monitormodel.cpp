@@ -6,6 +6,7 @@
 #include "orrery/core/params.h"
 #include "orrery/core/pendingreason.h"
 #include "orrery/core/sweepoverview.h"
+#include "orrery/remote/nodes.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QDateTime>
@@ -273,18 +274,6 @@ QString usageBar(int used, int total, int width, Glyphs glyphs)
     return QLatin1Char('[') + QString(filled, full) + QString(inner - filled, empty) + QLatin1Char(']');
 }
 
-bool isNodeUp(const QString &rawState)
-{
-    const QString state = rawState.trimmed().toLower();
-    if (state.endsWith(QLatin1Char('*')))  // not responding
-        return false;
-    for (const char *down :
-         {"down", "drain", "fail", "unknown", "not_responding", "future", "inval", "power"})
-        if (state.startsWith(QLatin1String(down)))
-            return false;
-    return !state.isEmpty();
-}
-
 Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs)
 {
     Table t;
@@ -299,7 +288,7 @@ Table partitionTable(const ClusterSnapshot &cluster, Glyphs glyphs)
     for (const remote::slurm::Partition &p : cluster.info.partitions) {
         int up = 0;
         for (const QString &name : p.nodes)
-            if (const remote::slurm::Node *n = nodes.value(name); n && isNodeUp(n->state))
+            if (const remote::slurm::Node *n = nodes.value(name); n && remote::isNodeUp(n->state))
                 ++up;
         t.rows.append({p.name + (p.isDefault ? QStringLiteral("*") : QString()),
                        p.up ? QStringLiteral("up") : QStringLiteral("down"),

@@ -137,9 +137,6 @@ QString formatValue(double value);
 QString formatMegabytes(qint64 mb);
 // "[####......]": `used` of `total` in `width` cells (including the brackets).
 QString usageBar(int used, int total, int width, Glyphs glyphs);
-// Whether a Slurm node state (sinfo's StateLong) counts as up: not down, drained, failed,
-// unknown or not responding ("*").
-bool isNodeUp(const QString &state);
 
 // --- the screen -----------------------------------------------------------------------------
 

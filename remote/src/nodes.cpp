@@ -2,8 +2,68 @@
 #include "orrery/remote/nodes.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace orrery::remote {
+
+NodeCondition nodeCondition(const QString &rawState)
+{
+    const QString state = rawState.trimmed().toLower();
+    const auto startsWith = [&](std::initializer_list<const char *> words) {
+        return std::any_of(words.begin(), words.end(),
+                           [&](const char *w) { return state.startsWith(QLatin1String(w)); });
+    };
+    if (state.isEmpty() || state.endsWith(QLatin1Char('*')) || startsWith({"unknown", "not_responding"}))
+        return NodeCondition::Unknown;
+    if (startsWith({"down", "drain", "fail", "inval"}))
+        return NodeCondition::Down;
+    if (startsWith({"power", "future"}))
+        return NodeCondition::Off;
+    if (startsWith({"idle"}))
+        return NodeCondition::Idle;
+    if (startsWith({"mix"}))
+        return NodeCondition::Mixed;
+    if (startsWith({"alloc", "complet"}))
+        return NodeCondition::Allocated;
+    return NodeCondition::Other;
+}
+
+bool isNodeUp(const QString &state)
+{
+    switch (nodeCondition(state)) {
+    case NodeCondition::Down:
+    case NodeCondition::Unknown:
+    case NodeCondition::Off:
+        return false;
+    case NodeCondition::Idle:
+    case NodeCondition::Mixed:
+    case NodeCondition::Allocated:
+    case NodeCondition::Other:
+        break;
+    }
+    return true;
+}
+
+QString conditionName(NodeCondition condition)
+{
+    switch (condition) {
+    case NodeCondition::Idle:
+        return QStringLiteral("idle");
+    case NodeCondition::Mixed:
+        return QStringLiteral("mixed");
+    case NodeCondition::Allocated:
+        return QStringLiteral("allocated");
+    case NodeCondition::Down:
+        return QStringLiteral("down");
+    case NodeCondition::Unknown:
+        return QStringLiteral("unknown");
+    case NodeCondition::Off:
+        return QStringLiteral("off");
+    case NodeCondition::Other:
+        break;
+    }
+    return QStringLiteral("other");
+}
 
 QList<NodeView> nodeViews(const slurm::ClusterInfo &info, const QList<core::SuspectNode> &suspects)
 {

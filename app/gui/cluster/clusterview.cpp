@@ -154,20 +154,23 @@ void NodeStrip::contextMenuEvent(QContextMenuEvent *event)
     menu->popup(event->globalPos());
 }
 
-QColor NodeStrip::stateColor(const QString &stateIn)
+QColor NodeStrip::stateColor(const QString &state)
 {
-    const QString state = stateIn.toLower();
-    if (state.endsWith(QLatin1Char('*')) || state.startsWith(QLatin1String("unknown")) || state.isEmpty())
+    switch (remote::nodeCondition(state)) {
+    case remote::NodeCondition::Unknown:
         return QColor(0x9e, 0x9e, 0x9e);
-    if (state.startsWith(QLatin1String("down")) || state.startsWith(QLatin1String("drain")) ||
-        state.startsWith(QLatin1String("fail")) || state.startsWith(QLatin1String("inval")))
+    case remote::NodeCondition::Down:
         return QColor(0xd3, 0x2f, 0x2f);
-    if (state.startsWith(QLatin1String("idle")))
+    case remote::NodeCondition::Idle:
         return QColor(0x2e, 0x7d, 0x32);
-    if (state.startsWith(QLatin1String("mix")))
+    case remote::NodeCondition::Mixed:
         return QColor(0x19, 0x76, 0xd2);
-    if (state.startsWith(QLatin1String("alloc")) || state.startsWith(QLatin1String("complet")))
+    case remote::NodeCondition::Allocated:
         return QColor(0x0d, 0x47, 0xa1);
+    case remote::NodeCondition::Off:
+    case remote::NodeCondition::Other:
+        break;
+    }
     return QColor(0xf5, 0x7c, 0x00);  // reserved, planned, maint, powering up/down, ...
 }
 

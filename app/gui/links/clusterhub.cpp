@@ -17,19 +17,6 @@ namespace orrery::gui {
 
 namespace {
 
-// What a failure means for the link: a person must act (NeedsYou), or the next call tries again.
-bool needsAPerson(const remote::RemoteError &e)
-{
-    using K = remote::RemoteError::Kind;
-    return e.kind() == K::HostKeyUnknown || e.kind() == K::HostKeyChanged || e.kind() == K::Auth;
-}
-
-bool isLinkFailure(const remote::RemoteError &e)
-{
-    using K = remote::RemoteError::Kind;
-    return e.kind() == K::Connect || e.kind() == K::Timeout || e.kind() == K::Channel;
-}
-
 QString refusedText(const QString &why)
 {
     return ClusterHub::tr("%1 (Connect in the Cluster tab to try again)").arg(why);
@@ -182,10 +169,15 @@ void ClusterHub::reportSuccess(const QString &cluster)
 
 void ClusterHub::reportFailure(const QString &cluster, const std::exception &error)
 {
-    const QString message = QString::fromUtf8(error.what());
-    const auto *remoteError = dynamic_cast<const remote::RemoteError *>(&error);
-    if (remoteError && needsAPerson(*remoteError)) {
-        const bool changed = remoteError->kind() == remote::RemoteError::Kind::HostKeyChanged;
+    reportFailure(cluster, remote::linkFailure(error), QString::fromUtf8(error.what()));
+}
+
+void ClusterHub::reportFailure(const QString &cluster, remote::LinkFailure failure, const QString &message)
+{
+    switch (failure) {
+    case remote::LinkFailure::HostKeyChanged:
+    case remote::LinkFailure::NeedsYou: {
+        const bool changed = failure == remote::LinkFailure::HostKeyChanged;
         bool first = false;
         {
             std::lock_guard lock(m_mutex);
@@ -195,11 +187,15 @@ void ClusterHub::reportFailure(const QString &cluster, const std::exception &err
         if (changed && first)
             SshPrompter::showHostKeyChanged(m_prompter ? m_prompter->window() : nullptr, cluster, message);
         setStatus(cluster, Link::NeedsYou, message);
-    } else if (!remoteError || isLinkFailure(*remoteError)) {
+        return;
+    }
+    case remote::LinkFailure::Lost:
+    case remote::LinkFailure::None:
         setStatus(cluster, Link::Lost, message);
-    } else {
-        // A command refused (Slurm, SFTP): the link itself is fine.
+        return;
+    case remote::LinkFailure::Refused:  // a command refused (Slurm, SFTP): the link itself is fine
         setStatus(cluster, Link::Connected, message);
+        return;
     }
 }
 
@@ -300,45 +296,24 @@ bool ClusterHub::poll(const QString &cluster, bool mineOnly)
     m_polling.insert(cluster);
     if (!c->isConnected() && m_status.value(cluster).link != Link::Lost)
         setStatus(cluster, Link::Connecting, {});
-    struct Outcome {
-        ClusterPoll poll;
-        std::exception_ptr error;
-    };
     QPointer<ClusterHub> self(this);
-    QtConcurrent::run(blockingPool(), [c, mineOnly] {
-        Outcome o;
-        o.poll.mineOnly = mineOnly;
-        QElapsedTimer clock;
-        clock.start();
-        try {
-            remote::SlurmClient client(*c);
-            o.poll.info = client.clusterInfo();
-            o.poll.queue = client.queue(mineOnly);
-        } catch (const std::exception &e) {
-            o.poll.error = QString::fromUtf8(e.what());
-            o.error = std::current_exception();
-        }
-        o.poll.tookMs = clock.elapsed();
-        return o;
-    }).then(this, [self, cluster](const Outcome &o) {
+    const remote::QueueScope scope = mineOnly ? remote::QueueScope::Mine : remote::QueueScope::Everyone;
+    QtConcurrent::run(blockingPool(), [c, scope] {
+        return remote::pollCluster(*c, scope);
+    }).then(this, [self, cluster](const ClusterPoll &poll) {
         if (self)
-            self->finishPoll(cluster, o.poll, o.error);
+            self->finishPoll(cluster, poll);
     });
     return true;
 }
 
-void ClusterHub::finishPoll(const QString &cluster, const ClusterPoll &poll, const std::exception_ptr &error)
+void ClusterHub::finishPoll(const QString &cluster, const ClusterPoll &poll)
 {
     m_polling.remove(cluster);
-    if (error) {
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception &e) {
-            reportFailure(cluster, e);
-        }
-    } else {
+    if (poll.ok())
         reportSuccess(cluster);
-    }
+    else
+        reportFailure(cluster, poll.failure, poll.error);
     Q_EMIT polled(cluster, poll);
 }
 

@@ -12,6 +12,7 @@
 // connection() may be called from any thread; everything else on the UI thread.
 #pragma once
 
+#include "orrery/remote/clusterstatus.h"
 #include "orrery/remote/executors.h"
 #include "orrery/remote/profile.h"
 #include "orrery/remote/slurmparse.h"
@@ -37,13 +38,8 @@ namespace orrery::gui {
 class SshPrompter;
 
 // One poll of a cluster (ClusterHub::poll).
-struct ClusterPoll {
-    remote::slurm::ClusterInfo info;
-    QList<remote::slurm::Job> queue;
-    bool mineOnly = true;
-    qint64 tookMs = 0;
-    QString error;  // empty: info and queue are fresh
-};
+// One poll of a cluster (remote::pollCluster: one sinfo, one squeue).
+using ClusterPoll = remote::ClusterStatus;
 
 class ClusterHub : public QObject {
     Q_OBJECT
@@ -86,6 +82,8 @@ public:
     // so the status bar shows a loss whoever met it).
     void reportSuccess(const QString &cluster);
     void reportFailure(const QString &cluster, const std::exception &error);
+    // The same with what the failure means already known (remote::linkFailure).
+    void reportFailure(const QString &cluster, remote::LinkFailure failure, const QString &message);
 
     Status status(const QString &cluster) const;
     QStringList clusters() const;  // those with a connection or a state, by name
@@ -100,12 +98,12 @@ public:
 
 Q_SIGNALS:
     void statusChanged(const QString &cluster);
-    void polled(const QString &cluster, const orrery::gui::ClusterPoll &poll);
+    void polled(const QString &cluster, const orrery::remote::ClusterStatus &poll);
 
 private:
     void setStatus(const QString &cluster, Link link, const QString &message);
     void watchLinks();
-    void finishPoll(const QString &cluster, const ClusterPoll &poll, const std::exception_ptr &error);
+    void finishPoll(const QString &cluster, const ClusterPoll &poll);
 
     QPointer<SshPrompter> m_prompter;
     mutable std::mutex m_mutex;  // guards m_connections and m_needsYou (any thread)
@@ -120,4 +118,4 @@ private:
 
 }  // namespace orrery::gui
 
-Q_DECLARE_METATYPE(orrery::gui::ClusterPoll)
+Q_DECLARE_METATYPE(orrery::remote::ClusterStatus)

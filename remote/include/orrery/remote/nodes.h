@@ -24,6 +24,22 @@ struct NodeView {
 // the suspects sinfo does not list. Pure.
 QList<NodeView> nodeViews(const slurm::ClusterInfo &info, const QList<core::SuspectNode> &suspects);
 
+// What Slurm's state word (sinfo's %T, maybe with a flag: "idle*", "mixed+drain") says of a node:
+// the one rule the Cluster tab's colours, the monitor's "nodes up" and `orrery cluster nodes` use.
+enum class NodeCondition {
+    Idle,
+    Mixed,
+    Allocated,  // allocated or completing
+    Down,  // down, drained or draining, failing, invalid
+    Unknown,  // not responding ('*'), unknown, no state
+    Off,  // powered down or powering, or "future" (not there yet)
+    Other,  // up but not plainly: reserved, planned, maintenance, ...
+};
+NodeCondition nodeCondition(const QString &state);
+// Takes work: idle, mixed, allocated, or up with a reservation or maintenance.
+bool isNodeUp(const QString &state);
+QString conditionName(NodeCondition condition);  // "idle", "down", ... for tables and JSON
+
 // How long a suspect entry has left, for people: "never" (the user's), "23 h", "41 min", "expired".
 QString expiresIn(const core::SuspectNode &suspect, qint64 nowMs);
 
