@@ -12,11 +12,9 @@
 
 #include "orrery/core/sweeprules.h"
 #include "orrery/remote/clusterstatus.h"
-#include "orrery/remote/connection.h"
 #include "orrery/remote/error.h"
 #include "orrery/remote/nodes.h"
 #include "orrery/remote/profile.h"
-#include "orrery/remote/slurm.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -388,8 +386,6 @@ int deploy(const QStringList &rawArgs)
     QJsonObject json{{QStringLiteral("cluster"), p->name},
                      {QStringLiteral("source_hash"), QString::fromLatin1(source->hash)}};
     try {
-        remote::Connection connection(
-            p->endpoint(), terminalCallbacks(args->flags.contains(QStringLiteral("--accept-new-host-key"))));
         remote::DeployOptions options;
         const auto printer = deployProgressPrinter();
         if (!args->json)
@@ -397,7 +393,9 @@ int deploy(const QStringList &rawArgs)
         options.cancelled = [] { return InterruptScope::requested(); };
         const remote::DeployResult r = [&] {
             const InterruptScope interrupts;
-            return remote::deployTrainer(*p, connection, *source, options);
+            return remote::deployTrainer(
+                *p, terminalCallbacks(args->flags.contains(QStringLiteral("--accept-new-host-key"))), *source,
+                options);
         }();
         const double seconds = double(clock.elapsed()) / 1000.0;
         if (args->json) {

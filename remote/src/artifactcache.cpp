@@ -81,4 +81,15 @@ QString ArtifactCache::fetch(Session &session, const QString &cluster, const cor
     return target;
 }
 
+QFuture<QString> ArtifactCache::fetchOver(Connection &connection, const QString &cluster,
+                                          const core::Artifact &artifact,
+                                          std::function<void(qint64 done, qint64 total)> progress,
+                                          std::shared_ptr<const std::atomic<bool>> cancel) const
+{
+    return connection.run([cache = *this, cluster, artifact, progress = std::move(progress),
+                           cancel = std::move(cancel)](Session &session) {
+        return cache.fetch(session, cluster, artifact, Transfer{progress, cancel.get()});
+    });
+}
+
 }  // namespace orrery::remote

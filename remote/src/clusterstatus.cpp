@@ -6,6 +6,8 @@
 
 #include <QElapsedTimer>
 
+#include <stdexcept>
+
 namespace orrery::remote {
 
 LinkFailure linkFailure(const std::exception &e)
@@ -58,6 +60,21 @@ ClusterStatus pollCluster(Connection &connection, QueueScope queue)
     }
     status.tookMs = clock.elapsed();
     return status;
+}
+
+QStringList jobLogPaths(Connection &connection, const QString &jobId)
+{
+    const slurm::Record job = SlurmClient(connection).showJob(jobId);
+    QStringList paths;
+    for (const char *key : {"StdOut", "StdErr"}) {
+        const QString path = job.value(QLatin1String(key));
+        if (!path.isEmpty() && !paths.contains(path))
+            paths << path;
+    }
+    if (paths.isEmpty())
+        throw std::runtime_error(
+            QStringLiteral("Slurm does not say where job %1 writes").arg(jobId).toStdString());
+    return paths;
 }
 
 ClusterWatch::ClusterWatch(const ClusterProfile &profile, AuthCallbacks prompts, ConnectionOptions options)

@@ -515,4 +515,11 @@ DeployResult deployTrainer(const ClusterProfile &given, Connection &connection, 
     }
 }
 
+DeployResult deployTrainer(const ClusterProfile &profile, AuthCallbacks prompts, const TrainerSource &source,
+                           const DeployOptions &options)
+{
+    Connection connection(profile.endpoint(), std::move(prompts));
+    return deployTrainer(profile, connection, source, options);
+}
+
 }  // namespace orrery::remote

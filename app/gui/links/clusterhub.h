@@ -5,9 +5,10 @@
 // sample fetcher, the cluster view's polls, logs and sweep actions — with SshPrompter's dialogs as
 // its prompts. It keeps each cluster's link state for the status bar (connecting, connected,
 // lost — retried by the next poll or call —, or waiting for a person: a rejected host key, a
-// changed one, a declined password) and polls the cluster view's data: the monitor's one `sinfo`
-// and one `squeue` per tick (remote::SlurmClient), on a pool thread, one poll in flight per
-// cluster, so the window never waits on a silent cluster.
+// changed one, a declined password: remote::linkFailure decides which) and polls the cluster
+// view's data the way the monitor and `orrery cluster nodes` do (remote::pollCluster: one `sinfo`
+// and one `squeue` per tick), on a pool thread, one poll in flight per cluster, so the window
+// never waits on a silent cluster.
 //
 // connection() may be called from any thread; everything else on the UI thread.
 #pragma once

@@ -30,10 +30,9 @@
 #include "orrery/core/params.h"
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
-#include "orrery/remote/connection.h"
+#include "orrery/remote/clusterstatus.h"
 #include "orrery/remote/diagnostics.h"
 #include "orrery/remote/logreader.h"
-#include "orrery/remote/slurm.h"
 #include "orrery/remote/sweepoperations.h"
 
 #include <QAction>
@@ -1300,16 +1299,7 @@ void MainWindow::openJobLogs(const QString &cluster, const QString &jobId)
     };
     QtConcurrent::run(blockingPool(), [connection, jobId]() -> Found {
         try {
-            const remote::slurm::Record job = remote::SlurmClient(*connection).showJob(jobId);
-            QStringList paths;
-            for (const char *key : {"StdOut", "StdErr"}) {
-                const QString path = job.value(QLatin1String(key));
-                if (!path.isEmpty() && !paths.contains(path))
-                    paths << path;
-            }
-            if (paths.isEmpty())
-                return {{}, tr("Slurm does not say where job %1 writes").arg(jobId)};
-            return {paths, {}};
+            return {remote::jobLogPaths(*connection, jobId), {}};
         } catch (const std::exception &e) {
             return {{}, QString::fromUtf8(e.what())};
         }

@@ -62,7 +62,6 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
     report();
 
     QPointer<SampleFetcher> self(this);
-    const remote::ArtifactCache cache = m_cache;
     const auto cancel = m_cancel;
     auto progress = [self, transfer](qint64 done, qint64 total) {
         // On the connection's thread: hand the numbers to the UI thread.
@@ -77,9 +76,7 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
             },
             Qt::QueuedConnection);
     };
-    c->run([cache, cluster, artifact, cancel, progress](remote::Session &session) {
-         return cache.fetch(session, cluster, artifact, remote::Transfer{progress, cancel.get()});
-     })
+    m_cache.fetchOver(*c, cluster, artifact, progress, cancel)
         .then(this,
               [this, k, run, artifact](const QString &local) {
                   m_inFlight.remove(k);

@@ -10,10 +10,14 @@
 #pragma once
 
 #include "orrery/core/store.h"
+#include "orrery/remote/connection.h"
 #include "orrery/remote/session.h"
 
 #include <QString>
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <optional>
 
 namespace orrery::remote {
@@ -34,6 +38,12 @@ public:
     // or dropped transfer leaves nothing) and returns the local path. Throws RemoteError.
     QString fetch(Session &session, const QString &cluster, const core::Artifact &artifact,
                   const Transfer &transfer = {}) const;
+    // The same on `connection`'s thread (the window's connection to the cluster): the future
+    // brings the local path, or the RemoteError. `progress` runs on the connection's thread;
+    // setting `*cancel` stops the transfer at its next chunk (kept alive by the transfer).
+    QFuture<QString> fetchOver(Connection &connection, const QString &cluster, const core::Artifact &artifact,
+                               std::function<void(qint64 done, qint64 total)> progress,
+                               std::shared_ptr<const std::atomic<bool>> cancel) const;
 
 private:
     QString m_root;

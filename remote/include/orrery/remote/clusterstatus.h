@@ -53,6 +53,11 @@ struct ClusterStatus {
 // std::bad_alloc: a failure is in `error` and `failure`.
 ClusterStatus pollCluster(Connection &connection, QueueScope queue);
 
+// Where a job of the queue writes its standard output and error (`scontrol show job`: StdOut,
+// StdErr; one path when both go to one file): the Cluster tab's "Show logs" of a job. Throws
+// RemoteError; std::runtime_error when Slurm names neither.
+QStringList jobLogPaths(Connection &connection, const QString &jobId);
+
 // A cluster's status polled over a connection of its own, kept between polls (the monitor's
 // worker, a CLI command). Use from one thread.
 class ClusterWatch {

@@ -109,5 +109,8 @@ std::optional<QString> findDeployedTrainer(const ClusterProfile &profile, Connec
 // the cluster. Throws DeployError (build failed, cancelled, timed out) or RemoteError.
 DeployResult deployTrainer(const ClusterProfile &profile, Connection &connection, const TrainerSource &source,
                            const DeployOptions &options = {});
+// The same over a connection of its own, asking `prompts` (`orrery cluster deploy`).
+DeployResult deployTrainer(const ClusterProfile &profile, AuthCallbacks prompts, const TrainerSource &source,
+                           const DeployOptions &options = {});
 
 }  // namespace orrery::remote
