@@ -69,6 +69,17 @@ int usage(const QString &problem)
     return kUsage;
 }
 
+// What every declared verb here reads: its NAME and --json.
+QString nameOf(const QCommandLineParser &p)
+{
+    return p.positionalArguments().value(0);
+}
+
+bool jsonOf(const QCommandLineParser &p)
+{
+    return p.isSet(QStringLiteral("json"));
+}
+
 QString where(const ClusterProfile &p)
 {
     QString s = p.user.isEmpty() ? p.host : p.user + QLatin1Char('@') + p.host;
@@ -77,55 +88,47 @@ QString where(const ClusterProfile &p)
     return s;
 }
 
-int add(QStringList args)
+// The profile fields `cluster add` sets from a value option of the same name.
+const QList<std::pair<const char *, QString ClusterProfile::*>> kProfileFields{
+    {"host", &ClusterProfile::host},
+    {"user", &ClusterProfile::user},
+    {"identity", &ClusterProfile::identityFile},
+    {"known-hosts", &ClusterProfile::knownHostsFile},
+    {"proxy-jump", &ClusterProfile::proxyJump},
+    {"remote-root", &ClusterProfile::remoteRoot},
+    {"partition", &ClusterProfile::partition},
+    {"account", &ClusterProfile::account},
+    {"trainer-path", &ClusterProfile::trainerPath},
+    {"currency", &ClusterProfile::currency}};
+
+int add(const Context &, const QCommandLineParser &args)
 {
-    if (args.isEmpty() || args.front().startsWith(QLatin1Char('-')))
-        return usage(QStringLiteral("add needs a NAME first"));
     ClusterProfile p;
-    p.name = args.takeFirst();
-    bool force = false;
-    const QHash<QString, QString *> fields{{QStringLiteral("--host"), &p.host},
-                                           {QStringLiteral("--user"), &p.user},
-                                           {QStringLiteral("--identity"), &p.identityFile},
-                                           {QStringLiteral("--known-hosts"), &p.knownHostsFile},
-                                           {QStringLiteral("--proxy-jump"), &p.proxyJump},
-                                           {QStringLiteral("--remote-root"), &p.remoteRoot},
-                                           {QStringLiteral("--partition"), &p.partition},
-                                           {QStringLiteral("--account"), &p.account},
-                                           {QStringLiteral("--trainer-path"), &p.trainerPath},
-                                           {QStringLiteral("--currency"), &p.currency}};
-    while (!args.isEmpty()) {
-        const QString flag = args.takeFirst();
-        if (flag == QLatin1String("--force")) {
-            force = true;
-            continue;
-        }
-        if (args.isEmpty())
-            return usage(QStringLiteral("%1 needs a value").arg(flag));
-        const QString value = args.takeFirst();
-        if (QString *field = fields.value(flag)) {
-            *field = value;
-        } else if (flag == QLatin1String("--setup")) {
-            p.setup.append(value);
-        } else if (flag == QLatin1String("--build-on")) {
-            if (value != QLatin1String("login") && value != QLatin1String("job"))
-                return usage(QStringLiteral("--build-on must be 'login' or 'job'"));
-            p.buildOn =
-                value == QLatin1String("job") ? ClusterProfile::BuildOn::Job : ClusterProfile::BuildOn::Login;
-        } else if (flag == QLatin1String("--gpu-hour-price")) {
-            bool ok = false;
-            const double price = value.toDouble(&ok);
-            if (!ok || !ClusterProfile::priceProblem(price).isEmpty())
-                return usage(QStringLiteral("--gpu-hour-price must be a number >= 0, not '%1'").arg(value));
-            p.gpuHourPrice = price;
-        } else if (flag == QLatin1String("--port")) {
-            bool ok = false;
-            p.port = value.toInt(&ok);
-            if (!ok || p.port < 1 || p.port > 65535)
-                return usage(QStringLiteral("--port must be a number from 1 to 65535"));
-        } else {
-            return usage(QStringLiteral("unknown option '%1'").arg(flag));
-        }
+    p.name = nameOf(args);
+    const bool force = args.isSet(QStringLiteral("force"));
+    for (const auto &[option, field] : kProfileFields)
+        p.*field = args.value(QString::fromLatin1(option));
+    p.setup = args.values(QStringLiteral("setup"));
+    if (args.isSet(QStringLiteral("build-on"))) {
+        const QString value = args.value(QStringLiteral("build-on"));
+        if (value != QLatin1String("login") && value != QLatin1String("job"))
+            return usage(QStringLiteral("--build-on must be 'login' or 'job'"));
+        p.buildOn =
+            value == QLatin1String("job") ? ClusterProfile::BuildOn::Job : ClusterProfile::BuildOn::Login;
+    }
+    if (args.isSet(QStringLiteral("gpu-hour-price"))) {
+        const QString value = args.value(QStringLiteral("gpu-hour-price"));
+        bool ok = false;
+        const double price = value.toDouble(&ok);
+        if (!ok || !ClusterProfile::priceProblem(price).isEmpty())
+            return usage(QStringLiteral("--gpu-hour-price must be a number >= 0, not '%1'").arg(value));
+        p.gpuHourPrice = price;
+    }
+    if (args.isSet(QStringLiteral("port"))) {
+        bool ok = false;
+        p.port = args.value(QStringLiteral("port")).toInt(&ok);
+        if (!ok || p.port < 1 || p.port > 65535)
+            return usage(QStringLiteral("--port must be a number from 1 to 65535"));
     }
     if (p.host.isEmpty())
         return usage(QStringLiteral("--host is required"));
@@ -153,34 +156,6 @@ int add(QStringList args)
     return kOk;
 }
 
-// Parses "[NAME] [--json] [extra flags]"; false on a usage error (already reported).
-struct Args {
-    QString name;
-    bool json = false;
-    QStringList flags;
-};
-std::optional<Args> parse(const QStringList &args, bool needsName, const QStringList &allowed = {})
-{
-    Args a;
-    for (const QString &arg : args) {
-        if (arg == QLatin1String("--json"))
-            a.json = true;
-        else if (allowed.contains(arg))
-            a.flags.append(arg);
-        else if (!arg.startsWith(QLatin1Char('-')) && needsName && a.name.isEmpty())
-            a.name = arg;
-        else {
-            usage(QStringLiteral("unexpected argument '%1'").arg(arg));
-            return std::nullopt;
-        }
-    }
-    if (needsName && a.name.isEmpty()) {
-        usage(QStringLiteral("a cluster NAME is required"));
-        return std::nullopt;
-    }
-    return a;
-}
-
 std::optional<ClusterProfile> load(const QString &command, const QString &name, int &code)
 {
     try {
@@ -195,17 +170,14 @@ std::optional<ClusterProfile> load(const QString &command, const QString &name, 
     return std::nullopt;
 }
 
-int list(const QStringList &rawArgs)
+int list(const Context &, const QCommandLineParser &args)
 {
-    const std::optional<Args> args = parse(rawArgs, false);
-    if (!args)
-        return kUsage;
     // A broken file is said on stderr (and the exit status is 1); the other profiles are listed.
     QStringList broken;
     const QList<ClusterProfile> profiles = ProfileStore().list(&broken);
     for (const QString &problem : std::as_const(broken))
         err(QStringLiteral("orrery cluster list: %1\n").arg(problem));
-    if (args->json) {
+    if (jsonOf(args)) {
         QJsonArray items;
         for (const ClusterProfile &p : profiles)
             items.append(p.toJson());
@@ -224,17 +196,14 @@ int list(const QStringList &rawArgs)
     return broken.isEmpty() ? kOk : kFailed;
 }
 
-int show(const QStringList &rawArgs)
+int show(const Context &, const QCommandLineParser &args)
 {
-    const std::optional<Args> args = parse(rawArgs, true);
-    if (!args)
-        return kUsage;
     int code = kOk;
-    const std::optional<ClusterProfile> p = load(QStringLiteral("show"), args->name, code);
+    const std::optional<ClusterProfile> p = load(QStringLiteral("show"), nameOf(args), code);
     if (!p)
         return code;
     const QJsonObject json = p->toJson();
-    if (args->json) {
+    if (jsonOf(args)) {
         printJson(json, true);
         return kOk;
     }
@@ -337,18 +306,15 @@ void printReport(const ClusterProfile &p, const remote::ClusterReport &r)
                 .arg(QString::fromUtf8(r.setup->out), QString::fromUtf8(r.setup->err)));
 }
 
-int test(const QStringList &rawArgs)
+int test(const Context &, const QCommandLineParser &args)
 {
-    const std::optional<Args> args = parse(rawArgs, true, {QStringLiteral("--accept-new-host-key")});
-    if (!args)
-        return kUsage;
     int code = kOk;
-    const std::optional<ClusterProfile> p = load(QStringLiteral("test"), args->name, code);
+    const std::optional<ClusterProfile> p = load(QStringLiteral("test"), nameOf(args), code);
     if (!p)
         return code;
-    const bool accept = args->flags.contains(QStringLiteral("--accept-new-host-key"));
+    const bool accept = args.isSet(QStringLiteral("accept-new-host-key"));
     const remote::ClusterReport report = remote::probeCluster(*p, terminalCallbacks(accept));
-    if (args->json)
+    if (jsonOf(args))
         printJson(reportJson(p->name, report), true);
     else if (report.connected)
         printReport(*p, report);
@@ -362,13 +328,10 @@ int test(const QStringList &rawArgs)
     return report.ok() ? kOk : kFailed;
 }
 
-int deploy(const QStringList &rawArgs)
+int deploy(const Context &, const QCommandLineParser &args)
 {
-    const std::optional<Args> args = parse(rawArgs, true, {QStringLiteral("--accept-new-host-key")});
-    if (!args)
-        return kUsage;
     int code = kOk;
-    const std::optional<ClusterProfile> p = load(QStringLiteral("deploy"), args->name, code);
+    const std::optional<ClusterProfile> p = load(QStringLiteral("deploy"), nameOf(args), code);
     if (!p)
         return code;
     const QString prefix = QStringLiteral("orrery cluster deploy %1: ").arg(p->name);
@@ -388,17 +351,16 @@ int deploy(const QStringList &rawArgs)
     try {
         remote::DeployOptions options;
         const auto printer = deployProgressPrinter();
-        if (!args->json)
+        if (!jsonOf(args))
             options.progress = [&](const remote::DeployProgress &d) { printer(p->name, d); };
         options.cancelled = [] { return InterruptScope::requested(); };
         const remote::DeployResult r = [&] {
             const InterruptScope interrupts;
             return remote::deployTrainer(
-                *p, terminalCallbacks(args->flags.contains(QStringLiteral("--accept-new-host-key"))), *source,
-                options);
+                *p, terminalCallbacks(args.isSet(QStringLiteral("accept-new-host-key"))), *source, options);
         }();
         const double seconds = double(clock.elapsed()) / 1000.0;
-        if (args->json) {
+        if (jsonOf(args)) {
             json.insert(QStringLiteral("ok"), true);
             json.insert(QStringLiteral("trainer"), r.trainerPath);
             json.insert(QStringLiteral("cached"), r.cached);
@@ -416,7 +378,7 @@ int deploy(const QStringList &rawArgs)
         }
         return kOk;
     } catch (const remote::DeployError &e) {
-        if (args->json) {
+        if (jsonOf(args)) {
             json.insert(QStringLiteral("ok"), false);
             json.insert(QStringLiteral("error"), e.message());
             json.insert(QStringLiteral("phase"), e.phase());
@@ -427,7 +389,7 @@ int deploy(const QStringList &rawArgs)
         err(prefix + e.describe() + QLatin1Char('\n'));
         return e.phase() == QLatin1String("cancelled") ? kInterrupted : kFailed;
     } catch (const remote::RemoteError &e) {
-        if (args->json) {
+        if (jsonOf(args)) {
             json.insert(QStringLiteral("ok"), false);
             json.insert(QStringLiteral("error"), e.message());
             printJson(json, true);
@@ -437,16 +399,14 @@ int deploy(const QStringList &rawArgs)
     }
 }
 
-int removeCluster(const QStringList &rawArgs)
+int removeCluster(const Context &, const QCommandLineParser &args)
 {
-    const std::optional<Args> args = parse(rawArgs, true);
-    if (!args)
-        return kUsage;
-    if (!ProfileStore().remove(args->name)) {
-        err(QStringLiteral("orrery cluster remove: no cluster '%1'\n").arg(args->name));
+    const QString name = nameOf(args);
+    if (!ProfileStore().remove(name)) {
+        err(QStringLiteral("orrery cluster remove: no cluster '%1'\n").arg(name));
         return kFailed;
     }
-    out(QStringLiteral("cluster '%1' removed\n").arg(args->name));
+    out(QStringLiteral("cluster '%1' removed\n").arg(name));
     return kOk;
 }
 
@@ -689,16 +649,40 @@ int runCluster(const QStringList &args)
 
 QList<VerbInfo> clusterVerbs()
 {
-    auto verb = [](const char *name, const char *synopsis, const char *summary, auto run) {
-        return VerbInfo{QString::fromUtf8(name), QString::fromUtf8(synopsis), QString::fromUtf8(summary),
-                        [run](const Context &, const QStringList &args) { return run(args); }};
+    const QCommandLineOption json(QStringLiteral("json"), QStringLiteral("one JSON object"));
+    const QCommandLineOption acceptKey(
+        QStringLiteral("accept-new-host-key"),
+        QStringLiteral("trust the host's key on first contact (shown on stderr)"));
+    const auto value = [](const char *name, const char *valueName, const char *description) {
+        return QCommandLineOption(QString::fromLatin1(name), QString::fromUtf8(description),
+                                  QString::fromLatin1(valueName));
     };
-    return {verb("add", "NAME --host HOST [...]", "add a profile (SSH to a Slurm login node)", add),
-            verb("list", "[--json]", "the cluster profiles", list),
-            verb("show", "NAME [--json]", "one profile", show),
-            verb("test", "NAME [--json]", "connect and report Slurm, nodes, GPUs", test),
-            verb("deploy", "NAME [--json]", "build the bundled trainer on the cluster (cached)", deploy),
-            verb("remove", "NAME", "remove a profile", removeCluster),
+    const QStringList name{QStringLiteral("NAME")};
+    return {parsedVerb(QStringLiteral("add"), name,
+                       {value("host", "HOST", "the login node, or a Host alias of ~/.ssh/config (required)"),
+                        value("port", "PORT", "SSH port (default: the SSH config's, else 22)"),
+                        value("user", "USER", "user name on the cluster"),
+                        value("identity", "FILE", "private key file (default: the agent, then ~/.ssh/id_*)"),
+                        value("known-hosts", "FILE", "known_hosts file (default: ~/.ssh/known_hosts)"),
+                        value("proxy-jump", "HOST", "[user@]host[:port] to reach it through, as ssh -J"),
+                        value("remote-root", "DIR", "where run directories go, on the shared filesystem"),
+                        value("partition", "P", "Slurm partition for sweeps"),
+                        value("account", "A", "Slurm account for sweeps"),
+                        value("setup", "LINE", "a shell line run before the trainer (repeat for more)"),
+                        value("trainer-path", "PATH", "a trainer already on the cluster (else deployed)"),
+                        value("build-on", "login|job", "where `cluster deploy` builds the trainer"),
+                        value("gpu-hour-price", "PRICE", "what one GPU-hour costs (with --currency)"),
+                        value("currency", "C", "the price's unit, e.g. USD"),
+                        QCommandLineOption(QStringLiteral("force"),
+                                           QStringLiteral("replace a profile of that name"))},
+                       QStringLiteral("add a profile (SSH to a Slurm login node)"), add),
+            parsedVerb(QStringLiteral("list"), {}, {json}, QStringLiteral("the cluster profiles"), list),
+            parsedVerb(QStringLiteral("show"), name, {json}, QStringLiteral("one profile"), show),
+            parsedVerb(QStringLiteral("test"), name, {json, acceptKey},
+                       QStringLiteral("connect and report Slurm, nodes, GPUs"), test),
+            parsedVerb(QStringLiteral("deploy"), name, {json, acceptKey},
+                       QStringLiteral("build the bundled trainer on the cluster (cached)"), deploy),
+            parsedVerb(QStringLiteral("remove"), name, {}, QStringLiteral("remove a profile"), removeCluster),
             parsedVerb(
                 QStringLiteral("nodes"), {QStringLiteral("NAME")},
                 {QCommandLineOption(QStringLiteral("suspect"),
@@ -711,7 +695,7 @@ QList<VerbInfo> clusterVerbs()
                  QCommandLineOption(QStringLiteral("clear"), QStringLiteral("let NODE be used again"),
                                     QStringLiteral("NODE")),
                  QCommandLineOption(QStringLiteral("clear-all"), QStringLiteral("clear every suspect node")),
-                 QCommandLineOption(QStringLiteral("json"), QStringLiteral("one JSON object"))},
+                 json},
                 QStringLiteral("the cluster's nodes, suspect ones marked (bad nodes kept out)"), nodes)};
 }
 
