@@ -143,7 +143,7 @@ int main(int argc, char **argv)
             const quint64 before = connection.commandCount();
             QElapsedTimer clock;
             clock.start();
-            ids = executor.launch(b);
+            ids = executor.launch(b).taskIds;
             submitMs.push_back(msSince(clock));
             commands = std::max(commands, connection.commandCount() - before);
             const QString array = ids.front().section(QLatin1Char('_'), 0, 0);

@@ -225,6 +225,26 @@ QString commandHelp(const CommandInfo &c)
     return QStringLiteral("usage:\n") + rows(items) + c.helpNotes;
 }
 
+namespace {
+
+// The CLI's one boundary for what a verb throws (docs/errors.md): the verb's name and the error's
+// message for a person, exit status 1. std::bad_alloc and anything not a std::exception (a bug)
+// are not caught here.
+template<typename F>
+int atBoundary(const QString &who, F &&run)
+{
+    try {
+        return run();
+    } catch (const std::bad_alloc &) {
+        throw;
+    } catch (const std::exception &e) {
+        err(QStringLiteral("%1: %2\n").arg(who, QString::fromUtf8(e.what())));
+        return kFailed;
+    }
+}
+
+}  // namespace
+
 int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
 {
     const QString name = args.value(0);
@@ -241,12 +261,8 @@ int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
             out(verbHelp({}, asVerb(*it)) + it->helpNotes);
             return kOk;
         }
-        try {
-            return runParsedVerb(ctx, {}, asVerb(*it), rest);
-        } catch (const std::exception &e) {
-            err(QStringLiteral("orrery %1: %2\n").arg(name, QString::fromUtf8(e.what())));
-            return kFailed;
-        }
+        return atBoundary(QStringLiteral("orrery %1").arg(name),
+                          [&] { return runParsedVerb(ctx, {}, asVerb(*it), rest); });
     }
     if (!rest.isEmpty() && isHelp(rest.front())) {
         if (it->ownHelp)
@@ -263,20 +279,12 @@ int dispatch(const Context &ctx, const QStringList &args, const QString &usage)
                 out(verbHelp(name, *v));
                 return kOk;
             }
-            try {
-                return runParsedVerb(ctx, name, *v, rest.mid(1));
-            } catch (const std::exception &e) {
-                err(QStringLiteral("orrery %1 %2: %3\n").arg(name, verb, QString::fromUtf8(e.what())));
-                return kFailed;
-            }
+            return atBoundary(QStringLiteral("orrery %1 %2").arg(name, verb),
+                              [&] { return runParsedVerb(ctx, name, *v, rest.mid(1)); });
         }
         if (v != it->verbs.end() && v->run) {
-            try {
-                return v->run(ctx, rest.mid(1));
-            } catch (const std::exception &e) {
-                err(QStringLiteral("orrery %1 %2: %3\n").arg(name, verb, QString::fromUtf8(e.what())));
-                return kFailed;
-            }
+            return atBoundary(QStringLiteral("orrery %1 %2").arg(name, verb),
+                              [&] { return v->run(ctx, rest.mid(1)); });
         }
         if (v == it->verbs.end()) {
             err((verb.isEmpty() ? QStringLiteral("orrery %1: a verb is needed\n").arg(name)

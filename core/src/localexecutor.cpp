@@ -152,7 +152,7 @@ QByteArray LocalExecutor::describe(const LaunchBatch &batch)
     return text.toUtf8();
 }
 
-QStringList LocalExecutor::launch(const LaunchBatch &batch)
+Launched LocalExecutor::launch(const LaunchBatch &batch)
 {
     if (batch.tasks.isEmpty())
         fail(QStringLiteral("nothing to launch"));
@@ -299,7 +299,7 @@ QStringList LocalExecutor::launch(const LaunchBatch &batch)
     }
     writeAtomically(QDir(localDir).filePath(QStringLiteral("batch-%1.pid").arg(batch.batch)),
                     QByteArray::number(qint64(supervisor)));
-    return ids;
+    return {ids, {}};
 }
 
 CodeSnapshot LocalExecutor::snapshotCode(const QString &sweepDir, const RenderedCommand &command)

@@ -288,7 +288,7 @@ struct SweepRunner::Impl {
     // Launches attempts (new trials, relaunches or pending ones) as one batch and records them.
     // `attempts` hold index, attempt, run, run dir, params and config (and their id where they
     // are already recorded as pending); on success each gets its task id. What the executor's
-    // limits leave no room for (submitRoom), a launch it refused for a limit (LaunchHeld) or one
+    // limits leave no room for (submitRoom), a launch it held back for a limit (Launched::held) or one
     // whose reply was lost (LaunchInterrupted: the batch number stays, so the next launch of it
     // answers the recorded ids) is recorded pending, with why in its detail: launchPending hands
     // it over on a later tick.
@@ -325,15 +325,18 @@ struct SweepRunner::Impl {
             // tasks' directories are made from it.
             if (!batch.tasks.isEmpty())
                 codeSnapshot(sweep, spec);
+            Launched outcome;
             if (!batch.tasks.isEmpty())
-                ids = executor.launch(batch);
-            if (ids.size() != batch.tasks.size())
+                outcome = executor.launch(batch);
+            ids = outcome.taskIds;
+            if (!outcome.held.isEmpty()) {
+                held = QStringLiteral("held: %1").arg(outcome.held);
+                launched = 0;
+            } else if (ids.size() != batch.tasks.size()) {
                 failure = QStringLiteral("the executor returned %1 task ids for %2 trials")
                               .arg(ids.size())
                               .arg(batch.tasks.size());
-        } catch (const LaunchHeld &e) {
-            held = QStringLiteral("held: %1").arg(QString::fromUtf8(e.what()));
-            launched = 0;
+            }
         } catch (const LaunchInterrupted &e) {
             held = QLatin1String(kLaunchInterrupted) + QString::fromUtf8(e.what());
             launched = 0;

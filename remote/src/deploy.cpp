@@ -96,8 +96,8 @@ Poll parsePoll(const QByteArray &out)
 }  // namespace
 
 DeployError::DeployError(const QString &message, QString phase, QString logTail, QString hint)
-    : std::runtime_error(message.toStdString()), m_phase(std::move(phase)), m_logTail(std::move(logTail)),
-      m_hint(std::move(hint))
+    : core::Error(phase == QLatin1String("cancelled") ? Kind::Cancelled : Kind::Failed, message),
+      m_phase(std::move(phase)), m_logTail(std::move(logTail)), m_hint(std::move(hint))
 { }
 
 QString DeployError::describe() const

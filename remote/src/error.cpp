@@ -3,8 +3,32 @@
 
 namespace orrery::remote {
 
+namespace {
+
+// What a failure talking to a cluster is, for whoever only reports it (core::Error's kind).
+core::Error::Kind errorKindOf(RemoteError::Kind kind)
+{
+    switch (kind) {
+    case RemoteError::Kind::Connect:
+    case RemoteError::Kind::Timeout:
+    case RemoteError::Kind::Channel:
+        return core::Error::Kind::Unavailable;
+    case RemoteError::Kind::Cancelled:
+        return core::Error::Kind::Cancelled;
+    case RemoteError::Kind::HostKeyUnknown:
+    case RemoteError::Kind::HostKeyChanged:
+    case RemoteError::Kind::Auth:
+    case RemoteError::Kind::Sftp:
+    case RemoteError::Kind::Slurm:
+        break;
+    }
+    return core::Error::Kind::Failed;
+}
+
+}  // namespace
+
 RemoteError::RemoteError(Kind kind, const QString &message, bool commandStarted)
-    : std::runtime_error(message.toStdString()), m_kind(kind), m_commandStarted(commandStarted)
+    : core::Error(errorKindOf(kind), message), m_kind(kind), m_commandStarted(commandStarted)
 { }
 
 QString kindName(RemoteError::Kind kind)

@@ -28,7 +28,8 @@ QString text(const QJsonObject &json, const char *key)
 {
     const QJsonValue v = json.value(QLatin1String(key));
     if (!v.isUndefined() && !v.isNull() && !v.isString())
-        throw ProfileError(QStringLiteral("'%1' must be a string").arg(QLatin1String(key)));
+        throw ProfileError(QStringLiteral("'%1' must be a string").arg(QLatin1String(key)),
+                           ProfileError::Kind::Invalid);
     return v.toString();
 }
 
@@ -109,19 +110,22 @@ ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
             throw ProfileError(
                 QStringLiteral("'%1': profiles never hold secrets; remove it (Orrery asks when "
                                "connecting, or use ssh-agent)")
-                    .arg(it.key()));
+                    .arg(it.key()),
+                ProfileError::Kind::Invalid);
     if (json.value(QStringLiteral("version")).toInt(kFormatVersion) != kFormatVersion)
         throw ProfileError(QStringLiteral("format version %1 is not supported (this Orrery reads %2)")
                                .arg(json.value(QStringLiteral("version")).toInt())
-                               .arg(kFormatVersion));
+                               .arg(kFormatVersion),
+                           ProfileError::Kind::Invalid);
     ClusterProfile p;
     p.name = text(json, "name");
     p.host = text(json, "host");
     if (p.host.isEmpty())
-        throw ProfileError(QStringLiteral("'host' is missing"));
+        throw ProfileError(QStringLiteral("'host' is missing"), ProfileError::Kind::Invalid);
     const QJsonValue port = json.value(QStringLiteral("port"));
     if (!port.isUndefined() && (!port.isDouble() || port.toInt() < 1 || port.toInt() > 65535))
-        throw ProfileError(QStringLiteral("'port' must be a number from 1 to 65535"));
+        throw ProfileError(QStringLiteral("'port' must be a number from 1 to 65535"),
+                           ProfileError::Kind::Invalid);
     p.port = port.toInt(0);
     p.user = text(json, "user");
     p.identityFile = text(json, "identity_file");
@@ -133,10 +137,12 @@ ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
     const QJsonValue setup = json.value(QStringLiteral("setup"));
     if (!setup.isUndefined()) {
         if (!setup.isArray())
-            throw ProfileError(QStringLiteral("'setup' must be a list of lines"));
+            throw ProfileError(QStringLiteral("'setup' must be a list of lines"),
+                               ProfileError::Kind::Invalid);
         for (const QJsonValue &line : setup.toArray()) {
             if (!line.isString())
-                throw ProfileError(QStringLiteral("'setup' must be a list of lines"));
+                throw ProfileError(QStringLiteral("'setup' must be a list of lines"),
+                                   ProfileError::Kind::Invalid);
             p.setup.append(line.toString());
         }
     }
@@ -145,25 +151,27 @@ ClusterProfile ClusterProfile::fromJson(const QJsonObject &json)
     if (mode == QLatin1String("path")) {
         p.trainerPath = trainer.value(QStringLiteral("path")).toString();
         if (p.trainerPath.isEmpty())
-            throw ProfileError(QStringLiteral("trainer mode 'path' needs a 'path'"));
+            throw ProfileError(QStringLiteral("trainer mode 'path' needs a 'path'"),
+                               ProfileError::Kind::Invalid);
     } else if (mode != QLatin1String("build")) {
-        throw ProfileError(QStringLiteral("trainer mode must be 'build' or 'path', not '%1'").arg(mode));
+        throw ProfileError(QStringLiteral("trainer mode must be 'build' or 'path', not '%1'").arg(mode),
+                           ProfileError::Kind::Invalid);
     }
     const QString buildOn = trainer.value(QStringLiteral("build_on")).toString(QStringLiteral("login"));
     if (buildOn == QLatin1String("job"))
         p.buildOn = ClusterProfile::BuildOn::Job;
     else if (buildOn != QLatin1String("login"))
-        throw ProfileError(
-            QStringLiteral("trainer build_on must be 'login' or 'job', not '%1'").arg(buildOn));
+        throw ProfileError(QStringLiteral("trainer build_on must be 'login' or 'job', not '%1'").arg(buildOn),
+                           ProfileError::Kind::Invalid);
     const QJsonValue price = json.value(QStringLiteral("gpu_hour_price"));
     if (!price.isUndefined() && !price.isNull()) {
         if (!price.isDouble() || !priceProblem(price.toDouble()).isEmpty())
-            throw ProfileError(priceProblem(-1));
+            throw ProfileError(priceProblem(-1), ProfileError::Kind::Invalid);
         p.gpuHourPrice = price.toDouble();
     }
     p.currency = text(json, "currency");
     if (!p.currency.isEmpty() && !currencyProblem(p.currency).isEmpty())
-        throw ProfileError(currencyProblem(p.currency));
+        throw ProfileError(currencyProblem(p.currency), ProfileError::Kind::Invalid);
     return p;
 }
 
@@ -212,13 +220,14 @@ std::optional<ClusterProfile> ProfileStore::find(const QString &name) const
     if (!doc.isObject())
         throw ProfileError(QStringLiteral("%1: not a JSON object (%2 at byte %3)")
                                .arg(file.fileName(), error.errorString())
-                               .arg(error.offset));
+                               .arg(error.offset),
+                           ProfileError::Kind::Invalid);
     try {
         ClusterProfile profile = ClusterProfile::fromJson(doc.object());
         profile.name = name;  // the file name is the name
         return profile;
     } catch (const ProfileError &e) {
-        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), e.message()));
+        throw ProfileError(QStringLiteral("%1: %2").arg(file.fileName(), e.message()), e.errorKind());
     }
 }
 
@@ -248,7 +257,8 @@ void ProfileStore::save(const ClusterProfile &profile)
     if (!isValidName(profile.name))
         throw ProfileError(QStringLiteral("'%1' is not a valid cluster name (letters, digits, '.', '_', '-'; "
                                           "not starting with '.' or '-')")
-                               .arg(profile.name));
+                               .arg(profile.name),
+                           ProfileError::Kind::Invalid);
     ClusterProfile::fromJson(profile.toJson());  // the same checks as on reading
     if (!QDir().mkpath(m_directory))
         throw ProfileError(QStringLiteral("cannot create %1").arg(m_directory));

@@ -247,7 +247,7 @@ QByteArray SlurmExecutor::describe(const core::LaunchBatch &batch)
     return batchScript(m_profile, m_configDir, batch);
 }
 
-QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
+core::Launched SlurmExecutor::launch(const core::LaunchBatch &batch)
 {
     const QString sweepDir = QDir::cleanPath(batch.sweepDir);
     if (!sweepDir.startsWith(QLatin1Char('/')) || sweepDir == QLatin1String("/"))
@@ -363,16 +363,14 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
         // A limit that frees as jobs end (the user's submit limit, a full queue, an array over
         // MaxArraySize): the runner holds the batch and tries again later, the sweep goes on.
         if (const QString limit = slurm::limitRefusal(textOf(r)); !limit.isEmpty())
-            throw core::LaunchHeld(QStringLiteral("%1 was not queued: sbatch refused it for %2 (%3)")
-                                       .arg(what, limit, textOf(r))
-                                       .toStdString());
+            return core::Launched::heldBack(QStringLiteral("%1 was not queued: sbatch refused it for %2 (%3)")
+                                                .arg(what, limit, textOf(r)));
         // The cluster's disk full while the batch's files were written: the chain stopped before
         // sbatch, nothing was queued, and room comes back (bench/chaos.py's cluster-full).
         if (textOf(r).contains(QLatin1String("No space left on device")) ||
             textOf(r).contains(QLatin1String("Disk quota exceeded")))
-            throw core::LaunchHeld(QStringLiteral("%1 was not queued: the cluster's disk is full (%2)")
-                                       .arg(what, textOf(r))
-                                       .toStdString());
+            return core::Launched::heldBack(
+                QStringLiteral("%1 was not queued: the cluster's disk is full (%2)").arg(what, textOf(r)));
         refuse(QStringLiteral("%1 was not queued (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
     }
     const auto submitted = slurm::parseSbatch(lastLine(r.out));
@@ -383,7 +381,7 @@ QStringList SlurmExecutor::launch(const core::LaunchBatch &batch)
     for (qsizetype i = 0; i < batch.tasks.size(); ++i)
         ids << QStringLiteral("%1_%2").arg(submitted.value.jobId).arg(i);
     qCInfo(lcRemote) << what << "queued as" << submitted.value.jobId;
-    return ids;
+    return {ids, {}};
 }
 
 core::CodeSnapshot SlurmExecutor::snapshotCode(const QString &sweepDir, const core::RenderedCommand &command)

@@ -48,10 +48,6 @@ auto guarded(OperationError::Kind kind, F &&f) -> decltype(f())
 
 }  // namespace
 
-OperationError::OperationError(Kind kind, const QString &message)
-    : std::runtime_error(message.toStdString()), m_kind(kind), m_message(message)
-{ }
-
 QList<core::SpecError> CheckedSpec::problems() const
 {
     QList<core::SpecError> out = load.specErrors;

@@ -1,4 +1,4 @@
-"""Writes TensorBoard event files with the real writers, for tests/unit/tst_tfevents.cpp and the
+"""Writes TensorBoard event files with the real writers, for tests/core/tst_tfevents.cpp and the
 benchmark: `tb_write.py OUT_DIR [--scalars N]`.
 
 OUT_DIR/torch/: torch.utils.tensorboard.SummaryWriter: add_scalar train/loss (steps 0..9, value

@@ -1,5 +1,5 @@
 """Writes a W&B offline run with the real wandb package (WANDB_MODE=offline: no network), for
-tests/unit/tst_tfevents.cpp: `wandb_offline.py OUT_DIR [STEPS]` -> OUT_DIR/wandb/offline-run-*/.
+tests/core/tst_tfevents.cpp: `wandb_offline.py OUT_DIR [STEPS]` -> OUT_DIR/wandb/offline-run-*/.
 
 Config {lr: 0.01, layers: 4, opt: {name: adam}}; history train/loss = 1/(step+1) and acc =
 step/1000 at steps 0..STEPS-1 (default 2000: the .wandb file spans several 32 KiB blocks and

@@ -76,7 +76,7 @@ class TestSlurmExecutor : public QObject {
     QStringList launchCounted(const LaunchBatch &b)
     {
         const quint64 before = m_connection->commandCount();
-        const QStringList ids = m_executor->launch(b);
+        const QStringList ids = m_executor->launch(b).taskIds;
         const quint64 used = m_connection->commandCount() - before;
         if (used > 3)
             qWarning("launch used %llu commands", static_cast<unsigned long long>(used));
@@ -174,7 +174,7 @@ private Q_SLOTS:
         // Issue 42: the same launch sent again (its reply lost with the connection, or the
         // follower killed before it recorded the ids) answers the job Slurm already has and
         // queues no second array.
-        QCOMPARE(m_executor->launch(b0), ids0);
+        QCOMPARE(m_executor->launch(b0).taskIds, ids0);
         QCOMPARE(readLocal(m_sweepDir + QStringLiteral("/batch-0.jobid")).trimmed(),
                  ids0[0].section(QLatin1Char('_'), 0, 0).toUtf8());
         // Batch 1: one trial of two ranks on the two nodes (rendezvous through srun's environment).

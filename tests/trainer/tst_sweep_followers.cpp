@@ -88,7 +88,7 @@ public:
     QString name() const override { return m_local.name(); }
     QString defaultRoot() override { return m_local.defaultRoot(); }
     QByteArray describe(const LaunchBatch &batch) override { return m_local.describe(batch); }
-    QStringList launch(const LaunchBatch &batch) override
+    Launched launch(const LaunchBatch &batch) override
     {
         m_launches += int(batch.tasks.size());
         return m_local.launch(batch);

@@ -667,6 +667,8 @@ QString Launcher::failureText(const remote::OperationError &e)
     case remote::OperationError::Kind::Cancelled:
         return tr("Cancelled: nothing was submitted.");
     case remote::OperationError::Kind::Invalid:
+    case remote::OperationError::Kind::NotFound:
+    case remote::OperationError::Kind::Conflict:
         return e.message();
     case remote::OperationError::Kind::Failed:
     case remote::OperationError::Kind::Unavailable:

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "orrery/core/codesnapshot.h"
+#include "orrery/core/error.h"
 #include "orrery/core/sweepspec.h"
 
 #include <QByteArray>
@@ -89,12 +90,15 @@ struct SubmitLimits {
     bool operator==(const SubmitLimits &) const = default;
 };
 
-// Thrown by Executor::launch when the batch was refused for a limit that frees as tasks end (a
-// full queue, the user's submit limit, an array larger than allowed): nothing was queued. The
-// runner keeps the attempts pending and tries again on a later tick; the sweep goes on.
-class LaunchHeld : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
+// What Executor::launch did: the batch queued (its task ids), or held back. A hold is an answer,
+// not an error: the batch was refused for a limit that frees as tasks end (a full queue, the
+// user's submit limit, an array larger than allowed, the cluster's disk full), nothing was
+// queued, and the runner keeps the attempts pending and tries again on a later tick; the sweep
+// goes on.
+struct Launched {
+    QStringList taskIds;  // in the batch's order; empty when held
+    QString held;  // why the batch was not queued; empty: it was
+    static Launched heldBack(const QString &why) { return {{}, why}; }
 };
 
 // Thrown by Executor::launch (and snapshotCode, which a launch may need first) when the executor
@@ -103,9 +107,9 @@ public:
 // rather than queueing it twice (docs/sweeps.md "The sbatch script"), so the runner keeps the
 // attempts pending under the same batch number and launches them again on a later tick; no retry
 // of the trial is spent on it.
-class LaunchInterrupted : public std::runtime_error {
+class LaunchInterrupted : public Error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit LaunchInterrupted(const std::string &message) : Error(Kind::Unavailable, message) { }
 };
 
 // Reading a file from a byte offset: the runner's way to follow events.jsonl and exit.json.
@@ -156,11 +160,12 @@ public:
     // local command lines. Throws when the batch cannot be launched (a refused value).
     virtual QByteArray describe(const LaunchBatch &batch) = 0;
     // Writes each task's trial.yaml and starts the batch. Returns one task id per task, in order
-    // ("123_4" on Slurm, "<batch>.<i>" locally): what poll/cancel/logPaths take. The batch is
-    // either launched as a whole or not at all (a throw leaves nothing queued). A run dir may hold
+    // ("123_4" on Slurm, "<batch>.<i>" locally): what poll/cancel/logPaths take; or the batch held
+    // back for a limit (Launched::held). The batch is either launched as a whole or not at all
+    // (a hold or a throw leaves nothing queued). A run dir may hold
     // an earlier attempt (a retry resumes from its checkpoint): launch removes its exit.json
     // before queueing, so the verdict read after this attempt ends is this attempt's.
-    virtual QStringList launch(const LaunchBatch &batch) = 0;
+    virtual Launched launch(const LaunchBatch &batch) = 0;
     // Freezes a command sweep's program directory (its `workdir`, as the rendered command names
     // it) into <sweepDir>/code, and returns the snapshot's record (codesnapshot.h). Once per sweep:
     // a later call finds the snapshot there and returns its record unchanged, so every batch,

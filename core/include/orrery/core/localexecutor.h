@@ -25,7 +25,7 @@ public:
     QString name() const override { return QStringLiteral("local"); }
     QString defaultRoot() override { return m_root; }
     QByteArray describe(const LaunchBatch &batch) override;
-    QStringList launch(const LaunchBatch &batch) override;
+    Launched launch(const LaunchBatch &batch) override;
     // Runs the compiled-in orrery-code.sh on this machine (bash, git where the directory has it).
     CodeSnapshot snapshotCode(const QString &sweepDir, const RenderedCommand &command) override;
     QHash<QString, TaskStatus> poll(const QStringList &taskIds) override;

@@ -9,6 +9,7 @@
 // a busy timeout, so two writers queue instead of failing with "database is locked".
 #pragma once
 
+#include "orrery/core/error.h"
 #include "orrery/core/metricgoal.h"
 #include "orrery/core/metricseries.h"
 #include "orrery/core/states.h"
@@ -31,9 +32,10 @@ using RunId = qint64;
 using SweepId = qint64;
 
 // Every failure of the store: SQLite's message plus what the store was doing.
-class StoreError : public std::runtime_error {
+class StoreError : public Error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit StoreError(const std::string &message, Kind kind = Kind::Failed) : Error(kind, message) { }
+    explicit StoreError(const char *message, Kind kind = Kind::Failed) : Error(kind, message) { }
 };
 
 // A write that cannot be made now, though the file is fine: the disk is full (SQLITE_FULL), or
@@ -42,14 +44,14 @@ public:
 // tries again on its next tick rather than giving up (bench/chaos.py "store-full").
 class StoreUnavailableError : public StoreError {
 public:
-    using StoreError::StoreError;
+    explicit StoreUnavailableError(const std::string &message) : StoreError(message, Kind::Unavailable) { }
 };
 
 // A row asked for by id is not there (another process or window deleted it since the id was
 // read): the caller's view is stale and wants a refresh, the file is fine.
 class NotFoundError : public StoreError {
 public:
-    using StoreError::StoreError;
+    explicit NotFoundError(const std::string &message) : StoreError(message, Kind::NotFound) { }
 };
 
 // The tags a user edits by hand (the window's Tags dialog): not MLflow's `mlflow.*` nor Orrery's

@@ -4,7 +4,7 @@
 // ended (its verdict) and over what span, whether an attempt that failed or was preempted is
 // resubmitted, which running trials early stopping stops, and how a sweep ends. The runner reads
 // the store and the executor, asks these, and carries out what they say (writes, launches,
-// cancels, the events it reports); tests/unit/tst_sweeprules.cpp pins them case by case.
+// cancels, the events it reports); tests/core/tst_sweeprules.cpp pins them case by case.
 //
 // Pure functions: no store, no executor, no clock (the caller passes the time in); safe from
 // any thread.

@@ -81,10 +81,9 @@ struct DeployResult {
 
 // A deploy that did not end with a trainer: the phase it stopped in, the tail of the build log
 // (the last lines, the error among them) and what to do about it.
-class DeployError : public std::runtime_error {
+class DeployError : public core::Error {
 public:
     DeployError(const QString &message, QString phase, QString logTail, QString hint);
-    QString message() const { return QString::fromUtf8(what()); }
     QString phase() const { return m_phase; }
     QString logTail() const { return m_logTail; }
     QString hint() const { return m_hint; }

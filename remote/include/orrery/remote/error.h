@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "orrery/core/error.h"
+
 #include <QString>
 
 #include <stdexcept>
@@ -9,7 +11,7 @@ namespace orrery::remote {
 
 // What went wrong talking to a cluster. The message names the host and, where there is one, the
 // command, and says what to do (UX.md: errors name the host and command that failed).
-class RemoteError : public std::runtime_error {
+class RemoteError : public core::Error {
 public:
     enum class Kind {
         Connect,  // TCP or SSH handshake failed, or the connection dropped
@@ -28,7 +30,6 @@ public:
     RemoteError(Kind kind, const QString &message, bool commandStarted = true);
 
     Kind kind() const noexcept { return m_kind; }
-    QString message() const { return QString::fromUtf8(what()); }
     bool commandStarted() const noexcept { return m_commandStarted; }
 
 private:

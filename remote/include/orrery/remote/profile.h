@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 
+#include "orrery/core/error.h"
 #include "orrery/core/usage.h"
 #include "orrery/remote/session.h"
 #include "orrery/remote/slurmparse.h"
@@ -52,10 +53,9 @@ struct ClusterProfile {
     static QString currencyProblem(const QString &currency);
 };
 
-class ProfileError : public std::runtime_error {
+class ProfileError : public core::Error {
 public:
-    explicit ProfileError(const QString &message) : std::runtime_error(message.toStdString()) { }
-    QString message() const { return QString::fromUtf8(what()); }
+    explicit ProfileError(const QString &message, Kind kind = Kind::Failed) : core::Error(kind, message) { }
 };
 
 // The profiles of this user: one JSON file per cluster in <configDirectory()>/clusters/, the

@@ -5,6 +5,7 @@
 // shellQuote, or refused when it cannot be carried safely (see SbatchError).
 #pragma once
 
+#include "orrery/core/error.h"
 #include "orrery/core/sweepspec.h"
 
 #include <QByteArray>
@@ -15,10 +16,10 @@
 
 namespace orrery::remote {
 
-class SbatchError : public std::runtime_error {
+// A value the script refuses (a hostile partition name, a bad time): the request is wrong.
+class SbatchError : public core::Error {
 public:
-    explicit SbatchError(const QString &message) : std::runtime_error(message.toStdString()) { }
-    QString message() const { return QString::fromUtf8(what()); }
+    explicit SbatchError(const QString &message) : core::Error(Kind::Invalid, message) { }
 };
 
 struct SbatchJob {

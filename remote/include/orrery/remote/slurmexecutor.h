@@ -37,7 +37,7 @@ public:
     QByteArray describe(const core::LaunchBatch &batch) override;
     // One remote command: the trial configs and the script travel as a tar archive on stdin,
     // and `tar -x`, removing stale exit.json files and `sbatch` run in one shell line.
-    QStringList launch(const core::LaunchBatch &batch) override;
+    core::Launched launch(const core::LaunchBatch &batch) override;
     // One command over SSH: the script into <sweep dir>/.orrery/ and run there on the
     // cluster's filesystem (the program's `workdir` is taken from the home directory).
     core::CodeSnapshot snapshotCode(const QString &sweepDir, const core::RenderedCommand &command) override;
@@ -86,9 +86,9 @@ private:
     std::optional<core::SubmitLimits> m_limits;
 };
 
-// --- the pure pieces, tested on their own (tests/unit/tst_slurmexecutor.cpp) -----------------
+// --- the pure pieces, tested on their own (tests/remote/tst_slurmexecutor.cpp) -----------------
 
-// The script and its preview (tests/unit/tst_sweepplan.cpp: the preview is what describe gives).
+// The script and its preview (tests/core/tst_sweepplan.cpp: the preview is what describe gives).
 
 // The files a task's run dir gets before its array task starts: trial.yaml, and for a command
 // sweep command.argv, command.env and command.workdir (each word, NAME=value or path ended by a

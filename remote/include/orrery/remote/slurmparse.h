@@ -2,7 +2,7 @@
 #pragma once
 
 // Pure parsers of Slurm's command output: text in, structs or a clear error out. No I/O, no
-// state, safe from any thread; each has table tests (tests/unit/tst_slurmparse.cpp, real Slurm
+// state, safe from any thread; each has table tests (tests/remote/tst_slurmparse.cpp, real Slurm
 // 22.05 output captured from the fixture plus documented newer formats) and a libFuzzer target
 // (tests/fuzz/). Only Qt Core, so the fuzz build needs nothing else.
 //

@@ -37,24 +37,14 @@
 
 namespace orrery::remote {
 
-class OperationError : public std::runtime_error {
+// core::Error's kinds as the operations use them: Invalid (a spec error, no such sweep or trial,
+// a refused action), Failed (a file unreadable, a refusal by Slurm), Cancelled (nothing was
+// submitted), Unavailable (the cluster cannot be reached, the store cannot be written now: the
+// same call may succeed later; a follower's tick reports it and tries again).
+class OperationError : public core::Error {
 public:
-    enum class Kind {
-        Invalid,  // the request is wrong: a spec error, no such sweep or trial, a refused action
-        Failed,  // the operation failed: a cluster unreachable, a file unreadable, a refusal by Slurm
-        Cancelled,  // the caller cancelled it; nothing was submitted
-        // Not now: the cluster cannot be reached (connection refused, reset or timed out) or the
-        // store cannot be written (disk full, locked). The same call may succeed later; a
-        // follower's tick reports it and tries again (SweepOperations::tick).
-        Unavailable,
-    };
-    OperationError(Kind kind, const QString &message);
-    Kind kind() const { return m_kind; }
-    QString message() const { return m_message; }
-
-private:
-    Kind m_kind;
-    QString m_message;
+    OperationError(Kind kind, const QString &message) : core::Error(kind, message) { }
+    Kind kind() const { return errorKind(); }
 };
 
 // A spec read and checked for submission: parsed and validated against the trainer's schema, its

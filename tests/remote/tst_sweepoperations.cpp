@@ -263,7 +263,7 @@ private Q_SLOTS:
             task.command.argv = {QStringLiteral("sleep"), QStringLiteral("60")};
             task.command.localWorkdir = m_home.path();
             batch.tasks = {task};
-            const QStringList ids = executor.launch(batch);
+            const QStringList ids = executor.launch(batch).taskIds;
             QThread::usleep((round % 8) * 2000);  // 0 to 14 ms into the supervisor's start
             executor.cancel(ids);
             core::TaskStatus st;
