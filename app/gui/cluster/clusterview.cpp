@@ -313,9 +313,24 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     m_notice->setWordWrap(true);
     m_notice->setTextFormat(Qt::PlainText);
     m_mine->setChecked(true);
-    auto *refresh = new QPushButton(tr("Refresh"), this);
-    auto *manage = new QPushButton(tr("Manage clusters…"), this);
-    manage->setObjectName(QStringLiteral("manageButton"));
+    QHBoxLayout *bar = buildBar();
+    QWidget *clusterArea = buildClusterArea();
+    QWidget *local = buildLocalPanel();
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_notice);
+    layout->addWidget(clusterArea, 1);
+    layout->addWidget(local, 1);
+    connectControls();
+    reloadProfiles();
+}
+
+// Which cluster, its link, Only my jobs, Connect, Refresh and Manage clusters….
+QHBoxLayout *ClusterView::buildBar()
+{
+    m_refresh = new QPushButton(tr("Refresh"), this);
+    m_manage = new QPushButton(tr("Manage clusters…"), this);
+    m_manage->setObjectName(QStringLiteral("manageButton"));
 
     auto *bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Cluster:"), this));
@@ -324,9 +339,14 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     bar->addStretch(1);
     bar->addWidget(m_mine);
     bar->addWidget(m_connect);
-    bar->addWidget(refresh);
-    bar->addWidget(manage);
+    bar->addWidget(m_refresh);
+    bar->addWidget(m_manage);
+    return bar;
+}
 
+// Partitions, the node strip and the queue.
+QWidget *ClusterView::buildClusterArea()
+{
     auto *nodesArea = new QScrollArea(this);
     nodesArea->setWidget(m_nodes);
     nodesArea->setWidgetResizable(true);
@@ -340,8 +360,13 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     split->setStretchFactor(1, 1);
     split->setStretchFactor(2, 3);
     m_clusterArea = split;
+    return split;
+}
 
-    // No cluster yet: where sweeps go instead, and a way to add one.
+// No cluster yet: where sweeps go instead (this machine, its cores, memory, GPUs and load), and a
+// way to add one.
+QWidget *ClusterView::buildLocalPanel()
+{
     m_local = new QWidget(this);
     m_local->setObjectName(QStringLiteral("localPanel"));
     auto *headline = new QLabel(tr("<b>No cluster is configured.</b> Sweeps run on this machine (the "
@@ -381,17 +406,17 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
     connect(add, &QPushButton::clicked, this, &ClusterView::manageRequested);
     connect(&m_machineWatcher, &QFutureWatcher<core::MachineInfo>::finished, this,
             [this] { showMachine(m_machineWatcher.result()); });
+    return m_local;
+}
 
-    auto *layout = new QVBoxLayout(this);
-    layout->addLayout(bar);
-    layout->addWidget(m_notice);
-    layout->addWidget(split, 1);
-    layout->addWidget(m_local, 1);
-
+// The poll timer and buttons, the cluster chosen, the hub's polls and link states, a suspect
+// node cleared, a job's logs asked for.
+void ClusterView::connectControls()
+{
     m_timer.setInterval(5000);
     connect(&m_timer, &QTimer::timeout, this, &ClusterView::pollNow);
-    connect(refresh, &QPushButton::clicked, this, &ClusterView::pollNow);
-    connect(manage, &QPushButton::clicked, this, &ClusterView::manageRequested);
+    connect(m_refresh, &QPushButton::clicked, this, &ClusterView::pollNow);
+    connect(m_manage, &QPushButton::clicked, this, &ClusterView::manageRequested);
     connect(m_connect, &QPushButton::clicked, this, [this] {
         if (!cluster().isEmpty()) {
             m_hub->connectNow(cluster());
@@ -426,7 +451,6 @@ ClusterView::ClusterView(ClusterHub *hub, QWidget *parent)
         if (const QTableWidgetItem *id = m_queue->item(row, 0))
             Q_EMIT jobLogsRequested(cluster(), id->text());
     });
-    reloadProfiles();
 }
 
 void ClusterView::reloadProfiles()

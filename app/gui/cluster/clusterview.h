@@ -26,6 +26,7 @@
 class QCheckBox;
 class QMenu;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QPushButton;
 class QTableWidget;
@@ -115,6 +116,11 @@ protected:
     void hideEvent(QHideEvent *event) override;
 
 private:
+    // The constructor's parts.
+    QHBoxLayout *buildBar();
+    QWidget *buildClusterArea();
+    QWidget *buildLocalPanel();
+    void connectControls();
     void showPoll(const QString &cluster, const ClusterPoll &poll);
     void showLink();
     void readSuspects();
@@ -126,6 +132,7 @@ private:
     QComboBox *m_clusters;
     QLabel *m_link;
     QPushButton *m_connect;
+    QPushButton *m_refresh = nullptr, *m_manage = nullptr;
     QCheckBox *m_mine;
     QLabel *m_notice;
     QTableWidget *m_partitions;

@@ -78,20 +78,41 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
     setWindowTitle(tr("Clusters"));
     resize(860, 600);
 
+    auto *split = new QSplitter(this);
+    split->addWidget(buildProfileList());
+    split->addWidget(buildEditor());
+    split->setStretchFactor(1, 3);
+    auto *close = new QDialogButtonBox(QDialogButtonBox::Close, this);
+    connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(split, 1);
+    layout->addWidget(close);
+    connectActions();
+    reload();
+}
+
+// The profiles, with New and Remove….
+QWidget *ConnectionManager::buildProfileList()
+{
     m_list = new QListWidget(this);
     m_list->setObjectName(QStringLiteral("profileList"));
-    auto *add = new QPushButton(tr("New"), this);
-    auto *remove = new QPushButton(tr("Remove…"), this);
-    remove->setObjectName(QStringLiteral("removeButton"));
+    m_add = new QPushButton(tr("New"), this);
+    m_remove = new QPushButton(tr("Remove…"), this);
+    m_remove->setObjectName(QStringLiteral("removeButton"));
     auto *left = new QWidget(this);
     auto *leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(m_list, 1);
     auto *leftButtons = new QHBoxLayout;
-    leftButtons->addWidget(add);
-    leftButtons->addWidget(remove);
+    leftButtons->addWidget(m_add);
+    leftButtons->addWidget(m_remove);
     leftLayout->addLayout(leftButtons);
+    return left;
+}
 
+// The profile's fields, as `orrery cluster add` takes them.
+QFormLayout *ConnectionManager::buildForm()
+{
     auto line = [this](const QString &name, const QString &placeholder = {}) {
         auto *e = new QLineEdit(this);
         e->setObjectName(name);
@@ -144,7 +165,13 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
     form->addRow(tr("Setup lines"), m_setup);
     form->addRow(tr("Trainer path"), m_trainer);
     form->addRow(tr("Build the trainer"), m_buildOn);
+    return form;
+}
 
+// The form, Save and Test, and what the test found.
+QWidget *ConnectionManager::buildEditor()
+{
+    QFormLayout *form = buildForm();  // first: the fields come first in the focus chain
     m_message = new QLabel(this);
     m_message->setObjectName(QStringLiteral("message"));
     m_message->setWordWrap(true);
@@ -163,13 +190,13 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
     m_cancelTest = new QPushButton(tr("Cancel test"), this);
     m_cancelTest->hide();
 
-    auto *save = new QPushButton(tr("Save"), this);
-    save->setObjectName(QStringLiteral("saveButton"));
-    auto *testButton = new QPushButton(tr("Test connection"), this);
-    testButton->setObjectName(QStringLiteral("testButton"));
+    m_save = new QPushButton(tr("Save"), this);
+    m_save->setObjectName(QStringLiteral("saveButton"));
+    m_testButton = new QPushButton(tr("Test connection"), this);
+    m_testButton->setObjectName(QStringLiteral("testButton"));
     auto *actions = new QHBoxLayout;
-    actions->addWidget(save);
-    actions->addWidget(testButton);
+    actions->addWidget(m_save);
+    actions->addWidget(m_testButton);
     actions->addWidget(m_busy, 1);
     actions->addWidget(m_cancelTest);
 
@@ -180,17 +207,12 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
     rightLayout->addLayout(actions);
     rightLayout->addWidget(m_message);
     rightLayout->addWidget(m_report, 1);
+    return right;
+}
 
-    auto *split = new QSplitter(this);
-    split->addWidget(left);
-    split->addWidget(right);
-    split->setStretchFactor(1, 3);
-    auto *close = new QDialogButtonBox(QDialogButtonBox::Close, this);
-    connect(close, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    auto *layout = new QVBoxLayout(this);
-    layout->addWidget(split, 1);
-    layout->addWidget(close);
-
+// Choosing a profile, New, Remove…, Save, Test and its result.
+void ConnectionManager::connectActions()
+{
     connect(m_list, &QListWidget::currentTextChanged, this, [this](const QString &name) {
         try {
             if (const auto p = remote::ProfileStore().find(name))
@@ -199,15 +221,15 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
             say(e.message(), true);
         }
     });
-    connect(add, &QPushButton::clicked, this, [this] {
+    connect(m_add, &QPushButton::clicked, this, [this] {
         m_list->clearSelection();
         m_list->setCurrentRow(-1);
         showProfile({});
         m_name->setFocus();
     });
-    connect(remove, &QPushButton::clicked, this, [this] { removeSelected(); });
-    connect(save, &QPushButton::clicked, this, &ConnectionManager::save);
-    connect(testButton, &QPushButton::clicked, this, &ConnectionManager::test);
+    connect(m_remove, &QPushButton::clicked, this, [this] { removeSelected(); });
+    connect(m_save, &QPushButton::clicked, this, &ConnectionManager::save);
+    connect(m_testButton, &QPushButton::clicked, this, &ConnectionManager::test);
     connect(m_cancelTest, &QPushButton::clicked, this, [this] {
         ++m_testGeneration;  // the probe's result is dropped when it comes
         m_testing = false;
@@ -232,7 +254,6 @@ ConnectionManager::ConnectionManager(ClusterHub *hub, SshPrompter *prompter, QWi
             !r.ok());
         Q_EMIT tested(r.ok());
     });
-    reload();
 }
 
 ConnectionManager::~ConnectionManager()

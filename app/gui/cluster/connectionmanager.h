@@ -13,6 +13,7 @@
 #include <QFutureWatcher>
 
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QListWidget;
@@ -51,6 +52,11 @@ Q_SIGNALS:
     void tested(bool ok);
 
 private:
+    // The constructor's parts.
+    QWidget *buildProfileList();
+    QFormLayout *buildForm();
+    QWidget *buildEditor();
+    void connectActions();
     void reload(const QString &select = {});
     void say(const QString &text, bool error);
 
@@ -66,6 +72,7 @@ private:
     QPlainTextEdit *m_report;
     QProgressBar *m_busy;
     QPushButton *m_cancelTest;
+    QPushButton *m_add, *m_remove, *m_save, *m_testButton;
     QFutureWatcher<remote::ClusterReport> m_watcher;
     bool m_testing = false;
     int m_testGeneration = 0;

@@ -82,9 +82,44 @@ double drawable(double v, bool logY)
 CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTableModel *runs, QWidget *parent)
     : QWidget(parent), m_reader(reader), m_selection(selection), m_runs(runs)
 {
-    // --- controls ----------------------------------------------------------------------
-    // Two groups on one row, or on two where the tab is narrow (WrapLayout): the bar does not
-    // set the window's least width, so a 1,500 px window keeps both docks' widths on this tab.
+    auto *bar = new WrapLayout;
+    bar->setObjectName(QStringLiteral("compareBar"));
+    bar->addWidget(buildChartControls());
+    bar->addWidget(buildGroupControls());
+    connectControls();
+
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(buildChartArea());
+    split->addWidget(buildBelow());
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    // Three fifths to the charts from the start: the stretch factors share only the space beyond
+    // the size hints, and the parallel coordinates' hint took most of a laptop's height.
+    split->setSizes({3000, 2000});
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(split, 1);
+
+    m_queryTimer.setSingleShot(true);
+    connect(&m_queryTimer, &QTimer::timeout, this, [this] { query(false); });
+    m_settleTimer.setSingleShot(true);
+    m_settleTimer.setInterval(kSettleMs);
+    connect(&m_settleTimer, &QTimer::timeout, this, [this] {
+        m_interacting = false;
+        for (QCustomPlot *plot : std::as_const(m_charts)) {
+            plot->setNotAntialiasedElements(QCP::aeFills);
+            plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    });
+    connect(m_selection, &RunSelection::changed, this, &CompareView::selectionChanged);
+    updateLegendAndEmpty();
+}
+
+// The charts' controls: metrics, search, x, log and fit y, smoothing. Two groups on one row, or
+// on two where the tab is narrow (WrapLayout): the bar does not set the window's least width, so
+// a 1,500 px window keeps both docks' widths on this tab.
+QWidget *CompareView::buildChartControls()
+{
     auto *chartControls = new QWidget(this);
     chartControls->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     auto *controls = new QHBoxLayout(chartControls);
@@ -146,6 +181,12 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_smoothLabel->setText(smoothingText());
     controls->addWidget(m_smoothLabel);
     controls->addStretch(1);  // one row: grouping and Export at the right end
+    return chartControls;
+}
+
+// Group by and Export….
+QWidget *CompareView::buildGroupControls()
+{
     auto *groupControls = new QWidget(this);
     groupControls->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
     auto *grouping = new QHBoxLayout(groupControls);
@@ -162,15 +203,17 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
         tr("Runs sharing this param's value become one mean ± std band (e.g. over seeds)"));
     grouping->addWidget(m_groupBox);
     grouping->addStretch(1);
-    auto *exportButton = new QToolButton(this);
-    exportButton->setText(tr("Export…"));
-    exportButton->setObjectName(QStringLiteral("exportButton"));
-    grouping->addWidget(exportButton);
-    auto *bar = new WrapLayout;
-    bar->setObjectName(QStringLiteral("compareBar"));
-    bar->addWidget(chartControls);
-    bar->addWidget(groupControls);
-    connect(exportButton, &QToolButton::clicked, this, [this] {
+    m_exportButton = new QToolButton(this);
+    m_exportButton->setText(tr("Export…"));
+    m_exportButton->setObjectName(QStringLiteral("exportButton"));
+    grouping->addWidget(m_exportButton);
+    return groupControls;
+}
+
+// Export, x, fit and log y, smoothing and grouping, to the view's setters.
+void CompareView::connectControls()
+{
+    connect(m_exportButton, &QToolButton::clicked, this, [this] {
         const QString path =
             QFileDialog::getSaveFileName(this, tr("Export charts"), QStringLiteral("charts.png"),
                                          tr("PNG image (*.png);;SVG (*.svg);;PDF (*.pdf)"));
@@ -190,8 +233,11 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     connect(m_smoothSlider, &QSlider::valueChanged, this, [this](int v) { setSmoothing(v / 100.0); });
     connect(m_groupBox, &QComboBox::currentIndexChanged, this,
             [this](int i) { setGroupBy(i <= 0 ? QString() : m_groupBox->itemText(i)); });
+}
 
-    // --- charts: legend, then the panels (or what to do when there is nothing to chart) -----
+// The legend, then the panels (or what to do when there is nothing to chart).
+QWidget *CompareView::buildChartArea()
+{
     auto *chartArea = new QWidget(this);
     auto *chartLayout = new QVBoxLayout(chartArea);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -222,7 +268,12 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     m_chartStack->addWidget(m_emptyLabel);
     chartLayout->addWidget(m_chartStack, 1);
 
-    // --- below: parallel coordinates, scatter, differing params ---------------------------
+    return chartArea;
+}
+
+// Below the charts: parallel coordinates, scatter, differing params, importance.
+QWidget *CompareView::buildBelow()
+{
     auto *below = new QTabWidget(this);
     m_below = below;
     m_parallel = new ParallelCoordinates(below);
@@ -259,32 +310,7 @@ CompareView::CompareView(StoreReader *reader, RunSelection *selection, RunsTable
     connect(below, &QTabWidget::currentChanged, this, [this] { updateBottom(); });
     connect(m_parallel, &ParallelCoordinates::brushed, this,
             [this](const QList<RunId> &brushed) { m_selection->select(brushed, m_parallel); });
-
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(chartArea);
-    split->addWidget(below);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
-    // Three fifths to the charts from the start: the stretch factors share only the space beyond
-    // the size hints, and the parallel coordinates' hint took most of a laptop's height.
-    split->setSizes({3000, 2000});
-    auto *layout = new QVBoxLayout(this);
-    layout->addLayout(bar);
-    layout->addWidget(split, 1);
-
-    m_queryTimer.setSingleShot(true);
-    connect(&m_queryTimer, &QTimer::timeout, this, [this] { query(false); });
-    m_settleTimer.setSingleShot(true);
-    m_settleTimer.setInterval(kSettleMs);
-    connect(&m_settleTimer, &QTimer::timeout, this, [this] {
-        m_interacting = false;
-        for (QCustomPlot *plot : std::as_const(m_charts)) {
-            plot->setNotAntialiasedElements(QCP::aeFills);
-            plot->replot(QCustomPlot::rpQueuedReplot);
-        }
-    });
-    connect(m_selection, &RunSelection::changed, this, &CompareView::selectionChanged);
-    updateLegendAndEmpty();
+    return below;
 }
 
 CompareView::~CompareView() = default;

@@ -142,6 +142,12 @@ protected:
     void showEvent(QShowEvent *event) override;  // a refresh that waited while hidden
 
 private:
+    // The constructor's parts.
+    QWidget *buildChartControls();
+    QWidget *buildGroupControls();
+    void connectControls();
+    QWidget *buildChartArea();
+    QWidget *buildBelow();
     struct Curve;
     enum class MetricChoice { Default, Search, Chosen };
     void rebuildCharts();
@@ -181,6 +187,7 @@ private:
     bool m_showAll = false;
 
     QToolButton *m_metricButton = nullptr;
+    QToolButton *m_exportButton = nullptr;
     QComboBox *m_axisBox = nullptr;
     QComboBox *m_groupBox = nullptr;
     QCheckBox *m_logBox = nullptr;

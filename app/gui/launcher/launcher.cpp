@@ -120,6 +120,59 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     setWindowTitle(tr("Launch a sweep"));
     resize(1100, 760);
 
+    // Made in the focus chain's order: the editor and its problems, the target, the buttons,
+    // then the preview.
+    QWidget *editorArea = buildEditorArea();
+    QHBoxLayout *top = buildTargetBar();
+    QHBoxLayout *bottom = buildButtonBar();
+    QWidget *previewArea = buildPreviewArea();
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(editorArea);
+    split->addWidget(previewArea);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(split, 1);
+    layout->addLayout(bottom);
+
+    connectEditing();
+    connectWork();
+    setSpecPath(QDir::current().absoluteFilePath(QStringLiteral("sweep.yaml")));
+    m_editor->setPlainText(QString::fromUtf8(kTemplate));
+    m_status->setText(tr("Loading the trainer's schema…"));
+}
+
+// Open…, Save as…, a broken profile's warning and the target ("Run on:").
+QHBoxLayout *Launcher::buildTargetBar()
+{
+    m_target = new QComboBox(this);
+    m_target->setObjectName(QStringLiteral("targetCombo"));
+    m_target->addItem(tr("This machine"), QString());
+    QStringList broken;  // a broken profile file is named beside the targets; the others stay
+    for (const remote::ClusterProfile &p : remote::ProfileStore().list(&broken))
+        m_target->addItem(tr("Cluster %1").arg(p.name), p.name);
+    auto *brokenProfiles = new QLabel(this);
+    brokenProfiles->setObjectName(QStringLiteral("brokenProfiles"));
+    brokenProfiles->setText(tr("⚠ %n broken cluster profile(s)", nullptr, int(broken.size())));
+    brokenProfiles->setToolTip(broken.join(QLatin1Char('\n')));
+    brokenProfiles->setVisible(!broken.isEmpty());
+
+    m_open = new QPushButton(tr("Open…"), this);
+    m_saveAs = new QPushButton(tr("Save as…"), this);
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_open);
+    top->addWidget(m_saveAs);
+    top->addStretch(1);
+    top->addWidget(brokenProfiles);
+    top->addWidget(new QLabel(tr("Run on:"), this));
+    top->addWidget(m_target);
+    return top;
+}
+
+// The spec's editor beside its problems.
+QWidget *Launcher::buildEditorArea()
+{
     m_editor = new QPlainTextEdit(this);
     m_editor->setObjectName(QStringLiteral("specEditor"));
     m_editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -135,40 +188,6 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     m_status->setWordWrap(true);
     m_status->setTextFormat(Qt::PlainText);
 
-    m_target = new QComboBox(this);
-    m_target->setObjectName(QStringLiteral("targetCombo"));
-    m_target->addItem(tr("This machine"), QString());
-    QStringList broken;  // a broken profile file is named beside the targets; the others stay
-    for (const remote::ClusterProfile &p : remote::ProfileStore().list(&broken))
-        m_target->addItem(tr("Cluster %1").arg(p.name), p.name);
-    auto *brokenProfiles = new QLabel(this);
-    brokenProfiles->setObjectName(QStringLiteral("brokenProfiles"));
-    brokenProfiles->setText(tr("⚠ %n broken cluster profile(s)", nullptr, int(broken.size())));
-    brokenProfiles->setToolTip(broken.join(QLatin1Char('\n')));
-    brokenProfiles->setVisible(!broken.isEmpty());
-
-    auto *open = new QPushButton(tr("Open…"), this);
-    auto *saveAs = new QPushButton(tr("Save as…"), this);
-    m_previewButton = new QPushButton(tr("Preview"), this);
-    m_previewButton->setObjectName(QStringLiteral("previewButton"));
-    m_submitButton = new QPushButton(tr("Submit"), this);
-    m_submitButton->setObjectName(QStringLiteral("submitButton"));
-    m_submitButton->setDefault(false);
-    m_cancelButton = new QPushButton(tr("Cancel"), this);
-    m_busy = new QProgressBar(this);
-    m_busy->setRange(0, 0);
-    m_busy->setMaximumHeight(12);
-    m_busy->setTextVisible(false);
-    m_busy->hide();
-
-    auto *top = new QHBoxLayout;
-    top->addWidget(open);
-    top->addWidget(saveAs);
-    top->addStretch(1);
-    top->addWidget(brokenProfiles);
-    top->addWidget(new QLabel(tr("Run on:"), this));
-    top->addWidget(m_target);
-
     auto *side = new QWidget(this);
     auto *sideLayout = new QVBoxLayout(side);
     sideLayout->setContentsMargins(0, 0, 0, 0);
@@ -180,7 +199,12 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     editorSplit->addWidget(side);
     editorSplit->setStretchFactor(0, 3);
     editorSplit->setStretchFactor(1, 2);
+    return editorSplit;
+}
 
+// The trials the spec makes and what would be launched, under a note.
+QWidget *Launcher::buildPreviewArea()
+{
     m_trials = new QTableWidget(this);
     m_trials->setObjectName(QStringLiteral("trialTable"));
     m_trials->verticalHeader()->hide();
@@ -203,12 +227,23 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     previewLayout->setContentsMargins(0, 0, 0, 0);
     previewLayout->addWidget(m_previewNote);
     previewLayout->addWidget(m_previewTabs, 1);
+    return previewArea;
+}
 
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(editorSplit);
-    split->addWidget(previewArea);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+// The status line, the busy bar and Preview, Submit, Cancel.
+QHBoxLayout *Launcher::buildButtonBar()
+{
+    m_previewButton = new QPushButton(tr("Preview"), this);
+    m_previewButton->setObjectName(QStringLiteral("previewButton"));
+    m_submitButton = new QPushButton(tr("Submit"), this);
+    m_submitButton->setObjectName(QStringLiteral("submitButton"));
+    m_submitButton->setDefault(false);
+    m_cancelButton = new QPushButton(tr("Cancel"), this);
+    m_busy = new QProgressBar(this);
+    m_busy->setRange(0, 0);
+    m_busy->setMaximumHeight(12);
+    m_busy->setTextVisible(false);
+    m_busy->hide();
 
     auto *bottom = new QHBoxLayout;
     bottom->addWidget(m_status, 1);
@@ -216,12 +251,12 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
     bottom->addWidget(m_previewButton);
     bottom->addWidget(m_submitButton);
     bottom->addWidget(m_cancelButton);
+    return bottom;
+}
 
-    auto *layout = new QVBoxLayout(this);
-    layout->addLayout(top);
-    layout->addWidget(split, 1);
-    layout->addLayout(bottom);
-
+// Typing (checked after a pause), the target, a problem's line, Open… and Save as….
+void Launcher::connectEditing()
+{
     m_debounce.setSingleShot(true);
     m_debounce.setInterval(250);
     connect(m_editor, &QPlainTextEdit::textChanged, &m_debounce, qOverload<>(&QTimer::start));
@@ -243,14 +278,14 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
         m_editor->setTextCursor(c);
         m_editor->setFocus();
     });
-    connect(open, &QPushButton::clicked, this, [this] {
+    connect(m_open, &QPushButton::clicked, this, [this] {
         const QString f =
             QFileDialog::getOpenFileName(this, tr("Open a sweep spec"), QFileInfo(m_path).path(),
                                          tr("YAML (*.yaml *.yml);;All files (*)"));
         if (!f.isEmpty())
             loadFile(f);
     });
-    connect(saveAs, &QPushButton::clicked, this, [this] {
+    connect(m_saveAs, &QPushButton::clicked, this, [this] {
         const QString f =
             QFileDialog::getSaveFileName(this, tr("Save the sweep spec"), m_path, tr("YAML (*.yaml *.yml)"));
         if (f.isEmpty())
@@ -263,6 +298,11 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
         }
         setSpecPath(f);
     });
+}
+
+// Preview, Submit and Cancel; the schema, the trainer's verdicts and a submission coming back.
+void Launcher::connectWork()
+{
     connect(m_previewButton, &QPushButton::clicked, this, &Launcher::preview);
     connect(m_submitButton, &QPushButton::clicked, this, &Launcher::submit);
     connect(m_cancelButton, &QPushButton::clicked, this, [this] {
@@ -323,9 +363,6 @@ Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
         if (m_plan)
             submit();
     });
-    setSpecPath(QDir::current().absoluteFilePath(QStringLiteral("sweep.yaml")));
-    m_editor->setPlainText(QString::fromUtf8(kTemplate));
-    m_status->setText(tr("Loading the trainer's schema…"));
 }
 
 Launcher::~Launcher()

@@ -31,6 +31,7 @@
 #include <optional>
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QListWidget;
 class QPlainTextEdit;
@@ -106,6 +107,13 @@ Q_SIGNALS:
     void progress(const QString &message);  // long work, for the status bar too
 
 private:
+    // The constructor's parts.
+    QHBoxLayout *buildTargetBar();
+    QWidget *buildEditorArea();
+    QWidget *buildPreviewArea();
+    QHBoxLayout *buildButtonBar();
+    void connectEditing();
+    void connectWork();
     void showProblems();
     void setBusy(bool busy, const QString &text = {});
     void checkWithTrainer();
@@ -127,6 +135,7 @@ private:
     QPlainTextEdit *m_script;
     QProgressBar *m_busy;
     QPushButton *m_previewButton, *m_submitButton, *m_cancelButton;
+    QPushButton *m_open, *m_saveAs;
     QTimer m_debounce;
     std::optional<core::TrainerSchema> m_schema;
     QString m_schemaProblem;

@@ -80,6 +80,31 @@ LogView::LogView(const QString &title, LogSource source, const QList<File> &file
 {
     setWindowTitle(title);
 
+    QHBoxLayout *top = buildTopBar(title);
+    m_tabs = new QTabWidget;
+    m_tabs->setDocumentMode(true);
+    for (const File &file : files)
+        addFile(file);
+
+    QHBoxLayout *bottom = buildSearchBar();
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_tabs, 1);
+    layout->addLayout(bottom);
+    layout->addWidget(m_status);
+    connectControls();
+    m_poll.setInterval(kDefaultPollMs);
+    connect(&m_poll, &QTimer::timeout, this, [this] {
+        if (!m_reading)
+            startRead();
+    });
+    m_poll.start();
+    startRead();
+}
+
+// The title, the attempt chooser, Load earlier and Follow.
+QHBoxLayout *LogView::buildTopBar(const QString &title)
+{
     auto *heading = new QLabel(title);
     QFont bold = heading->font();
     bold.setBold(true);
@@ -103,12 +128,12 @@ LogView::LogView(const QString &title, LogSource source, const QList<File> &file
     top->addWidget(m_attempts);
     top->addWidget(m_earlier);
     top->addWidget(m_follow);
+    return top;
+}
 
-    m_tabs = new QTabWidget;
-    m_tabs->setDocumentMode(true);
-    for (const File &file : files)
-        addFile(file);
-
+// Find, previous and next, and the match count.
+QHBoxLayout *LogView::buildSearchBar()
+{
     m_search = new QLineEdit;
     m_search->setObjectName(QStringLiteral("logSearch"));
     m_search->setPlaceholderText(tr("Find (Ctrl+F; Enter: next, Shift+Enter: previous)"));
@@ -129,13 +154,12 @@ LogView::LogView(const QString &title, LogSource source, const QList<File> &file
     bottom->addWidget(m_previous);
     bottom->addWidget(m_next);
     bottom->addWidget(m_matchLabel);
+    return bottom;
+}
 
-    auto *layout = new QVBoxLayout(this);
-    layout->addLayout(top);
-    layout->addWidget(m_tabs, 1);
-    layout->addLayout(bottom);
-    layout->addWidget(m_status);
-
+// Ctrl+F, search, Load earlier, Follow, the tab shown, and the reads coming back.
+void LogView::connectControls()
+{
     // In the view only: the main window's Ctrl+F filters runs.
     auto *find = new QShortcut(QKeySequence::Find, this);
     find->setContext(Qt::WidgetWithChildrenShortcut);
@@ -157,13 +181,6 @@ LogView::LogView(const QString &title, LogSource source, const QList<File> &file
 
     connect(&m_watcher, &QFutureWatcher<QList<LogRead>>::finished, this,
             [this] { applyReads(m_watcher.result()); });
-    m_poll.setInterval(kDefaultPollMs);
-    connect(&m_poll, &QTimer::timeout, this, [this] {
-        if (!m_reading)
-            startRead();
-    });
-    m_poll.start();
-    startRead();
 }
 
 void LogView::addFile(const File &file)

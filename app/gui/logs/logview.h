@@ -35,6 +35,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -128,6 +129,10 @@ protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
+    // The constructor's parts.
+    QHBoxLayout *buildTopBar(const QString &title);
+    QHBoxLayout *buildSearchBar();
+    void connectControls();
     struct FileView {
         File file;
         QPlainTextEdit *edit = nullptr;

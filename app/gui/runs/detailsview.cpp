@@ -245,26 +245,51 @@ QString groupOf(const QString &key)
 }
 }  // namespace
 
+namespace {
+
+// A field of the dock: a name and its value, both whole in their tooltips.
+QTreeWidgetItem *field(QTreeWidgetItem *parent, const QString &k, const QString &v)
+{
+    auto *item = new QTreeWidgetItem(parent, {k, v});
+    item->setToolTip(0, k);
+    item->setToolTip(1, v);
+    return item;
+}
+
+}  // namespace
+
+QTreeWidgetItem *DetailsView::section(const QString &title, bool expanded)
+{
+    auto *item = new QTreeWidgetItem(this, {title});
+    QFont f = item->font(0);
+    f.setBold(true);
+    item->setFont(0, f);
+    item->setFirstColumnSpanned(true);
+    item->setExpanded(expanded);
+    return item;
+}
+
 void DetailsView::fill(const Read &read)
 {
-    const core::RunDetails &d = read.details;
     m_shown = read;
     clear();
-    auto section = [this](const QString &title, bool expanded = true) {
-        auto *item = new QTreeWidgetItem(this, {title});
-        QFont f = item->font(0);
-        f.setBold(true);
-        item->setFont(0, f);
-        item->setFirstColumnSpanned(true);
-        item->setExpanded(expanded);
-        return item;
-    };
-    auto field = [](QTreeWidgetItem *parent, const QString &k, const QString &v) {
-        auto *item = new QTreeWidgetItem(parent, {k, v});
-        item->setToolTip(0, k);
-        item->setToolTip(1, v);
-        return item;
-    };
+    fillRun(read);
+    // A failed run: why, before anything else (UX.md "Why did trial 7 die?").
+    if (read.failed || read.details.run.status == core::RunStatus::Failed)
+        fillStderr(read);
+    fillMetrics(read);
+    fillParams(read);
+    fillAttempts(read);
+    fillUsage(read);
+    fillFiles(read.details);
+    fitFieldColumn();
+    Q_EMIT shown(read.details.run.id);
+}
+
+// The run itself: its name (a star for the baseline), status, note, sweep, ids, times, dir.
+void DetailsView::fillRun(const Read &read)
+{
+    const core::RunDetails &d = read.details;
     const bool baseline = d.tags.value(QLatin1String(core::kBaselineTag)) == QLatin1String("true");
     m_note = d.tags.value(QLatin1String(core::kNoteTag));
     QTreeWidgetItem *run = section(baseline ? QStringLiteral("\u2605 ") + d.run.name : d.run.name);
@@ -292,55 +317,59 @@ void DetailsView::fill(const Read &read)
     field(run, tr("started"), when(d.run.startTimeMs));
     field(run, tr("ended"), when(d.run.endTimeMs));
     field(run, tr("run dir"), d.run.runDir);
+}
 
-    // A failed run: why, before anything else (UX.md "Why did trial 7 die?").
-    if (read.failed || d.run.status == core::RunStatus::Failed) {
-        const StderrTail tail = read.stderrTail ? *read.stderrTail
-            : read.sweep && read.failed         ? clusterStderr(*read.sweep, *read.failed)
-                                                : StderrTail{};
-        QTreeWidgetItem *why =
-            section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
-                                : tr("stderr (last lines)"));
-        why->setData(0, Qt::UserRole, QStringLiteral("stderr"));
-        why->setToolTip(0, tail.path);
-        // The line that says why (core::errorLineOf) first, whole: wrapped, never cut at the
-        // dock's edge ("tb_train.py: error: argument --lr: inva…" hid the value it refused).
-        if (const QString error = core::errorLineOf(tail.lines); !error.isEmpty()) {
-            auto *item = new QTreeWidgetItem(why);
-            item->setFirstColumnSpanned(true);
-            item->setData(0, Qt::UserRole, QStringLiteral("error"));
-            item->setToolTip(0, error);
-            auto *label = new QLabel(error.toHtmlEscaped());
-            label->setObjectName(QStringLiteral("errorLine"));
-            label->setWordWrap(true);
-            label->setTextInteractionFlags(Qt::TextSelectableByMouse);
-            label->setStyleSheet(QStringLiteral("font-weight: bold; color: #c62828;"));
-            setItemWidget(item, 0, label);
-            item->setSizeHint(0, QSize(0, label->heightForWidth(std::max(120, viewport()->width() - 40))));
-        }
-        const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-        for (const QString &line : tail.lines) {
-            auto *item = new QTreeWidgetItem(why, {line});
-            item->setFirstColumnSpanned(true);
-            item->setFont(0, mono);
-            item->setToolTip(0, line);  // whole, where the dock cuts it
-        }
-        if (!tail.problem.isEmpty()) {
-            auto *item = new QTreeWidgetItem(why, {tail.problem});
-            item->setFirstColumnSpanned(true);
-        }
-        if (read.failed && read.sweep) {
-            auto *open =
-                new QTreeWidgetItem(why, {tr("Double-click: open stdout and stderr of this attempt")});
-            open->setFirstColumnSpanned(true);
-            open->setForeground(0, palette().link());
-            const core::Trial t = *read.failed;
-            const core::SweepId sweep = read.sweep->id;
-            open->setData(0, Qt::UserRole + 1, QVariantList{sweep, t.index, t.attempt});
-        }
+// A failed attempt's stderr: the line that says why, then its last lines.
+void DetailsView::fillStderr(const Read &read)
+{
+    const StderrTail tail = read.stderrTail ? *read.stderrTail
+        : read.sweep && read.failed         ? clusterStderr(*read.sweep, *read.failed)
+                                            : StderrTail{};
+    QTreeWidgetItem *why =
+        section(read.failed ? tr("stderr of attempt %1 (last lines)").arg(read.failed->attempt)
+                            : tr("stderr (last lines)"));
+    why->setData(0, Qt::UserRole, QStringLiteral("stderr"));
+    why->setToolTip(0, tail.path);
+    // The line that says why (core::errorLineOf) first, whole: wrapped, never cut at the
+    // dock's edge ("tb_train.py: error: argument --lr: inva…" hid the value it refused).
+    if (const QString error = core::errorLineOf(tail.lines); !error.isEmpty()) {
+        auto *item = new QTreeWidgetItem(why);
+        item->setFirstColumnSpanned(true);
+        item->setData(0, Qt::UserRole, QStringLiteral("error"));
+        item->setToolTip(0, error);
+        auto *label = new QLabel(error.toHtmlEscaped());
+        label->setObjectName(QStringLiteral("errorLine"));
+        label->setWordWrap(true);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        label->setStyleSheet(QStringLiteral("font-weight: bold; color: #c62828;"));
+        setItemWidget(item, 0, label);
+        item->setSizeHint(0, QSize(0, label->heightForWidth(std::max(120, viewport()->width() - 40))));
     }
+    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    for (const QString &line : tail.lines) {
+        auto *item = new QTreeWidgetItem(why, {line});
+        item->setFirstColumnSpanned(true);
+        item->setFont(0, mono);
+        item->setToolTip(0, line);  // whole, where the dock cuts it
+    }
+    if (!tail.problem.isEmpty()) {
+        auto *item = new QTreeWidgetItem(why, {tail.problem});
+        item->setFirstColumnSpanned(true);
+    }
+    if (read.failed && read.sweep) {
+        auto *open = new QTreeWidgetItem(why, {tr("Double-click: open stdout and stderr of this attempt")});
+        open->setFirstColumnSpanned(true);
+        open->setForeground(0, palette().link());
+        const core::Trial t = *read.failed;
+        const core::SweepId sweep = read.sweep->id;
+        open->setData(0, Qt::UserRole + 1, QVariantList{sweep, t.index, t.attempt});
+    }
+}
 
-    // The metrics: the sweep's own first.
+// The latest metrics, the sweep's own first.
+void DetailsView::fillMetrics(const Read &read)
+{
+    const core::RunDetails &d = read.details;
     const QString sweepMetric = read.sweep ? read.sweep->metricName : QString();
     QList<core::LatestMetric> metrics = d.metrics;
     std::stable_partition(metrics.begin(), metrics.end(),
@@ -361,8 +390,12 @@ void DetailsView::fill(const Read &read)
             item->setToolTip(
                 0, tr("%1: the sweep's metric (%2)").arg(m.key, core::toString(read.sweep->metricGoal)));
     }
+}
 
-    // The swept params lead, marked; the rest grouped by prefix, each group collapsed.
+// The swept params lead, marked; the rest grouped by prefix, each group collapsed.
+void DetailsView::fillParams(const Read &read)
+{
+    const core::RunDetails &d = read.details;
     if (!read.swept.isEmpty()) {
         QTreeWidgetItem *swept = section(tr("Swept params (%1)").arg(read.swept.size()));
         swept->setData(0, Qt::UserRole, QStringLiteral("swept"));
@@ -396,7 +429,11 @@ void DetailsView::fill(const Read &read)
         for (const auto &[k, v] : g.value())
             field(parent, k, v);
     }
+}
 
+// Each attempt: state, reason, nodes, what the executor said, its health check per node.
+void DetailsView::fillAttempts(const Read &read)
+{
     QTreeWidgetItem *attempts = section(tr("Attempts (%1)").arg(read.attempts.size()));
     attempts->setData(0, Qt::UserRole, QStringLiteral("attempts"));
     for (const core::Trial &t : read.attempts) {
@@ -437,8 +474,11 @@ void DetailsView::fill(const Read &read)
             }
         }
     }
+}
 
-    // What it used and where the time went: `orrery runs show` and `runs goodput`'s figures.
+// What it used and where the time went: `orrery runs show` and `runs goodput`'s figures.
+void DetailsView::fillUsage(const Read &read)
+{
     const core::GoodputParts &g = read.goodput.total;
     QTreeWidgetItem *usage = section(tr("Usage"), false);
     field(usage, tr("GPU-hours"),
@@ -456,7 +496,11 @@ void DetailsView::fill(const Read &read)
               tr("%1 s over %n attempt(s)", nullptr, int(read.goodput.attempts.size()))
                   .arg(g.wallS, 0, 'f', 1));
     }
+}
 
+// Artifacts and tags, collapsed.
+void DetailsView::fillFiles(const core::RunDetails &d)
+{
     QTreeWidgetItem *artifacts = section(tr("Artifacts (%1)").arg(d.artifacts.size()), false);
     for (const core::Artifact &a : d.artifacts)
         field(artifacts, a.path,
@@ -467,8 +511,6 @@ void DetailsView::fill(const Read &read)
     QTreeWidgetItem *tags = section(tr("Tags (%1)").arg(d.tags.size()), false);
     for (auto it = d.tags.cbegin(); it != d.tags.cend(); ++it)
         field(tags, it.key(), it.value());
-    fitFieldColumn();
-    Q_EMIT shown(d.run.id);
 }
 
 void DetailsView::fitFieldColumn()

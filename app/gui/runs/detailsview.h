@@ -81,6 +81,15 @@ private:
     // A cluster run's failed attempt: its cached tail, or a read started (one per cluster at a time).
     StderrTail clusterStderr(const core::Sweep &sweep, const core::Trial &attempt);
     void fill(const Read &read);
+    // fill's sections, in the dock's order.
+    QTreeWidgetItem *section(const QString &title, bool expanded = true);
+    void fillRun(const Read &read);
+    void fillStderr(const Read &read);
+    void fillMetrics(const Read &read);
+    void fillParams(const Read &read);
+    void fillAttempts(const Read &read);
+    void fillUsage(const Read &read);
+    void fillFiles(const core::RunDetails &details);
     void fitFieldColumn();
 
     StoreReader *m_reader;

@@ -120,8 +120,28 @@ void VideoView::buildUi()
     m_modeBox->setToolTip(tr("A/B modes compare the runs chosen as A and B; the strip shows the current "
                              "run's samples over training steps, the same frame of each"));
     top->addWidget(m_modeBox);
-    // The review's choosers on a row of their own: beside the transport they made the tab wider
-    // than the window.
+    QHBoxLayout *review = buildChoosers();
+    buildStepControls(top);
+    buildExportMenu(top);
+    layout->addLayout(top);
+    review->addStretch(1);
+    layout->addLayout(review);
+
+    m_note = new QLabel(this);
+    m_note->hide();
+    layout->addWidget(m_note);
+    layout->addWidget(buildStack(), 1);
+    layout->addLayout(buildTransport());
+    layout->addWidget(buildFetchBar());
+    connectControls();
+    setFocusPolicy(Qt::StrongFocus);
+    updateTransport();
+}
+
+// A and B, the reference, the order and which samples: the review's choosers, on a row of their
+// own (beside the transport they made the tab wider than the window).
+QHBoxLayout *VideoView::buildChoosers()
+{
     auto *review = new QHBoxLayout;
     auto chooser = [this, review](const QString &label, const QString &name, const QString &tip) {
         auto *l = new QLabel(label, this);
@@ -158,6 +178,12 @@ void VideoView::buildUi()
             [this, runChosen] { setABRuns(m_a, runChosen(m_bBox)); });
     connect(m_refBox, &QComboBox::currentIndexChanged, this,
             [this, runChosen] { setReference(runChosen(m_refBox)); });
+    return review;
+}
+
+// The step the tiles show, and where A ends and B begins.
+void VideoView::buildStepControls(QHBoxLayout *top)
+{
     top->addWidget(new QLabel(tr("Step"), this));
     m_stepSlider = new QSlider(Qt::Horizontal, this);
     m_stepSlider->setObjectName(QStringLiteral("stepSlider"));
@@ -175,7 +201,12 @@ void VideoView::buildUi()
     m_wipeSlider->setToolTip(tr("Where A ends and B begins (or drag on the picture)"));
     m_wipeSlider->hide();
     top->addWidget(m_wipeSlider, 1);
-    // What leaves the tab as a file, under one button: four buttons of their own made the row (and
+}
+
+// What leaves the tab as a file, under one button.
+void VideoView::buildExportMenu(QHBoxLayout *top)
+{
+    // Four buttons of their own made the row (and
     // so the window) wider than a 1,440 px screen holds beside the docks.
     auto *exportButton = new QToolButton(this);
     exportButton->setObjectName(QStringLiteral("videoExport"));
@@ -226,14 +257,12 @@ void VideoView::buildUi()
         });
         exportMp4(path);
     });
-    layout->addLayout(top);
-    review->addStretch(1);
-    layout->addLayout(review);
+}
 
-    m_note = new QLabel(this);
-    m_note->hide();
-    layout->addWidget(m_note);
-    // The grid, or what to do when there is nothing to show (a black canvas said nothing).
+// The grid (with its quality plot), or what to do when there is nothing to show.
+QWidget *VideoView::buildStack()
+{
+    // A black canvas said nothing: the hint says what to do.
     m_stack = new QStackedWidget(this);
     m_hint = new QLabel(m_stack);
     m_hint->setObjectName(QStringLiteral("videoHint"));
@@ -273,8 +302,12 @@ void VideoView::buildUi()
     plotRow->hide();
     pageLayout->addWidget(plotRow);
     m_stack->addWidget(page);
-    layout->addWidget(m_stack, 1);
+    return m_stack;
+}
 
+// Play, frame by frame, the scrub bar, speed, loop and the dropped frames.
+QHBoxLayout *VideoView::buildTransport()
+{
     auto *transport = new QHBoxLayout;
     m_playButton = new QToolButton(this);
     m_playButton->setObjectName(QStringLiteral("playButton"));
@@ -318,8 +351,12 @@ void VideoView::buildUi()
     m_droppedLabel->setObjectName(QStringLiteral("droppedFrames"));
     m_droppedLabel->setToolTip(tr("Frames a tile could not show in time while playing"));
     transport->addWidget(m_droppedLabel);
-    layout->addLayout(transport);
+    return transport;
+}
 
+// A sample's transfer from the cluster, with its Cancel.
+QWidget *VideoView::buildFetchBar()
+{
     m_fetchBar = new QWidget(this);
     auto *fetch = new QHBoxLayout(m_fetchBar);
     fetch->setContentsMargins(0, 0, 0, 0);
@@ -332,8 +369,12 @@ void VideoView::buildUi()
     fetch->addWidget(m_fetchProgress, 1);
     fetch->addWidget(cancel);
     m_fetchBar->hide();
-    layout->addWidget(m_fetchBar);
+    return m_fetchBar;
+}
 
+// The mode, the wipe and the step; Space, ← and → while the tab has focus.
+void VideoView::connectControls()
+{
     connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (i == kStripMode)
             setStrip(true);
@@ -357,8 +398,6 @@ void VideoView::buildUi()
     key(QKeySequence(Qt::Key_Space), [this] { m_clock->toggle(); });
     key(QKeySequence(Qt::Key_Left), [this] { m_clock->step(-1); });
     key(QKeySequence(Qt::Key_Right), [this] { m_clock->step(1); });
-    setFocusPolicy(Qt::StrongFocus);
-    updateTransport();
 }
 
 void VideoView::setMode(VideoGrid::Mode mode)

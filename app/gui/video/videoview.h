@@ -46,6 +46,7 @@
 class QCheckBox;
 class QComboBox;
 class QCustomPlot;
+class QHBoxLayout;
 class QLabel;
 class QStackedWidget;
 class QProgressBar;
@@ -125,6 +126,14 @@ private:
     };
     const QList<core::Artifact> &shownSamples(const RunSamples &r) const;  // of the chosen key
     void buildUi();
+    // buildUi's parts.
+    QHBoxLayout *buildChoosers();
+    void buildStepControls(QHBoxLayout *top);
+    void buildExportMenu(QHBoxLayout *top);
+    QWidget *buildStack();
+    QHBoxLayout *buildTransport();
+    QWidget *buildFetchBar();
+    void connectControls();
     void selectionChanged(const QObject *source);
     void showSamples(QList<RunSamples> runs);
     void rebuildTiles();
