@@ -520,106 +520,109 @@ QString localTime(qint64 ms)
     return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
 }
 
-int nodes(const Context &ctx, const QCommandLineParser &p)
+// How many of --add, --clear and --clear-all are given (at most one may be).
+int suspectEdits(const QCommandLineParser &p)
 {
-    const QString name = p.positionalArguments().value(0);
-    const QString who = QStringLiteral("orrery cluster nodes");
-    const bool json = p.isSet(QStringLiteral("json"));
-    const int edits = int(p.isSet(QStringLiteral("clear"))) + int(p.isSet(QStringLiteral("clear-all"))) +
+    return int(p.isSet(QStringLiteral("clear"))) + int(p.isSet(QStringLiteral("clear-all"))) +
         int(p.isSet(QStringLiteral("add")));
-    if (edits > 1)
-        return usage(QStringLiteral("nodes: give one of --clear, --clear-all and --add"));
-    if (p.isSet(QStringLiteral("reason")) && !p.isSet(QStringLiteral("add")))
-        return usage(QStringLiteral("nodes: --reason goes with --add NODE"));
-    int code = kOk;
-    const std::optional<ClusterProfile> profile = load(QStringLiteral("nodes"), name, code);
-    if (!profile)
-        return code;
-    auto store = openStore(ctx);
-    if (!store)
+}
+
+// --clear NODE or --clear-all. Returns kOk, or the exit status after saying why.
+int clearSuspects(core::TrackingStore &store, const QCommandLineParser &p, const ClusterProfile &profile,
+                  qint64 now, bool json)
+{
+    const QString who = QStringLiteral("orrery cluster nodes");
+    const QString node = p.value(QStringLiteral("clear"));
+    if (p.isSet(QStringLiteral("clear")))
+        if (const QString e = core::nodeNameError(node); !e.isEmpty()) {
+            err(QStringLiteral("%1: --clear: %2\n").arg(who, e));
+            return kUsage;
+        }
+    const int n = store.clearSuspectNodes(profile.name, node, now);
+    if (p.isSet(QStringLiteral("clear")) && n == 0) {
+        err(QStringLiteral("%1: %2 is not a suspect node of %3 (see `orrery cluster nodes %3 --suspect`)\n")
+                .arg(who, node, profile.name));
         return kFailed;
-    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    }
+    if (!json)
+        out(QStringLiteral("%1: %2 suspect node%3 cleared\n")
+                .arg(profile.name)
+                .arg(n)
+                .arg(n == 1 ? QString() : QStringLiteral("s")));
+    return kOk;
+}
+
+// The edit of the suspect list the options ask for (--add NODE [--reason TEXT], --clear NODE,
+// --clear-all), if any. Returns kOk, or the exit status after saying why.
+int editSuspects(core::TrackingStore &store, const QCommandLineParser &p, const ClusterProfile &profile,
+                 qint64 now, bool json)
+{
+    const QString who = QStringLiteral("orrery cluster nodes");
     try {
         if (p.isSet(QStringLiteral("add"))) {
-            const core::SuspectNode s = core::userSuspect(profile->name, p.value(QStringLiteral("add")),
+            const core::SuspectNode s = core::userSuspect(profile.name, p.value(QStringLiteral("add")),
                                                           p.value(QStringLiteral("reason")), now);
-            store->addSuspectNode(s);
+            store.addSuspectNode(s);
             if (!json)
                 out(QStringLiteral("%1: %2 is suspect (kept out of new submissions until cleared)\n")
-                        .arg(profile->name, s.node));
+                        .arg(profile.name, s.node));
         } else if (p.isSet(QStringLiteral("clear")) || p.isSet(QStringLiteral("clear-all"))) {
-            const QString node = p.value(QStringLiteral("clear"));
-            if (p.isSet(QStringLiteral("clear")))
-                if (const QString e = core::nodeNameError(node); !e.isEmpty()) {
-                    err(QStringLiteral("%1: --clear: %2\n").arg(who, e));
-                    return kUsage;
-                }
-            const int n = store->clearSuspectNodes(profile->name, node, now);
-            if (p.isSet(QStringLiteral("clear")) && n == 0) {
-                err(QStringLiteral(
-                        "%1: %2 is not a suspect node of %3 (see `orrery cluster nodes %3 --suspect`)\n")
-                        .arg(who, node, profile->name));
-                return kFailed;
-            }
-            if (!json)
-                out(QStringLiteral("%1: %2 suspect node%3 cleared\n")
-                        .arg(profile->name)
-                        .arg(n)
-                        .arg(n == 1 ? QString() : QStringLiteral("s")));
+            return clearSuspects(store, p, profile, now, json);
         }
     } catch (const std::invalid_argument &e) {
         err(QStringLiteral("%1: %2\n").arg(who, QString::fromUtf8(e.what())));
         return kUsage;
     }
-    const QList<core::SuspectNode> suspects = store->suspectNodes(profile->name, now);
-    if (edits > 0 || p.isSet(QStringLiteral("suspect"))) {
-        if (json) {
-            QJsonArray items;
-            for (const core::SuspectNode &s : suspects)
-                items.append(suspectJson(s, now));
-            printJson(
-                QJsonObject{{QStringLiteral("cluster"), profile->name}, {QStringLiteral("suspect"), items}},
-                true);
-        } else if (edits == 0 || !suspects.isEmpty()) {
-            QList<QStringList> rows;
-            for (const core::SuspectNode &s : suspects)
-                rows.append({s.node, s.source, localTime(s.sinceMs), remote::expiresIn(s, now), s.reason});
-            if (rows.isEmpty())
-                out(QStringLiteral("%1: no suspect nodes\n").arg(profile->name));
-            else
-                out(formatTable({QStringLiteral("NODE"), QStringLiteral("SOURCE"), QStringLiteral("SINCE"),
-                                 QStringLiteral("EXPIRES IN"), QStringLiteral("REASON")},
-                                rows));
-        }
-        return kOk;
-    }
-    // The whole table: one sinfo on the cluster.
-    const remote::ClusterStatus status =
-        remote::ClusterWatch(*profile, terminalCallbacks(false)).poll(remote::QueueScope::None);
-    if (!status.ok()) {
-        err(QStringLiteral("%1 %2: %3%4\n")
-                .arg(who, profile->name, status.error, remote::settleHint(status.failure, profile->name)));
-        return kFailed;
-    }
-    const QList<remote::NodeView> views = remote::nodeViews(status.info, suspects);
+    return kOk;
+}
+
+// The suspect list (--suspect, or after an edit: then only when there are suspects left).
+void printSuspects(const QString &cluster, const QList<core::SuspectNode> &suspects, qint64 now, bool json,
+                   bool edited)
+{
     if (json) {
         QJsonArray items;
-        for (const remote::NodeView &v : views) {
-            QJsonObject o{{QStringLiteral("node"), v.node.name},
-                          {QStringLiteral("listed"), v.listed},
-                          {QStringLiteral("state"), v.node.state},
-                          {QStringLiteral("up"), v.listed && remote::isNodeUp(v.node.state)},
-                          {QStringLiteral("cpus"), v.node.cpusTotal},
-                          {QStringLiteral("gpus"), v.node.gpusTotal},
-                          {QStringLiteral("gres"), v.node.gres},
-                          {QStringLiteral("partitions"), QJsonArray::fromStringList(v.node.partitions)}};
-            if (v.suspect)
-                o.insert(QStringLiteral("suspect"), suspectJson(*v.suspect, now));
-            items.append(o);
-        }
-        printJson(QJsonObject{{QStringLiteral("cluster"), profile->name}, {QStringLiteral("nodes"), items}},
+        for (const core::SuspectNode &s : suspects)
+            items.append(suspectJson(s, now));
+        printJson(QJsonObject{{QStringLiteral("cluster"), cluster}, {QStringLiteral("suspect"), items}},
                   true);
-        return kOk;
+    } else if (!edited || !suspects.isEmpty()) {
+        QList<QStringList> rows;
+        for (const core::SuspectNode &s : suspects)
+            rows.append({s.node, s.source, localTime(s.sinceMs), remote::expiresIn(s, now), s.reason});
+        if (rows.isEmpty())
+            out(QStringLiteral("%1: no suspect nodes\n").arg(cluster));
+        else
+            out(formatTable({QStringLiteral("NODE"), QStringLiteral("SOURCE"), QStringLiteral("SINCE"),
+                             QStringLiteral("EXPIRES IN"), QStringLiteral("REASON")},
+                            rows));
+    }
+}
+
+QJsonObject nodeJson(const remote::NodeView &v, qint64 now)
+{
+    QJsonObject o{{QStringLiteral("node"), v.node.name},
+                  {QStringLiteral("listed"), v.listed},
+                  {QStringLiteral("state"), v.node.state},
+                  {QStringLiteral("up"), v.listed && remote::isNodeUp(v.node.state)},
+                  {QStringLiteral("cpus"), v.node.cpusTotal},
+                  {QStringLiteral("gpus"), v.node.gpusTotal},
+                  {QStringLiteral("gres"), v.node.gres},
+                  {QStringLiteral("partitions"), QJsonArray::fromStringList(v.node.partitions)}};
+    if (v.suspect)
+        o.insert(QStringLiteral("suspect"), suspectJson(*v.suspect, now));
+    return o;
+}
+
+// The node table: every node sinfo lists, and the suspects it does not, marked.
+void printNodes(const QString &cluster, const QList<remote::NodeView> &views, qint64 now, bool json)
+{
+    if (json) {
+        QJsonArray items;
+        for (const remote::NodeView &v : views)
+            items.append(nodeJson(v, now));
+        printJson(QJsonObject{{QStringLiteral("cluster"), cluster}, {QStringLiteral("nodes"), items}}, true);
+        return;
     }
     QList<QStringList> rows;
     for (const remote::NodeView &v : views)
@@ -632,6 +635,42 @@ int nodes(const Context &ctx, const QCommandLineParser &p)
     out(formatTable({QStringLiteral("NODE"), QStringLiteral("STATE"), QStringLiteral("CPUS"),
                      QStringLiteral("GPUS"), QStringLiteral("PARTITIONS"), QStringLiteral("ORRERY")},
                     rows));
+}
+
+int nodes(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString name = p.positionalArguments().value(0);
+    const QString who = QStringLiteral("orrery cluster nodes");
+    const bool json = p.isSet(QStringLiteral("json"));
+    const int edits = suspectEdits(p);
+    if (edits > 1)
+        return usage(QStringLiteral("nodes: give one of --clear, --clear-all and --add"));
+    if (p.isSet(QStringLiteral("reason")) && !p.isSet(QStringLiteral("add")))
+        return usage(QStringLiteral("nodes: --reason goes with --add NODE"));
+    int code = kOk;
+    const std::optional<ClusterProfile> profile = load(QStringLiteral("nodes"), name, code);
+    if (!profile)
+        return code;
+    auto store = openStore(ctx);
+    if (!store)
+        return kFailed;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    if (const int edited = editSuspects(*store, p, *profile, now, json); edited != kOk)
+        return edited;
+    const QList<core::SuspectNode> suspects = store->suspectNodes(profile->name, now);
+    if (edits > 0 || p.isSet(QStringLiteral("suspect"))) {
+        printSuspects(profile->name, suspects, now, json, edits > 0);
+        return kOk;
+    }
+    // The whole table: one sinfo on the cluster.
+    const remote::ClusterStatus status =
+        remote::ClusterWatch(*profile, terminalCallbacks(false)).poll(remote::QueueScope::None);
+    if (!status.ok()) {
+        err(QStringLiteral("%1 %2: %3%4\n")
+                .arg(who, profile->name, status.error, remote::settleHint(status.failure, profile->name)));
+        return kFailed;
+    }
+    printNodes(profile->name, remote::nodeViews(status.info, suspects), now, json);
     return kOk;
 }
 

@@ -121,67 +121,84 @@ QString roffEscape(const QString &text)
     return s;
 }
 
-QString manPage(const QList<CommandInfo> &table, const QString &version, const HelpSource &help)
+namespace {
+
+// The man page's sections, in their order: the head (title, NAME, SYNOPSIS, DESCRIPTION) with the
+// version, OPTIONS, COMMANDS (one subsection per command of the table), EXIT STATUS and
+// ENVIRONMENT, FILES and SEE ALSO.
+QString manHead(const QString &version)
 {
-    QString m;
-    m += QStringLiteral(
-             ".\\\" Generated from orrery's command table by `orrery help --man`; do not edit.\n"
-             ".TH ORRERY 1 \"\" \"orrery %1\" \"User Commands\"\n"
-             // Ragged right: a justified line spreads a synopsis's words apart.
-             ".ad l\n"
-             ".SH NAME\n"
-             "orrery \\- the command line of Orrery, an experiment workbench for video diffusion "
-             "training on Slurm clusters\n"
-             ".SH SYNOPSIS\n"
-             ".B orrery\n"
-             "[\\fB\\-\\-db\\fR \\fIPATH\\fR] \\fIcommand\\fR [\\fIverb\\fR] [\\fIoptions\\fR]\n"
-             ".br\n"
-             ".B orrery help\n"
-             "[\\fIcommand\\fR]\n"
-             ".br\n"
-             ".B orrery\n"
-             "\\fB\\-\\-version\\fR | \\fB\\-\\-help\\fR\n"
-             ".SH DESCRIPTION\n"
-             ".B orrery\n"
-             "submits hyperparameter sweeps of the trainer \\fBorrery\\-train\\fR on this machine or "
-             "as Slurm job arrays on a cluster reached over SSH, follows them live, tracks every run "
-             "in a local SQLite database, and compares and exports the runs. "
-             "It is the headless face of Orrery: \\fBorrery\\-gui\\fR(1) shows the same database.\n"
-             ".SH OPTIONS\n"
-             ".TP\n"
-             "\\fB\\-\\-db\\fR \\fIPATH\\fR\n"
-             "The tracking database (default: \\fB$ORRERY_DB\\fR, else "
-             "\\fI~/.local/share/orrery/orrery.sqlite\\fR). It may stand anywhere on the line.\n"
-             ".TP\n"
-             "\\fB\\-V\\fR, \\fB\\-\\-version\\fR\n"
-             "Print the version and exit.\n"
-             ".TP\n"
-             "\\fB\\-h\\fR, \\fB\\-\\-help\\fR\n"
-             "Print every command and verb and exit; \\fBorrery help\\fR \\fIcommand\\fR (or "
-             "\\fBorrery\\fR \\fIcommand\\fR \\fB\\-\\-help\\fR) prints one command's options.\n"
-             ".SH COMMANDS\n")
-             .arg(roffEscape(version));
-    for (const CommandInfo &c : table) {
-        m += QStringLiteral(".SS ") + roffEscape(c.name) + QLatin1Char('\n');
-        if (c.verbs.isEmpty()) {
-            m += tagged(QStringLiteral("orrery ") + c.name, c.synopsis, c.summary);
-        } else {
-            QString sentence = c.summary;
-            if (!sentence.isEmpty())
-                sentence[0] = sentence[0].toUpper();
-            m += roffEscape(sentence) + QStringLiteral(".\n");
-            for (const VerbInfo &v : c.verbs)
-                m += tagged(QStringLiteral("orrery ") + c.name + QLatin1Char(' ') + v.name, v.synopsis,
-                            v.summary);
-        }
-        if (c.ownHelp) {
-            m += QStringLiteral(".PP\n\\fBorrery help ") + roffEscape(c.name) + QStringLiteral("\\fR:\n");
-            m += preformatted(help(c));
-        } else if (!c.helpNotes.isEmpty()) {
-            m += paragraphs(c.helpNotes);
-        }
+    return QStringLiteral(
+               ".\\\" Generated from orrery's command table by `orrery help --man`; do not edit.\n"
+               ".TH ORRERY 1 \"\" \"orrery %1\" \"User Commands\"\n"
+               // Ragged right: a justified line spreads a synopsis's words apart.
+               ".ad l\n"
+               ".SH NAME\n"
+               "orrery \\- the command line of Orrery, an experiment workbench for video diffusion "
+               "training on Slurm clusters\n"
+               ".SH SYNOPSIS\n"
+               ".B orrery\n"
+               "[\\fB\\-\\-db\\fR \\fIPATH\\fR] \\fIcommand\\fR [\\fIverb\\fR] [\\fIoptions\\fR]\n"
+               ".br\n"
+               ".B orrery help\n"
+               "[\\fIcommand\\fR]\n"
+               ".br\n"
+               ".B orrery\n"
+               "\\fB\\-\\-version\\fR | \\fB\\-\\-help\\fR\n"
+               ".SH DESCRIPTION\n"
+               ".B orrery\n"
+               "submits hyperparameter sweeps of the trainer \\fBorrery\\-train\\fR on this machine or "
+               "as Slurm job arrays on a cluster reached over SSH, follows them live, tracks every run "
+               "in a local SQLite database, and compares and exports the runs. "
+               "It is the headless face of Orrery: \\fBorrery\\-gui\\fR(1) shows the same database.\n")
+        .arg(roffEscape(version));
+}
+
+QString manOptions()
+{
+    return QStringLiteral(
+        ".SH OPTIONS\n"
+        ".TP\n"
+        "\\fB\\-\\-db\\fR \\fIPATH\\fR\n"
+        "The tracking database (default: \\fB$ORRERY_DB\\fR, else "
+        "\\fI~/.local/share/orrery/orrery.sqlite\\fR). It may stand anywhere on the line.\n"
+        ".TP\n"
+        "\\fB\\-V\\fR, \\fB\\-\\-version\\fR\n"
+        "Print the version and exit.\n"
+        ".TP\n"
+        "\\fB\\-h\\fR, \\fB\\-\\-help\\fR\n"
+        "Print every command and verb and exit; \\fBorrery help\\fR \\fIcommand\\fR (or "
+        "\\fBorrery\\fR \\fIcommand\\fR \\fB\\-\\-help\\fR) prints one command's options.\n");
+}
+
+// A command's subsection: its line (or its summary and a line per verb), then its own help or
+// its notes.
+QString manCommand(const CommandInfo &c, const HelpSource &help)
+{
+    QString m = QStringLiteral(".SS ") + roffEscape(c.name) + QLatin1Char('\n');
+    if (c.verbs.isEmpty()) {
+        m += tagged(QStringLiteral("orrery ") + c.name, c.synopsis, c.summary);
+    } else {
+        QString sentence = c.summary;
+        if (!sentence.isEmpty())
+            sentence[0] = sentence[0].toUpper();
+        m += roffEscape(sentence) + QStringLiteral(".\n");
+        for (const VerbInfo &v : c.verbs)
+            m +=
+                tagged(QStringLiteral("orrery ") + c.name + QLatin1Char(' ') + v.name, v.synopsis, v.summary);
     }
-    m += QStringLiteral(
+    if (c.ownHelp) {
+        m += QStringLiteral(".PP\n\\fBorrery help ") + roffEscape(c.name) + QStringLiteral("\\fR:\n");
+        m += preformatted(help(c));
+    } else if (!c.helpNotes.isEmpty()) {
+        m += paragraphs(c.helpNotes);
+    }
+    return m;
+}
+
+QString manExitStatusAndEnvironment()
+{
+    return QStringLiteral(
         ".SH EXIT STATUS\n"
         "0 when the operation succeeded, 1 when it failed, 2 for a usage error (said on standard "
         "error, with the usage).\n"
@@ -200,7 +217,12 @@ QString manPage(const QList<CommandInfo> &table, const QString &version, const H
         "The \\fBorrery\\fR that a local sweep's detached supervisor runs (default: this one).\n"
         ".TP\n"
         ".B QT_LOGGING_RULES\n"
-        "\\fBorrery.remote.debug=true\\fR prints every remote command.\n"
+        "\\fBorrery.remote.debug=true\\fR prints every remote command.\n");
+}
+
+QString manFilesAndSeeAlso()
+{
+    return QStringLiteral(
         ".SH FILES\n"
         ".TP\n"
         ".I ~/.local/share/orrery/orrery.sqlite\n"
@@ -218,7 +240,16 @@ QString manPage(const QList<CommandInfo> &table, const QString &version, const H
         ".SH SEE ALSO\n"
         ".BR orrery\\-gui (1),\n"
         ".BR orrery\\-train (1)\n");
-    return m;
+}
+
+}  // namespace
+
+QString manPage(const QList<CommandInfo> &table, const QString &version, const HelpSource &help)
+{
+    QString m = manHead(version) + manOptions() + QStringLiteral(".SH COMMANDS\n");
+    for (const CommandInfo &c : table)
+        m += manCommand(c, help);
+    return m + manExitStatusAndEnvironment() + manFilesAndSeeAlso();
 }
 
 QStringList optionsIn(const QString &text)
@@ -274,6 +305,88 @@ QMap<QString, QStringList> verbOptions(const CommandInfo &c, const QString &full
     return options;
 }
 
+namespace {
+
+// The completion function's first half: it finds the command and the verb on the line.
+QString completionPreamble()
+{
+    return QStringLiteral(
+        "# bash completion for orrery                                   -*- shell-script -*-\n"
+        "# Generated from orrery's command table by `orrery help --bash-completion`; do not edit.\n"
+        "# Completes commands, verbs and the options their help names; any other argument\n"
+        "# completes as a file name (readline's default).\n"
+        "\n"
+        "_orrery()\n"
+        "{\n"
+        "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+        "    local command='' verb='' words='' i\n"
+        "    # The command and the verb: the first two words that are not options (nor the\n"
+        "    # value of --db, which COMP_WORDBREAKS may split at its '=').\n"
+        "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
+        "        case ${COMP_WORDS[i]} in\n"
+        "        --db)\n"
+        "            ((i++))\n"
+        "            [[ ${COMP_WORDS[i]} == = ]] && ((i++))\n"
+        "            ;;\n"
+        "        -*) ;;\n"
+        "        *)\n"
+        "            if [[ -z $command ]]; then\n"
+        "                command=${COMP_WORDS[i]}\n"
+        "            elif [[ -z $verb ]]; then\n"
+        "                verb=${COMP_WORDS[i]}\n"
+        "            fi\n"
+        "            ;;\n"
+        "        esac\n"
+        "    done\n"
+        "    if [[ $prev == --db || ($prev == = && ${COMP_WORDS[COMP_CWORD-2]} == --db) ]]; then\n"
+        "        return  # a file name\n"
+        "    fi\n");
+}
+
+// Its second half: the words to offer (%1: before a command, %2: after `help`, %3: the commands'
+// cases), then the reply.
+QString completionDispatch()
+{
+    return QStringLiteral(
+        "    case $command in\n"
+        "    '') words=%1 ;;\n"
+        "    help) [[ -z $verb ]] && words=%2 ;;\n"
+        "%3"
+        "    esac\n"
+        "    # After the verb, what does not start with a dash is an argument: a file name.\n"
+        "    if [[ -n $verb && $cur != -* ]]; then\n"
+        "        return\n"
+        "    fi\n"
+        "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
+        "}\n"
+        "complete -o default -F _orrery orrery\n");
+}
+
+// A command's case: its options, or its verbs and, after each verb, that verb's options.
+QString completionCase(const CommandInfo &c, const QMap<QString, QStringList> &options)
+{
+    if (c.verbs.isEmpty())
+        return QStringLiteral("    %1) words=%2 ;;\n").arg(c.name, shellWords(options.value(QString())));
+    QStringList verbNames{QStringLiteral("--help")};
+    QString verbCases;
+    for (const VerbInfo &v : c.verbs) {
+        if (!isPlainWord(v.name))
+            continue;
+        verbNames.append(v.name);
+        verbCases +=
+            QStringLiteral("        %1) words=%2 ;;\n").arg(v.name, shellWords(options.value(v.name)));
+    }
+    return QStringLiteral("    %1)\n"
+                          "        case $verb in\n"
+                          "        '') words=%2 ;;\n"
+                          "%3"
+                          "        esac\n"
+                          "        ;;\n")
+        .arg(c.name, shellWords(verbNames), verbCases);
+}
+
+}  // namespace
+
 QString bashCompletion(const QList<CommandInfo> &table, const HelpSource &help)
 {
     QStringList commands;
@@ -281,80 +394,15 @@ QString bashCompletion(const QList<CommandInfo> &table, const HelpSource &help)
         commands.append(c.name);
 
     QString cases;
-    for (const CommandInfo &c : table) {
-        if (!isPlainWord(c.name))
-            continue;
-        const QMap<QString, QStringList> options = verbOptions(c, help(c));
-        if (c.verbs.isEmpty()) {
-            cases +=
-                QStringLiteral("    %1) words=%2 ;;\n").arg(c.name, shellWords(options.value(QString())));
-            continue;
-        }
-        QStringList verbNames{QStringLiteral("--help")};
-        QString verbCases;
-        for (const VerbInfo &v : c.verbs) {
-            if (!isPlainWord(v.name))
-                continue;
-            verbNames.append(v.name);
-            verbCases +=
-                QStringLiteral("        %1) words=%2 ;;\n").arg(v.name, shellWords(options.value(v.name)));
-        }
-        cases += QStringLiteral("    %1)\n"
-                                "        case $verb in\n"
-                                "        '') words=%2 ;;\n"
-                                "%3"
-                                "        esac\n"
-                                "        ;;\n")
-                     .arg(c.name, shellWords(verbNames), verbCases);
-    }
+    for (const CommandInfo &c : table)
+        if (isPlainWord(c.name))
+            cases += completionCase(c, verbOptions(c, help(c)));
 
-    return QStringLiteral(
-               "# bash completion for orrery                                   -*- shell-script -*-\n"
-               "# Generated from orrery's command table by `orrery help --bash-completion`; do not edit.\n"
-               "# Completes commands, verbs and the options their help names; any other argument\n"
-               "# completes as a file name (readline's default).\n"
-               "\n"
-               "_orrery()\n"
-               "{\n"
-               "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-               "    local command='' verb='' words='' i\n"
-               "    # The command and the verb: the first two words that are not options (nor the\n"
-               "    # value of --db, which COMP_WORDBREAKS may split at its '=').\n"
-               "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
-               "        case ${COMP_WORDS[i]} in\n"
-               "        --db)\n"
-               "            ((i++))\n"
-               "            [[ ${COMP_WORDS[i]} == = ]] && ((i++))\n"
-               "            ;;\n"
-               "        -*) ;;\n"
-               "        *)\n"
-               "            if [[ -z $command ]]; then\n"
-               "                command=${COMP_WORDS[i]}\n"
-               "            elif [[ -z $verb ]]; then\n"
-               "                verb=${COMP_WORDS[i]}\n"
-               "            fi\n"
-               "            ;;\n"
-               "        esac\n"
-               "    done\n"
-               "    if [[ $prev == --db || ($prev == = && ${COMP_WORDS[COMP_CWORD-2]} == --db) ]]; then\n"
-               "        return  # a file name\n"
-               "    fi\n"
-               "    case $command in\n"
-               "    '') words=%1 ;;\n"
-               "    help) [[ -z $verb ]] && words=%2 ;;\n"
-               "%3"
-               "    esac\n"
-               "    # After the verb, what does not start with a dash is an argument: a file name.\n"
-               "    if [[ -n $verb && $cur != -* ]]; then\n"
-               "        return\n"
-               "    fi\n"
-               "    COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
-               "}\n"
-               "complete -o default -F _orrery orrery\n")
-        .arg(shellWords(QStringList{QStringLiteral("--db"), QStringLiteral("--help"),
-                                    QStringLiteral("--version"), QStringLiteral("help")} +
-                        commands),
-             shellWords(commands), cases);
+    return completionPreamble() +
+        completionDispatch().arg(shellWords(QStringList{QStringLiteral("--db"), QStringLiteral("--help"),
+                                                        QStringLiteral("--version"), QStringLiteral("help")} +
+                                            commands),
+                                 shellWords(commands), cases);
 }
 
 }  // namespace orrery::cli

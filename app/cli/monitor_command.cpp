@@ -315,13 +315,10 @@ void stopFeeds(std::unique_ptr<monitor::MonitorFeeds> feeds, std::chrono::millis
     stopper.join();
 }
 
-}  // namespace
-
-int runMonitor(const Context &ctx, const QCommandLineParser &p)
+// --refresh: seconds between refreshes (refreshSeconds is left as it is without it). Returns kOk,
+// or kUsage after saying why.
+int readRefresh(const QCommandLineParser &p, double &refreshSeconds)
 {
-    const QString clusterName = p.value(QStringLiteral("cluster"));
-    const bool follow = !p.isSet(QStringLiteral("no-follow"));
-    double refreshSeconds = 5;
     if (p.isSet(QStringLiteral("refresh"))) {
         const QString value = p.value(QStringLiteral("refresh"));
         bool ok = false;
@@ -330,52 +327,180 @@ int runMonitor(const Context &ctx, const QCommandLineParser &p)
         if (!ok || refreshSeconds < 0.5 || refreshSeconds > 3600)
             return usage(QStringLiteral("--refresh takes seconds from 0.5 to 3600, not '%1'").arg(value));
     }
+    return kOk;
+}
 
-    monitor::FeedOptions feedOptions;
-    feedOptions.dbPath = ctx.dbPath;
-    feedOptions.refresh = std::chrono::milliseconds(qint64(refreshSeconds * 1000));
+// Without --cluster: the one profile there is, else a notice saying why the cluster panel is
+// empty. A profile that cannot be read is said, and the monitor goes on with the readable ones.
+void chooseOnlyCluster(const remote::ProfileStore &profiles, monitor::FeedOptions &feedOptions)
+{
+    QStringList broken;
+    const QList<remote::ClusterProfile> all = profiles.list(&broken);
+    for (const QString &problem : std::as_const(broken))
+        err(QStringLiteral("orrery monitor: %1\n").arg(problem));
+    if (all.size() == 1) {
+        feedOptions.cluster = all.front();
+    } else if (all.isEmpty()) {
+        feedOptions.clusterNotice =
+            QStringLiteral("No cluster is configured. Add one with\n"
+                           "  orrery cluster add NAME --host HOST [--user U] [--identity KEY]\n"
+                           "and check it with `orrery cluster test NAME`.");
+    } else {
+        QStringList names;
+        for (const remote::ClusterProfile &profile : all)
+            names.append(profile.name);
+        feedOptions.clusterNotice = QStringLiteral("%1 clusters are configured (%2):\n"
+                                                   "choose one with `orrery monitor --cluster NAME`.")
+                                        .arg(all.size())
+                                        .arg(names.join(QStringLiteral(", ")));
+    }
+}
+
+// The cluster the monitor shows: --cluster's profile, else the one there is. Returns kOk, or
+// kFailed after saying why.
+int chooseCluster(const QString &clusterName, monitor::FeedOptions &feedOptions)
+{
     try {
         const remote::ProfileStore profiles;
-        if (!clusterName.isEmpty()) {
-            feedOptions.cluster = profiles.find(clusterName);
-            if (!feedOptions.cluster) {
-                err(QStringLiteral(
-                        "orrery monitor: no cluster profile '%1' (`orrery cluster list` shows them)\n")
-                        .arg(clusterName));
-                return kFailed;
-            }
-        } else {
-            QStringList broken;  // said, and the monitor goes on with the readable profiles
-            const QList<remote::ClusterProfile> all = profiles.list(&broken);
-            for (const QString &problem : std::as_const(broken))
-                err(QStringLiteral("orrery monitor: %1\n").arg(problem));
-            if (all.size() == 1) {
-                feedOptions.cluster = all.front();
-            } else if (all.isEmpty()) {
-                feedOptions.clusterNotice =
-                    QStringLiteral("No cluster is configured. Add one with\n"
-                                   "  orrery cluster add NAME --host HOST [--user U] [--identity KEY]\n"
-                                   "and check it with `orrery cluster test NAME`.");
-            } else {
-                QStringList names;
-                for (const remote::ClusterProfile &profile : all)
-                    names.append(profile.name);
-                feedOptions.clusterNotice = QStringLiteral("%1 clusters are configured (%2):\n"
-                                                           "choose one with `orrery monitor --cluster NAME`.")
-                                                .arg(all.size())
-                                                .arg(names.join(QStringLiteral(", ")));
-            }
+        if (clusterName.isEmpty()) {
+            chooseOnlyCluster(profiles, feedOptions);
+            return kOk;
+        }
+        feedOptions.cluster = profiles.find(clusterName);
+        if (!feedOptions.cluster) {
+            err(QStringLiteral("orrery monitor: no cluster profile '%1' (`orrery cluster list` shows them)\n")
+                    .arg(clusterName));
+            return kFailed;
         }
     } catch (const remote::ProfileError &e) {
         err(QStringLiteral("orrery monitor: %1\n").arg(e.message()));
         return kFailed;
     }
+    return kOk;
+}
 
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        err(QStringLiteral("orrery monitor: needs a terminal (stdin and stdout); in scripts use "
-                           "`orrery runs list` or `orrery cluster test NAME --json`\n"));
-        return kFailed;
+bool haveTerminal()
+{
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
+        return true;
+    err(QStringLiteral("orrery monitor: needs a terminal (stdin and stdout); in scripts use "
+                       "`orrery runs list` or `orrery cluster test NAME --json`\n"));
+    return false;
+}
+
+// Each refresh first follows the active sweeps (core::followActiveSweeps: ingest, retries,
+// early stops) unless --no-follow; the log view and the cancel work either way. All on the
+// store worker's thread, with the one WorkerContext.
+std::unique_ptr<monitor::MonitorFeeds> startFeeds(monitor::FeedOptions feedOptions,
+                                                  const std::shared_ptr<WorkerContext> &worker, bool follow)
+{
+    if (follow)
+        feedOptions.beforeRefresh = [worker] { worker->follow(); };
+    feedOptions.readLogs = [worker](const core::LogRequest &request) { return worker->logs(request); };
+    return std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
+}
+
+void catchStopSignals()
+{
+    struct sigaction action { };
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0;  // no SA_RESTART: a signal ends getch's wait at once
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        sigaction(sig, &action, nullptr);
+}
+
+// Hands the feeds' new snapshots to the model, and the model's wishes (which trials, which logs,
+// how wide a sparkline) to the feeds. Returns whether the screen changed.
+bool exchange(MonitorModel &model, monitor::MonitorFeeds &feeds)
+{
+    bool changed = false;
+    if (std::optional<monitor::StoreSnapshot> s = feeds.takeStore()) {
+        model.setStore(std::move(*s));
+        changed = true;
     }
+    if (std::optional<monitor::ClusterSnapshot> c = feeds.takeCluster()) {
+        model.setCluster(std::move(*c));
+        changed = true;
+    }
+    feeds.setTrialsOf(model.wantedTrials());
+    feeds.setLogsOf(model.wantedLogs());
+    feeds.setSparkWidth(MonitorModel::sparkWidth(COLS));
+    return changed;
+}
+
+// Acts on what a key press asked for. Returns whether the screen must be redrawn.
+bool apply(MonitorModel::Effect effect, MonitorModel &model, monitor::MonitorFeeds &feeds,
+           const std::shared_ptr<WorkerContext> &worker)
+{
+    switch (effect) {
+    case MonitorModel::Effect::Quit:
+        g_stop = 1;
+        return false;
+    case MonitorModel::Effect::CancelSweep:
+        feeds.runAction([worker, sweep = model.cancelRequest()] { return worker->cancel(sweep); });
+        return true;
+    case MonitorModel::Effect::RefreshNow:
+        feeds.setTrialsOf(model.wantedTrials());
+        feeds.setLogsOf(model.wantedLogs());
+        feeds.refreshNow();
+        return true;
+    case MonitorModel::Effect::Redraw:
+        return true;
+    case MonitorModel::Effect::None:
+        return false;
+    }
+    return false;
+}
+
+// Until q or a stop signal: take the feeds' news, paint when something (or the clock) changed,
+// wait for a key. An exception leaves it with the terminal still curses'.
+void loop(const Curses &curses, MonitorModel &model, monitor::MonitorFeeds &feeds,
+          const std::shared_ptr<WorkerContext> &worker, bool utf8)
+{
+    bool dirty = true;
+    qint64 lastSecond = -1;
+    while (!g_stop) {
+        if (exchange(model, feeds))
+            dirty = true;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        if (now / 1000 != lastSecond) {  // the clock and "updated N s ago"
+            lastSecond = now / 1000;
+            dirty = true;
+        }
+        if (dirty) {
+            paint(curses, model.render(COLS, LINES, now), utf8);
+            dirty = false;
+        }
+        const int ch = getch();
+        if (ch == ERR)
+            continue;
+        if (ch == KEY_RESIZE) {
+            dirty = true;
+            continue;
+        }
+        if (apply(model.press(keyOf(ch)), model, feeds, worker))
+            dirty = true;
+    }
+}
+
+}  // namespace
+
+int runMonitor(const Context &ctx, const QCommandLineParser &p)
+{
+    const QString clusterName = p.value(QStringLiteral("cluster"));
+    const bool follow = !p.isSet(QStringLiteral("no-follow"));
+    double refreshSeconds = 5;  // unless --refresh
+    if (const int code = readRefresh(p, refreshSeconds); code != kOk)
+        return code;
+
+    monitor::FeedOptions feedOptions;
+    feedOptions.dbPath = ctx.dbPath;
+    feedOptions.refresh = std::chrono::milliseconds(qint64(refreshSeconds * 1000));
+    if (const int code = chooseCluster(clusterName, feedOptions); code != kOk)
+        return code;
+    if (!haveTerminal())
+        return kFailed;
 
     std::setlocale(LC_ALL, "");
     const bool utf8 = std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -385,21 +510,9 @@ int runMonitor(const Context &ctx, const QCommandLineParser &p)
     modelOptions.refreshSeconds = refreshSeconds;
     MonitorModel model(modelOptions);
 
-    // Each refresh first follows the active sweeps (core::followActiveSweeps: ingest, retries,
-    // early stops) unless --no-follow; the log view and the cancel work either way. All on the
-    // store worker's thread, with the one WorkerContext.
     const auto worker = std::make_shared<WorkerContext>(ctx.dbPath, refreshSeconds);
-    if (follow)
-        feedOptions.beforeRefresh = [worker] { worker->follow(); };
-    feedOptions.readLogs = [worker](const core::LogRequest &request) { return worker->logs(request); };
-    auto feeds = std::make_unique<monitor::MonitorFeeds>(std::move(feedOptions));
-
-    struct sigaction action { };
-    action.sa_handler = onStopSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = 0;  // no SA_RESTART: a signal ends getch's wait at once
-    for (int sig : {SIGINT, SIGTERM, SIGHUP})
-        sigaction(sig, &action, nullptr);
+    auto feeds = startFeeds(std::move(feedOptions), worker, follow);
+    catchStopSignals();
 
     Curses curses;
     if (!curses.ok()) {
@@ -410,57 +523,7 @@ int runMonitor(const Context &ctx, const QCommandLineParser &p)
     }
 
     try {
-        bool dirty = true;
-        qint64 lastSecond = -1;
-        while (!g_stop) {
-            if (std::optional<monitor::StoreSnapshot> s = feeds->takeStore()) {
-                model.setStore(std::move(*s));
-                dirty = true;
-            }
-            if (std::optional<monitor::ClusterSnapshot> c = feeds->takeCluster()) {
-                model.setCluster(std::move(*c));
-                dirty = true;
-            }
-            feeds->setTrialsOf(model.wantedTrials());
-            feeds->setLogsOf(model.wantedLogs());
-            feeds->setSparkWidth(MonitorModel::sparkWidth(COLS));
-            const qint64 now = QDateTime::currentMSecsSinceEpoch();
-            if (now / 1000 != lastSecond) {  // the clock and "updated N s ago"
-                lastSecond = now / 1000;
-                dirty = true;
-            }
-            if (dirty) {
-                paint(curses, model.render(COLS, LINES, now), utf8);
-                dirty = false;
-            }
-            const int ch = getch();
-            if (ch == ERR)
-                continue;
-            if (ch == KEY_RESIZE) {
-                dirty = true;
-                continue;
-            }
-            switch (model.press(keyOf(ch))) {
-            case MonitorModel::Effect::Quit:
-                g_stop = 1;
-                break;
-            case MonitorModel::Effect::CancelSweep:
-                feeds->runAction([worker, sweep = model.cancelRequest()] { return worker->cancel(sweep); });
-                dirty = true;
-                break;
-            case MonitorModel::Effect::RefreshNow:
-                feeds->setTrialsOf(model.wantedTrials());
-                feeds->setLogsOf(model.wantedLogs());
-                feeds->refreshNow();
-                dirty = true;
-                break;
-            case MonitorModel::Effect::Redraw:
-                dirty = true;
-                break;
-            case MonitorModel::Effect::None:
-                break;
-            }
-        }
+        loop(curses, model, *feeds, worker, utf8);
     } catch (const std::exception &e) {
         curses.finish();
         err(QStringLiteral("orrery monitor: %1\n").arg(QString::fromUtf8(e.what())));

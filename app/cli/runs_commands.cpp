@@ -324,6 +324,127 @@ std::optional<Run> resolveRun(const TrackingStore &store, const QString &ref)
     return r;
 }
 
+bool isBaseline(const RunDetails &d)
+{
+    return d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true");
+}
+
+QJsonObject metricsJson(const QList<LatestMetric> &metrics)
+{
+    QJsonObject o;
+    for (const LatestMetric &m : metrics)
+        o.insert(m.key, latestJson(m));
+    return o;
+}
+
+QJsonArray artifactsJson(const QList<Artifact> &artifacts)
+{
+    QJsonArray a;
+    for (const Artifact &artifact : artifacts)
+        a.append(QJsonObject{{QStringLiteral("path"), artifact.path},
+                             {QStringLiteral("kind"), artifact.kind},
+                             {QStringLiteral("step"), artifact.step},
+                             {QStringLiteral("remote_path"), artifact.remotePath},
+                             {QStringLiteral("local_path"), artifact.localPath},
+                             {QStringLiteral("size"), artifact.size}});
+    return a;
+}
+
+// The health check's verdicts of each attempt that ran one (docs/sweeps.md "Health check").
+QJsonArray healthJson(const TrackingStore &store, RunId run)
+{
+    QJsonArray health;
+    for (const Trial &t : store.attemptsOfRun(run))
+        if (!t.health.isEmpty())
+            health.append(
+                QJsonObject{{QStringLiteral("attempt"), t.attempt},
+                            {QStringLiteral("nodes"), QJsonDocument::fromJson(t.health.toUtf8()).object()}});
+    return health;
+}
+
+void printRunJson(const TrackingStore &store, RunId run, const RunDetails &d,
+                  const std::optional<RunUsage> &held)
+{
+    QJsonObject o = runJson(d.run);
+    o.insert(QStringLiteral("baseline"), isBaseline(d));
+    o.insert(QStringLiteral("note"), d.tags.value(QLatin1String(kNoteTag)));
+    o.insert(QStringLiteral("usage"), runUsageJson(held));
+    o.insert(QStringLiteral("params"), mapJson(d.params));
+    o.insert(QStringLiteral("tags"), mapJson(d.tags));
+    o.insert(QStringLiteral("metrics"), metricsJson(d.metrics));
+    o.insert(QStringLiteral("artifacts"), artifactsJson(d.artifacts));
+    o.insert(QStringLiteral("health"), healthJson(store, run));
+    printJson(o);
+}
+
+// The lines above the tables: id, names, status, times; the baseline mark, note, run dir, usage.
+QString runSummaryText(const RunDetails &d, const std::optional<RunUsage> &held)
+{
+    QString text = QStringLiteral("run %1 (%2)  %3 / %4\nstatus %5  started %6  duration %7\n")
+                       .arg(d.run.id)
+                       .arg(d.run.uuid, d.run.experimentName, markedName(d.run, isBaseline(d)),
+                            toString(d.run.status), timeText(d.run.startTimeMs), durationText(d.run));
+    if (isBaseline(d))
+        text += QStringLiteral("baseline of experiment %1 (every chart and table shows it first)\n")
+                    .arg(d.run.experimentName);
+    if (const QString note = d.tags.value(QLatin1String(kNoteTag)); !note.isEmpty())
+        text += QStringLiteral("note: %1\n").arg(note);
+    if (!d.run.runDir.isEmpty())
+        text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
+    if (held)
+        text += QStringLiteral("usage %1\n").arg(describeUsage(held->usage, held->price));
+    return text;
+}
+
+QString healthText(const TrackingStore &store, RunId run)
+{
+    QString text;
+    for (const Trial &t : store.attemptsOfRun(run)) {
+        const QStringList lines = healthLines(t.health);
+        if (lines.isEmpty())
+            continue;
+        text += QStringLiteral("\nhealth check, attempt %1\n").arg(t.attempt);
+        for (const QString &line : lines)
+            text += QStringLiteral("  ") + line + QLatin1Char('\n');
+    }
+    return text;
+}
+
+// A KEY VALUE table of a map, under its title and size.
+QString mapSectionText(const QString &title, const QMap<QString, QString> &map)
+{
+    QList<QStringList> rows;
+    for (auto it = map.begin(); it != map.end(); ++it)
+        rows.push_back({it.key(), it.value()});
+    return QStringLiteral("\n%1 (%2)\n").arg(title).arg(map.size()) +
+        formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
+}
+
+QString metricsSectionText(const QList<LatestMetric> &metrics)
+{
+    QList<QStringList> rows;
+    for (const LatestMetric &m : metrics)
+        rows.push_back({m.key, QString::number(m.last.step), formatNumber(m.last.value), formatNumber(m.min),
+                        formatNumber(m.max), QString::number(m.count)});
+    return QStringLiteral("\nmetrics (%1)\n").arg(metrics.size()) +
+        formatTable({QStringLiteral("KEY"), QStringLiteral("STEP"), QStringLiteral("LATEST"),
+                     QStringLiteral("MIN"), QStringLiteral("MAX"), QStringLiteral("POINTS")},
+                    rows);
+}
+
+QString artifactsSectionText(const QList<Artifact> &artifacts)
+{
+    QList<QStringList> rows;
+    for (const Artifact &a : artifacts)
+        rows.push_back({a.kind, a.step >= 0 ? QString::number(a.step) : QString(),
+                        a.localPath.isEmpty() ? a.remotePath : a.localPath,
+                        a.size >= 0 ? QString::number(a.size) : QString()});
+    return QStringLiteral("\nartifacts (%1)\n").arg(artifacts.size()) +
+        formatTable({QStringLiteral("KIND"), QStringLiteral("STEP"), QStringLiteral("PATH"),
+                     QStringLiteral("BYTES")},
+                    rows);
+}
+
 int runsShow(const Context &ctx, const QCommandLineParser &p)
 {
     const JsonOptions opt;
@@ -335,88 +456,12 @@ int runsShow(const Context &ctx, const QCommandLineParser &p)
     QHash<SweepId, QString> clusters;
     const std::optional<RunUsage> held = runUsage(*store, r->id, clusters);
     if (p.isSet(opt.json)) {
-        QJsonObject o = runJson(d.run);
-        o.insert(QStringLiteral("baseline"),
-                 d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true"));
-        o.insert(QStringLiteral("note"), d.tags.value(QLatin1String(kNoteTag)));
-        o.insert(QStringLiteral("usage"), runUsageJson(held));
-        o.insert(QStringLiteral("params"), mapJson(d.params));
-        o.insert(QStringLiteral("tags"), mapJson(d.tags));
-        QJsonObject metrics;
-        for (const LatestMetric &m : d.metrics)
-            metrics.insert(m.key, latestJson(m));
-        o.insert(QStringLiteral("metrics"), metrics);
-        QJsonArray artifacts;
-        for (const Artifact &a : d.artifacts)
-            artifacts.append(QJsonObject{{QStringLiteral("path"), a.path},
-                                         {QStringLiteral("kind"), a.kind},
-                                         {QStringLiteral("step"), a.step},
-                                         {QStringLiteral("remote_path"), a.remotePath},
-                                         {QStringLiteral("local_path"), a.localPath},
-                                         {QStringLiteral("size"), a.size}});
-        o.insert(QStringLiteral("artifacts"), artifacts);
-        // The health check's verdicts of each attempt that ran one (docs/sweeps.md "Health check").
-        QJsonArray health;
-        for (const Trial &t : store->attemptsOfRun(r->id))
-            if (!t.health.isEmpty())
-                health.append(QJsonObject{
-                    {QStringLiteral("attempt"), t.attempt},
-                    {QStringLiteral("nodes"), QJsonDocument::fromJson(t.health.toUtf8()).object()}});
-        o.insert(QStringLiteral("health"), health);
-        printJson(o);
+        printRunJson(*store, r->id, d, held);
         return kOk;
     }
-    QString text =
-        QStringLiteral("run %1 (%2)  %3 / %4\nstatus %5  started %6  duration %7\n")
-            .arg(d.run.id)
-            .arg(d.run.uuid, d.run.experimentName,
-                 markedName(d.run, d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true")),
-                 toString(d.run.status), timeText(d.run.startTimeMs), durationText(d.run));
-    if (d.tags.value(QLatin1String(kBaselineTag)) == QLatin1String("true"))
-        text += QStringLiteral("baseline of experiment %1 (every chart and table shows it first)\n")
-                    .arg(d.run.experimentName);
-    if (const QString note = d.tags.value(QLatin1String(kNoteTag)); !note.isEmpty())
-        text += QStringLiteral("note: %1\n").arg(note);
-    if (!d.run.runDir.isEmpty())
-        text += QStringLiteral("run dir %1\n").arg(d.run.runDir);
-    if (held)
-        text += QStringLiteral("usage %1\n").arg(describeUsage(held->usage, held->price));
-    for (const Trial &t : store->attemptsOfRun(r->id)) {
-        const QStringList lines = healthLines(t.health);
-        if (lines.isEmpty())
-            continue;
-        text += QStringLiteral("\nhealth check, attempt %1\n").arg(t.attempt);
-        for (const QString &line : lines)
-            text += QStringLiteral("  ") + line + QLatin1Char('\n');
-    }
-    QList<QStringList> rows;
-    for (auto it = d.params.begin(); it != d.params.end(); ++it)
-        rows.push_back({it.key(), it.value()});
-    text += QStringLiteral("\nparams (%1)\n").arg(d.params.size()) +
-        formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
-    rows.clear();
-    for (const LatestMetric &m : d.metrics)
-        rows.push_back({m.key, QString::number(m.last.step), formatNumber(m.last.value), formatNumber(m.min),
-                        formatNumber(m.max), QString::number(m.count)});
-    text += QStringLiteral("\nmetrics (%1)\n").arg(d.metrics.size()) +
-        formatTable({QStringLiteral("KEY"), QStringLiteral("STEP"), QStringLiteral("LATEST"),
-                     QStringLiteral("MIN"), QStringLiteral("MAX"), QStringLiteral("POINTS")},
-                    rows);
-    rows.clear();
-    for (const Artifact &a : d.artifacts)
-        rows.push_back({a.kind, a.step >= 0 ? QString::number(a.step) : QString(),
-                        a.localPath.isEmpty() ? a.remotePath : a.localPath,
-                        a.size >= 0 ? QString::number(a.size) : QString()});
-    text += QStringLiteral("\nartifacts (%1)\n").arg(d.artifacts.size()) +
-        formatTable({QStringLiteral("KIND"), QStringLiteral("STEP"), QStringLiteral("PATH"),
-                     QStringLiteral("BYTES")},
-                    rows);
-    rows.clear();
-    for (auto it = d.tags.begin(); it != d.tags.end(); ++it)
-        rows.push_back({it.key(), it.value()});
-    text += QStringLiteral("\ntags (%1)\n").arg(d.tags.size()) +
-        formatTable({QStringLiteral("KEY"), QStringLiteral("VALUE")}, rows);
-    out(text);
+    out(runSummaryText(d, held) + healthText(*store, r->id) +
+        mapSectionText(QStringLiteral("params"), d.params) + metricsSectionText(d.metrics) +
+        artifactsSectionText(d.artifacts) + mapSectionText(QStringLiteral("tags"), d.tags));
     return kOk;
 }
 
@@ -426,6 +471,88 @@ struct CompareOptions {
 
     QList<QCommandLineOption> options() const { return {all, json}; }
 };
+
+// The param keys and the metric keys any of `runs` has, each sorted.
+struct RunKeys {
+    QStringList params, metrics;
+};
+RunKeys unionKeys(const QList<RunDetails> &runs)
+{
+    RunKeys keys;
+    for (const RunDetails &d : runs) {
+        for (auto it = d.params.begin(); it != d.params.end(); ++it)
+            if (!keys.params.contains(it.key()))
+                keys.params.push_back(it.key());
+        for (const LatestMetric &m : d.metrics)
+            if (!keys.metrics.contains(m.key))
+                keys.metrics.push_back(m.key);
+    }
+    keys.params.sort();
+    keys.metrics.sort();
+    return keys;
+}
+
+const LatestMetric *latestOf(const RunDetails &d, const QString &key)
+{
+    for (const LatestMetric &m : d.metrics)
+        if (m.key == key)
+            return &m;
+    return nullptr;
+}
+
+void printCompareJson(const QList<RunDetails> &runs, const QStringList &differing)
+{
+    QJsonArray a;
+    for (const RunDetails &d : runs) {
+        QJsonObject o = runJson(d.run);
+        o.insert(QStringLiteral("params"), mapJson(d.params));
+        o.insert(QStringLiteral("metrics"), metricsJson(d.metrics));
+        a.append(o);
+    }
+    printJson(QJsonObject{{QStringLiteral("runs"), a},
+                          {QStringLiteral("differing_params"), QJsonArray::fromStringList(differing)}});
+}
+
+// The params table: those that differ, or (with --all) every one; the title counts both.
+QString compareParamsText(const QList<RunDetails> &runs, const QStringList &header, const QStringList &keys,
+                          const QStringList &differing, bool all)
+{
+    QList<QStringList> rows;
+    int same = 0;
+    for (const QString &k : keys) {
+        if (!all && !differing.contains(k)) {
+            ++same;
+            continue;
+        }
+        QStringList row{k};
+        for (const RunDetails &d : runs)
+            row.push_back(d.params.value(k, QStringLiteral("-")));
+        rows.push_back(row);
+    }
+    return QStringLiteral("params that differ (%1; %2 equal%3)\n")
+               .arg(rows.size())
+               .arg(same)
+               .arg(all ? QString() : QStringLiteral(", --all shows them")) +
+        formatTable(header, rows);
+}
+
+QString compareMetricsText(const QList<RunDetails> &runs, const QStringList &header, const QStringList &keys)
+{
+    QList<QStringList> rows;
+    for (const QString &k : keys) {
+        QStringList row{k};
+        for (const RunDetails &d : runs) {
+            const LatestMetric *m = latestOf(d, k);
+            row.push_back(m ? QStringLiteral("%1 @%2 (min %3)")
+                                  .arg(formatNumber(m->last.value))
+                                  .arg(m->last.step)
+                                  .arg(formatNumber(m->min))
+                            : QStringLiteral("-"));
+        }
+        rows.push_back(row);
+    }
+    return QStringLiteral("\nmetrics: latest @step (min)\n") + formatTable(header, rows);
+}
 
 int runsCompare(const Context &ctx, const QCommandLineParser &p)
 {
@@ -438,78 +565,20 @@ int runsCompare(const Context &ctx, const QCommandLineParser &p)
             return kFailed;
         runs.push_back(store->details(r->id));
     }
-    QStringList paramKeys, metricKeys;
-    for (const RunDetails &d : runs) {
-        for (auto it = d.params.begin(); it != d.params.end(); ++it)
-            if (!paramKeys.contains(it.key()))
-                paramKeys.push_back(it.key());
-        for (const LatestMetric &m : d.metrics)
-            if (!metricKeys.contains(m.key))
-                metricKeys.push_back(m.key);
-    }
-    paramKeys.sort();
-    metricKeys.sort();
+    const RunKeys keys = unionKeys(runs);
     QList<Params> params;
     for (const RunDetails &d : runs)
         params.append(d.params);
     const QStringList differing = differingParams(params);
-    auto differs = [&](const QString &key) { return differing.contains(key); };
-    auto latest = [](const RunDetails &d, const QString &key) -> const LatestMetric * {
-        for (const LatestMetric &m : d.metrics)
-            if (m.key == key)
-                return &m;
-        return nullptr;
-    };
     if (p.isSet(opt.json)) {
-        QJsonArray a;
-        for (const RunDetails &d : runs) {
-            QJsonObject o = runJson(d.run);
-            o.insert(QStringLiteral("params"), mapJson(d.params));
-            QJsonObject m;
-            for (const LatestMetric &lm : d.metrics)
-                m.insert(lm.key, latestJson(lm));
-            o.insert(QStringLiteral("metrics"), m);
-            a.append(o);
-        }
-        printJson(QJsonObject{{QStringLiteral("runs"), a},
-                              {QStringLiteral("differing_params"), QJsonArray::fromStringList(differing)}});
+        printCompareJson(runs, differing);
         return kOk;
     }
     QStringList header{QString()};
     for (const RunDetails &d : runs)
         header.push_back(QStringLiteral("%1 %2").arg(d.run.id).arg(d.run.name));
-    QList<QStringList> rows;
-    int same = 0;
-    for (const QString &k : paramKeys) {
-        if (!p.isSet(opt.all) && !differs(k)) {
-            ++same;
-            continue;
-        }
-        QStringList row{k};
-        for (const RunDetails &d : runs)
-            row.push_back(d.params.value(k, QStringLiteral("-")));
-        rows.push_back(row);
-    }
-    QString text = QStringLiteral("params that differ (%1; %2 equal%3)\n")
-                       .arg(rows.size())
-                       .arg(same)
-                       .arg(p.isSet(opt.all) ? QString() : QStringLiteral(", --all shows them"));
-    text += formatTable(header, rows);
-    rows.clear();
-    for (const QString &k : metricKeys) {
-        QStringList row{k};
-        for (const RunDetails &d : runs) {
-            const LatestMetric *m = latest(d, k);
-            row.push_back(m ? QStringLiteral("%1 @%2 (min %3)")
-                                  .arg(formatNumber(m->last.value))
-                                  .arg(m->last.step)
-                                  .arg(formatNumber(m->min))
-                            : QStringLiteral("-"));
-        }
-        rows.push_back(row);
-    }
-    text += QStringLiteral("\nmetrics: latest @step (min)\n") + formatTable(header, rows);
-    out(text);
+    out(compareParamsText(runs, header, keys.params, differing, p.isSet(opt.all)) +
+        compareMetricsText(runs, header, keys.metrics));
     return kOk;
 }
 
@@ -618,10 +687,157 @@ struct ExportOptions {
     QList<QCommandLineOption> options() const { return QList{format, points, output} + selection.options(); }
 };
 
+// Writes `text` to the export's file; throws StoreError when it cannot.
+void writeText(QFile &file, const QString &text)
+{
+    const QByteArray bytes = text.toUtf8();
+    if (file.write(bytes) != bytes.size())
+        throw StoreError("cannot write " + file.fileName().toStdString() + ": " +
+                         file.errorString().toStdString());
+}
+
+// Opens where the export goes: -o FILE's FILE.part (written beside, then renamed: an interrupted
+// export never leaves half a file), else stdout. Returns false (after saying why) when it cannot.
+bool openExport(QFile &file, const QCommandLineParser &p, const QCommandLineOption &output)
+{
+    if (p.isSet(output)) {
+        file.setFileName(p.value(output) + QStringLiteral(".part"));
+        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+            err(QStringLiteral("orrery: cannot write %1: %2\n").arg(file.fileName(), file.errorString()));
+            return false;
+        }
+        return true;
+    }
+    return file.open(stdout, QIODevice::WriteOnly);
+}
+
+// --points --format csv: one line per point of one metric of one run.
+QString pointsCsv(const Run &run, const QString &key, const std::vector<MetricPoint> &pts)
+{
+    const QString prefix =
+        QStringLiteral("%1,%2,%3,%4,")
+            .arg(run.uuid, csvField(run.name), csvField(run.experimentName), csvField(key));
+    QString chunk;
+    for (const MetricPoint &pt : pts)
+        chunk +=
+            prefix + QStringLiteral("%1,%2,%3\n").arg(pt.step).arg(pt.timeMs).arg(formatNumber(pt.value));
+    return chunk;
+}
+
+// --points --format json: one compact object per metric of a run, one a line.
+QString pointsJson(const Run &run, const QString &key, const std::vector<MetricPoint> &pts)
+{
+    QJsonArray a;
+    for (const MetricPoint &pt : pts)
+        a.append(QJsonArray{qint64(pt.step), qint64(pt.timeMs), jsonNumber(pt.value)});
+    return QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("run_uuid"), run.uuid},
+                                                       {QStringLiteral("key"), key},
+                                                       {QStringLiteral("points"), a}})
+                                 .toJson(QJsonDocument::Compact));
+}
+
+// --points: every point of every metric of the runs, metric by metric (a JSON array of them).
+void exportPoints(const TrackingStore &store, const QList<RunRow> &rows, bool csv, QFile &file)
+{
+    writeText(file,
+              csv ? QStringLiteral("run_uuid,run_name,experiment,key,step,time,value\n")
+                  : QStringLiteral("["));
+    bool firstRun = true;
+    for (const RunRow &r : rows) {
+        for (const QString &key : store.metricKeys(r.run.id)) {
+            const std::vector<MetricPoint> pts = store.allPoints(r.run.id, key);
+            if (csv) {
+                writeText(file, pointsCsv(r.run, key, pts));
+            } else {
+                writeText(file,
+                          (firstRun ? QString() : QStringLiteral(",")) + QStringLiteral("\n") +
+                              pointsJson(r.run, key, pts));
+                firstRun = false;
+            }
+        }
+    }
+    if (!csv)
+        writeText(file, QStringLiteral("\n]\n"));
+}
+
+// --format json: every run with its params, tags and latest metrics.
+void exportJson(const TrackingStore &store, const QList<RunRow> &rows, QFile &file)
+{
+    QJsonArray a;
+    for (const RunRow &r : rows) {
+        const RunDetails d = store.details(r.run.id);
+        QJsonObject o = runJson(d.run);
+        o.insert(QStringLiteral("params"), mapJson(d.params));
+        o.insert(QStringLiteral("tags"), mapJson(d.tags));
+        o.insert(QStringLiteral("metrics"), metricsJson(d.metrics));
+        a.append(o);
+    }
+    writeText(file, QString::fromUtf8(QJsonDocument(a).toJson(QJsonDocument::Indented)));
+}
+
+QString csvHeader(const RunKeys &keys)
+{
+    QStringList header{QStringLiteral("run_id"),   QStringLiteral("run_uuid"), QStringLiteral("experiment"),
+                       QStringLiteral("name"),     QStringLiteral("status"),   QStringLiteral("start_time"),
+                       QStringLiteral("end_time"), QStringLiteral("run_dir")};
+    for (const QString &k : keys.params)
+        header.push_back(csvField(QStringLiteral("params.") + k));
+    for (const QString &k : keys.metrics)
+        header.push_back(csvField(QStringLiteral("metrics.") + k));
+    return header.join(QLatin1Char(',')) + QLatin1Char('\n');
+}
+
+QString csvRow(const RunDetails &d, const RunKeys &keys)
+{
+    QStringList row{QString::number(d.run.id),
+                    d.run.uuid,
+                    csvField(d.run.experimentName),
+                    csvField(d.run.name),
+                    toString(d.run.status),
+                    QString::number(d.run.startTimeMs),
+                    d.run.endTimeMs ? QString::number(d.run.endTimeMs) : QString(),
+                    csvField(d.run.runDir)};
+    for (const QString &k : keys.params)
+        row.push_back(csvField(d.params.value(k)));
+    for (const QString &k : keys.metrics) {
+        QString v;
+        for (const LatestMetric &m : d.metrics)
+            if (m.key == k)
+                v = formatNumber(m.last.value);
+        row.push_back(v);
+    }
+    return row.join(QLatin1Char(',')) + QLatin1Char('\n');
+}
+
+// --format csv: one row per run, MLflow's search_runs layout: params.* and metrics.* columns.
+void exportCsv(const TrackingStore &store, const QList<RunRow> &rows, QFile &file)
+{
+    QList<RunDetails> details;
+    for (const RunRow &r : rows)
+        details.push_back(store.details(r.run.id));
+    const RunKeys keys = unionKeys(details);
+    QString text = csvHeader(keys);
+    for (const RunDetails &d : details)
+        text += csvRow(d, keys);
+    writeText(file, text);
+}
+
+// -o FILE: the finished FILE.part renamed to FILE, and said on stderr.
+int finishExport(QFile &file, const QString &path, qsizetype runs)
+{
+    file.close();
+    QFile::remove(path);
+    if (!QFile::rename(file.fileName(), path)) {
+        err(QStringLiteral("orrery: cannot rename %1 to %2\n").arg(file.fileName(), path));
+        return kFailed;
+    }
+    err(QStringLiteral("wrote %1 (%2 runs)\n").arg(path).arg(runs));
+    return kOk;
+}
+
 int runsExport(const Context &ctx, const QCommandLineParser &p)
 {
     const ExportOptions opt;
-    const QCommandLineOption &output = opt.output;
     const QString fmt = p.value(opt.format).toLower();
     if (fmt != QLatin1String("csv") && fmt != QLatin1String("json"))
         return runsUsageError(QStringLiteral("export"), QStringLiteral("--format is csv or json"));
@@ -632,127 +848,16 @@ int runsExport(const Context &ctx, const QCommandLineParser &p)
     const QList<RunRow> rows = store->queryRuns(q);
 
     QFile file;
-    if (p.isSet(output)) {
-        // Written beside, then renamed: an interrupted export never leaves half a file.
-        file.setFileName(p.value(output) + QStringLiteral(".part"));
-        if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-            err(QStringLiteral("orrery: cannot write %1: %2\n").arg(file.fileName(), file.errorString()));
-            return kFailed;
-        }
-    } else if (!file.open(stdout, QIODevice::WriteOnly)) {
+    if (!openExport(file, p, opt.output))
         return kFailed;
-    }
-    auto write = [&](const QString &text) {
-        const QByteArray bytes = text.toUtf8();
-        if (file.write(bytes) != bytes.size())
-            throw StoreError("cannot write " + file.fileName().toStdString() + ": " +
-                             file.errorString().toStdString());
-    };
-    if (p.isSet(opt.points)) {
-        if (fmt == QLatin1String("csv"))
-            write(QStringLiteral("run_uuid,run_name,experiment,key,step,time,value\n"));
-        else
-            write(QStringLiteral("["));
-        bool firstRun = true;
-        for (const RunRow &r : rows) {
-            for (const QString &key : store->metricKeys(r.run.id)) {
-                const std::vector<MetricPoint> pts = store->allPoints(r.run.id, key);
-                QString chunk;
-                if (fmt == QLatin1String("csv")) {
-                    const QString prefix = QStringLiteral("%1,%2,%3,%4,")
-                                               .arg(r.run.uuid, csvField(r.run.name),
-                                                    csvField(r.run.experimentName), csvField(key));
-                    for (const MetricPoint &pt : pts)
-                        chunk += prefix +
-                            QStringLiteral("%1,%2,%3\n")
-                                .arg(pt.step)
-                                .arg(pt.timeMs)
-                                .arg(formatNumber(pt.value));
-                } else {
-                    QJsonArray a;
-                    for (const MetricPoint &pt : pts)
-                        a.append(QJsonArray{qint64(pt.step), qint64(pt.timeMs), jsonNumber(pt.value)});
-                    chunk = (firstRun ? QString() : QStringLiteral(",")) + QStringLiteral("\n") +
-                        QString::fromUtf8(QJsonDocument(QJsonObject{{QStringLiteral("run_uuid"), r.run.uuid},
-                                                                    {QStringLiteral("key"), key},
-                                                                    {QStringLiteral("points"), a}})
-                                              .toJson(QJsonDocument::Compact));
-                    firstRun = false;
-                }
-                write(chunk);
-            }
-        }
-        if (fmt == QLatin1String("json"))
-            write(QStringLiteral("\n]\n"));
-    } else if (fmt == QLatin1String("json")) {
-        QJsonArray a;
-        for (const RunRow &r : rows) {
-            const RunDetails d = store->details(r.run.id);
-            QJsonObject o = runJson(d.run);
-            o.insert(QStringLiteral("params"), mapJson(d.params));
-            o.insert(QStringLiteral("tags"), mapJson(d.tags));
-            QJsonObject m;
-            for (const LatestMetric &lm : d.metrics)
-                m.insert(lm.key, latestJson(lm));
-            o.insert(QStringLiteral("metrics"), m);
-            a.append(o);
-        }
-        write(QString::fromUtf8(QJsonDocument(a).toJson(QJsonDocument::Indented)));
-    } else {
-        // One row per run, MLflow's search_runs layout: params.* and metrics.* columns.
-        QList<RunDetails> details;
-        QStringList paramKeys, metricKeys;
-        for (const RunRow &r : rows) {
-            details.push_back(store->details(r.run.id));
-            for (auto it = details.back().params.begin(); it != details.back().params.end(); ++it)
-                if (!paramKeys.contains(it.key()))
-                    paramKeys.push_back(it.key());
-            for (const LatestMetric &m : details.back().metrics)
-                if (!metricKeys.contains(m.key))
-                    metricKeys.push_back(m.key);
-        }
-        paramKeys.sort();
-        metricKeys.sort();
-        QStringList header{QStringLiteral("run_id"),     QStringLiteral("run_uuid"),
-                           QStringLiteral("experiment"), QStringLiteral("name"),
-                           QStringLiteral("status"),     QStringLiteral("start_time"),
-                           QStringLiteral("end_time"),   QStringLiteral("run_dir")};
-        for (const QString &k : paramKeys)
-            header.push_back(csvField(QStringLiteral("params.") + k));
-        for (const QString &k : metricKeys)
-            header.push_back(csvField(QStringLiteral("metrics.") + k));
-        QString text = header.join(QLatin1Char(',')) + QLatin1Char('\n');
-        for (const RunDetails &d : details) {
-            QStringList row{QString::number(d.run.id),
-                            d.run.uuid,
-                            csvField(d.run.experimentName),
-                            csvField(d.run.name),
-                            toString(d.run.status),
-                            QString::number(d.run.startTimeMs),
-                            d.run.endTimeMs ? QString::number(d.run.endTimeMs) : QString(),
-                            csvField(d.run.runDir)};
-            for (const QString &k : paramKeys)
-                row.push_back(csvField(d.params.value(k)));
-            for (const QString &k : metricKeys) {
-                QString v;
-                for (const LatestMetric &m : d.metrics)
-                    if (m.key == k)
-                        v = formatNumber(m.last.value);
-                row.push_back(v);
-            }
-            text += row.join(QLatin1Char(',')) + QLatin1Char('\n');
-        }
-        write(text);
-    }
-    if (p.isSet(output)) {
-        file.close();
-        QFile::remove(p.value(output));
-        if (!QFile::rename(file.fileName(), p.value(output))) {
-            err(QStringLiteral("orrery: cannot rename %1 to %2\n").arg(file.fileName(), p.value(output)));
-            return kFailed;
-        }
-        err(QStringLiteral("wrote %1 (%2 runs)\n").arg(p.value(output)).arg(rows.size()));
-    }
+    if (p.isSet(opt.points))
+        exportPoints(*store, rows, fmt == QLatin1String("csv"), file);
+    else if (fmt == QLatin1String("json"))
+        exportJson(*store, rows, file);
+    else
+        exportCsv(*store, rows, file);
+    if (p.isSet(opt.output))
+        return finishExport(file, p.value(opt.output), rows.size());
     return kOk;
 }
 
@@ -767,20 +872,18 @@ struct IngestOptions {
     QList<QCommandLineOption> options() const { return {experiment, json, quiet}; }
 };
 
-int runsIngest(const Context &ctx, const QCommandLineParser &p)
+// The MLflow stores (mlflow.db, or a directory holding it or an mlruns file store) and the run
+// directories under each root (core/mlflowstore.h importSources: the window's import too).
+// Returns false after saying why when a root cannot be read.
+bool findIngestSources(const QStringList &roots, QStringList &runDirs, QStringList &mlflowStores)
 {
-    const IngestOptions opt;
-    const QCommandLineOption &json = opt.json, &quiet = opt.quiet;
-    QStringList runDirs, mlflowStores;
-    for (const QString &root : p.positionalArguments()) {
-        // An MLflow store (mlflow.db, or a directory holding it or an mlruns file store) and the
-        // run directories under it (core/mlflowstore.h importSources: the window's import too).
+    for (const QString &root : roots) {
         ImportSources found;
         try {
             found = importSources(root);
         } catch (const std::exception &e) {
             err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
-            return kFailed;
+            return false;
         }
         if (found.mlflowStore)
             mlflowStores << *found.mlflowStore;
@@ -789,98 +892,123 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
                     .arg(root));
         runDirs += found.runDirectories;
     }
-    auto store = openStore(ctx);
-    // Ctrl-C: the current transaction finishes, then it stops (what is stored stays; rerunning
-    // continues from there).
-    const InterruptScope interrupts;
+    return true;
+}
+
+// What ingest says of each source: a JSON report (--json), else a line each unless --quiet.
+struct IngestOutput {
+    bool json = false;
+    bool quiet = false;
     QJsonArray report;
+};
+
+void reportMlflowImport(const QString &path, const MlflowImport &r, IngestOutput &output)
+{
+    if (!output.quiet)
+        for (const QString &note : r.notes)
+            err(QStringLiteral("%1: %2\n").arg(path, note));
+    if (output.json)
+        output.report.append(QJsonObject{{QStringLiteral("mlflow_store"), path},
+                                         {QStringLiteral("runs"), r.runs},
+                                         {QStringLiteral("created"), r.created},
+                                         {QStringLiteral("points"), r.points},
+                                         {QStringLiteral("media"), r.media},
+                                         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)}});
+    else if (!output.quiet)
+        out(QStringLiteral("%1: %2 MLflow run%3 (%4 new), %5 points, %6 samples\n")
+                .arg(path)
+                .arg(r.runs)
+                .arg(r.runs == 1 ? QString() : QStringLiteral("s"))
+                .arg(r.created)
+                .arg(r.points)
+                .arg(r.media));
+}
+
+// Imports each MLflow store. Returns kOk, or kFailed on an error (said) or a Ctrl-C.
+int ingestMlflowStores(TrackingStore &store, const QStringList &mlflowStores, IngestOutput &output)
+{
     for (const QString &path : mlflowStores) {
         MlflowImport r;
         try {
-            r = importMlflowRuns(*store, readMlflowStore(path));
+            r = importMlflowRuns(store, readMlflowStore(path));
         } catch (const std::exception &e) {
             err(QStringLiteral("orrery: %1\n").arg(QString::fromUtf8(e.what())));
             return kFailed;
         }
-        if (!p.isSet(quiet))
-            for (const QString &note : r.notes)
-                err(QStringLiteral("%1: %2\n").arg(path, note));
-        if (p.isSet(json))
-            report.append(QJsonObject{{QStringLiteral("mlflow_store"), path},
-                                      {QStringLiteral("runs"), r.runs},
-                                      {QStringLiteral("created"), r.created},
-                                      {QStringLiteral("points"), r.points},
-                                      {QStringLiteral("media"), r.media},
-                                      {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)}});
-        else if (!p.isSet(quiet))
-            out(QStringLiteral("%1: %2 MLflow run%3 (%4 new), %5 points, %6 samples\n")
-                    .arg(path)
-                    .arg(r.runs)
-                    .arg(r.runs == 1 ? QString() : QStringLiteral("s"))
-                    .arg(r.created)
-                    .arg(r.points)
-                    .arg(r.media));
+        reportMlflowImport(path, r, output);
         if (InterruptScope::requested())
             return kFailed;
     }
-    if (runDirs.isEmpty() && !mlflowStores.isEmpty()) {
-        if (p.isSet(json))
-            printJson(report);
-        return kOk;
+    return kOk;
+}
+
+// What one run directory's ingest found: its problems and notes, and its report or line.
+void reportRunDirectory(ProgressLine &bar, const QString &dir, const TrackingStore::DirectoryIngest &r,
+                        int index, qsizetype count, IngestOutput &output)
+{
+    for (const IngestIssue &issue : r.events.issues)
+        bar.printAbove(
+            QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
+    // TensorBoard event files and W&B offline runs: what was skipped or not a number.
+    if (!output.quiet)
+        for (const QString &note : r.notes)
+            bar.printAbove(QStringLiteral("%1: %2\n").arg(dir, note));
+    if (output.json) {
+        output.report.append(QJsonObject{{QStringLiteral("dir"), dir},
+                                         {QStringLiteral("run_id"), r.run},
+                                         {QStringLiteral("created"), r.created},
+                                         {QStringLiteral("lines"), r.events.lines},
+                                         {QStringLiteral("points"), r.events.points},
+                                         {QStringLiteral("malformed"), r.events.malformed},
+                                         {QStringLiteral("file_points"), r.filePoints},
+                                         {QStringLiteral("media"), r.media},
+                                         {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
+                                         {QStringLiteral("offset"), r.events.newOffset},
+                                         {QStringLiteral("exited"), r.exited}});
+    } else if (!output.quiet) {
+        bar.printAbove(QStringLiteral("[%1/%2] %3: run %4%5, %6 new lines, %7 points%8\n")
+                           .arg(index)
+                           .arg(count)
+                           .arg(dir)
+                           .arg(r.run)
+                           .arg(r.created ? QStringLiteral(" (new)") : QString())
+                           .arg(r.events.lines)
+                           .arg(r.events.points)
+                           .arg(r.events.malformed
+                                    ? QStringLiteral(", %1 malformed lines skipped").arg(r.events.malformed)
+                                    : QString()));
     }
-    qint64 totalPoints = 0, totalMalformed = 0;
+}
+
+struct IngestTotals {
+    qint64 points = 0;
+    qint64 malformed = 0;
+};
+
+// Ingests each run directory under a progress bar of the bytes of every events.jsonl (what an
+// earlier ingest stored counts as done). Returns kOk, or kFailed (said) on a Ctrl-C.
+int ingestRunDirectories(TrackingStore &store, const QStringList &runDirs, const QString &experiment,
+                         IngestOutput &output, IngestTotals &totals)
+{
     int index = 0;
-    // The bar counts the bytes of every events.jsonl (what an earlier ingest stored counts as done).
     qint64 totalBytes = 0, doneBytes = 0;
     for (const QString &dir : runDirs)
         totalBytes += QFileInfo(dir + QStringLiteral("/events.jsonl")).size();
-    ProgressLine bar(!p.isSet(quiet) && !p.isSet(json) && stderrIsLiveTerminal());
+    ProgressLine bar(!output.quiet && !output.json && stderrIsLiveTerminal());
     QElapsedTimer clock;
     clock.start();
     for (const QString &dir : runDirs) {
         ++index;
-        const auto r = store->ingestRunDirectory(
-            dir, p.value(opt.experiment), [] { return InterruptScope::requested(); },
+        const auto r = store.ingestRunDirectory(
+            dir, experiment, [] { return InterruptScope::requested(); },
             [&](qint64 offset, qint64) {
                 bar.update(progressText(doneBytes + offset, totalBytes, double(clock.elapsed()) / 1000.0,
                                         formatBytes));
             });
         doneBytes += QFileInfo(dir + QStringLiteral("/events.jsonl")).size();
-        totalPoints += r.events.points;
-        totalMalformed += r.events.malformed;
-        for (const IngestIssue &issue : r.events.issues)
-            bar.printAbove(
-                QStringLiteral("%1/events.jsonl:%2: %3\n").arg(dir).arg(issue.line).arg(issue.message));
-        // TensorBoard event files and W&B offline runs: what was skipped or not a number.
-        if (!p.isSet(quiet))
-            for (const QString &note : r.notes)
-                bar.printAbove(QStringLiteral("%1: %2\n").arg(dir, note));
-        if (p.isSet(json)) {
-            report.append(QJsonObject{{QStringLiteral("dir"), dir},
-                                      {QStringLiteral("run_id"), r.run},
-                                      {QStringLiteral("created"), r.created},
-                                      {QStringLiteral("lines"), r.events.lines},
-                                      {QStringLiteral("points"), r.events.points},
-                                      {QStringLiteral("malformed"), r.events.malformed},
-                                      {QStringLiteral("file_points"), r.filePoints},
-                                      {QStringLiteral("media"), r.media},
-                                      {QStringLiteral("notes"), QJsonArray::fromStringList(r.notes)},
-                                      {QStringLiteral("offset"), r.events.newOffset},
-                                      {QStringLiteral("exited"), r.exited}});
-        } else if (!p.isSet(quiet)) {
-            bar.printAbove(
-                QStringLiteral("[%1/%2] %3: run %4%5, %6 new lines, %7 points%8\n")
-                    .arg(index)
-                    .arg(runDirs.size())
-                    .arg(dir)
-                    .arg(r.run)
-                    .arg(r.created ? QStringLiteral(" (new)") : QString())
-                    .arg(r.events.lines)
-                    .arg(r.events.points)
-                    .arg(r.events.malformed
-                             ? QStringLiteral(", %1 malformed lines skipped").arg(r.events.malformed)
-                             : QString()));
-        }
+        totals.points += r.events.points;
+        totals.malformed += r.events.malformed;
+        reportRunDirectory(bar, dir, r, index, runDirs.size(), output);
         if (InterruptScope::requested()) {
             bar.finish();
             err(QStringLiteral("orrery: interrupted; everything up to here is stored, rerun to continue\n"));
@@ -888,15 +1016,40 @@ int runsIngest(const Context &ctx, const QCommandLineParser &p)
         }
     }
     bar.finish();
-    if (p.isSet(json))
-        printJson(report);
+    return kOk;
+}
+
+int runsIngest(const Context &ctx, const QCommandLineParser &p)
+{
+    const IngestOptions opt;
+    QStringList runDirs, mlflowStores;
+    if (!findIngestSources(p.positionalArguments(), runDirs, mlflowStores))
+        return kFailed;
+    auto store = openStore(ctx);
+    // Ctrl-C: the current transaction finishes, then it stops (what is stored stays; rerunning
+    // continues from there).
+    const InterruptScope interrupts;
+    IngestOutput output{p.isSet(opt.json), p.isSet(opt.quiet), {}};
+    if (const int code = ingestMlflowStores(*store, mlflowStores, output); code != kOk)
+        return code;
+    if (runDirs.isEmpty() && !mlflowStores.isEmpty()) {
+        if (output.json)
+            printJson(output.report);
+        return kOk;
+    }
+    IngestTotals totals;
+    if (const int code = ingestRunDirectories(*store, runDirs, p.value(opt.experiment), output, totals);
+        code != kOk)
+        return code;
+    if (output.json)
+        printJson(output.report);
     else
         out(QStringLiteral("ingested %1 run director%2: %3 points%4\n")
                 .arg(runDirs.size())
                 .arg(runDirs.size() == 1 ? QStringLiteral("y") : QStringLiteral("ies"))
-                .arg(totalPoints)
-                .arg(totalMalformed ? QStringLiteral(", %1 malformed lines skipped").arg(totalMalformed)
-                                    : QString()));
+                .arg(totals.points)
+                .arg(totals.malformed ? QStringLiteral(", %1 malformed lines skipped").arg(totals.malformed)
+                                      : QString()));
     return kOk;
 }
 

@@ -99,77 +99,72 @@ QStringList compactParams(const QList<QMap<QString, QString>> &params)
 
 // --- snapshots ------------------------------------------------------------------------------
 
-StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
-                        int maxSweeps, QHash<core::SweepId, core::SweepProgressTracker> *progress)
+namespace {
+
+// The best run's metric in at most `sparkWidth` buckets (each bucket's last value).
+std::vector<double> bestHistory(const core::TrackingStore &store, core::RunId run, const QString &metric,
+                                int sparkWidth)
 {
-    StoreSnapshot snap;
-    snap.valid = true;
-    snap.takenMs = QDateTime::currentMSecsSinceEpoch();
-
-    QList<core::Sweep> all = store.sweeps();
-    std::stable_sort(all.begin(), all.end(), [](const core::Sweep &a, const core::Sweep &b) {
-        const bool aa = core::isActive(a.sweepState()), ba = core::isActive(b.sweepState());
-        return aa != ba ? aa : a.id > b.id;
-    });
-    QHash<QString, std::optional<core::Price>> prices;  // each cluster's read once a snapshot
-    for (const core::Sweep &sw : all) {
-        SweepSummary s;
-        s.sweep = sw;
-        s.active = core::isActive(sw.sweepState());
-        if (!s.active && snap.sweeps.size() >= maxSweeps)
-            break;
-        // The sweep at a glance, as `orrery sweep status` and the window show it.
-        core::OverviewOptions options;
-        options.nowMs = snap.takenMs;
-        options.bestVideo = false;  // shown by neither
-        // Priced as `sweep list` and the window price it: the monitor showed no cost.
-        if (!prices.contains(sw.cluster))
-            prices.insert(sw.cluster, remote::executorPrice(sw.cluster));
-        options.price = prices.value(sw.cluster);
-        core::SweepProgressTracker once;
-        if (s.active)  // an active sweep's rates need the tracker kept between reads
-            options.tracker = progress ? &(*progress)[sw.id] : &once;
-        const core::SweepOverview o = core::readSweepOverview(store, sw, options);
-        s.usage = o.usage;
-        s.price = o.price;
-        s.progress = o.progress;
-        s.counts = fromPhases(o.counts);
-        if (o.best) {
-            s.best = o.best->value;
-            s.bestRun = o.best->name;
-            core::HistoryQuery q;
-            q.buckets = std::max(1, sparkWidth);
-            const core::MetricHistory h = store.history(o.best->run, sw.metricName, q);
-            if (h.downsampled) {
-                for (const core::HistoryBucket &b : h.buckets)
-                    s.bestHistory.push_back(b.last.value);
-            } else {
-                for (const core::MetricPoint &p : h.points)
-                    s.bestHistory.push_back(p.value);
-            }
-        }
-        snap.sweeps.append(s);
+    std::vector<double> out;
+    core::HistoryQuery q;
+    q.buckets = std::max(1, sparkWidth);
+    const core::MetricHistory h = store.history(run, metric, q);
+    if (h.downsampled) {
+        for (const core::HistoryBucket &b : h.buckets)
+            out.push_back(b.last.value);
+    } else {
+        for (const core::MetricPoint &p : h.points)
+            out.push_back(p.value);
     }
-    if (progress)  // the rates of sweeps that ended are not needed again
-        progress->removeIf([&](auto it) {
-            return std::none_of(snap.sweeps.begin(), snap.sweeps.end(),
-                                [&](const SweepSummary &s) { return s.active && s.sweep.id == it.key(); });
-        });
+    return out;
+}
 
-    if (trialsOf == 0)
-        return snap;
-    snap.trialsOf = trialsOf;
-    // One read of the attempts and one of the runs' metrics, whatever the number of trials; the
-    // params are the trials' own (what the plan gave them), so a queued trial shows its too.
+// The sweep at a glance, as `orrery sweep status` and the window show it. `prices` keeps each
+// cluster's price read once a snapshot; `progress` as readStore's.
+SweepSummary summarizeSweep(const core::TrackingStore &store, const core::Sweep &sw, qint64 nowMs,
+                            int sparkWidth, QHash<QString, std::optional<core::Price>> &prices,
+                            QHash<core::SweepId, core::SweepProgressTracker> *progress)
+{
+    SweepSummary s;
+    s.sweep = sw;
+    s.active = core::isActive(sw.sweepState());
+    core::OverviewOptions options;
+    options.nowMs = nowMs;
+    options.bestVideo = false;  // shown by neither
+    // Priced as `sweep list` and the window price it: the monitor showed no cost.
+    if (!prices.contains(sw.cluster))
+        prices.insert(sw.cluster, remote::executorPrice(sw.cluster));
+    options.price = prices.value(sw.cluster);
+    core::SweepProgressTracker once;
+    if (s.active)  // an active sweep's rates need the tracker kept between reads
+        options.tracker = progress ? &(*progress)[sw.id] : &once;
+    const core::SweepOverview o = core::readSweepOverview(store, sw, options);
+    s.usage = o.usage;
+    s.price = o.price;
+    s.progress = o.progress;
+    s.counts = fromPhases(o.counts);
+    if (o.best) {
+        s.best = o.best->value;
+        s.bestRun = o.best->name;
+        s.bestHistory = bestHistory(store, o.best->run, sw.metricName, sparkWidth);
+    }
+    return s;
+}
+
+// The trials of sweep snap.trialsOf, why its queued ones wait and each one's usage, as of
+// snap.takenMs. One read of the attempts and one of the runs' metrics, whatever the number of
+// trials; the params are the trials' own (what the plan gave them), so a queued trial shows its too.
+void readTrials(const core::TrackingStore &store, StoreSnapshot &snap)
+{
     // A trial table longer than any screen is not shown further (the sweep's own view has it all).
     constexpr qsizetype kMaxTrials = 1000;
-    const QList<core::TrialSummary> summaries = store.trialSummaries(trialsOf).mid(0, kMaxTrials);
+    const QList<core::TrialSummary> summaries = store.trialSummaries(snap.trialsOf).mid(0, kMaxTrials);
     QList<core::Params> params;
     for (const core::TrialSummary &s : summaries)
         params.append(core::paramsFromJson(s.trial.params));
     const QStringList compact = compactParams(params);
     QHash<int, core::Usage> usage;
-    const QList<core::Trial> attempts = store.trials(trialsOf);
+    const QList<core::Trial> attempts = store.trials(snap.trialsOf);
     for (const core::Trial &t : attempts)
         usage[t.index] += core::attemptUsage(t, snap.takenMs);
     snap.trialsWaiting = core::queuedSummary(core::latestAttempts(attempts), snap.takenMs);
@@ -185,6 +180,38 @@ StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf
         row.usage = usage.value(s.trial.index);
         snap.trials.append(row);
     }
+}
+
+}  // namespace
+
+StoreSnapshot readStore(const core::TrackingStore &store, core::SweepId trialsOf, int sparkWidth,
+                        int maxSweeps, QHash<core::SweepId, core::SweepProgressTracker> *progress)
+{
+    StoreSnapshot snap;
+    snap.valid = true;
+    snap.takenMs = QDateTime::currentMSecsSinceEpoch();
+
+    QList<core::Sweep> all = store.sweeps();
+    std::stable_sort(all.begin(), all.end(), [](const core::Sweep &a, const core::Sweep &b) {
+        const bool aa = core::isActive(a.sweepState()), ba = core::isActive(b.sweepState());
+        return aa != ba ? aa : a.id > b.id;
+    });
+    QHash<QString, std::optional<core::Price>> prices;  // each cluster's read once a snapshot
+    for (const core::Sweep &sw : all) {
+        if (!core::isActive(sw.sweepState()) && snap.sweeps.size() >= maxSweeps)
+            break;
+        snap.sweeps.append(summarizeSweep(store, sw, snap.takenMs, sparkWidth, prices, progress));
+    }
+    if (progress)  // the rates of sweeps that ended are not needed again
+        progress->removeIf([&](auto it) {
+            return std::none_of(snap.sweeps.begin(), snap.sweeps.end(),
+                                [&](const SweepSummary &s) { return s.active && s.sweep.id == it.key(); });
+        });
+
+    if (trialsOf == 0)
+        return snap;
+    snap.trialsOf = trialsOf;
+    readTrials(store, snap);
     return snap;
 }
 
@@ -552,23 +579,77 @@ MonitorModel::Effect MonitorModel::openLogs()
     return Effect::RefreshNow;  // the store worker reads it now
 }
 
-MonitorModel::Effect MonitorModel::press(Key key)
+namespace {
+
+// How far a moving key moves the focused panel's selection (or its scroll); 0 for any other key.
+int moveOf(Key key)
 {
     constexpr int kPage = 10;
     constexpr int kFar = 1'000'000;
-    m_status.clear();  // a message lasts until the next key
-    if (!m_prompt.isEmpty()) {  // any answer but y is no
-        m_prompt.clear();
-        if (key != Key::Yes) {
-            m_status = QStringLiteral("not cancelled");
-            return Effect::Redraw;
-        }
-        m_cancelRequest = std::exchange(m_promptSweep, 0);
-        m_status =
-            QStringLiteral("cancelling%1")
-                .arg(m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("..."));
-        return Effect::CancelSweep;
+    switch (key) {
+    case Key::Up:
+        return -1;
+    case Key::Down:
+        return 1;
+    case Key::PageUp:
+        return -kPage;
+    case Key::PageDown:
+        return kPage;
+    case Key::Home:
+        return -kFar;
+    case Key::End:
+        return kFar;
+    default:
+        return 0;
     }
+}
+
+}  // namespace
+
+MonitorModel::Effect MonitorModel::answerPrompt(Key key)
+{
+    m_prompt.clear();
+    if (key != Key::Yes) {
+        m_status = QStringLiteral("not cancelled");
+        return Effect::Redraw;
+    }
+    m_cancelRequest = std::exchange(m_promptSweep, 0);
+    m_status = QStringLiteral("cancelling%1")
+                   .arg(m_options.glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("..."));
+    return Effect::CancelSweep;
+}
+
+MonitorModel::Effect MonitorModel::enter()
+{
+    if (m_focus == Panel::Cluster) {
+        m_zoomed = !m_zoomed;
+        return Effect::Redraw;
+    }
+    if (showingTrials() || selectedSweepIndex() < 0)
+        return Effect::None;
+    m_trialsOf = m_selectedSweep;
+    m_trialRow = 0;
+    return m_store.trialsOf == m_trialsOf ? Effect::Redraw : Effect::RefreshNow;
+}
+
+MonitorModel::Effect MonitorModel::back()
+{
+    if (m_zoomed) {
+        m_zoomed = false;
+        return Effect::Redraw;
+    }
+    if (m_focus == Panel::Sweeps && showingTrials()) {
+        m_trialsOf = 0;
+        return Effect::Redraw;
+    }
+    return Effect::None;
+}
+
+MonitorModel::Effect MonitorModel::press(Key key)
+{
+    m_status.clear();  // a message lasts until the next key
+    if (!m_prompt.isEmpty())  // any answer but y is no
+        return answerPrompt(key);
     if (m_logs) {  // the log view: back, and quit, refresh, cancel (its sweep), help; the rest waits
         if (key == Key::Back) {
             m_logs.reset();
@@ -593,22 +674,12 @@ MonitorModel::Effect MonitorModel::press(Key key)
         m_help = !m_help;
         return Effect::Redraw;
     case Key::Up:
-        move(-1);
-        return Effect::Redraw;
     case Key::Down:
-        move(1);
-        return Effect::Redraw;
     case Key::PageUp:
-        move(-kPage);
-        return Effect::Redraw;
     case Key::PageDown:
-        move(kPage);
-        return Effect::Redraw;
     case Key::Home:
-        move(-kFar);
-        return Effect::Redraw;
     case Key::End:
-        move(kFar);
+        move(moveOf(key));
         return Effect::Redraw;
     case Key::Tab:
     case Key::Left:
@@ -617,25 +688,9 @@ MonitorModel::Effect MonitorModel::press(Key key)
         m_focus = m_focus == Panel::Cluster ? Panel::Sweeps : Panel::Cluster;
         return Effect::Redraw;
     case Key::Enter:
-        if (m_focus == Panel::Cluster) {
-            m_zoomed = !m_zoomed;
-            return Effect::Redraw;
-        }
-        if (showingTrials() || selectedSweepIndex() < 0)
-            return Effect::None;
-        m_trialsOf = m_selectedSweep;
-        m_trialRow = 0;
-        return m_store.trialsOf == m_trialsOf ? Effect::Redraw : Effect::RefreshNow;
+        return enter();
     case Key::Back:
-        if (m_zoomed) {
-            m_zoomed = false;
-            return Effect::Redraw;
-        }
-        if (m_focus == Panel::Sweeps && showingTrials()) {
-            m_trialsOf = 0;
-            return Effect::Redraw;
-        }
-        return Effect::None;
+        return back();
     }
     return Effect::None;
 }
@@ -779,38 +834,94 @@ QList<ScreenLine> MonitorModel::logLines(int width, int rows) const
     return out;
 }
 
-QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) const
-{
-    QList<ScreenLine> screen;
-    if (width <= 0 || height <= 0)
-        return screen;
-    const bool unicode = m_options.glyphs == Glyphs::Unicode;
-    const QString ellipsis = unicode ? QStringLiteral("…") : QStringLiteral("~");
-    auto padded = [&](const QString &text) { return cut(text, width, ellipsis).leftJustified(width); };
+namespace {
 
-    // Top bar: what is shown and how fresh it is.
+QString ellipsisFor(Glyphs glyphs)
+{
+    return glyphs == Glyphs::Unicode ? QStringLiteral("…") : QStringLiteral("~");
+}
+
+// A whole line of the screen: cut to `width`, padded to it.
+QString padded(const QString &text, int width, const QString &ellipsis)
+{
+    return cut(text, width, ellipsis).leftJustified(width);
+}
+
+// `lines` as whole lines of the screen, blank ones below them to fill `rows`.
+QList<ScreenLine> fillRows(const QList<ScreenLine> &lines, int rows, int width, const QString &ellipsis)
+{
+    QList<ScreenLine> out;
+    for (int i = 0; i < rows; ++i)
+        out.append(i < lines.size() ? ScreenLine{padded(lines[i].text, width, ellipsis), lines[i].style}
+                                    : ScreenLine{padded(QString(), width, ellipsis), Style::Normal});
+    return out;
+}
+
+// The top bar: what is shown and how fresh it is, the time at its right end where it fits.
+QString titleBar(const ClusterSnapshot &cluster, const StoreSnapshot &store, int width, qint64 nowMs)
+{
     QString title = QStringLiteral(" orrery monitor");
-    if (!m_cluster.cluster.isEmpty()) {
-        title += QStringLiteral("  cluster %1: ").arg(m_cluster.cluster);
-        if (!m_cluster.error.isEmpty())
+    if (!cluster.cluster.isEmpty()) {
+        title += QStringLiteral("  cluster %1: ").arg(cluster.cluster);
+        if (!cluster.error.isEmpty())
             title += QStringLiteral("UNREACHABLE");
-        else if (m_cluster.polled)
-            title += QStringLiteral("updated ") + ago(m_cluster.takenMs, nowMs);
+        else if (cluster.polled)
+            title += QStringLiteral("updated ") + ago(cluster.takenMs, nowMs);
         else
             title += QStringLiteral("connecting");
     }
     int active = 0;
-    for (const SweepSummary &s : m_store.sweeps)
+    for (const SweepSummary &s : store.sweeps)
         active += s.active ? 1 : 0;
     title += QStringLiteral("  sweeps: %1 active").arg(active);
     const QString now = clock(nowMs) + QLatin1Char(' ');
     if (title.size() + now.size() + 1 <= width)
         title = title.leftJustified(width - now.size()) + now;
-    screen.append({padded(title), Style::Title});
-    if (height == 1)
-        return screen;
+    return title;
+}
 
-    // Bottom line: the keys.
+// A panel's name line; the one with the keyboard marked.
+ScreenLine heading(const QString &text, bool focused, int width, Glyphs glyphs)
+{
+    const QString marker = glyphs == Glyphs::Unicode ? QStringLiteral("▶ ") : QStringLiteral("> ");
+    return ScreenLine{padded((focused ? marker : QStringLiteral("  ")) + text, width, ellipsisFor(glyphs)),
+                      focused ? Style::Focused : Style::Heading};
+}
+
+QString clusterTitle(const ClusterSnapshot &cluster)
+{
+    return cluster.cluster.isEmpty()
+        ? QStringLiteral("Cluster")
+        : QStringLiteral("Cluster %1: partitions, nodes, your queue").arg(cluster.cluster);
+}
+
+// The sweeps panel's name: "Sweeps", or whose trials it shows (`shown`; 0: none).
+QString sweepsTitle(core::SweepId shown, const StoreSnapshot &store)
+{
+    if (shown == 0)
+        return QStringLiteral("Sweeps");
+    QString title = QStringLiteral("Trials of sweep %1").arg(shown);
+    for (const SweepSummary &s : store.sweeps)
+        if (s.sweep.id == shown) {
+            title = QStringLiteral("Trials of %1").arg(s.sweep.name);
+            if (!s.sweep.metricName.isEmpty())
+                title +=
+                    QStringLiteral(" (%1, %2)").arg(s.sweep.metricName, core::toString(s.sweep.metricGoal));
+        }
+    return title + QStringLiteral("  Esc back");
+}
+
+}  // namespace
+
+ScreenLine MonitorModel::helpLine(int width) const
+{
+    const bool unicode = m_options.glyphs == Glyphs::Unicode;
+    const QString ellipsis = ellipsisFor(m_options.glyphs);
+    if (!m_prompt.isEmpty())
+        return {padded(QLatin1Char(' ') + m_prompt, width, ellipsis), Style::Focused};
+    if (!m_status.isEmpty())
+        return {padded(QLatin1Char(' ') + m_status, width, ellipsis),
+                m_statusError ? Style::Error : Style::Help};
     QString help;
     if (m_help)  // fits in 80 columns; docs/monitor.md has the rest (PgUp/PgDn, Home/End, ? again)
         help = unicode
@@ -820,108 +931,98 @@ QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) cons
     else
         help = QStringLiteral(" q quit  ? help  Enter details  l logs  c cancel  Tab panel  r refresh (%1 s)")
                    .arg(m_options.refreshSeconds);
-    ScreenLine helpLine{padded(help), Style::Help};
-    if (!m_prompt.isEmpty())
-        helpLine = {padded(QLatin1Char(' ') + m_prompt), Style::Focused};
-    else if (!m_status.isEmpty())
-        helpLine = {padded(QLatin1Char(' ') + m_status), m_statusError ? Style::Error : Style::Help};
+    return {padded(help, width, ellipsis), Style::Help};
+}
 
-    const int body = height - 2;
-    if (body <= 0) {
-        screen.append(helpLine);
-        return screen;
-    }
+QList<ScreenLine> MonitorModel::logView(int width, int body) const
+{
+    QString logsTitle = QStringLiteral("Logs of trial %1").arg(m_logs->trial);
+    if (const SweepSummary *s = summaryOf(m_logs->sweep))
+        logsTitle += QStringLiteral(" of %1").arg(s->sweep.name);
+    if (m_store.logs.of == *m_logs)
+        logsTitle += QStringLiteral(" (attempt %1, %2)").arg(m_store.logs.attempt).arg(m_store.logs.state);
+    QList<ScreenLine> out{heading(logsTitle + QStringLiteral("  Esc back"), true, width, m_options.glyphs)};
+    out += fillRows(logLines(width, body - 1), body - 1, width, ellipsisFor(m_options.glyphs));
+    return out;
+}
 
-    const QString marker = unicode ? QStringLiteral("▶ ") : QStringLiteral("> ");
-    auto heading = [&](Panel panel, const QString &text) {
-        const bool focused = m_focus == panel;
-        return ScreenLine{padded((focused ? marker : QStringLiteral("  ")) + text),
-                          focused ? Style::Focused : Style::Heading};
-    };
+int MonitorModel::clusterShare(int body, int clusterLineCount) const
+{
+    if (m_zoomed)
+        return body;
+    if (body < 6)  // no room for two panels: the one with the keyboard
+        return m_focus == Panel::Cluster ? body : 0;
+    const int clusterNeed = clusterLineCount + 1;
+    const int sweepNeed = 2 + int(m_trialsOf ? m_store.trials.size() : m_store.sweeps.size()) + 1;
+    int rows = std::min(clusterNeed, std::max(std::min(3, body), body / 2));
+    if (sweepNeed < body - rows)
+        rows = std::min(clusterNeed, body - sweepNeed);
+    if (body - rows < 2 && body >= 4)
+        rows = body - 2;
+    return rows;
+}
 
-    if (m_logs) {  // the log view takes the whole body
-        QString logsTitle = QStringLiteral("Logs of trial %1").arg(m_logs->trial);
-        if (const SweepSummary *s = summaryOf(m_logs->sweep))
-            logsTitle += QStringLiteral(" of %1").arg(s->sweep.name);
-        if (m_store.logs.of == *m_logs)
-            logsTitle +=
-                QStringLiteral(" (attempt %1, %2)").arg(m_store.logs.attempt).arg(m_store.logs.state);
-        screen.append({padded(marker + logsTitle + QStringLiteral("  Esc back")), Style::Focused});
-        const QList<ScreenLine> lines = logLines(width, body - 1);
-        for (int i = 0; i < body - 1; ++i)
-            screen.append(i < lines.size() ? ScreenLine{padded(lines[i].text), lines[i].style}
-                                           : ScreenLine{padded(QString()), Style::Normal});
-        screen.append(helpLine);
-        return screen;
-    }
-
-    // The cluster panel.
-    const QString clusterTitle = m_cluster.cluster.isEmpty()
-        ? QStringLiteral("Cluster")
-        : QStringLiteral("Cluster %1: partitions, nodes, your queue").arg(m_cluster.cluster);
-    const QList<ScreenLine> cluster = clusterLines(width, nowMs);
-    // The sweeps panel.
-    QString sweepsTitle = QStringLiteral("Sweeps");
-    core::SweepId shown = m_trialsOf;
-    if (shown != 0) {
-        sweepsTitle = QStringLiteral("Trials of sweep %1").arg(shown);
-        for (const SweepSummary &s : m_store.sweeps)
-            if (s.sweep.id == shown) {
-                sweepsTitle = QStringLiteral("Trials of %1").arg(s.sweep.name);
-                if (!s.sweep.metricName.isEmpty())
-                    sweepsTitle += QStringLiteral(" (%1, %2)")
-                                       .arg(s.sweep.metricName, core::toString(s.sweep.metricGoal));
-            }
-        sweepsTitle += QStringLiteral("  Esc back");
-    }
-
-    int clusterRows = 0;
-    if (m_zoomed) {
-        clusterRows = body;
-    } else if (body < 6) {  // no room for two panels: the one with the keyboard
-        clusterRows = m_focus == Panel::Cluster ? body : 0;
-    } else {
-        const int clusterNeed = int(cluster.size()) + 1;
-        const int sweepNeed = 2 + int(shown ? m_store.trials.size() : m_store.sweeps.size()) + 1;
-        clusterRows = std::min(clusterNeed, std::max(std::min(3, body), body / 2));
-        if (sweepNeed < body - clusterRows)
-            clusterRows = std::min(clusterNeed, body - sweepNeed);
-        if (body - clusterRows < 2 && body >= 4)
-            clusterRows = body - 2;
-    }
-    const int sweepRows = body - clusterRows;
-
-    if (clusterRows > 0) {
-        screen.append(heading(Panel::Cluster, clusterTitle));
-        const int room = clusterRows - 1;
-        const int scroll = std::clamp(m_clusterScroll, 0, std::max(0, int(cluster.size()) - room));
-        for (int i = 0; i < room; ++i) {
-            const int at = scroll + i;
-            if (at < cluster.size()) {
-                ScreenLine line = cluster[at];
-                const bool more = i == room - 1 && at + 1 < cluster.size();
-                if (more)
-                    line = {QStringLiteral("%1 %2 more (↑↓ to scroll, Enter to zoom)")
-                                .arg(ellipsis)
-                                .arg(cluster.size() - at),
-                            Style::Dim};
-                if (!unicode)
-                    line.text.replace(QStringLiteral("↑↓"), QStringLiteral("up/down"));
-                screen.append({padded(line.text), line.style});
-            } else {
-                screen.append({padded(QString()), Style::Normal});
-            }
+QList<ScreenLine> MonitorModel::clusterPanel(const QList<ScreenLine> &lines, int room, int width) const
+{
+    const bool unicode = m_options.glyphs == Glyphs::Unicode;
+    const QString ellipsis = ellipsisFor(m_options.glyphs);
+    QList<ScreenLine> out;
+    const int scroll = std::clamp(m_clusterScroll, 0, std::max(0, int(lines.size()) - room));
+    for (int i = 0; i < room; ++i) {
+        const int at = scroll + i;
+        if (at < lines.size()) {
+            ScreenLine line = lines[at];
+            const bool more = i == room - 1 && at + 1 < lines.size();
+            if (more)
+                line = {QStringLiteral("%1 %2 more (↑↓ to scroll, Enter to zoom)")
+                            .arg(ellipsis)
+                            .arg(lines.size() - at),
+                        Style::Dim};
+            if (!unicode)
+                line.text.replace(QStringLiteral("↑↓"), QStringLiteral("up/down"));
+            out.append({padded(line.text, width, ellipsis), line.style});
+        } else {
+            out.append({padded(QString(), width, ellipsis), Style::Normal});
         }
     }
-    if (sweepRows > 0) {
-        screen.append(heading(Panel::Sweeps, sweepsTitle));
-        const int room = sweepRows - 1;
-        const QList<ScreenLine> lines = shown ? trialLines(width, room) : sweepLines(width, room);
-        for (int i = 0; i < room; ++i)
-            screen.append(i < lines.size() ? ScreenLine{padded(lines[i].text), lines[i].style}
-                                           : ScreenLine{padded(QString()), Style::Normal});
+    return out;
+}
+
+QList<ScreenLine> MonitorModel::panels(int width, int body, qint64 nowMs) const
+{
+    const QList<ScreenLine> clusterShown = clusterLines(width, nowMs);
+    const int clusterRows = clusterShare(body, int(clusterShown.size()));
+    const int sweepRows = body - clusterRows;
+    QList<ScreenLine> out;
+    if (clusterRows > 0) {
+        out.append(heading(clusterTitle(m_cluster), m_focus == Panel::Cluster, width, m_options.glyphs));
+        out += clusterPanel(clusterShown, clusterRows - 1, width);
     }
-    screen.append(helpLine);
+    if (sweepRows > 0) {
+        out.append(
+            heading(sweepsTitle(m_trialsOf, m_store), m_focus == Panel::Sweeps, width, m_options.glyphs));
+        const int room = sweepRows - 1;
+        const QList<ScreenLine> lines = m_trialsOf ? trialLines(width, room) : sweepLines(width, room);
+        out += fillRows(lines, room, width, ellipsisFor(m_options.glyphs));
+    }
+    return out;
+}
+
+QList<ScreenLine> MonitorModel::render(int width, int height, qint64 nowMs) const
+{
+    QList<ScreenLine> screen;
+    if (width <= 0 || height <= 0)
+        return screen;
+    const QString ellipsis = ellipsisFor(m_options.glyphs);
+    screen.append({padded(titleBar(m_cluster, m_store, width, nowMs), width, ellipsis), Style::Title});
+    if (height == 1)
+        return screen;
+    const int body = height - 2;  // between the top bar and the keys
+    if (body > 0 && m_logs)  // the log view takes the whole body
+        screen += logView(width, body);
+    else if (body > 0)
+        screen += panels(width, body, nowMs);
+    screen.append(helpLine(width));
     return screen;
 }
 

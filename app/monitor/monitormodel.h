@@ -228,6 +228,20 @@ private:
     QList<ScreenLine> logLines(int width, int rows) const;
     int selectedSweepIndex() const;
     const SweepSummary *summaryOf(core::SweepId sweep) const;
+    // render()'s parts: the bottom line (the keys, the question asked, the last action's
+    // message), the log view, or the cluster panel over the sweeps panel in `body` rows.
+    ScreenLine helpLine(int width) const;
+    QList<ScreenLine> logView(int width, int body) const;
+    QList<ScreenLine> panels(int width, int body, qint64 nowMs) const;
+    // The rows of `body` the cluster panel gets, its name line included: all when zoomed, what it
+    // needs where the sweeps panel keeps enough, else about half.
+    int clusterShare(int body, int clusterLineCount) const;
+    // `room` of the cluster panel's lines from its scroll; the last says how many more there are.
+    QList<ScreenLine> clusterPanel(const QList<ScreenLine> &lines, int room, int width) const;
+    // press()'s parts: a confirmation's answer, Enter, Esc.
+    Effect answerPrompt(Key key);
+    Effect enter();
+    Effect back();
     Effect askCancel();
     Effect openLogs();
     void move(int delta);

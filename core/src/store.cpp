@@ -70,7 +70,8 @@ std::optional<RunStatus> runStatusFromString(const QString &s)
 // ---------------------------------------------------------------------------------------------
 // Opening and migrations
 
-TrackingStore::TrackingStore(std::unique_ptr<Impl> impl) : d(std::move(impl))
+TrackingStore::TrackingStore(std::unique_ptr<Impl> impl)
+    : SweepBook(*impl), IngestBook(*impl), HousekeepingBook(*impl), d(std::move(impl))
 { }
 
 TrackingStore::~TrackingStore()
@@ -143,7 +144,7 @@ static void setUpReads(sqlite3 *db)
     sql::execScript(db, "PRAGMA cache_size = -65536");
 }
 
-sql::DbHandle TrackingStore::Impl::openReader(const std::string &path)
+sql::DbHandle StoreImpl::openReader(const std::string &path)
 {
     sql::DbHandle db = openHandle(QString::fromStdString(path), true);
     setUpReads(db.get());
@@ -315,7 +316,7 @@ void backfillRunLatest(sqlite3 *db)
 }
 }  // namespace schema
 
-void TrackingStore::Impl::refreshRunLatest(qint64 run)
+void StoreImpl::refreshRunLatest(qint64 run)
 {
     orrery::core::refreshRunLatest(db.get(), stmt(kLatestOfRun), stmt(kUpsertRunLatest), run);
 }
@@ -350,7 +351,7 @@ bool decodeRunLatest(std::string_view bytes, const std::function<void(qint64 key
 // ---------------------------------------------------------------------------------------------
 // Impl helpers
 
-sqlite3 *TrackingStore::Impl::writable()
+sqlite3 *StoreImpl::writable()
 {
     if (readOnly)
         throw StoreError(
@@ -358,7 +359,7 @@ sqlite3 *TrackingStore::Impl::writable()
     return db.get();
 }
 
-Stmt &TrackingStore::Impl::stmt(const char *sqlText)
+Stmt &StoreImpl::stmt(const char *sqlText)
 {
     auto it = statements.find(sqlText);
     if (it == statements.end())
@@ -367,11 +368,11 @@ Stmt &TrackingStore::Impl::stmt(const char *sqlText)
     return it->second;
 }
 
-std::optional<qint64> TrackingStore::Impl::keyId(std::string_view name) const
+std::optional<qint64> StoreImpl::keyId(std::string_view name) const
 {
     if (auto it = keyIds.find(std::string(name)); it != keyIds.end())
         return it->second;
-    Stmt &s = const_cast<Impl *>(this)->stmt("SELECT key_id FROM metric_keys WHERE name = ?");
+    Stmt &s = const_cast<StoreImpl *>(this)->stmt("SELECT key_id FROM metric_keys WHERE name = ?");
     s.bind(1, name);
     if (!s.step())
         return std::nullopt;
@@ -382,7 +383,7 @@ std::optional<qint64> TrackingStore::Impl::keyId(std::string_view name) const
     return id;
 }
 
-qint64 TrackingStore::Impl::ensureKey(std::string_view name)
+qint64 StoreImpl::ensureKey(std::string_view name)
 {
     if (auto id = keyId(name))
         return *id;
@@ -393,11 +394,11 @@ qint64 TrackingStore::Impl::ensureKey(std::string_view name)
     return id;
 }
 
-QString TrackingStore::Impl::keyName(qint64 id) const
+QString StoreImpl::keyName(qint64 id) const
 {
     if (auto it = keyNames.find(id); it != keyNames.end())
         return it->second;
-    Stmt &s = const_cast<Impl *>(this)->stmt("SELECT name FROM metric_keys WHERE key_id = ?");
+    Stmt &s = const_cast<StoreImpl *>(this)->stmt("SELECT name FROM metric_keys WHERE key_id = ?");
     s.bind(1, id);
     QString name = s.step() ? qstr(s.text(0)) : QString();
     s.reset();
@@ -406,21 +407,21 @@ QString TrackingStore::Impl::keyName(qint64 id) const
     return name;
 }
 
-TrackingStore::Impl::Tx::Tx(Impl &impl) : d(impl)
+StoreImpl::Tx::Tx(StoreImpl &impl) : d(impl)
 {
     sqlite3 *db = d.writable();
     if (sqlite3_get_autocommit(db))
         tx.emplace(db);
 }
 
-TrackingStore::Impl::Tx::~Tx()
+StoreImpl::Tx::~Tx()
 {
     if (tx && !committed) {
         d.pendingKeys.clear();  // rolled back: those ids may be reused
     }
 }
 
-void TrackingStore::Impl::Tx::commit()
+void StoreImpl::Tx::commit()
 {
     if (tx) {
         tx->commit();
@@ -433,7 +434,7 @@ void TrackingStore::Impl::Tx::commit()
 
 // Writes points of one series: loads the chunks the new points touch (those ending at or after
 // the first new step, and the open tail chunk), merges, and rewrites them in full chunks.
-void TrackingStore::Impl::appendSeries(qint64 run, qint64 key, std::vector<MetricPoint> points)
+void StoreImpl::appendSeries(qint64 run, qint64 key, std::vector<MetricPoint> points)
 {
     if (points.empty())
         return;
@@ -530,7 +531,7 @@ void TrackingStore::Impl::appendSeries(qint64 run, qint64 key, std::vector<Metri
         .exec();
 }
 
-Run TrackingStore::Impl::readRun(const Stmt &s)
+Run StoreImpl::readRun(const Stmt &s)
 {
     Run r;
     r.id = s.int64(0);
@@ -550,7 +551,7 @@ Run TrackingStore::Impl::readRun(const Stmt &s)
     return r;
 }
 
-const char *const TrackingStore::Impl::kRunColumns =
+const char *const StoreImpl::kRunColumns =
     "SELECT r.run_id, r.run_uuid, r.experiment_id, e.name, r.name, r.status, r.start_time, r.end_time, "
     "coalesce(r.run_dir, ''), r.lifecycle_stage FROM runs r JOIN experiments e ON e.experiment_id = "
     "r.experiment_id ";
@@ -752,10 +753,10 @@ std::optional<RunId> TrackingStore::runByDirectory(const QString &runDir) const
     });
 }
 
-QList<LatestMetric> TrackingStore::Impl::latestOf(qint64 run) const
+QList<LatestMetric> StoreImpl::latestOf(qint64 run) const
 {
     QList<LatestMetric> out;
-    Stmt &s = const_cast<Impl *>(this)->stmt(
+    Stmt &s = const_cast<StoreImpl *>(this)->stmt(
         "SELECT key_id, step, time, value, min_value, max_value, count FROM latest_metrics WHERE run_id = ?");
     s.bind(1, run);
     std::vector<std::pair<qint64, LatestMetric>> rows;
@@ -808,7 +809,7 @@ RunDetails TrackingStore::details(RunId id) const
     });
 }
 
-void TrackingStore::Impl::logParam(qint64 run, std::string_view key, std::string_view value)
+void StoreImpl::logParam(qint64 run, std::string_view key, std::string_view value)
 {
     Stmt &s =
         stmt("INSERT INTO params (run_id, key, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING 1");
@@ -827,7 +828,7 @@ void TrackingStore::Impl::logParam(qint64 run, std::string_view key, std::string
                          existing + "'; params cannot change (got '" + std::string(value) + "')");
 }
 
-void TrackingStore::Impl::setTag(qint64 run, std::string_view key, std::string_view value)
+void StoreImpl::setTag(qint64 run, std::string_view key, std::string_view value)
 {
     stmt("INSERT INTO tags (run_id, key, value) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET value = "
          "excluded.value")
@@ -872,7 +873,7 @@ void TrackingStore::logMetrics(RunId run, const QList<std::pair<QString, MetricP
     });
 }
 
-void TrackingStore::Impl::addArtifact(qint64 run, const Artifact &a)
+void StoreImpl::addArtifact(qint64 run, const Artifact &a)
 {
     stmt("INSERT INTO artifacts (run_id, path, kind, step, remote_path, local_path, size, created) "
          "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET kind = excluded.kind, step = "

@@ -11,7 +11,7 @@ namespace orrery::core {
 
 using sql::Stmt;
 
-void TrackingStore::Impl::recordPhases(qint64 run, const Event &ev, qint64 timeMs)
+void StoreImpl::recordPhases(qint64 run, const Event &ev, qint64 timeMs)
 {
     double processStart = 0, resume = 0, checkpoint = 0;
     double seconds[6] = {};
@@ -54,7 +54,7 @@ void TrackingStore::Impl::recordPhases(qint64 run, const Event &ev, qint64 timeM
     s.exec();
 }
 
-QList<ProcessPhases> TrackingStore::runPhases(RunId run) const
+QList<ProcessPhases> IngestBook::runPhases(RunId run) const
 {
     return d->guarded("runPhases", [&] {
         QList<ProcessPhases> out;

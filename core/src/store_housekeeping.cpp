@@ -27,7 +27,7 @@ void requireRun(TrackingStore::Impl &d, RunId run)
 
 }  // namespace
 
-void TrackingStore::renameRun(RunId run, const QString &name)
+void HousekeepingBook::renameRun(RunId run, const QString &name)
 {
     if (name.trimmed().isEmpty())
         throw StoreError("renameRun: a run's name cannot be empty");
@@ -42,7 +42,7 @@ void TrackingStore::renameRun(RunId run, const QString &name)
     });
 }
 
-void TrackingStore::setRunNote(RunId run, const QString &text)
+void HousekeepingBook::setRunNote(RunId run, const QString &text)
 {
     d->guarded("setRunNote", [&] {
         Impl::Tx tx(*d);
@@ -55,7 +55,7 @@ void TrackingStore::setRunNote(RunId run, const QString &text)
     });
 }
 
-void TrackingStore::removeTags(RunId run, const QStringList &keys)
+void HousekeepingBook::removeTags(RunId run, const QStringList &keys)
 {
     d->guarded("removeTags", [&] {
         Impl::Tx tx(*d);
@@ -66,7 +66,7 @@ void TrackingStore::removeTags(RunId run, const QStringList &keys)
     });
 }
 
-void TrackingStore::archiveRuns(const QList<RunId> &runs, bool archived)
+void HousekeepingBook::archiveRuns(const QList<RunId> &runs, bool archived)
 {
     d->guarded("archiveRuns", [&] {
         Impl::Tx tx(*d);
@@ -81,7 +81,7 @@ void TrackingStore::archiveRuns(const QList<RunId> &runs, bool archived)
     });
 }
 
-QList<RunId> TrackingStore::archivedRuns() const
+QList<RunId> HousekeepingBook::archivedRuns() const
 {
     return d->guarded("archivedRuns", [&] {
         QList<RunId> out;
@@ -93,7 +93,7 @@ QList<RunId> TrackingStore::archivedRuns() const
     });
 }
 
-void TrackingStore::deleteRuns(const QList<RunId> &runs)
+void HousekeepingBook::deleteRuns(const QList<RunId> &runs)
 {
     d->guarded("deleteRuns", [&] {
         Impl::Tx tx(*d);
@@ -126,7 +126,7 @@ void TrackingStore::deleteRuns(const QList<RunId> &runs)
     });
 }
 
-void TrackingStore::setBaseline(RunId run, bool baseline)
+void HousekeepingBook::setBaseline(RunId run, bool baseline)
 {
     d->guarded("setBaseline", [&] {
         Impl::Tx tx(*d);
@@ -149,7 +149,7 @@ void TrackingStore::setBaseline(RunId run, bool baseline)
     });
 }
 
-std::optional<RunId> TrackingStore::baselineOf(ExperimentId experiment) const
+std::optional<RunId> HousekeepingBook::baselineOf(ExperimentId experiment) const
 {
     return d->guarded("baselineOf", [&]() -> std::optional<RunId> {
         Stmt &s = d->stmt("SELECT t.run_id FROM tags t JOIN runs r ON r.run_id = t.run_id WHERE "

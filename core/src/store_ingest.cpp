@@ -40,7 +40,12 @@ void addIssue(IngestResult &r, qint64 line, QString message)
 
 }  // namespace
 
-IngestState TrackingStore::ingestState(RunId run, const QString &file) const
+TrackingStore &IngestBook::store()
+{
+    return static_cast<TrackingStore &>(*this);  // only a TrackingStore makes an IngestBook
+}
+
+IngestState IngestBook::ingestState(RunId run, const QString &file) const
 {
     return d->guarded("ingestState", [&] {
         IngestState st;
@@ -54,7 +59,7 @@ IngestState TrackingStore::ingestState(RunId run, const QString &file) const
     });
 }
 
-QList<std::pair<QString, IngestState>> TrackingStore::ingestStates(RunId run) const
+QList<std::pair<QString, IngestState>> IngestBook::ingestStates(RunId run) const
 {
     return d->guarded("ingestStates", [&] {
         QList<std::pair<QString, IngestState>> out;
@@ -68,8 +73,7 @@ QList<std::pair<QString, IngestState>> TrackingStore::ingestStates(RunId run) co
     });
 }
 
-IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 fromOffset,
-                                         QByteArrayView data)
+IngestResult IngestBook::ingestEvents(RunId run, const QString &file, qint64 fromOffset, QByteArrayView data)
 {
     return d->guarded("ingest", [&] {
         IngestResult r;
@@ -245,9 +249,8 @@ IngestResult TrackingStore::ingestEvents(RunId run, const QString &file, qint64 
     });
 }
 
-IngestResult TrackingStore::ingestTextMetrics(RunId run, const QString &file, qint64 fromOffset,
-                                              qint64 consumed, qint64 lines,
-                                              const QList<std::pair<QString, MetricPoint>> &points)
+IngestResult IngestBook::ingestTextMetrics(RunId run, const QString &file, qint64 fromOffset, qint64 consumed,
+                                           qint64 lines, const QList<std::pair<QString, MetricPoint>> &points)
 {
     return d->guarded("ingestTextMetrics", [&] {
         IngestResult r;
@@ -312,10 +315,10 @@ IngestResult TrackingStore::ingestTextMetrics(RunId run, const QString &file, qi
     });
 }
 
-TrackingStore::DirectoryIngest
-TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experiment,
-                                  const std::function<bool()> &cancel,
-                                  const std::function<void(qint64, qint64)> &progress)
+IngestBook::DirectoryIngest
+IngestBook::ingestRunDirectory(const QString &runDirIn, const QString &experiment,
+                               const std::function<bool()> &cancel,
+                               const std::function<void(qint64, qint64)> &progress)
 {
     DirectoryIngest out;
     const QFileInfo info(runDirIn);
@@ -324,16 +327,16 @@ TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experi
     const QString runDir = info.canonicalFilePath();
     const QString eventsPath = QDir(runDir).filePath(QStringLiteral("events.jsonl"));
 
-    if (auto existing = runByDirectory(runDir)) {
+    if (auto existing = store().runByDirectory(runDir)) {
         out.run = *existing;
     } else {
-        writeTransaction([&] {
-            if (auto again = runByDirectory(runDir)) {  // another process created it meanwhile
+        store().writeTransaction([&] {
+            if (auto again = store().runByDirectory(runDir)) {  // another process created it meanwhile
                 out.run = *again;
                 return;
             }
-            const ExperimentId exp = ensureExperiment(experiment);
-            out.run = createRun(exp, QFileInfo(runDir).fileName(), 0, runDir);
+            const ExperimentId exp = store().ensureExperiment(experiment);
+            out.run = store().createRun(exp, QFileInfo(runDir).fileName(), 0, runDir);
             d->setTag(out.run, "orrery.run_dir", utf8(runDir));
             out.created = true;
         });
@@ -381,8 +384,8 @@ TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experi
 
     // TensorBoard event files under it, and a W&B offline run's records (runfiles.h).
     if (!(cancel && cancel())) {
-        const TfIngest tb = ingestTfEventsDirectory(*this, out.run, runDir, runDir, cancel);
-        const RunFileIngest wb = ingestWandbRun(*this, out.run, runDir);
+        const TfIngest tb = ingestTfEventsDirectory(store(), out.run, runDir, runDir, cancel);
+        const RunFileIngest wb = ingestWandbRun(store(), out.run, runDir);
         out.filePoints = tb.points + wb.points;
         out.events.points += out.filePoints;
         out.media = tb.media + wb.media;
@@ -405,8 +408,8 @@ TrackingStore::ingestRunDirectory(const QString &runDirIn, const QString &experi
     return out;
 }
 
-std::optional<QString> TrackingStore::applyExit(RunId run, const QByteArray &exitJson, qint64 timeMs,
-                                                QString *error)
+std::optional<QString> IngestBook::applyExit(RunId run, const QByteArray &exitJson, qint64 timeMs,
+                                             QString *error)
 {
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(exitJson, &parseError);
@@ -423,12 +426,12 @@ std::optional<QString> TrackingStore::applyExit(RunId run, const QByteArray &exi
     const RunStatus status = state == QLatin1String("completed") ? RunStatus::Finished
         : state == QLatin1String("failed")                       ? RunStatus::Failed
                                                                  : RunStatus::Killed;
-    writeTransaction([&] {
-        setTags(
+    store().writeTransaction([&] {
+        store().setTags(
             run,
             {{QStringLiteral("orrery.exit_state"), state},
              {QStringLiteral("orrery.exit_reason"), doc.object().value(QLatin1String("reason")).toString()}});
-        endRun(run, status, timeMs);
+        store().endRun(run, status, timeMs);
     });
     return state;
 }

@@ -19,7 +19,7 @@ qint64 nowOr(qint64 nowMs)
 }
 }  // namespace
 
-void TrackingStore::addSuspectNode(const SuspectNode &node)
+void SweepBook::addSuspectNode(const SuspectNode &node)
 {
     if (node.cluster.trimmed().isEmpty() || node.node.trimmed().isEmpty())
         throw std::invalid_argument("a suspect node needs a cluster and a node name");
@@ -38,7 +38,7 @@ void TrackingStore::addSuspectNode(const SuspectNode &node)
     });
 }
 
-QList<SuspectNode> TrackingStore::suspectNodes(const QString &cluster, qint64 nowMs) const
+QList<SuspectNode> SweepBook::suspectNodes(const QString &cluster, qint64 nowMs) const
 {
     return d->guarded("suspectNodes", [&] {
         Stmt &s = d->stmt("SELECT node, reason, source, since, expires FROM suspect_nodes "
@@ -53,7 +53,7 @@ QList<SuspectNode> TrackingStore::suspectNodes(const QString &cluster, qint64 no
     });
 }
 
-int TrackingStore::clearSuspectNodes(const QString &cluster, const QString &node, qint64 nowMs)
+int SweepBook::clearSuspectNodes(const QString &cluster, const QString &node, qint64 nowMs)
 {
     return d->guarded("clearSuspectNodes", [&] {
         Impl::Tx tx(*d);

@@ -44,7 +44,12 @@ Sweep readSweep(const Stmt &s)
 
 }  // namespace
 
-SweepId TrackingStore::createSweep(const Sweep &sw)
+const TrackingStore &SweepBook::store() const
+{
+    return static_cast<const TrackingStore &>(*this);  // only a TrackingStore makes a SweepBook
+}
+
+SweepId SweepBook::createSweep(const Sweep &sw)
 {
     return d->guarded("createSweep", [&] {
         Impl::Tx tx(*d);
@@ -76,7 +81,7 @@ SweepId TrackingStore::createSweep(const Sweep &sw)
     });
 }
 
-std::optional<Sweep> TrackingStore::sweep(SweepId id) const
+std::optional<Sweep> SweepBook::sweep(SweepId id) const
 {
     return d->guarded("sweep", [&]() -> std::optional<Sweep> {
         Stmt &s = d->stmt(std::string(kSweepColumns) + "WHERE sweep_id = ?");
@@ -89,7 +94,7 @@ std::optional<Sweep> TrackingStore::sweep(SweepId id) const
     });
 }
 
-std::optional<Sweep> TrackingStore::findSweep(const QString &ref) const
+std::optional<Sweep> SweepBook::findSweep(const QString &ref) const
 {
     bool isNumber = false;
     const qint64 id = ref.toLongLong(&isNumber);
@@ -108,7 +113,7 @@ std::optional<Sweep> TrackingStore::findSweep(const QString &ref) const
     });
 }
 
-QList<Sweep> TrackingStore::sweeps() const
+QList<Sweep> SweepBook::sweeps() const
 {
     return d->guarded("sweeps", [&] {
         QList<Sweep> out;
@@ -120,7 +125,7 @@ QList<Sweep> TrackingStore::sweeps() const
     });
 }
 
-void TrackingStore::setSweepMessage(SweepId id, const QString &message)
+void SweepBook::setSweepMessage(SweepId id, const QString &message)
 {
     d->guarded("setSweepMessage", [&] {
         Impl::Tx tx(*d);
@@ -133,7 +138,7 @@ void TrackingStore::setSweepMessage(SweepId id, const QString &message)
     });
 }
 
-void TrackingStore::setSweepState(SweepId id, const QString &state, const QString &arrayJobId)
+void SweepBook::setSweepState(SweepId id, const QString &state, const QString &arrayJobId)
 {
     d->guarded("setSweepState", [&] {
         Impl::Tx tx(*d);
@@ -177,7 +182,7 @@ static void bindTrial(Stmt &s, const Trial &t)
         .bind(23, t.expectedStartMs);
 }
 
-qint64 TrackingStore::addTrial(const Trial &trial)
+qint64 SweepBook::addTrial(const Trial &trial)
 {
     return d->guarded("addTrial", [&] {
         Impl::Tx tx(*d);
@@ -206,7 +211,7 @@ const std::string kUpdateTrial =
 const std::string kUpdateTrialIf = kUpdateTrial + " AND state = ?";
 }  // namespace
 
-void TrackingStore::updateTrial(const Trial &trial)
+void SweepBook::updateTrial(const Trial &trial)
 {
     d->guarded("updateTrial", [&] {
         Impl::Tx tx(*d);
@@ -217,7 +222,7 @@ void TrackingStore::updateTrial(const Trial &trial)
     });
 }
 
-bool TrackingStore::updateTrialIf(const QString &expectedState, const Trial &trial)
+bool SweepBook::updateTrialIf(const QString &expectedState, const Trial &trial)
 {
     return d->guarded("updateTrialIf", [&] {
         Impl::Tx tx(*d);
@@ -273,14 +278,14 @@ QList<Trial> readTrials(TrackingStore::Impl &d, const char *whereOrder, qint64 i
 }
 }  // namespace
 
-QList<Trial> TrackingStore::trials(SweepId sweepId) const
+QList<Trial> SweepBook::trials(SweepId sweepId) const
 {
     return d->guarded("trials", [&] {
         return readTrials(*d, "WHERE sweep_id = ? ORDER BY trial_index, attempt", sweepId);
     });
 }
 
-QList<Trial> TrackingStore::attemptsOfRun(RunId run) const
+QList<Trial> SweepBook::attemptsOfRun(RunId run) const
 {
     return d->guarded("attemptsOfRun",
                       [&] { return readTrials(*d, "WHERE run_id = ? ORDER BY attempt", run); });
@@ -355,7 +360,7 @@ QList<TrialSummary> summarizeTrials(const Sweep &sweep, const QList<Trial> &atte
     return out;
 }
 
-QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
+QList<TrialSummary> SweepBook::trialSummaries(SweepId sweepId) const
 {
     const auto sw = sweep(sweepId);
     if (!sw)
@@ -363,7 +368,7 @@ QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
     RunQuery q;
     q.sweep = sweepId;
     QHash<RunId, RunRow> runs;
-    for (RunRow &row : queryRuns(q))
+    for (RunRow &row : store().queryRuns(q))
         runs.insert(row.run.id, std::move(row));
     return summarizeTrials(*sw, trials(sweepId), [&runs](RunId run) -> const RunRow * {
         const auto it = runs.constFind(run);
@@ -371,7 +376,7 @@ QList<TrialSummary> TrackingStore::trialSummaries(SweepId sweepId) const
     });
 }
 
-std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
+std::optional<RunRow> SweepBook::bestRun(SweepId sweepId) const
 {
     const auto sw = sweep(sweepId);
     if (!sw || sw->metricName.isEmpty())
@@ -385,18 +390,17 @@ std::optional<RunRow> TrackingStore::bestRun(SweepId sweepId) const
                      toString(RunStatus::Killed)},
                     {RunCondition::Scope::Attribute, QStringLiteral("status"), RunCondition::Op::Ne,
                      toString(RunStatus::Failed)}};
-    QList<RunRow> rows = queryRuns(q);
+    QList<RunRow> rows = store().queryRuns(q);
     if (rows.isEmpty() || !rows.front().metric(sw->metricName)) {
         q.conditions.clear();
-        rows = queryRuns(q);
+        rows = store().queryRuns(q);
     }
     if (rows.isEmpty() || !rows.front().metric(sw->metricName))
         return std::nullopt;
     return rows.front();
 }
 
-SweepLease TrackingStore::acquireSweepLease(SweepId sweep, const QString &follower, qint64 ttlMs,
-                                            qint64 nowMs)
+SweepLease SweepBook::acquireSweepLease(SweepId sweep, const QString &follower, qint64 ttlMs, qint64 nowMs)
 {
     if (follower.isEmpty())
         throw StoreError("acquireSweepLease: a follower needs an id");
@@ -426,7 +430,7 @@ SweepLease TrackingStore::acquireSweepLease(SweepId sweep, const QString &follow
     });
 }
 
-bool TrackingStore::expireSweepLease(SweepId sweep, const QString &holder)
+bool SweepBook::expireSweepLease(SweepId sweep, const QString &holder)
 {
     return d->guarded("expireSweepLease", [&] {
         Impl::Tx tx(*d);
@@ -438,7 +442,7 @@ bool TrackingStore::expireSweepLease(SweepId sweep, const QString &holder)
     });
 }
 
-std::optional<SweepLease> TrackingStore::sweepLease(SweepId sweep) const
+std::optional<SweepLease> SweepBook::sweepLease(SweepId sweep) const
 {
     return d->guarded("sweepLease", [&]() -> std::optional<SweepLease> {
         Stmt &s = d->stmt("SELECT holder, acquired, expires FROM sweep_leases WHERE sweep_id = ?");
@@ -451,7 +455,7 @@ std::optional<SweepLease> TrackingStore::sweepLease(SweepId sweep) const
     });
 }
 
-int TrackingStore::releaseSweepLeases(const QString &follower, SweepId sweep)
+int SweepBook::releaseSweepLeases(const QString &follower, SweepId sweep)
 {
     return d->guarded("releaseSweepLeases", [&] {
         Impl::Tx tx(*d);

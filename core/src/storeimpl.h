@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
-// TrackingStore's private half, shared by the store_*.cpp files.
+// TrackingStore's private half, shared by the store_*.cpp files. Its facets (SweepBook, IngestBook,
+// HousekeepingBook) reach it through the pointer TrackingStore's constructor gives them; their
+// headers name it StoreImpl, as they come before TrackingStore (whose Impl it is).
 #pragma once
 
 #include "orrery/core/store.h"
@@ -20,7 +22,7 @@ struct Event;
 // codes and a busy timeout; StoreError names the file and SQLite's reason.
 sql::DbHandle openDatabaseFile(const QString &path, int flags, int busyTimeoutMs);
 
-struct TrackingStore::Impl {
+struct StoreImpl {
     // Points per metric chunk. Small enough that rewriting a run's open tail chunks on every
     // monitor tick stays cheap (~3 KB per metric), large enough that a 1M-point history is
     // ~4,000 rows and the per-row overhead is < 1 byte per point.
@@ -71,19 +73,19 @@ struct TrackingStore::Impl {
     // A write transaction, or nothing when one is already open (writeTransaction() nesting).
     class Tx {
     public:
-        explicit Tx(Impl &impl);
+        explicit Tx(StoreImpl &impl);
         ~Tx();
         void commit();
 
     private:
-        Impl &d;
+        StoreImpl &d;
         std::optional<sql::WriteTransaction> tx;
         bool committed = false;
     };
 };
 
 template<typename F>
-auto TrackingStore::Impl::guarded(const char *what, F &&f) const -> decltype(f())
+auto StoreImpl::guarded(const char *what, F &&f) const -> decltype(f())
 {
     try {
         return f();

@@ -158,6 +158,89 @@ ProgressMemory &progressMemory()
 // minutes): a trial that logs every step writes its trial row every 5 s, not at every tick.
 constexpr qint64 kProgressWriteMs = 5'000;
 
+// The latest attempt of each trial index, keyed by it.
+QMap<int, Trial> latest(const QList<Trial> &all)
+{
+    QMap<int, Trial> out;
+    for (const Trial &t : latestAttempts(all))
+        out.insert(t.index, t);
+    return out;
+}
+
+// The latest attempt of trial `index` of the sweep; throws when it has no such trial.
+Trial latestAttempt(const Sweep &sweep, const QList<Trial> &attempts, int index)
+{
+    const QMap<int, Trial> byIndex = latest(attempts);
+    const auto it = byIndex.find(index);
+    if (it == byIndex.end())
+        throw std::runtime_error(
+            QStringLiteral("sweep %1 has no trial %2").arg(sweep.name).arg(index).toStdString());
+    return *it;
+}
+
+// What a launch's call of the executor came to: the task ids, or why the attempts wait or failed.
+struct LaunchOutcome {
+    QStringList ids;
+    // Why the attempts from `launched` on wait: "waiting for room under ...", "held: ..." or a
+    // lost reply (kLaunchInterrupted); each is recorded pending.
+    QString held;
+    QString failure;  // not empty: the launch failed, every attempt recorded failed
+    qsizetype launched = 0;  // the attempts launched (the others held back)
+};
+
+// Attempt `i` of a launch as the outcome leaves it: queued with its task id, pending with why,
+// or failed.
+void settleAttempt(Trial &t, qsizetype i, const LaunchOutcome &outcome, const QString &keptOut, qint64 now)
+{
+    if (i >= outcome.launched) {  // held back: recorded pending, launched later
+        t.setState(TrialState::Pending);
+        t.detail = outcome.held.startsWith(QLatin1String("held: ")) ||
+                outcome.held.startsWith(QLatin1String(kLaunchInterrupted))
+            ? outcome.held
+            : QStringLiteral("held: ") + outcome.held;
+    } else if (outcome.failure.isEmpty()) {
+        t.submittedMs = now;
+        t.detail.clear();
+        t.task = outcome.ids[i];
+        t.setState(TrialState::Queued);
+        if (!keptOut.isEmpty())
+            t.detail = keptOut;
+        const qsizetype underscore = t.task.indexOf(QLatin1Char('_'));
+        if (underscore > 0) {  // a Slurm array task: job id and task id for people
+            t.slurmJobId = t.task.left(underscore);
+            t.slurmTaskId = t.task.mid(underscore + 1);
+        }
+    } else {
+        t.submittedMs = now;
+        t.setState(TrialState::Failed);
+        t.exitReason = QStringLiteral("could not be submitted: ") + outcome.failure;
+        t.endedMs = now;
+    }
+}
+
+// An attempt seen running: whether it progressed this tick, remembered (the longest gap, for
+// `hang_timeout: auto`) and stored as its progressMs at most every kProgressWriteMs. A hung
+// attempt being ended keeps the progress it was judged by (what it prints as it ends is not a
+// recovery).
+void noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now)
+{
+    Trial &t = live.trial;
+    if (!progressed || isHungAttempt(t) || t.startedMs <= 0)
+        return;
+    if (t.progressMs >= t.startedMs) {
+        ProgressMemory &memory = progressMemory();
+        const QMutexLocker lock(&memory.mutex);
+        qint64 &gap = memory.longestGapMs[t.id];
+        gap = std::max(gap, now - t.progressMs);
+        // A short hang_timeout (seconds, in tests) is judged at a finer grain.
+        const qint64 grain = std::min(kProgressWriteMs, hangLimits(spec.hangTimeoutMs, gap).progressMs / 4);
+        if (now - t.progressMs < grain)
+            return;
+    }
+    t.progressMs = now;
+    live.changed = true;
+}
+
 }  // namespace
 
 QString processFollowerId()
@@ -200,32 +283,12 @@ struct SweepRunner::Impl {
     std::optional<SubmitLimits> submitLimits;  // limits(): asked of the executor once
     QHash<SweepId, CodeSnapshot> codeSnapshots;  // codeSnapshot(): asked of the executor once
 
-    // The latest attempt of each trial index, keyed by it.
-    static QMap<int, Trial> latest(const QList<Trial> &all)
-    {
-        QMap<int, Trial> out;
-        for (const Trial &t : latestAttempts(all))
-            out.insert(t.index, t);
-        return out;
-    }
-
     Sweep sweepOrThrow(SweepId id) const
     {
         const auto sw = store.sweep(id);
         if (!sw)
             throw std::runtime_error(QStringLiteral("no sweep %1").arg(id).toStdString());
         return *sw;
-    }
-
-    // The latest attempt of trial `index` of the sweep; throws when it has no such trial.
-    static Trial latestAttempt(const Sweep &sweep, const QList<Trial> &attempts, int index)
-    {
-        const QMap<int, Trial> byIndex = latest(attempts);
-        const auto it = byIndex.find(index);
-        if (it == byIndex.end())
-            throw std::runtime_error(
-                QStringLiteral("sweep %1 has no trial %2").arg(sweep.name).arg(index).toStdString());
-        return *it;
     }
 
     // The sweep's spec, or nullptr with why in the report (a stored spec the schema no longer takes:
@@ -315,34 +378,7 @@ struct SweepRunner::Impl {
             batch.tasks.append(taskLaunch(spec, t.index, t.attempt, t.runDir,
                                           typedParams(t.params, spec.parameters), t.config.toUtf8(),
                                           sweep.baseConfig.toUtf8()));
-        QStringList ids;
-        QString failure;
-        QString held =
-            limitWhy.isEmpty() ? QString() : QStringLiteral("waiting for room under %1").arg(limitWhy);
-        qsizetype launched = batch.tasks.size();
-        try {
-            // A sweep made before code snapshots, or whose first snapshot failed, gets one now: its
-            // tasks' directories are made from it.
-            if (!batch.tasks.isEmpty())
-                codeSnapshot(sweep, spec);
-            Launched outcome;
-            if (!batch.tasks.isEmpty())
-                outcome = executor.launch(batch);
-            ids = outcome.taskIds;
-            if (!outcome.held.isEmpty()) {
-                held = QStringLiteral("held: %1").arg(outcome.held);
-                launched = 0;
-            } else if (ids.size() != batch.tasks.size()) {
-                failure = QStringLiteral("the executor returned %1 task ids for %2 trials")
-                              .arg(ids.size())
-                              .arg(batch.tasks.size());
-            }
-        } catch (const LaunchInterrupted &e) {
-            held = QLatin1String(kLaunchInterrupted) + QString::fromUtf8(e.what());
-            launched = 0;
-        } catch (const std::exception &e) {
-            failure = QString::fromUtf8(e.what());
-        }
+        const LaunchOutcome outcome = launchBatch(sweep, spec, batch, limitWhy);
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         store.writeTransaction([&] {
             for (qsizetype i = 0; i < attempts.size(); ++i) {
@@ -350,40 +386,53 @@ struct SweepRunner::Impl {
                 t.sweepId = sweep.id;
                 t.gpus = allocatedGpus(spec.resources);
                 t.cpus = allocatedCpus(spec.resources);
-                if (i >= launched) {  // held back: recorded pending, launched later
-                    t.setState(TrialState::Pending);
-                    t.detail = held.startsWith(QLatin1String("held: ")) ||
-                            held.startsWith(QLatin1String(kLaunchInterrupted))
-                        ? held
-                        : QStringLiteral("held: ") + held;
-                } else if (failure.isEmpty()) {
-                    t.submittedMs = now;
-                    t.detail.clear();
-                    t.task = ids[i];
-                    t.setState(TrialState::Queued);
-                    if (!keptOut.isEmpty())
-                        t.detail = keptOut;
-                    const qsizetype underscore = t.task.indexOf(QLatin1Char('_'));
-                    if (underscore > 0) {  // a Slurm array task: job id and task id for people
-                        t.slurmJobId = t.task.left(underscore);
-                        t.slurmTaskId = t.task.mid(underscore + 1);
-                    }
-                } else {
-                    t.submittedMs = now;
-                    t.setState(TrialState::Failed);
-                    t.exitReason = QStringLiteral("could not be submitted: ") + failure;
-                    t.endedMs = now;
-                }
+                settleAttempt(t, i, outcome, keptOut, now);
                 if (t.id)
                     store.updateTrial(t);
                 else
                     t.id = store.addTrial(t);
                 if (t.runId)
-                    store.setRunStatus(t.runId, failure.isEmpty() ? RunStatus::Scheduled : RunStatus::Failed);
+                    store.setRunStatus(t.runId,
+                                       outcome.failure.isEmpty() ? RunStatus::Scheduled : RunStatus::Failed);
             }
         });
-        if (!failure.isEmpty())
-            throw std::runtime_error(failure.toStdString());
+        if (!outcome.failure.isEmpty())
+            throw std::runtime_error(outcome.failure.toStdString());
+    }
+
+    // The batch handed to the executor (a command sweep's code snapshot made first, where it has
+    // none yet); `limitWhy`: the executor's limit that left no room for the attempts not in it.
+    LaunchOutcome launchBatch(const Sweep &sweep, const SweepSpec &spec, const LaunchBatch &batch,
+                              const QString &limitWhy)
+    {
+        LaunchOutcome outcome;
+        outcome.held =
+            limitWhy.isEmpty() ? QString() : QStringLiteral("waiting for room under %1").arg(limitWhy);
+        outcome.launched = batch.tasks.size();
+        try {
+            // A sweep made before code snapshots, or whose first snapshot failed, gets one now: its
+            // tasks' directories are made from it.
+            if (!batch.tasks.isEmpty())
+                codeSnapshot(sweep, spec);
+            Launched launched;
+            if (!batch.tasks.isEmpty())
+                launched = executor.launch(batch);
+            outcome.ids = launched.taskIds;
+            if (!launched.held.isEmpty()) {
+                outcome.held = QStringLiteral("held: %1").arg(launched.held);
+                outcome.launched = 0;
+            } else if (outcome.ids.size() != batch.tasks.size()) {
+                outcome.failure = QStringLiteral("the executor returned %1 task ids for %2 trials")
+                                      .arg(outcome.ids.size())
+                                      .arg(batch.tasks.size());
+            }
+        } catch (const LaunchInterrupted &e) {
+            outcome.held = QLatin1String(kLaunchInterrupted) + QString::fromUtf8(e.what());
+            outcome.launched = 0;
+        } catch (const std::exception &e) {
+            outcome.failure = QString::fromUtf8(e.what());
+        }
+        return outcome;
     }
 
     // The cluster's suspect nodes into `batch` (sbatch --exclude), as many as leave the trial
@@ -715,7 +764,6 @@ struct SweepRunner::Impl {
                       qint64 now, TickReport &report);
     void resubmitOrNot(const Sweep &sw, Trial t, TrialState verdict, Tick &tick, TickReport &report);
     void resubmitStranded(const Sweep &sw, const SweepSpec &spec, Tick &tick, TickReport &report);
-    void noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now);
     void endHung(const Sweep &sw, const SweepSpec &spec, QMap<int, Trial> &latestByIndex, TickReport &report);
     void notify(const Sweep &sw, Notice::Kind kind, const QString &state, std::optional<int> trial,
                 const QString &message, TickReport &report);
@@ -808,7 +856,7 @@ void SweepRunner::cancel(SweepId sweepId)
         throw std::runtime_error(QStringLiteral("no sweep %1").arg(sweepId).toStdString());
     QStringList ids;
     QList<Trial> active, pending;
-    for (const Trial &t : Impl::latest(d->store.trials(sweepId)))
+    for (const Trial &t : latest(d->store.trials(sweepId)))
         if (t.isActive()) {
             if (!t.task.isEmpty())
                 ids << t.task;
@@ -855,7 +903,7 @@ void SweepRunner::stopTrial(SweepId sweepId, int index, const QString &reason)
                     .arg(t.state)
                     .toStdString());
     };
-    Trial t = Impl::latestAttempt(sw, d->store.trials(sweepId), index);
+    Trial t = latestAttempt(sw, d->store.trials(sweepId), index);
     stoppable(t);
     if (!t.task.isEmpty())
         d->executor.cancel({t.task});
@@ -876,7 +924,7 @@ void SweepRunner::stopTrial(SweepId sweepId, int index, const QString &reason)
         });
         if (written)
             return;
-        t = Impl::latestAttempt(sw, d->store.trials(sweepId), index);
+        t = latestAttempt(sw, d->store.trials(sweepId), index);
         stoppable(t);
     }
 }
@@ -885,7 +933,7 @@ void SweepRunner::retryTrial(SweepId sweepId, int index)
 {
     const Sweep sw = d->sweepOrThrow(sweepId);
     const QList<Trial> attempts = d->store.trials(sweepId);
-    const Trial t = Impl::latestAttempt(sw, attempts, index);
+    const Trial t = latestAttempt(sw, attempts, index);
     const TrialState state = t.trialState();
     if (!hasEnded(state) || state == TrialState::Completed)
         throw std::runtime_error(
@@ -1649,29 +1697,6 @@ void SweepRunner::Impl::endIfDone(const Sweep &sw, const SweepSpec &spec, TickRe
     notify(sw, byBudget ? Notice::Kind::BudgetStopped : Notice::Kind::SweepEnded, toText(verdict->state),
            std::nullopt, QStringLiteral("%1 %2: %3").arg(sw.name, toText(verdict->state), verdict->message),
            report);
-}
-
-// An attempt seen running: whether it progressed this tick, remembered (the longest gap, for
-// `hang_timeout: auto`) and stored as its progressMs at most every kProgressWriteMs. A hung
-// attempt being ended keeps the progress it was judged by (what it prints as it ends is not a
-// recovery).
-void SweepRunner::Impl::noteProgress(LiveAttempt &live, const SweepSpec &spec, bool progressed, qint64 now)
-{
-    Trial &t = live.trial;
-    if (!progressed || isHungAttempt(t) || t.startedMs <= 0)
-        return;
-    if (t.progressMs >= t.startedMs) {
-        ProgressMemory &memory = progressMemory();
-        const QMutexLocker lock(&memory.mutex);
-        qint64 &gap = memory.longestGapMs[t.id];
-        gap = std::max(gap, now - t.progressMs);
-        // A short hang_timeout (seconds, in tests) is judged at a finer grain.
-        const qint64 grain = std::min(kProgressWriteMs, hangLimits(spec.hangTimeoutMs, gap).progressMs / 4);
-        if (now - t.progressMs < grain)
-            return;
-    }
-    t.progressMs = now;
-    live.changed = true;
 }
 
 // Hangs (hungAttempts): a newly hung attempt is marked (its exit reason says why) and ended with

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// libFuzzer target for the sweep spec parser (core/src/sweepspec.cpp) against the trainer's
+// libFuzzer target for the sweep spec parser (core/src/sweepspec_*.cpp) against the trainer's
 // schema (tests/data/trainer-schema.json). Besides "no crash, no leak, no UB": a parse either
 // gives a spec or errors, never both; every error has a message on one line; a parsed spec's
 // trials can be expanded and written as trial.yaml.

@@ -12,6 +12,7 @@
 #include "clusterhub.h"
 #include "clusterview.h"
 #include "detailsview.h"
+#include "launchdialogs.h"
 #include "launcher.h"
 #include "logview.h"
 #include "mainwindow.h"
@@ -224,7 +225,7 @@ private Q_SLOTS:
         QVERIFY(clusters->findText(whole.name) >= 0);
         QVERIFY2(m_window->clusterView()->noticeLabel()->text().contains(broken),
                  qPrintable(m_window->clusterView()->noticeLabel()->text()));
-        QPointer<Launcher> launcher = m_window->openLauncher();
+        QPointer<Launcher> launcher = m_window->launchDialogs()->openLauncher();
         auto closeLauncher = qScopeGuard([&launcher] {
             if (launcher)
                 launcher->close();  // deletes it
@@ -448,7 +449,7 @@ private Q_SLOTS:
         const QString hostileName = QStringLiteral("gui 'q' $(touch pwned) ; rm -rf x");
         const QString hostileExperiment = QStringLiteral("exp \"q\" `id` $HOME");
 
-        Launcher *launcher = m_window->openLauncher();
+        Launcher *launcher = m_window->launchDialogs()->openLauncher();
         QVERIFY(launcher);
         launcher->setSpecPath(specPath);
         launcher->setTarget(p.name);

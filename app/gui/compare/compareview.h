@@ -12,43 +12,34 @@
 // table of params that differ between the selected runs.
 #pragma once
 
-#include "orrery/core/curves.h"
-#include "orrery/core/historycache.h"
+#include "chartpainter.h"
+#include "comparebar.h"
+
 #include "orrery/core/store.h"
 
-#include <QElapsedTimer>
-#include <QHash>
-#include <QMap>
-#include <QPointer>
-#include <QTimer>
 #include <QWidget>
 
 #include <memory>
 
-class QCheckBox;
 class QComboBox;
 class QCustomPlot;
-class QCPGraph;
-class QGridLayout;
 class QLabel;
-class QLineEdit;
-class QStackedWidget;
-class QSlider;
 class QStandardItemModel;
-class QTableView;
-class QTabWidget;
-class QToolButton;
-class QVBoxLayout;
 
 namespace orrery::gui {
 
+class ChartArea;
 class ChartLegend;
+class ComparisonTabs;
 class ImportanceView;
 class ParallelCoordinates;
 class RunSelection;
 class RunsTableModel;
 class StoreReader;
 
+// The view decides what is charted (the metric choice, x, the options) and keeps its parts in
+// step: the bar (CompareBar), the charts (ChartArea, drawn by ChartPainter) and the tabs below
+// them (ComparisonTabs).
 class CompareView : public QWidget {
     Q_OBJECT
 public:
@@ -78,43 +69,37 @@ public:
     // against GPU-hours or tokens; core::pairByStep). A zoom then replots the points read (the
     // store's range queries are by step); empty: back to the step/time axis.
     void setXMetric(const QString &key);
-    QString xMetric() const { return m_xMetric; }
+    QString xMetric() const { return m_options.xMetric; }
     // On (the default): y spans what the visible x range shows, on every zoom and pan; off: the
     // whole history's values, so a zoom does not move y.
     void setFitYToView(bool on);
-    bool fitYToView() const { return m_fitY; }
+    bool fitYToView() const { return m_options.fitY; }
     void setLogY(bool on);
     void setSmoothing(double weight);  // 0 .. 0.99
     void setGroupBy(const QString &param);  // empty: one curve per run
-    void setShowAllParams(bool on);
 
-    QList<QCustomPlot *> charts() const { return m_charts; }
-    // The panel group of a metric: its prefix with the slash ("train/"), or "" for none.
-    static QString metricGroup(const QString &key);
-    // The group headings over the panels, in order (tests).
+    QList<QCustomPlot *> charts() const;
+    // The group headings over the panels, in order (tests); a panel's group is metricGroup().
     QStringList chartGroups() const;
-    ChartLegend *legend() const { return m_legend; }
-    QLabel *groupLegend() const { return m_groupLegend; }  // grouped: each band's colour and group
+    ChartLegend *legend() const;
+    QLabel *groupLegend() const;  // grouped: each band's colour and group
     // What Compare says instead of charts (nothing selected, nothing logged); empty while charts show.
     QString emptyMessage() const;
     // The smoothing slider's value as shown beside it.
     QString smoothingText() const;
     // Whether the charts follow the data: true until the user zooms or pans, again after a
-    // double-click (resetZoom) or a new selection.
-    bool following() const { return m_following; }
-    // Emphasises `run` in every chart and dims the others (0: every run as drawn); hovering a
-    // curve or a legend entry does this.
-    void setHighlightedRun(core::RunId run);
-    core::RunId highlightedRun() const { return m_highlight; }
-    ParallelCoordinates *parallelCoordinates() const { return m_parallel; }
-    ImportanceView *importanceView() const { return m_importance; }
-    QComboBox *scatterParam() const { return m_scatterParam; }
-    QCustomPlot *scatter() const { return m_scatter; }
-    QStandardItemModel *diffModel() const { return m_diff; }
+    // double-click or a new selection.
+    bool following() const;
+    // The run emphasised in every chart, dimming the others (0: every run as drawn); hovering a
+    // curve or a legend entry sets it.
+    core::RunId highlightedRun() const;
+    ParallelCoordinates *parallelCoordinates() const;
+    ImportanceView *importanceView() const;
+    QComboBox *scatterParam() const;
+    QCustomPlot *scatter() const;
+    QStandardItemModel *diffModel() const;
     // The x range every chart shows; setting it re-queries like a pan or zoom does.
     void setXRange(double lo, double hi);
-    // Back to the whole history (double-click does this).
-    void resetZoom();
     // The value and source points a chart curve of `run` holds now (tests).
     QList<std::pair<double, double>> curve(int chart, core::RunId run) const;
     QList<std::pair<double, double>> band(int chart, const QString &group,
@@ -122,10 +107,10 @@ public:
     // Renders the charts into one image/vector file (by suffix: png, svg, pdf).
     bool exportCharts(const QString &path, QString *error = nullptr);
     // How many re-queries have come back (benchmarks and tests wait on it).
-    int completedQueries() const { return m_completed; }
+    int completedQueries() const;
     // Off: a zoom or pan only redraws the data already fetched (what W&B and MLflow do; the
     // benchmark's baseline). On by default.
-    void setRequeryOnZoom(bool on) { m_requeryOnZoom = on; }
+    void setRequeryOnZoom(bool on);
 
     // The newest snapshot's metric keys (for the metric chooser; the first one charts by default).
     void setMetricKeys(const QStringList &keys);
@@ -138,104 +123,27 @@ Q_SIGNALS:
     void metricChoiceChanged();  // the Metrics menu or the search changed what is charted
 
 protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;  // the pointer left a chart
     void showEvent(QShowEvent *event) override;  // a refresh that waited while hidden
 
 private:
-    // The constructor's parts.
-    QWidget *buildChartControls();
-    QWidget *buildGroupControls();
-    void connectControls();
-    QWidget *buildChartArea();
-    QWidget *buildBelow();
-    struct Curve;
     enum class MetricChoice { Default, Search, Chosen };
-    void rebuildCharts();
-    void layoutCharts();
-    void alignMargins(QCustomPlot *plot);
     void applyMetricChoice(bool force);
-    QStringList defaultMetrics() const;
-    QStringList searchedMetrics(bool *valid) const;
-    QStringList groupedByPrefix(const QStringList &keys) const;
-    QList<core::RunId> chartedRuns() const;
-    void updateLegendAndEmpty();
-    void styleGraph(QCPGraph *g, core::RunId run, const QColor &colour, double width);
-    void applyHighlight(QCustomPlot *plot);
-    void hoverCurve(QCustomPlot *plot, const QPoint &pos);
-    void setFullXRange(QCustomPlot *plot);
-    void selectionChanged(const QObject *source);
-    void scheduleQuery();
-    void query(bool fullRange);
-    void draw(int chart, const QList<std::pair<core::RunId, core::MetricHistory>> &histories, bool rescale);
-    void fitY(int chart, bool whole);
-    std::vector<core::CurvePoint> curvePoints(int chart, core::RunId run, const core::MetricHistory &h) const;
-    void xRangeChanged(QCustomPlot *source);
-    void showHover(QCustomPlot *plot, const QPoint &pos);
-    void updateBottom();
-    double toX(const core::MetricPoint &p, qint64 origin) const;
+    // The charts and the tabs below them again for what is charted (`rebuild`: other metrics or
+    // another x, so new panels) and the selection: the legend, the tabs, then a re-read (of the
+    // whole history, or where `fullRange` is false of the visible range).
+    void showCharts(bool rebuild, bool fullRange);
 
     StoreReader *m_reader;
     RunSelection *m_selection;
     RunsTableModel *m_runs;
     QStringList m_metrics, m_metricKeys;
-    core::XAxis m_axis = core::XAxis::Step;
-    QString m_xMetric;  // non-empty: x is this metric's value at each point's step
-    bool m_fitY = true;
-    bool m_logY = false;
-    double m_smoothing = 0;
-    QString m_groupBy;
-    bool m_showAll = false;
-
-    QToolButton *m_metricButton = nullptr;
-    QToolButton *m_exportButton = nullptr;
-    QComboBox *m_axisBox = nullptr;
-    QComboBox *m_groupBox = nullptr;
-    QCheckBox *m_logBox = nullptr;
-    QCheckBox *m_fitYBox = nullptr;
-    QSlider *m_smoothSlider = nullptr;
-    QLabel *m_smoothLabel = nullptr;
-    QLineEdit *m_metricSearch = nullptr;
-    QTimer m_searchTimer;  // a search rebuilds the charts: once typing pauses, not per key
-    QStackedWidget *m_chartStack = nullptr;  // the panels, or what to do when there is nothing
-    QLabel *m_emptyLabel = nullptr;
-    ChartLegend *m_legend = nullptr;
-    QLabel *m_groupLegend = nullptr;
-    QGridLayout *m_chartGrid = nullptr;
-    QList<QLabel *> m_groupLabels;
-    QList<QCustomPlot *> m_charts;
     MetricChoice m_metricChoice = MetricChoice::Default;
     QString m_metricFilter;
-    bool m_following = true;
-    core::RunId m_highlight = 0;
-    int m_leftMargin = 0, m_rightMargin = 0;  // every panel's, so their x ticks line up
-    QHash<int, QList<std::pair<core::RunId, core::MetricHistory>>> m_data;  // per chart
-    QHash<int, QHash<core::RunId, core::MetricHistory>> m_xData;  // per chart: the x metric's histories
-    QMap<int, std::pair<double, double>> m_fullY;  // per chart: y over the whole history as last read in full
-    QMap<int, std::pair<double, double>> m_fullX;  // per chart: its data's x extent at the last full query
-    QTabWidget *m_below = nullptr;  // parallel coordinates, scatter, differences
-    ParallelCoordinates *m_parallel = nullptr;
-    QComboBox *m_scatterParam = nullptr;
-    QCustomPlot *m_scatter = nullptr;
-    ImportanceView *m_importance = nullptr;
-    QStandardItemModel *m_diff = nullptr;
-    QTableView *m_diffView = nullptr;
-    QCheckBox *m_showAllBox = nullptr;
-
-    // Used on the reader thread only (every read runs there, one at a time); shared so a read in
-    // flight keeps it alive after this view is gone.
-    std::shared_ptr<core::HistoryCache> m_histories = std::make_shared<core::HistoryCache>();
-    static constexpr int kMinQueryIntervalMs = 16;  // one display frame (scheduleQuery)
-    QTimer m_queryTimer;  // coalesces range changes: at most one query per frame, one in flight
-    QTimer m_settleTimer;  // a zoom or pan has rested: antialiased again
-    bool m_interacting = false;
-    QElapsedTimer m_sinceQuery;
-    int m_inFlight = 0;  // charts whose answer to the latest query has not come back
-    bool m_queryPending = false;
-    bool m_requeryOnZoom = true;
+    ChartOptions m_options;  // before the chart area, which reads it until it is gone
+    CompareBar m_bar;
+    std::unique_ptr<ChartArea> m_chartArea;
+    std::unique_ptr<ComparisonTabs> m_tabs;
     bool m_stale = false;  // a refresh came while hidden
-    bool m_syncing = false;
-    quint64 m_generation = 0;
-    int m_completed = 0;
 };
 
 }  // namespace orrery::gui

@@ -22,14 +22,17 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace orrery::gui {
 
 namespace {
 constexpr int kMarginX = 60, kTop = 28, kBottom = 24;
 constexpr int kLegend = 28;  // the colour scale's strip at the right
+constexpr int kSteps = 32;  // the colour scale's steps, each a batch of lines
 
 // 1 px lines straight into a premultiplied ARGB image (Bresenham, source-over). QPainter's raster
 // engine spends ~60 ns a pixel on a cosmetic line (a span call per pixel): 5,000 runs of 5
@@ -71,6 +74,16 @@ void rasterLines(QImage &image, const QVector<QLine> &lines, const QColor &colou
     }
 }
 
+// Draws what is rastered in `layer` so far (if anything), and empties it.
+void drawLayer(QPainter &p, QImage &layer, qreal dpr)
+{
+    if (layer.isNull())
+        return;
+    layer.setDevicePixelRatio(dpr);
+    p.drawImage(0, 0, layer);
+    layer = QImage();
+}
+
 // The user's axes of a sweep, in Orrery's settings file (a sweep name may hold '/', which
 // QSettings reads as a group).
 QString settingsKey(const QString &scope)
@@ -110,109 +123,137 @@ QString ParallelAxes::Axis::labelAt(double p) const
     return core::formatNumber(kind == Kind::Log ? std::pow(10.0, v) : v, 3);
 }
 
+namespace {
+
+// One axis' values, per run: the text (categorical axes; none for the metric) and the number
+// (NaN: none). Numbers are parsed once and a metric is never turned into text: for 5,000 runs
+// this is most of setRuns.
+struct Column {
+    QStringList texts;
+    std::vector<double> numbers;
+};
+
+Column paramColumn(const QList<core::RunRow> &runs, const QString &key)
+{
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    Column column;
+    column.numbers.reserve(size_t(runs.size()));
+    for (const core::RunRow &r : runs) {
+        const QString v = r.params.value(key);
+        bool ok = false;
+        const double d = v.toDouble(&ok);
+        column.texts.push_back(v);
+        column.numbers.push_back(ok && std::isfinite(d) ? d : none);
+    }
+    return column;
+}
+
+Column metricColumn(const QList<core::RunRow> &runs, const QString &metric)
+{
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    Column column;
+    column.numbers.reserve(size_t(runs.size()));
+    for (const core::RunRow &r : runs) {
+        const core::LatestMetric *m = r.metric(metric);
+        column.numbers.push_back(m && std::isfinite(m->last.value) ? m->last.value : none);
+    }
+    return column;
+}
+
+// Fits `a` to its column: its kind, its range or categories, the runs it has no place for.
+// Returns whether it is numeric (linear or log).
+bool fitAxis(ParallelAxes::Axis &a, const Column &column, const QSet<QString> &logParams)
+{
+    int numbersSeen = 0, textsSeen = 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t r = 0; r < column.numbers.size(); ++r) {
+        const double v = column.numbers[r];
+        if (std::isnan(v)) {
+            if (!column.texts.isEmpty() && !column.texts[qsizetype(r)].isEmpty())
+                ++textsSeen;
+            else
+                ++a.missing;
+            continue;
+        }
+        ++numbersSeen;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+    }
+    // Numeric where most values are numbers: one "oops" among 20 learning rates is a value
+    // off the axis, not a reason to make the axis categorical.
+    const bool any = numbersSeen > 0, numeric = any && textsSeen * 4 <= numbersSeen;
+    if (numeric)
+        a.notNumbers = textsSeen;
+    if (!numeric || !any) {
+        QSet<QString> distinct;
+        for (const QString &text : std::as_const(column.texts))
+            if (!text.isEmpty())
+                distinct.insert(text);
+        a.kind = ParallelAxes::Axis::Kind::Categorical;
+        a.categories = QStringList(distinct.begin(), distinct.end());
+        std::sort(a.categories.begin(), a.categories.end());
+    } else if (lo > 0 && (hi / lo > 100 || (hi > lo && logParams.contains(a.label)))) {
+        a.kind = ParallelAxes::Axis::Kind::Log;
+        a.lo = std::log10(lo);
+        a.hi = std::log10(hi);
+    } else {
+        a.lo = lo;
+        a.hi = hi;
+    }
+    return numeric;
+}
+
+// The line of the run in row `r` of the columns: its position on each axis.
+ParallelAxes::Line lineOf(core::RunId run, qsizetype r, const QList<ParallelAxes::Axis> &axes,
+                          const QList<Column> &columns, const QList<bool> &numericAxis)
+{
+    ParallelAxes::Line line;
+    line.run = run;
+    line.positions.reserve(axes.size());
+    for (qsizetype i = 0; i < axes.size(); ++i) {
+        const ParallelAxes::Axis &a = axes[i];
+        if (!numericAxis[i]) {
+            line.positions.push_back(a.position(columns[i].texts.value(r)));
+            continue;
+        }
+        double v = columns[i].numbers[size_t(r)];
+        if (std::isnan(v) || (a.kind == ParallelAxes::Axis::Kind::Log && v <= 0)) {
+            line.positions.push_back(std::nullopt);
+            continue;
+        }
+        if (a.kind == ParallelAxes::Axis::Kind::Log)
+            v = std::log10(v);
+        line.positions.push_back(a.hi > a.lo ? (v - a.lo) / (a.hi - a.lo) : 0.5);
+    }
+    return line;
+}
+
+}  // namespace
+
 ParallelAxes ParallelAxes::build(const QList<core::RunRow> &runs, const QStringList &keys,
                                  const QSet<QString> &logParams, const QString &metric)
 {
     ParallelAxes out;
-    // Per axis, per run: the text (categorical axes) and the number (NaN: none). Numbers are
-    // parsed once and a metric is never turned into text: for 5,000 runs this is most of setRuns.
-    QList<QStringList> texts;
-    QList<std::vector<double>> numbers;
-    const double none = std::numeric_limits<double>::quiet_NaN();
+    QList<Column> columns;
     for (const QString &k : std::as_const(keys)) {
-        QStringList t;
-        std::vector<double> n;
-        n.reserve(size_t(runs.size()));
-        for (const core::RunRow &r : runs) {
-            const QString v = r.params.value(k);
-            bool ok = false;
-            const double d = v.toDouble(&ok);
-            t.push_back(v);
-            n.push_back(ok && std::isfinite(d) ? d : none);
-        }
-        texts.push_back(t);
-        numbers.push_back(std::move(n));
+        columns.push_back(paramColumn(runs, k));
         Axis a;
         a.key = QStringLiteral("params.") + k;
         a.label = k;
         out.axes.push_back(a);
     }
     if (!metric.isEmpty()) {
-        std::vector<double> n;
-        n.reserve(size_t(runs.size()));
-        for (const core::RunRow &r : runs) {
-            const core::LatestMetric *m = r.metric(metric);
-            n.push_back(m && std::isfinite(m->last.value) ? m->last.value : none);
-        }
-        texts.push_back({});
-        numbers.push_back(std::move(n));
+        columns.push_back(metricColumn(runs, metric));
         Axis a;
         a.key = QStringLiteral("metrics.") + metric;
         a.label = metric;
         out.axes.push_back(a);
     }
     QList<bool> numericAxis;
-    for (qsizetype i = 0; i < out.axes.size(); ++i) {
-        Axis &a = out.axes[i];
-        int numbersSeen = 0, textsSeen = 0;
-        double lo = INFINITY, hi = -INFINITY;
-        for (size_t r = 0; r < numbers[i].size(); ++r) {
-            const double v = numbers[i][r];
-            if (std::isnan(v)) {
-                if (!texts[i].isEmpty() && !texts[i][qsizetype(r)].isEmpty())
-                    ++textsSeen;
-                else
-                    ++a.missing;
-                continue;
-            }
-            ++numbersSeen;
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-        }
-        // Numeric where most values are numbers: one "oops" among 20 learning rates is a value
-        // off the axis, not a reason to make the axis categorical.
-        const bool any = numbersSeen > 0, numeric = any && textsSeen * 4 <= numbersSeen;
-        if (numeric)
-            a.notNumbers = textsSeen;
-        numericAxis.push_back(numeric);
-        if (!numeric || !any) {
-            QSet<QString> distinct;
-            for (const QString &text : std::as_const(texts[i]))
-                if (!text.isEmpty())
-                    distinct.insert(text);
-            a.kind = Axis::Kind::Categorical;
-            a.categories = QStringList(distinct.begin(), distinct.end());
-            std::sort(a.categories.begin(), a.categories.end());
-        } else if (lo > 0 && (hi / lo > 100 || (hi > lo && logParams.contains(a.label)))) {
-            a.kind = Axis::Kind::Log;
-            a.lo = std::log10(lo);
-            a.hi = std::log10(hi);
-        } else {
-            a.lo = lo;
-            a.hi = hi;
-        }
-    }
-    for (qsizetype r = 0; r < runs.size(); ++r) {
-        Line line;
-        line.run = runs[r].run.id;
-        line.positions.reserve(out.axes.size());
-        for (qsizetype i = 0; i < out.axes.size(); ++i) {
-            const Axis &a = out.axes[i];
-            if (!numericAxis[i]) {
-                line.positions.push_back(a.position(texts[i].value(r)));
-                continue;
-            }
-            double v = numbers[i][size_t(r)];
-            if (std::isnan(v) || (a.kind == Axis::Kind::Log && v <= 0)) {
-                line.positions.push_back(std::nullopt);
-                continue;
-            }
-            if (a.kind == Axis::Kind::Log)
-                v = std::log10(v);
-            line.positions.push_back(a.hi > a.lo ? (v - a.lo) / (a.hi - a.lo) : 0.5);
-        }
-        out.lines.push_back(line);
-    }
+    for (qsizetype i = 0; i < out.axes.size(); ++i)
+        numericAxis.push_back(fitAxis(out.axes[i], columns[i], logParams));
+    for (qsizetype r = 0; r < runs.size(); ++r)
+        out.lines.push_back(lineOf(runs[r].run.id, r, out.axes, columns, numericAxis));
     return out;
 }
 
@@ -455,46 +496,39 @@ int ParallelCoordinates::axisNear(int x) const
     return -1;
 }
 
-void ParallelCoordinates::paintEvent(QPaintEvent *)
-{
-    QPainter p(this);
-    p.setRenderHint(QPainter::Antialiasing);
-    p.fillRect(rect(), palette().base());
-    if (m_axes.axes.isEmpty()) {
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter,
-                   tr("Select runs whose params differ to see their parallel coordinates"));
-        return;
-    }
-    const QSet<core::RunId> highlighted(m_highlighted.begin(), m_highlighted.end());
-    const qsizetype metricAxis = !m_plan.metric.isEmpty() && !m_axes.axes.isEmpty() &&
-            m_axes.axes.back().key == QStringLiteral("metrics.") + m_plan.metric
-        ? m_axes.axes.size() - 1
-        : -1;
-    // Colour = the metric on a scale whose best end is bright, in 32 steps: the segments of each
-    // step go to QPainter in one drawLines call (a pen and a call per run made 5,000 runs cost
-    // ~300 ms a paint; batched, a few ms). Steps drawn worst first, so the best runs lie on top;
-    // unselected runs first and faint, the selection on top (wider when it is a few runs).
-    // Antialiasing only for a few lines: QPainter's raster path for antialiased or wide strokes
-    // made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
-    constexpr int kSteps = 32;
-    const bool partial = !highlighted.isEmpty() && highlighted.size() < m_axes.lines.size();
-    const bool fewSelected = highlighted.size() <= 50, many = m_axes.lines.size() > 50;
-    QList<int> xs;
-    for (int i = 0; i < m_axes.axes.size(); ++i)
-        xs.push_back(axisX(i));
-    // [pass][step]: step kSteps holds the runs without the metric (or, with no metric axis, none).
-    std::vector<std::vector<QVector<QLine>>> batches(2, std::vector<QVector<QLine>>(kSteps + 1));
+// The runs' segments by colour step and pass, and how each pass is drawn.
+struct ParallelCoordinates::LineBatches {
+    using Steps = std::vector<QVector<QLine>>;
+    // [pass][step]: pass 0 the runs not selected, 1 the selection; step kSteps holds the runs
+    // without the metric (or, with no metric axis, none).
+    std::array<Steps, 2> segments{Steps(kSteps + 1), Steps(kSteps + 1)};
     QList<const ParallelAxes::Line *> ownColour;  // no metric axis: each run in its own colour
+    QSet<core::RunId> highlighted;
+    QList<int> xs;  // each axis' x
+    bool partial = false;  // some runs are selected, not all: the others faint
+    bool fewSelected = false;  // at most 50 selected: antialiased, and wider where partial
+    bool many = false;  // more than 50 runs: the others without antialiasing
+    bool smooth(bool selected) const { return selected ? fewSelected : !many; }
+};
+
+ParallelCoordinates::LineBatches ParallelCoordinates::batchLines(qsizetype metricAxis) const
+{
+    LineBatches b;
+    b.highlighted = QSet<core::RunId>(m_highlighted.begin(), m_highlighted.end());
+    b.partial = !b.highlighted.isEmpty() && b.highlighted.size() < m_axes.lines.size();
+    b.fewSelected = b.highlighted.size() <= 50;
+    b.many = m_axes.lines.size() > 50;
+    for (int i = 0; i < m_axes.axes.size(); ++i)
+        b.xs.push_back(axisX(i));
     const std::pair<double, double> scale = scaleRange();  // the leading sweep's runs' extent
     for (const ParallelAxes::Line &l : std::as_const(m_axes.lines)) {
         if (metricAxis < 0) {
-            ownColour.push_back(&l);
+            b.ownColour.push_back(&l);
             continue;
         }
         const auto pos = l.positions.value(metricAxis);
         const int step = !pos ? kSteps : std::clamp(int(colourOf(*pos, scale) * kSteps), 0, kSteps - 1);
-        QVector<QLine> &out = batches[highlighted.contains(l.run) ? 1 : 0][size_t(step)];
+        QVector<QLine> &out = b.segments[b.highlighted.contains(l.run) ? 1 : 0][size_t(step)];
         // A run without a value on an axis (another sweep's param) goes straight on to the next
         // axis it has one on: dropping its segments dropped the run.
         qsizetype last = -1;
@@ -503,79 +537,85 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
                 continue;
             if (last >= 0)
                 out.push_back(
-                    QLine(xs[last], positionY(*l.positions[last]), xs[i], positionY(*l.positions[i])));
+                    QLine(b.xs[last], positionY(*l.positions[last]), b.xs[i], positionY(*l.positions[i])));
             last = i;
         }
     }
-    QImage layer;  // many runs: their 1 px lines rastered here, then drawn in one go
+    return b;
+}
+
+// One pass' batched segments, step by step, worst first; 1 px lines drawn without antialiasing
+// go through an image (rasterLines), which lies under the lines drawn after them.
+void ParallelCoordinates::paintSteps(QPainter &p, const LineBatches &b, bool selected) const
+{
+    const bool smooth = b.smooth(selected);
     const qreal dpr = devicePixelRatioF();
-    for (int pass = 0; pass < 2; ++pass) {
-        const bool on = pass == 1;
-        const bool smooth = on ? fewSelected : !many;
-        p.setRenderHint(QPainter::Antialiasing, smooth);
-        for (int step = 0; step <= kSteps; ++step) {
-            const QVector<QLine> &segments = batches[size_t(pass)][size_t(step)];
-            if (segments.isEmpty())
-                continue;
-            const double good = (step + 0.5) / kSteps;
-            QColor c = step == kSteps ? palette().color(QPalette::PlaceholderText)
-                                      : metricColor(m_plan.higherIsBetter ? good : 1.0 - good);
-            if (!on && partial)
-                c.setAlpha(50);
-            const bool wide = on && partial && fewSelected;
-            if (!smooth && !wide) {
-                if (layer.isNull()) {
-                    layer = QImage(size() * dpr, QImage::Format_ARGB32_Premultiplied);
-                    layer.fill(Qt::transparent);
-                }
-                rasterLines(layer, segments, c, dpr);
+    QImage layer;  // many runs: their 1 px lines rastered here, then drawn in one go
+    for (int step = 0; step <= kSteps; ++step) {
+        const QVector<QLine> &segments = b.segments[selected ? 1 : 0][size_t(step)];
+        if (segments.isEmpty())
+            continue;
+        const double good = (step + 0.5) / kSteps;
+        QColor c = step == kSteps ? palette().color(QPalette::PlaceholderText)
+                                  : metricColor(m_plan.higherIsBetter ? good : 1.0 - good);
+        if (!selected && b.partial)
+            c.setAlpha(50);
+        const bool wide = selected && b.partial && b.fewSelected;
+        if (!smooth && !wide) {
+            if (layer.isNull()) {
+                layer = QImage(size() * dpr, QImage::Format_ARGB32_Premultiplied);
+                layer.fill(Qt::transparent);
+            }
+            rasterLines(layer, segments, c, dpr);
+            continue;
+        }
+        drawLayer(p, layer, dpr);  // what is rastered so far lies under these
+        p.setPen(QPen(c, wide ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
+        p.drawLines(segments);
+    }
+    drawLayer(p, layer, dpr);
+}
+
+// One pass' runs in their own colours, a polyline per stretch of axes they have values on.
+void ParallelCoordinates::paintOwnColour(QPainter &p, const LineBatches &b, bool selected) const
+{
+    QPolygonF segment;
+    for (const ParallelAxes::Line *l : std::as_const(b.ownColour)) {
+        if (b.highlighted.contains(l->run) != selected)
+            continue;
+        QColor c = runColor(l->run);
+        if (!selected && b.partial)
+            c.setAlpha(50);
+        p.setPen(QPen(c, selected && b.partial && b.fewSelected ? 2.0 : 0.0));
+        segment.clear();
+        for (int i = 0; i <= l->positions.size(); ++i) {
+            if (i < l->positions.size() && l->positions[i]) {
+                segment.push_back(QPointF(b.xs[i], positionY(*l->positions[i])));
                 continue;
             }
-            if (!layer.isNull()) {  // what is rastered so far lies under these
-                layer.setDevicePixelRatio(dpr);
-                p.drawImage(0, 0, layer);
-                layer = QImage();
-            }
-            p.setPen(QPen(c, wide ? 2.0 : 0.0));  // 0: a cosmetic 1 px pen
-            p.drawLines(segments);
-        }
-        if (!layer.isNull()) {
-            layer.setDevicePixelRatio(dpr);
-            p.drawImage(0, 0, layer);
-            layer = QImage();
-        }
-        QPolygonF segment;
-        for (const ParallelAxes::Line *l : std::as_const(ownColour)) {
-            if (highlighted.contains(l->run) != on)
-                continue;
-            QColor c = runColor(l->run);
-            if (!on && partial)
-                c.setAlpha(50);
-            p.setPen(QPen(c, on && partial && fewSelected ? 2.0 : 0.0));
+            if (segment.size() > 1)
+                p.drawPolyline(segment);
             segment.clear();
-            for (int i = 0; i <= l->positions.size(); ++i) {
-                if (i < l->positions.size() && l->positions[i]) {
-                    segment.push_back(QPointF(xs[i], positionY(*l->positions[i])));
-                    continue;
-                }
-                if (segment.size() > 1)
-                    p.drawPolyline(segment);
-                segment.clear();
-            }
         }
     }
-    if (metricAxis >= 0) {
-        // The legend: the scale beside the metric's axis, its best end named.
-        const int x = width() - kLegend + 8, top = positionY(1), bottom = positionY(0);
-        QLinearGradient g(0, bottom, 0, top);
-        for (double t : {0.0, 0.5, 1.0})
-            g.setColorAt(t, metricColor(t));
-        p.fillRect(QRect(x, top, 10, bottom - top), g);
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(x - 14, m_plan.higherIsBetter ? top - 16 : bottom + 2, 40, 14), Qt::AlignCenter,
-                   tr("best"));
-    }
-    p.setRenderHint(QPainter::Antialiasing);
+}
+
+// The legend: the scale beside the metric's axis, its best end named.
+void ParallelCoordinates::paintColourScale(QPainter &p) const
+{
+    const int x = width() - kLegend + 8, top = positionY(1), bottom = positionY(0);
+    QLinearGradient g(0, bottom, 0, top);
+    for (double t : {0.0, 0.5, 1.0})
+        g.setColorAt(t, metricColor(t));
+    p.fillRect(QRect(x, top, 10, bottom - top), g);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QRect(x - 14, m_plan.higherIsBetter ? top - 16 : bottom + 2, 40, 14), Qt::AlignCenter,
+               tr("best"));
+}
+
+// Each axis: its line, its title (and what it has no place for), its ends' values, its brush.
+void ParallelCoordinates::paintAxes(QPainter &p) const
+{
     const QColor fg = palette().color(QPalette::Text);
     for (int i = 0; i < m_axes.axes.size(); ++i) {
         const auto &a = m_axes.axes[i];
@@ -601,6 +641,39 @@ void ParallelCoordinates::paintEvent(QPaintEvent *)
                        brush);
         }
     }
+}
+
+void ParallelCoordinates::paintEvent(QPaintEvent *)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.fillRect(rect(), palette().base());
+    if (m_axes.axes.isEmpty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter,
+                   tr("Select runs whose params differ to see their parallel coordinates"));
+        return;
+    }
+    const qsizetype metricAxis = !m_plan.metric.isEmpty() && !m_axes.axes.isEmpty() &&
+            m_axes.axes.back().key == QStringLiteral("metrics.") + m_plan.metric
+        ? m_axes.axes.size() - 1
+        : -1;
+    // Colour = the metric on a scale whose best end is bright, in 32 steps: the segments of each
+    // step go to QPainter in one drawLines call (a pen and a call per run made 5,000 runs cost
+    // ~300 ms a paint; batched, a few ms). Steps drawn worst first, so the best runs lie on top;
+    // unselected runs first and faint, the selection on top (wider when it is a few runs).
+    // Antialiasing only for a few lines: QPainter's raster path for antialiased or wide strokes
+    // made 100 lines cost 50 ms a paint, and the view repaints on every refresh.
+    const LineBatches batches = batchLines(metricAxis);
+    for (const bool selected : {false, true}) {
+        p.setRenderHint(QPainter::Antialiasing, batches.smooth(selected));
+        paintSteps(p, batches, selected);
+        paintOwnColour(p, batches, selected);
+    }
+    if (metricAxis >= 0)
+        paintColourScale(p);
+    p.setRenderHint(QPainter::Antialiasing);
+    paintAxes(p);
 }
 
 void ParallelCoordinates::mousePressEvent(QMouseEvent *e)

@@ -20,6 +20,8 @@
 
 #include <optional>
 
+class QPainter;
+
 namespace orrery::gui {
 
 // The axes and the runs' positions on them (0 = bottom, 1 = top), without any painting: what
@@ -115,6 +117,15 @@ private:
     int axisNear(int x) const;
 
     void rebuild();
+
+    // Painting: the runs' lines batched by colour step (the selection in a pass of its own, on
+    // top), the colour scale, the axes.
+    struct LineBatches;
+    LineBatches batchLines(qsizetype metricAxis) const;
+    void paintSteps(QPainter &p, const LineBatches &b, bool selected) const;
+    void paintOwnColour(QPainter &p, const LineBatches &b, bool selected) const;
+    void paintColourScale(QPainter &p) const;
+    void paintAxes(QPainter &p) const;
 
     QList<core::RunRow> m_runs;
     ParallelPlan m_plan;

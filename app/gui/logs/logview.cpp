@@ -2,18 +2,10 @@
 #include "logview.h"
 
 #include "blockingpool.h"
-#include "logtext.h"
 
 #include <QCheckBox>
-#include <QColor>
 #include <QComboBox>
-#include <QEvent>
-#include <QFile>
-#include <QFileInfo>
-#include <QFontDatabase>
-#include <QFontMetricsF>
 #include <QHBoxLayout>
-#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -21,11 +13,6 @@
 #include <QScrollBar>
 #include <QShortcut>
 #include <QTabWidget>
-#include <QTextBlock>
-#include <QTextCursor>
-#include <QTextDocument>
-#include <QTextEdit>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -55,22 +42,6 @@ QList<LogRead> readAll(const LogSource &source, const QList<core::LogReadJob> &j
     }
 }
 
-// The raw bytes split at the last '\n': the complete lines, and what follows (the last line so
-// far, no '\n' yet).
-std::pair<QByteArray, QByteArray> splitLastLine(const QByteArray &data)
-{
-    const qsizetype nl = data.lastIndexOf('\n');
-    QByteArray partial = data.mid(nl + 1);
-    // A progress bar rewrites its line with '\r' and may never end it: keep from its last '\r'
-    // on (safeLogText shows only what follows it), so the line held does not grow for hours.
-    qsizetype end = partial.size();
-    while (end > 0 && partial[end - 1] == '\r')
-        --end;
-    if (const qsizetype cr = end > 0 ? partial.lastIndexOf('\r', end - 1) : -1; cr > 0)
-        partial = partial.mid(cr);
-    return {data.left(nl + 1), partial};
-}
-
 }  // namespace
 
 // --- the view -----------------------------------------------------------------------------------
@@ -86,7 +57,11 @@ LogView::LogView(const QString &title, LogSource source, const QList<File> &file
     for (const File &file : files)
         addFile(file);
 
-    QHBoxLayout *bottom = buildSearchBar();
+    m_search = new LogSearch([this] { return editor(currentFile()); }, this);
+    QHBoxLayout *bottom = m_search->build();
+    m_status = new QLabel;
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setWordWrap(true);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
     layout->addWidget(m_tabs, 1);
@@ -131,32 +106,6 @@ QHBoxLayout *LogView::buildTopBar(const QString &title)
     return top;
 }
 
-// Find, previous and next, and the match count.
-QHBoxLayout *LogView::buildSearchBar()
-{
-    m_search = new QLineEdit;
-    m_search->setObjectName(QStringLiteral("logSearch"));
-    m_search->setPlaceholderText(tr("Find (Ctrl+F; Enter: next, Shift+Enter: previous)"));
-    m_search->setClearButtonEnabled(true);
-    m_search->installEventFilter(this);
-    m_previous = new QToolButton;
-    m_previous->setArrowType(Qt::UpArrow);
-    m_previous->setToolTip(tr("Previous match (Shift+Enter)"));
-    m_next = new QToolButton;
-    m_next->setArrowType(Qt::DownArrow);
-    m_next->setToolTip(tr("Next match (Enter)"));
-    m_matchLabel = new QLabel;
-    m_status = new QLabel;
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_status->setWordWrap(true);
-    auto *bottom = new QHBoxLayout;
-    bottom->addWidget(m_search, 1);
-    bottom->addWidget(m_previous);
-    bottom->addWidget(m_next);
-    bottom->addWidget(m_matchLabel);
-    return bottom;
-}
-
 // Ctrl+F, search, Load earlier, Follow, the tab shown, and the reads coming back.
 void LogView::connectControls()
 {
@@ -164,18 +113,16 @@ void LogView::connectControls()
     auto *find = new QShortcut(QKeySequence::Find, this);
     find->setContext(Qt::WidgetWithChildrenShortcut);
     connect(find, &QShortcut::activated, this, [this] {
-        m_search->setFocus(Qt::ShortcutFocusReason);
-        m_search->selectAll();
+        searchField()->setFocus(Qt::ShortcutFocusReason);
+        searchField()->selectAll();
     });
-    connect(m_search, &QLineEdit::textChanged, this, [this] { updateMatches(true); });
-    connect(m_next, &QToolButton::clicked, this, &LogView::findNext);
-    connect(m_previous, &QToolButton::clicked, this, &LogView::findPrevious);
+    m_search->connectControls();
     connect(m_earlier, &QPushButton::clicked, this, &LogView::loadEarlier);
     connect(m_follow, &QCheckBox::toggled, this, &LogView::setFollowing);
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
-        for (FileView &f : m_files)
+        for (LogPane &f : m_files)
             f.edit->setExtraSelections({});
-        updateMatches(false);
+        m_search->update(false);
         updateStatus();
     });
 
@@ -185,32 +132,18 @@ void LogView::connectControls()
 
 void LogView::addFile(const File &file)
 {
-    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    FileView f;
-    f.file = file;
-    f.edit = new QPlainTextEdit;
-    f.edit->setObjectName(QStringLiteral("log-") + file.label);
-    f.edit->setReadOnly(true);
-    f.edit->setUndoRedoEnabled(false);
-    f.edit->setFont(mono);
-    // One line of the file, one line of the view: scroll-back keeps its place by line count.
-    f.edit->setLineWrapMode(QPlainTextEdit::NoWrap);
-    f.edit->setTabStopDistance(8 * QFontMetricsF(mono).horizontalAdvance(QLatin1Char(' ')));
-    f.edit->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    LogPane f(file);
     QScrollBar *bar = f.edit->verticalScrollBar();
     QPlainTextEdit *edit = f.edit;
     connect(bar, &QScrollBar::valueChanged, this, [this, edit](int) {
-        for (FileView &v : m_files)
-            if (v.edit == edit)
-                onScrolled(v);
+        for (LogPane &v : m_files)
+            if (v.edit == edit && v.scrolled() && v.edit == m_tabs->currentWidget())
+                loadEarlier();
     });
     connect(bar, &QScrollBar::rangeChanged, this, [this, edit, bar](int, int max) {
-        for (FileView &v : m_files)
-            if (v.edit == edit && v.atBottom && m_following && bar->value() != max) {
-                m_adjusting = true;
-                bar->setValue(max);
-                m_adjusting = false;
-            }
+        for (LogPane &v : m_files)
+            if (v.edit == edit && v.atBottom && m_following && bar->value() != max)
+                v.scrollToEnd();
     });
     m_tabs->addTab(f.edit, file.label);
     m_tabs->setTabToolTip(m_tabs->count() - 1, file.path);
@@ -258,8 +191,7 @@ void LogView::setFiles(const QList<File> &files, int current)
         for (const File &file : files)
             addFile(file);
     }
-    m_matches.clear();
-    m_currentMatch = -1;
+    m_search->resetMatches();
     setCurrentFile(std::clamp(current, 0, std::max(0, int(files.size()) - 1)));
     updateStatus();
     refresh();
@@ -333,11 +265,9 @@ void LogView::setFollowing(bool on)
         m_follow->setChecked(on);
     }
     if (on) {
-        for (FileView &f : m_files) {
+        for (LogPane &f : m_files) {
             f.atBottom = true;
-            m_adjusting = true;
-            f.edit->verticalScrollBar()->setValue(f.edit->verticalScrollBar()->maximum());
-            m_adjusting = false;
+            f.scrollToEnd();
         }
         m_poll.start();
         refresh();
@@ -372,7 +302,7 @@ void LogView::startRead()
     // Scroll-back first (the user is waiting on it); a poll due meanwhile comes at the next tick.
     QList<core::LogReadJob> jobs;
     for (int i = 0; i < m_files.size(); ++i) {
-        FileView &f = m_files[i];
+        LogPane &f = m_files[i];
         if (f.earlierWanted && f.from > 0)
             jobs.append({core::LogReadJob::Kind::Earlier, i, f.file.path, f.from, f.end});
         f.earlierWanted = false;
@@ -400,155 +330,16 @@ void LogView::applyReads(const QList<LogRead> &reads)
     bool changed = false;
     for (const LogRead &r : reads)
         if (r.file >= 0 && r.file < m_files.size())
-            changed = apply(m_files[r.file], r) || changed;
+            changed = m_files[r.file].apply(r, m_following) || changed;
     if (changed)
-        updateMatches(false);
+        m_search->update(false);
     updateStatus();
     bool more = m_pollWanted;
-    for (const FileView &f : m_files)
+    for (const LogPane &f : m_files)
         more = more || f.earlierWanted;
     if (more)
         startRead();
     Q_EMIT updated();
-}
-
-bool LogView::apply(FileView &f, const LogRead &r)
-{
-    f.bytesRead += r.bytesRead;
-    if (r.size >= 0)
-        f.size = r.size;
-    if (r.kind == LogRead::Kind::Failed) {
-        f.error = r.error;
-        return false;
-    }
-    f.error.clear();
-    switch (r.kind) {
-    case LogRead::Kind::Missing:
-        showMissing(f);
-        return true;
-    case LogRead::Kind::Tail:
-        showTail(f, r);
-        return true;
-    case LogRead::Kind::Append:
-        append(f, r);
-        return true;
-    case LogRead::Kind::Earlier:
-        prepend(f, r);
-        return true;
-    case LogRead::Kind::Unchanged:
-    case LogRead::Kind::Failed:
-        break;
-    }
-    return false;
-}
-
-QString LogView::earlierLine(qint64 bytes)
-{
-    return tr("… %1 earlier bytes not loaded — scroll up for more").arg(bytes);
-}
-
-void LogView::showMissing(FileView &f)
-{
-    if (!f.missing || f.edit->document()->isEmpty()) {
-        m_adjusting = true;
-        f.edit->setPlainText(tr("(not created yet)"));
-        m_adjusting = false;
-    }
-    f.missing = true;
-    f.from = f.end = f.size = -1;
-    f.partial.clear();
-}
-
-void LogView::showTail(FileView &f, const LogRead &r)
-{
-    auto [complete, partial] = splitLastLine(r.data);
-    QString text;
-    if (r.offset > 0)
-        text = earlierLine(r.offset) + u'\n';
-    text += appcommon::safeLogText(complete) + appcommon::safeLogText(partial);
-    f.emptyShown = r.offset == 0 && r.data.isEmpty();
-    if (f.emptyShown) {
-        // Blank would look like a view that failed: say the file is there and empty, and where
-        // the output went instead when the window knows.
-        text = tr("(empty: %1 exists but nothing was written to it)").arg(f.file.path);
-        if (!f.file.emptyHint.isEmpty())
-            text += u'\n' + f.file.emptyHint;
-    }
-    m_adjusting = true;
-    f.edit->setPlainText(text);
-    // A tail is read to be seen from its end (the freshest lines).
-    f.atBottom = true;
-    f.edit->verticalScrollBar()->setValue(f.edit->verticalScrollBar()->maximum());
-    m_adjusting = false;
-    f.missing = false;
-    f.from = r.offset;
-    f.end = r.offset + r.data.size();
-    f.partial = partial;
-}
-
-void LogView::append(FileView &f, const LogRead &r)
-{
-    if (r.offset != f.end) {
-        f.end = -1;  // not where this view stopped (cannot happen with one read at a time): reload
-        return;
-    }
-    auto [complete, partial] = splitLastLine(f.partial + r.data);
-    QScrollBar *bar = f.edit->verticalScrollBar();
-    m_adjusting = true;
-    if (f.emptyShown) {  // the first bytes of a file that was empty replace the note
-        f.edit->clear();
-        f.emptyShown = false;
-    }
-    // The document's last block is the partial line shown (empty when there is none): replaced.
-    QTextCursor cursor(f.edit->document());
-    cursor.movePosition(QTextCursor::End);
-    cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
-    cursor.insertText(appcommon::safeLogText(complete) + appcommon::safeLogText(partial));
-    if (f.atBottom && m_following)
-        bar->setValue(bar->maximum());
-    m_adjusting = false;
-    f.end = r.offset + r.data.size();
-    f.partial = partial;
-}
-
-void LogView::prepend(FileView &f, const LogRead &r)
-{
-    // The chunk must end where the text shown begins; else the file changed under it, and the
-    // next poll reads it again from its tail.
-    if (f.from <= 0 || r.offset + r.data.size() != f.from)
-        return;
-    QString text;
-    if (r.offset > 0)
-        text = earlierLine(r.offset) + u'\n';
-    text += appcommon::safeLogText(r.data);
-    if (text.endsWith(u'\n'))
-        text.chop(1);  // the first block's own line break follows
-    QTextDocument *doc = f.edit->document();
-    QScrollBar *bar = f.edit->verticalScrollBar();
-    const int value = bar->value();
-    const int blocks = doc->blockCount();
-    m_adjusting = true;
-    // The first block is the "earlier bytes not loaded" line: replaced by the new lines (and a
-    // new such line unless the file's start was reached).
-    QTextCursor cursor(doc);
-    cursor.movePosition(QTextCursor::Start);
-    cursor.movePosition(QTextCursor::EndOfBlock, QTextCursor::KeepAnchor);
-    cursor.insertText(text);
-    // The lines seen stay where they were: one block is one line (no wrapping).
-    bar->setValue(value + doc->blockCount() - blocks);
-    m_adjusting = false;
-    f.from = r.offset;
-}
-
-void LogView::onScrolled(FileView &f)
-{
-    if (m_adjusting)
-        return;
-    const QScrollBar *bar = f.edit->verticalScrollBar();
-    f.atBottom = bar->value() >= bar->maximum();
-    if (bar->value() == bar->minimum() && bar->maximum() > bar->minimum() && f.from > 0 &&
-        f.edit == m_tabs->currentWidget())
-        loadEarlier();
 }
 
 void LogView::updateStatus()
@@ -559,132 +350,7 @@ void LogView::updateStatus()
         m_status->clear();
         return;
     }
-    const FileView &f = m_files[index];
-    QString s;
-    if (!f.error.isEmpty())
-        s = tr("%1: read failed: %2 (%3)")
-                .arg(f.file.path, f.error,
-                     m_following ? tr("trying again at the next poll") : tr("turn on Follow to try again"));
-    else if (f.missing)
-        s = tr("%1: not created yet%2").arg(f.file.path, m_following ? tr(", waiting for it") : QString());
-    else if (f.from < 0)
-        s = tr("%1: reading…").arg(f.file.path);
-    else if (f.emptyShown)
-        s = tr("%1: empty%2").arg(f.file.path, m_following ? tr(", following") : QString());
-    else
-        s = tr("%1: bytes %2–%3 of %4 shown%5")
-                .arg(f.file.path)
-                .arg(f.from)
-                .arg(f.end)
-                .arg(f.size)
-                .arg(m_following ? tr(", following") : QString());
-    m_status->setText(s);
-}
-
-// --- search -------------------------------------------------------------------------------------
-
-void LogView::updateMatches(bool jumpFromView)
-{
-    m_matches.clear();
-    m_currentMatch = -1;
-    QPlainTextEdit *edit = editor(currentFile());
-    const QString needle = m_search->text();
-    if (edit && !needle.isEmpty()) {
-        const QString hay = edit->toPlainText();  // one position per character, as the document's
-        for (qsizetype p = hay.indexOf(needle, 0, Qt::CaseInsensitive); p >= 0;
-             p = hay.indexOf(needle, p + needle.size(), Qt::CaseInsensitive))
-            m_matches.append(int(p));
-        const QTextCursor cursor = edit->textCursor();
-        if (jumpFromView) {
-            // Typing searches on from the match selected, else from the top of the view.
-            const int from = cursor.hasSelection() ? cursor.selectionStart()
-                                                   : edit->cursorForPosition(QPoint(0, 0)).block().position();
-            const auto it = std::lower_bound(m_matches.cbegin(), m_matches.cend(), from);
-            if (!m_matches.isEmpty())
-                selectMatch(it == m_matches.cend() ? 0 : int(it - m_matches.cbegin()));
-        } else if (cursor.hasSelection() &&
-                   cursor.selectionEnd() - cursor.selectionStart() == needle.size()) {
-            // Text came or went: the match selected is still the current one (the document
-            // moved the cursor with the text).
-            m_currentMatch = int(m_matches.indexOf(cursor.selectionStart()));
-        }
-    }
-    if (edit) {
-        // Dark text on the highlight, whatever the theme's text colour.
-        QTextCharFormat match, current;
-        match.setBackground(QColor(0xff, 0xe0, 0x4d));
-        match.setForeground(Qt::black);
-        current.setBackground(QColor(0xff, 0x98, 0x1a));
-        current.setForeground(Qt::black);
-        QList<QTextEdit::ExtraSelection> selections;
-        selections.reserve(m_matches.size());
-        for (int i = 0; i < m_matches.size(); ++i) {
-            QTextCursor c(edit->document());
-            c.setPosition(m_matches[i]);
-            c.setPosition(m_matches[i] + int(needle.size()), QTextCursor::KeepAnchor);
-            selections.append({c, i == m_currentMatch ? current : match});
-        }
-        edit->setExtraSelections(selections);
-    }
-    m_previous->setEnabled(!m_matches.isEmpty());
-    m_next->setEnabled(!m_matches.isEmpty());
-    m_matchLabel->setText(matchText());
-}
-
-void LogView::selectMatch(int index)
-{
-    QPlainTextEdit *edit = editor(currentFile());
-    if (!edit || index < 0 || index >= m_matches.size())
-        return;
-    m_currentMatch = index;
-    QTextCursor c(edit->document());
-    c.setPosition(m_matches[index]);
-    c.setPosition(m_matches[index] + int(m_search->text().size()), QTextCursor::KeepAnchor);
-    edit->setTextCursor(c);
-    edit->ensureCursorVisible();
-}
-
-void LogView::findNext()
-{
-    if (m_matches.isEmpty())
-        return;
-    selectMatch(m_currentMatch < 0 ? 0 : (m_currentMatch + 1) % int(m_matches.size()));
-    updateMatches(false);
-}
-
-void LogView::findPrevious()
-{
-    if (m_matches.isEmpty())
-        return;
-    const int n = int(m_matches.size());
-    selectMatch(m_currentMatch < 0 ? n - 1 : (m_currentMatch + n - 1) % n);
-    updateMatches(false);
-}
-
-QString LogView::matchText() const
-{
-    if (m_search->text().isEmpty())
-        return {};
-    if (m_matches.isEmpty())
-        return tr("no match");
-    if (m_currentMatch < 0)
-        return m_matches.size() == 1 ? tr("1 match") : tr("%1 matches").arg(m_matches.size());
-    return tr("%1 of %2").arg(m_currentMatch + 1).arg(m_matches.size());
-}
-
-bool LogView::eventFilter(QObject *watched, QEvent *event)
-{
-    if (watched == m_search && event->type() == QEvent::KeyPress) {
-        const auto *key = static_cast<QKeyEvent *>(event);
-        if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
-            if (key->modifiers() & Qt::ShiftModifier)
-                findPrevious();
-            else
-                findNext();
-            return true;
-        }
-    }
-    return QWidget::eventFilter(watched, event);
+    m_status->setText(m_files[index].status(m_following));
 }
 
 }  // namespace orrery::gui

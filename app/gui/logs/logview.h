@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 //
 // The live tail of a job's or trial's standard output and error (UX.md: "Why did trial 7 die?"),
-// one tab per file, each a read-only monospace text. Only the last kChunkBytes of a file are
+// one tab per file, each a read-only monospace text (LogPane). Only the last kChunkBytes of a file are
 // read first, cut at a line start; scrolling to the top (or "Load earlier") reads the chunk
 // before it. While "Follow" is on, every file is polled (one size query each) and only the bytes
 // past the last one read are appended; a file that shrank is read again from its tail, one not
 // created yet is polled until it appears. Text passes through safeLogText (logtext.h) first: a log is
-// untrusted bytes. Search (Ctrl+F) highlights every match, case-insensitively. An empty file
+// untrusted bytes. Search (Ctrl+F, LogSearch) highlights every match, case-insensitively. An empty file
 // says so, with its File::emptyHint (where the output went instead: the bundled trainer writes
 // its progress to events.jsonl, not stdout). A trial's view has an attempt chooser (setAttempts):
 // the window answers attemptChosen with that attempt's files (setFiles).
@@ -18,6 +18,9 @@
 // it shows belong to the UI thread; results come back to it through a QFutureWatcher. A read still out when
 // the view closes finishes on its own (it holds the source, not the view) and its result is dropped.
 #pragma once
+
+#include "logpane.h"
+#include "logsearch.h"
 
 #include "orrery/core/logread.h"
 
@@ -41,7 +44,6 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QTabWidget;
-class QToolButton;
 
 namespace orrery::gui {
 
@@ -62,11 +64,7 @@ public:
     static constexpr qint64 kMaxAppendBytes = core::kLogMaxAppendBytes;
     static constexpr int kDefaultPollMs = 1000;
 
-    struct File {
-        QString label;  // the tab: "stdout", "stderr"
-        QString path;  // as the source knows it
-        QString emptyHint = {};  // shown under "(empty)" while the file has no byte
-    };
+    using File = LogFile;  // the tab's label, the path, the hint while it is empty
 
     LogView(const QString &title, LogSource source, const QList<File> &files, QWidget *parent = nullptr);
     ~LogView() override;
@@ -105,18 +103,18 @@ public:
 
     // Search in the current file: the field (Ctrl+F focuses it), the matches of its text, the
     // current one (0-based; -1: none) and what the view says ("3 of 17", "no match").
-    QLineEdit *searchField() const { return m_search; }
-    int matchCount() const { return int(m_matches.size()); }
-    int currentMatch() const { return m_currentMatch; }
-    QString matchText() const;
+    QLineEdit *searchField() const { return m_search->field(); }
+    int matchCount() const { return m_search->matchCount(); }
+    int currentMatch() const { return m_search->currentMatch(); }
+    QString matchText() const { return m_search->matchText(); }
 
 public Q_SLOTS:
     // Polls every file now, or as soon as the read out comes back.
     void refresh();
     // Reads the chunk before the current file's first byte shown and puts it on top.
     void loadEarlier();
-    void findNext();
-    void findPrevious();
+    void findNext() { m_search->findNext(); }
+    void findPrevious() { m_search->findPrevious(); }
 
 Q_SIGNALS:
     // After each read came back and what it found was shown (also when nothing had changed, or
@@ -125,46 +123,19 @@ Q_SIGNALS:
     // The user chose attempt `index` of setAttempts' labels.
     void attemptChosen(int index);
 
-protected:
-    bool eventFilter(QObject *watched, QEvent *event) override;
-
 private:
     // The constructor's parts.
     QHBoxLayout *buildTopBar(const QString &title);
-    QHBoxLayout *buildSearchBar();
     void connectControls();
-    struct FileView {
-        File file;
-        QPlainTextEdit *edit = nullptr;
-        qint64 from = -1;  // the byte offset of the first byte shown; -1: nothing loaded
-        qint64 end = -1;  // the offset past the last byte read
-        qint64 size = -1;  // at the last poll
-        QByteArray partial;  // the last line without its '\n' yet (shown; replaced as it grows)
-        qint64 bytesRead = 0;
-        QString error;
-        bool missing = false;
-        bool earlierWanted = false;
-        bool atBottom = true;  // auto-scroll: the user has not scrolled up from the end
-        bool emptyShown = false;  // the "(empty)" note is the text, not the file's bytes
-    };
 
     void addFile(const File &file);
     void startRead();
     void applyReads(const QList<LogRead> &reads);
-    bool apply(FileView &f, const LogRead &r);  // true: the text shown changed
-    void showTail(FileView &f, const LogRead &r);
-    void append(FileView &f, const LogRead &r);
-    void prepend(FileView &f, const LogRead &r);
-    void showMissing(FileView &f);
     void updateStatus();
-    void updateMatches(bool jumpToFirstVisible);
-    void selectMatch(int index);
-    void onScrolled(FileView &f);
-    static QString earlierLine(qint64 bytes);
 
     QString m_title;
     LogSource m_source;
-    QList<FileView> m_files;
+    QList<LogPane> m_files;
     QTimer m_poll;
     QFutureWatcher<QList<LogRead>> m_watcher;
     bool m_reading = false;
@@ -172,7 +143,6 @@ private:
     int m_readGeneration = 0;  // the generation the read out was started for
     bool m_following = true;
     bool m_pollWanted = false;  // refresh() or Follow came while a read was out
-    bool m_adjusting = false;  // the view is moving the scroll bar itself
 
     QTabWidget *m_tabs = nullptr;
     QComboBox *m_attempts = nullptr;
@@ -180,12 +150,7 @@ private:
     QCheckBox *m_follow = nullptr;
     QPushButton *m_earlier = nullptr;
     QLabel *m_status = nullptr;
-    QLineEdit *m_search = nullptr;
-    QToolButton *m_previous = nullptr;
-    QToolButton *m_next = nullptr;
-    QLabel *m_matchLabel = nullptr;
-    QList<int> m_matches;  // positions in the current file's text
-    int m_currentMatch = -1;
+    LogSearch *m_search = nullptr;
 };
 
 }  // namespace orrery::gui

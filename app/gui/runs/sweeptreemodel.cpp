@@ -116,6 +116,7 @@ void SweepTreeModel::prune(QStandardItem *parent, int kind, const QSet<qint64> &
 }
 
 namespace {
+
 void setCell(QStandardItem *nameItem, int column, const QString &text, const QIcon &icon = {})
 {
     QStandardItem *parent = nameItem->parent() ? nameItem->parent() : nameItem->model()->invisibleRootItem();
@@ -125,9 +126,71 @@ void setCell(QStandardItem *nameItem, int column, const QString &text, const QIc
     if (!icon.isNull() || !cell->icon().isNull())
         cell->setIcon(icon);
 }
+
+// What a sweep's actions need (SweepTreeModel::Role): its trials' runs (none for a deleted or
+// archived run), its id, cluster, state and directory.
+void setSweepData(QStandardItem *sweep, const SweepNode &node, const QSet<core::RunId> &archived)
+{
+    QList<core::RunId> runs;
+    for (const core::TrialSummary &t : node.trials)
+        if (t.trial.runId && !archived.contains(t.trial.runId))  // deleted or archived: none
+            runs.push_back(t.trial.runId);
+    sweep->setData(QVariant::fromValue(runs), SweepTreeModel::RunsRole);
+    sweep->setData(node.sweep.id, SweepTreeModel::SweepRole);
+    sweep->setData(node.sweep.cluster, SweepTreeModel::ClusterRole);
+    sweep->setData(node.sweep.state, SweepTreeModel::StateRole);
+    sweep->setData(node.sweep.rootDir, SweepTreeModel::DirRole);
+}
+
+// The sweep's row: its state, best value and usage, and the tooltip that says them at length.
+void showSweep(QStandardItem *sweep, const SweepNode &node)
+{
+    sweep->setToolTip(
+        SweepTreeModel::tr("%1 · %2 trials: %3 done, %4 running, %5 queued, %6 failed, %7 stopped\n%8")
+            .arg(node.sweep.method)
+            .arg(node.counts.total)
+            .arg(node.counts.done)
+            .arg(node.counts.running)
+            .arg(node.counts.queued)
+            .arg(node.counts.failed)
+            .arg(node.counts.stopped)
+            .arg(node.sweep.message));
+    // The sweep's word, with its failed trials where it finished with some ("finished (1
+    // failed) · 2/2"), as `orrery sweep list` shows it.
+    QString stateText = SweepTreeModel::tr("%1 · %2/%3")
+                            .arg(node.stateText())
+                            .arg(node.counts.ended())
+                            .arg(node.counts.total);
+    if (node.progress && node.progress->etaMs)
+        stateText += SweepTreeModel::tr(" · ETA %1").arg(core::formatDuration(*node.progress->etaMs));
+    if (node.progress && node.progress->stepsTotal > 0)
+        sweep->setToolTip(sweep->toolTip() +
+                          SweepTreeModel::tr("\nsteps %1/%2 (%3%)%4")
+                              .arg(node.progress->stepsDone)
+                              .arg(node.progress->stepsTotal)
+                              .arg(100 * node.progress->stepsDone / node.progress->stepsTotal)
+                              .arg(node.progress->etaMs
+                                       ? SweepTreeModel::tr(", about %1 to go at the running trials' rate")
+                                             .arg(core::formatDuration(*node.progress->etaMs))
+                                       : QString()));
+    const core::SweepOverview::Verdict verdict = node.verdict();
+    setCell(sweep, SweepTreeModel::StateColumn, stateText,
+            SweepTreeModel::phaseIcon(verdict == core::SweepOverview::Verdict::Active     ? Phase::Running
+                                          : verdict == core::SweepOverview::Verdict::Good ? Phase::Done
+                                                                                          : Phase::Failed));
+    setCell(sweep, SweepTreeModel::BestColumn,
+            node.best
+                ? QStringLiteral("%1 %2").arg(node.sweep.metricName, core::formatNumber(node.best->value, 4))
+                : QString());
+    setCell(sweep, SweepTreeModel::UsageColumn, core::usageCell(node.usage, node.price));
+    sweep->setToolTip(sweep->toolTip() + QLatin1Char('\n') + core::describeUsage(node.usage, node.price));
+    if (!node.waiting.isEmpty())  // why its queued trials wait (core/pendingreason.h)
+        sweep->setToolTip(sweep->toolTip() + SweepTreeModel::tr("\nwaiting: %1").arg(node.waiting));
+}
+
 }  // namespace
 
-void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
+void SweepTreeModel::setExperiments(const Snapshot &snapshot)
 {
     QHash<core::ExperimentId, QList<core::RunId>> runsOfExperiment;
     for (const core::RunRow &r : snapshot.runs)
@@ -141,7 +204,11 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
         setCell(item, StateColumn, tr("%n run(s)", nullptr, int(e.runCount)));
     }
     prune(root, ExperimentItem, experiments);
-    m_archived = snapshot.archived;
+}
+
+bool SweepTreeModel::setSweeps(const Snapshot &snapshot)
+{
+    QStandardItem *root = invisibleRootItem();
     bool grown = false;
     QHash<QStandardItem *, QSet<qint64>> sweepsOf;  // each experiment's sweeps in this snapshot
     for (int r = 0; r < root->rowCount(); ++r)
@@ -155,53 +222,8 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
             continue;
         sweepsOf[experiment].insert(node.sweep.id);
         QStandardItem *sweep = child(experiment, SweepItem, node.sweep.id, node.sweep.id, node.sweep.name);
-        QList<core::RunId> runs;
-        for (const core::TrialSummary &t : node.trials)
-            if (t.trial.runId && !snapshot.archived.contains(t.trial.runId))  // deleted or archived: none
-                runs.push_back(t.trial.runId);
-        sweep->setData(QVariant::fromValue(runs), RunsRole);
-        sweep->setData(node.sweep.id, SweepRole);
-        sweep->setData(node.sweep.cluster, ClusterRole);
-        sweep->setData(node.sweep.state, StateRole);
-        sweep->setData(node.sweep.rootDir, DirRole);
-        sweep->setToolTip(tr("%1 · %2 trials: %3 done, %4 running, %5 queued, %6 failed, %7 stopped\n%8")
-                              .arg(node.sweep.method)
-                              .arg(node.counts.total)
-                              .arg(node.counts.done)
-                              .arg(node.counts.running)
-                              .arg(node.counts.queued)
-                              .arg(node.counts.failed)
-                              .arg(node.counts.stopped)
-                              .arg(node.sweep.message));
-        // The sweep's word, with its failed trials where it finished with some ("finished (1
-        // failed) · 2/2"), as `orrery sweep list` shows it.
-        QString stateText =
-            tr("%1 · %2/%3").arg(node.stateText()).arg(node.counts.ended()).arg(node.counts.total);
-        if (node.progress && node.progress->etaMs)
-            stateText += tr(" · ETA %1").arg(core::formatDuration(*node.progress->etaMs));
-        if (node.progress && node.progress->stepsTotal > 0)
-            sweep->setToolTip(sweep->toolTip() +
-                              tr("\nsteps %1/%2 (%3%)%4")
-                                  .arg(node.progress->stepsDone)
-                                  .arg(node.progress->stepsTotal)
-                                  .arg(100 * node.progress->stepsDone / node.progress->stepsTotal)
-                                  .arg(node.progress->etaMs
-                                           ? tr(", about %1 to go at the running trials' rate")
-                                                 .arg(core::formatDuration(*node.progress->etaMs))
-                                           : QString()));
-        const core::SweepOverview::Verdict verdict = node.verdict();
-        setCell(sweep, StateColumn, stateText,
-                phaseIcon(verdict == core::SweepOverview::Verdict::Active     ? Phase::Running
-                              : verdict == core::SweepOverview::Verdict::Good ? Phase::Done
-                                                                              : Phase::Failed));
-        setCell(sweep, BestColumn,
-                node.best ? QStringLiteral("%1 %2").arg(node.sweep.metricName,
-                                                        core::formatNumber(node.best->value, 4))
-                          : QString());
-        setCell(sweep, UsageColumn, core::usageCell(node.usage, node.price));
-        sweep->setToolTip(sweep->toolTip() + QLatin1Char('\n') + core::describeUsage(node.usage, node.price));
-        if (!node.waiting.isEmpty())  // why its queued trials wait (core/pendingreason.h)
-            sweep->setToolTip(sweep->toolTip() + tr("\nwaiting: %1").arg(node.waiting));
+        setSweepData(sweep, node, snapshot.archived);
+        showSweep(sweep, node);
         const auto before = m_nodes.constFind(node.sweep.id);
         const bool hadTrials = before != m_nodes.cend() && !before->trials.isEmpty();
         m_nodes.insert(node.sweep.id, node);
@@ -212,7 +234,14 @@ void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
     }
     for (auto it = sweepsOf.cbegin(); it != sweepsOf.cend(); ++it)
         prune(it.key(), SweepItem, it.value());
-    if (grown) {
+    return grown;
+}
+
+void SweepTreeModel::setSnapshot(const Snapshot &snapshot)
+{
+    setExperiments(snapshot);
+    m_archived = snapshot.archived;
+    if (setSweeps(snapshot)) {
         // An unexpanded sweep that had no trials has some: its hasChildren() changed without a
         // row inserted, and a tree view asks it again only on a new layout.
         Q_EMIT layoutAboutToBeChanged();

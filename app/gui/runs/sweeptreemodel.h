@@ -63,6 +63,10 @@ private:
     // The sweep whose trials `parent` would hold, where they are not made yet; 0 otherwise.
     core::SweepId unfetchedSweep(const QModelIndex &parent) const;
     void setTrials(QStandardItem *sweep, const SweepNode &node);
+    // setSnapshot's steps: the experiments (stale ones removed), then each one's sweeps; true
+    // when a sweep that had no trials has some now (its row gains an expander).
+    void setExperiments(const Snapshot &snapshot);
+    bool setSweeps(const Snapshot &snapshot);
 
     // Each item by (parent, kind and key): finding a sweep's trial was a walk over its children,
     // quadratic in a 10,000-trial sweep on every refresh (seconds, bench_runs_scale).

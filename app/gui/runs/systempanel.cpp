@@ -34,6 +34,67 @@ constexpr Figure kFigures[] = {
 // Where a plot is readable in a dock: the figure and its axis ticks, not more.
 constexpr int kChartHeight = 190;
 
+// A figure's chart, empty: its title above, ticks readable at a dock's chart height and, with
+// `legend`, one below in one row in `font` (inside it would hide lines that run flat near the top).
+QCustomPlot *newChart(QWidget *parent, const Figure &figure, const QString &title, bool legend,
+                      const QFont &font)
+{
+    auto *plot = new QCustomPlot(parent);
+    plot->setObjectName(QStringLiteral("systemChart_%1").arg(QLatin1String(figure.id)));
+    plot->setMinimumHeight(kChartHeight);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
+    plot->xAxis->setLabel(SystemPanel::tr("minutes"));
+    plot->yAxis->ticker()->setTickCount(4);  // readable labels at a dock's chart height
+    if (legend) {
+        QFont legendFont = font;
+        legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
+        plot->legend->setFont(legendFont);
+        plot->legend->setVisible(true);
+        plot->legend->setBorderPen(Qt::NoPen);
+        plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        plot->legend->setMargins(QMargins(4, 0, 4, 0));
+        plot->legend->setIconSize(14, 8);
+        plot->axisRect()->insetLayout()->take(plot->legend);
+        plot->plotLayout()->addElement(2, 0, plot->legend);
+        plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    }
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    return plot;
+}
+
+// One node's or GPU's line, x in minutes since `originMs`, in the runs' colour of `index`.
+void addLine(QCustomPlot *plot, const QString &name, const std::vector<core::MetricPoint> &points,
+             std::int64_t originMs, int index)
+{
+    QVector<double> xs, ys;
+    xs.reserve(qsizetype(points.size()));
+    ys.reserve(qsizetype(points.size()));
+    for (const core::MetricPoint &p : points) {
+        xs << double(p.timeMs - originMs) / 60'000.0;
+        ys << p.value;
+    }
+    QCPGraph *g = plot->addGraph();
+    g->setName(name);
+    // The runs' categorical palette, by line: node0 and gpu0 look alike on every chart.
+    g->setPen(QPen(runColor(core::RunId(index)), 1.5));
+    // One sample alone is a dot, not an invisible line.
+    g->setScatterStyle(xs.size() == 1 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6) : QCPScatterStyle());
+    g->setData(xs, ys, true);
+}
+
+// Room at both ends so the newest sample is not cut at the edge; 0 at the bottom (these figures
+// count up from nothing) and a little above the highest.
+void fitRanges(QCustomPlot *plot)
+{
+    plot->rescaleAxes();
+    const QCPRange x = plot->xAxis->range();
+    const double pad = std::max(0.05, (x.upper - x.lower) * 0.03);
+    plot->xAxis->setRange(x.lower - pad, x.upper + pad);
+    const QCPRange y = plot->yAxis->range();
+    plot->yAxis->setRange(std::min(0.0, y.lower), y.upper * 1.08 + (y.upper == y.lower ? 1 : 0));
+}
+
 }  // namespace
 
 SystemPanel::SystemPanel(StoreReader *reader, QWidget *parent)
@@ -157,56 +218,14 @@ void SystemPanel::fill(const std::vector<Series> &series)
             return na.size() != nb.size() ? na.size() < nb.size() : na < nb;
         });
         const QString title = tr(figure.title);
-        auto *plot = new QCustomPlot(m_charts);
-        plot->setObjectName(QStringLiteral("systemChart_%1").arg(QLatin1String(figure.id)));
-        plot->setMinimumHeight(kChartHeight);
-        plot->plotLayout()->insertRow(0);
-        plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
-        plot->xAxis->setLabel(tr("minutes"));
-        plot->yAxis->ticker()->setTickCount(4);  // readable labels at a dock's chart height
-        // Below the chart, in one row: inside it would hide lines that run flat near the top.
-        if (mine.size() > 1) {
-            QFont legendFont = font();
-            legendFont.setPointSizeF(legendFont.pointSizeF() * 0.85);
-            plot->legend->setFont(legendFont);
-            plot->legend->setVisible(true);
-            plot->legend->setBorderPen(Qt::NoPen);
-            plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-            plot->legend->setMargins(QMargins(4, 0, 4, 0));
-            plot->legend->setIconSize(14, 8);
-            plot->axisRect()->insetLayout()->take(plot->legend);
-            plot->plotLayout()->addElement(2, 0, plot->legend);
-            plot->plotLayout()->setRowStretchFactor(2, 0.001);
-        }
-        plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+        QCustomPlot *plot = newChart(m_charts, figure, title, mine.size() > 1, font());
         int i = 0;
         for (const Series *s : mine) {
             const QString line = s->key.section(QLatin1Char('/'), 0, 0);
-            QVector<double> xs, ys;
-            xs.reserve(qsizetype(s->points.size()));
-            ys.reserve(qsizetype(s->points.size()));
-            for (const core::MetricPoint &p : s->points) {
-                xs << double(p.timeMs - origin) / 60'000.0;
-                ys << p.value;
-            }
-            QCPGraph *g = plot->addGraph();
-            g->setName(line);
-            // The runs' categorical palette, by line: node0 and gpu0 look alike on every chart.
-            g->setPen(QPen(runColor(core::RunId(++i)), 1.5));
-            // One sample alone is a dot, not an invisible line.
-            g->setScatterStyle(xs.size() == 1 ? QCPScatterStyle(QCPScatterStyle::ssDisc, 6)
-                                              : QCPScatterStyle());
-            g->setData(xs, ys, true);
+            addLine(plot, line, s->points, origin, ++i);
             m_lines[title] << line;
         }
-        plot->rescaleAxes();
-        // Room at both ends so the newest sample is not cut at the edge; 0 at the bottom (these
-        // figures count up from nothing) and a little above the highest.
-        const QCPRange x = plot->xAxis->range();
-        const double pad = std::max(0.05, (x.upper - x.lower) * 0.03);
-        plot->xAxis->setRange(x.lower - pad, x.upper + pad);
-        const QCPRange y = plot->yAxis->range();
-        plot->yAxis->setRange(std::min(0.0, y.lower), y.upper * 1.08 + (y.upper == y.lower ? 1 : 0));
+        fitRanges(plot);
         plot->replot();
         m_chartLayout->addWidget(plot);
         m_plots << plot;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "clusterview.h"
 #include "mainwindow.h"
+#include "startoptions.h"
 
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
@@ -107,8 +108,9 @@ int main(int argc, char **argv)
         window.clusterView()->setCluster(parser.value(cluster));
     window.show();
     if (parser.isSet(launch))
-        window.launchAtStart(parser.value(launch), parser.value(cluster), parser.value(screenshot));
+        orrery::gui::launchAtStart(window, parser.value(launch), parser.value(cluster),
+                                   parser.value(screenshot));
     else
-        window.applyStartOptions(parser.value(select), parser.value(screenshot));
+        orrery::gui::applyStartOptions(window, parser.value(select), parser.value(screenshot));
     return QApplication::exec();
 }

@@ -1,25 +1,26 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "mainwindow.h"
 
-#include "blockingpool.h"
 #include "clusterhub.h"
 #include "clusterview.h"
 #include "compareview.h"
-#include "connectionmanager.h"
 #include "detailsview.h"
+#include "environmentchecks.h"
 #include "environmentmodel.h"
-#include "launcher.h"
+#include "launchdialogs.h"
 #include "logview.h"
+#include "logwindows.h"
 #include "runhousekeeping.h"
 #include "runselection.h"
 #include "runspage.h"
 #include "runstablemodel.h"
-#include "runstableview.h"
 #include "samplefetcher.h"
 #include "sshprompts.h"
+#include "statusline.h"
 #include "storereader.h"
 #include "storewriter.h"
 #include "sweepactions.h"
+#include "sweepmenu.h"
 #include "sweeptreemodel.h"
 #include "sweeptreeview.h"
 #include "systempanel.h"
@@ -27,26 +28,15 @@
 #include "windowsettings.h"
 
 #include "orrery/core/mlflowstore.h"
-#include "orrery/core/params.h"
 #include "orrery/core/paths.h"
 #include "orrery/core/version.h"
-#include "orrery/remote/clusterstatus.h"
-#include "orrery/remote/diagnostics.h"
-#include "orrery/remote/logreader.h"
-#include "orrery/remote/sweepoperations.h"
 
 #include <QAction>
-#include <QClipboard>
 #include <QCloseEvent>
-#include <QComboBox>
-#include <QDateTime>
-#include <QDesktopServices>
 #include <QDockWidget>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QKeySequence>
@@ -55,25 +45,18 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPlainTextEdit>
 #include <QPointer>
-#include <QProgressBar>
 #include <QProgressDialog>
-#include <QSaveFile>
 #include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
 #include <QTabWidget>
 #include <QTableView>
-#include <QToolButton>
 #include <QTreeView>
-#include <QUrl>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 #include <atomic>
-#include <cstdio>
 #include <memory>
 
 namespace orrery::gui {
@@ -166,6 +149,62 @@ void sizeDocksAtFirstLook(QMainWindow *window, const QTreeView *view, bool resto
     }
 }
 
+// Compare's metrics as they were left for `database` (none saved: the default ones).
+void loadMetricChoice(CompareView *compare, const QString &database)
+{
+    const auto settings = windowSettings();
+    const QString group = databaseSettingsGroup(database);
+    const QSignalBlocker block(compare);  // restoring is not a change to save
+    compare->setMetricChoice({settings->value(group + QLatin1String("/compareMetrics")).toStringList(),
+                              settings->value(group + QLatin1String("/compareSearch")).toString()});
+}
+
+// Compare's choice of metrics, kept per database.
+void saveMetricChoice(const CompareView *compare, const QString &database)
+{
+    const CompareView::MetricChoiceState state = compare->metricChoice();
+    const auto settings = windowSettings();
+    const QString group = databaseSettingsGroup(database);
+    settings->setValue(group + QLatin1String("/database"), database);
+    settings->setValue(group + QLatin1String("/compareMetrics"), state.chosen);
+    settings->setValue(group + QLatin1String("/compareSearch"), state.filter);
+}
+
+// A notice in the system tray, made over `window` at the first one; none where the desktop has no
+// tray (offscreen, a bare X session: the status bar has the event). Returns the tray.
+QSystemTrayIcon *showInTray(QWidget *window, QSystemTrayIcon *tray, const QString &title,
+                            const core::Notice &notice)
+{
+    if (!QSystemTrayIcon::isSystemTrayAvailable())
+        return tray;
+    if (!tray) {
+        tray = new QSystemTrayIcon(window->windowIcon(), window);
+        tray->setToolTip(MainWindow::tr("Orrery"));
+        tray->show();
+    }
+    const bool bad =
+        notice.kind != core::Notice::Kind::SweepEnded || notice.state != QLatin1String("finished");
+    tray->showMessage(title, notice.message, bad ? QSystemTrayIcon::Warning : QSystemTrayIcon::Information,
+                      10000);
+    return tray;
+}
+
+// Selects `sweep` in `tree` at the first snapshot `window` shows that has it (one just submitted).
+void selectWhenShown(MainWindow *window, QTreeView *tree, const SweepTreeModel *model, core::SweepId sweep)
+{
+    auto once = std::make_shared<QMetaObject::Connection>();
+    *once = QObject::connect(window, &MainWindow::snapshotShown, window, [tree, model, once, sweep] {
+        const QModelIndex i = model->sweepIndex(sweep);
+        if (!i.isValid())
+            return;
+        QObject::disconnect(*once);
+        tree->expand(i.parent());
+        tree->expand(i);
+        tree->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        tree->scrollTo(i);
+    });
+}
+
 }  // namespace
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
@@ -209,8 +248,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     buildMenus();
     wireRunHousekeeping();
     buildStatusBar();
-    wireRefreshes();
     wireStore();
+    wireRefreshes();
 
     const auto settings = windowSettings();
     restoreGeometry(settings->value(QStringLiteral("window/geometry")).toByteArray());
@@ -225,14 +264,15 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     *once = connect(this, &MainWindow::snapshotShown, this, [this, once, restored] {
         disconnect(*once);
         sizeDocksAtFirstLook(this, m_tree, restored);
-        refreshEnvironment();
+        m_checks->refresh();
     });
 }
 
 void MainWindow::buildTabs()
 {
     m_compare = new CompareView(m_reader, m_selection, m_runsModel, this);
-    connect(m_compare, &CompareView::metricChoiceChanged, this, &MainWindow::saveMetricChoice);
+    connect(m_compare, &CompareView::metricChoiceChanged, this,
+            [this] { saveMetricChoice(m_compare, m_reader->path()); });
     m_tabs->addTab(m_compare, tr("Compare"));
     m_video = new VideoView(m_reader, m_selection, this);
     m_video->setRunsModel(m_runsModel);  // each run's sweep: its metric and swept params
@@ -242,15 +282,22 @@ void MainWindow::buildTabs()
     m_clusterView = new ClusterView(m_hub, this);
     m_clusterView->setStoreWriter(m_writer);
     m_tabs->addTab(m_clusterView, tr("Cluster"));
-    connect(m_clusterView, &ClusterView::manageRequested, this, &MainWindow::openConnectionManager);
-    connect(m_clusterView, &ClusterView::jobLogsRequested, this, &MainWindow::openJobLogs);
+    // The dialogs and the log windows the tabs and the docks open.
+    m_launch = new LaunchDialogs(this, m_hub, m_prompter, m_reader, m_writer, m_tabs, m_clusterView);
+    connect(m_launch, &LaunchDialogs::submitted, this, [this](qint64 sweep) {
+        // Show it in the tree as soon as the next snapshot has it, and follow it at once.
+        selectWhenShown(this, m_tree, m_treeModel, sweep);
+        m_follower->wake();
+        refresh();
+    });
+    m_logs = new LogWindows(this, m_reader, m_hub);
+    connect(m_logs, &LogWindows::opened, this, &MainWindow::logsOpened);
+    connect(m_logs, &LogWindows::failed, this, &MainWindow::logsFailed);
+    connect(m_clusterView, &ClusterView::manageRequested, m_launch, &LaunchDialogs::openConnectionManager);
+    connect(m_clusterView, &ClusterView::jobLogsRequested, m_logs, &LogWindows::openJobLogs);
 
-    m_environmentView->setModel(m_environment);
-    m_environmentView->setObjectName(QStringLiteral("environmentView"));
-    m_environmentView->verticalHeader()->hide();
-    m_environmentView->horizontalHeader()->setStretchLastSection(true);
-    m_environmentView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_environmentView->setWordWrap(false);
+    m_checks = new EnvironmentChecks(m_environment, m_environmentView, this);
+    connect(m_checks, &EnvironmentChecks::refreshed, this, &MainWindow::environmentRefreshed);
     m_tabs->addTab(m_environmentView, tr("Environment"));
     for (int i = 0; i < m_tabs->count(); ++i) {
         auto *a = new QAction(this);
@@ -262,28 +309,20 @@ void MainWindow::buildTabs()
 
 void MainWindow::buildStatusBar()
 {
-    m_followLabel = new QLabel(this);
-    m_ingestLabel = new QLabel(this);
-    m_clusterStatus = new QLabel(this);
-    m_clusterStatus->setObjectName(QStringLiteral("clusterStatus"));
-    m_activityLabel = new QLabel(this);
-    m_activityLabel->setObjectName(QStringLiteral("activity"));
-    auto *busy = new QProgressBar(this);
-    busy->setRange(0, 0);
-    busy->setMaximumSize(80, 12);
-    busy->setTextVisible(false);
-    busy->hide();
-    m_activityBusy = busy;
-    statusBar()->addPermanentWidget(m_activityLabel);
-    statusBar()->addPermanentWidget(m_activityBusy);
-    statusBar()->addPermanentWidget(m_clusterStatus);
-    statusBar()->addPermanentWidget(m_ingestLabel);
-    statusBar()->addPermanentWidget(m_followLabel);
-    connect(m_hub, &ClusterHub::statusChanged, this, &MainWindow::showClusterStatus);
+    m_status = new StatusLine(this, m_hub);
+    // What the rooms say while they work, and how it went.
+    connect(m_launch, &LaunchDialogs::activity, m_status, &StatusLine::showActivity);
+    connect(m_launch, &LaunchDialogs::message, m_status, &StatusLine::showMessage);
+    connect(m_logs, &LogWindows::activity, m_status, &StatusLine::showActivity);
+    connect(m_logs, &LogWindows::message, m_status, &StatusLine::showMessage);
+    connect(m_sweepMenu, &SweepMenu::activity, m_status, &StatusLine::showActivity);
+    connect(m_sweepMenu, &SweepMenu::message, m_status, &StatusLine::showMessage);
+    connect(m_checks, &EnvironmentChecks::message, m_status, &StatusLine::showMessage);
     connect(m_actions, &SweepActions::started, this,
-            [this](const QString &what) { showActivity(what, true); });
+            [this](const QString &what) { m_status->showActivity(what, true); });
     connect(m_actions, &SweepActions::done, this, [this](const QString &message, bool ok) {
-        showActivity(m_actions->inFlight() ? m_activityLabel->text() : QString(), m_actions->inFlight() > 0);
+        m_status->showActivity(m_actions->inFlight() ? m_status->activity() : QString(),
+                               m_actions->inFlight() > 0);
         statusBar()->showMessage(message, 10'000);
         if (!ok && isVisible() && !qEnvironmentVariableIsSet("ORRERY_TEST_SUITE"))
             QMessageBox::warning(this, tr("Orrery"), message);
@@ -294,21 +333,13 @@ void MainWindow::buildStatusBar()
 
 void MainWindow::wireRefreshes()
 {
-    // Results arrive on the UI thread through the watcher; the pool thread never touches a model.
-    connect(&m_checksWatcher, &QFutureWatcher<QList<core::Check>>::finished, this, [this] {
-        const QList<core::Check> checks = m_checksWatcher.result();
-        m_environment->setChecks(checks);
-        m_environmentView->resizeColumnToContents(EnvironmentModel::StatusColumn);
-        m_environmentView->resizeColumnToContents(EnvironmentModel::NameColumn);
-        const auto failed = std::count_if(checks.cbegin(), checks.cend(), [](const core::Check &c) {
-            return c.status == core::Check::Status::Failed;
-        });
-        if (failed)
-            statusBar()->showMessage(
-                tr("%n environment check(s) failed (Environment tab)", nullptr, int(failed)));
-        Q_EMIT environmentRefreshed();
+    connect(m_follower, &Follower::ticked, this, &MainWindow::followed);
+    connect(m_follower, &Follower::unavailable, this,
+            [this](const QString &why) { m_status->showNotFollowing(why); });
+    connect(m_selection, &RunSelection::changed, this, [this](const QObject *) {
+        m_details->showRun(m_selection->current());
+        m_system->showRun(m_selection->current());
     });
-
     // Live refreshes: at most one snapshot read in flight, at most two a second.
     m_refreshTimer.setSingleShot(true);
     m_refreshTimer.setInterval(500);
@@ -353,12 +384,13 @@ void MainWindow::wireStore()
         m_actions->setDatabase(path);
         m_runsPage->setDatabase(path);
         m_housekeeping->setReadOnly(!readOnly.isEmpty());
+        m_sweepMenu->setReadOnly(!readOnly.isEmpty());
         refresh();
         if (m_wantFollow && readOnly.isEmpty())
             m_follower->start();
         else
             m_follower->stop();
-        m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
+        m_status->showFollowing(m_follower->isFollowing());
     });
     // The file cannot be opened: said once, in a dialog.
     connect(m_reader, &StoreReader::failed, this, [this](const QString &message) {
@@ -384,15 +416,6 @@ void MainWindow::wireStore()
                          .arg(message),
                      message);
     });
-    connect(m_follower, &Follower::ticked, this, &MainWindow::followed);
-    connect(m_follower, &Follower::unavailable, this, [this](const QString &why) {
-        m_followLabel->setText(tr("not following"));
-        m_followLabel->setToolTip(why);
-    });
-    connect(m_selection, &RunSelection::changed, this, [this](const QObject *) {
-        m_details->showRun(m_selection->current());
-        m_system->showRun(m_selection->current());
-    });
 }
 
 MainWindow::~MainWindow()
@@ -402,7 +425,7 @@ MainWindow::~MainWindow()
     m_prompter->cancelAll();
     // The checks may still be running (orrery-train loading): wait rather than leave a pool
     // thread writing into a destroyed watcher.
-    m_checksWatcher.waitForFinished();
+    m_checks->waitForChecks();
     // The follower gives its leases back through the writer, which then runs every job still
     // queued (nothing asked for is lost) before the connections it may use go.
     delete m_follower;
@@ -417,6 +440,11 @@ MainWindow::~MainWindow()
 QTreeView *MainWindow::sweepTree() const
 {
     return m_tree;
+}
+
+QLabel *MainWindow::clusterStatusLabel() const
+{
+    return m_status->clusterStatus();
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)
@@ -470,10 +498,16 @@ void MainWindow::wireRunHousekeeping()
                 }
                 Q_EMIT runsEdited(error);
             });
+    // The tree's menu: a sweep's or a trial's actions, the trial's run menu among them.
+    m_sweepMenu = new SweepMenu(this, m_tree, m_treeModel, m_actions, m_housekeeping, m_reader, m_hub);
+    connect(m_sweepMenu, &SweepMenu::launcherRequested, m_launch, &LaunchDialogs::openSweepInLauncher);
+    connect(m_sweepMenu, &SweepMenu::trialLogsRequested, this,
+            [this](core::SweepId sweep, int trial) { m_logs->openTrialLogs(sweep, trial); });
+    connect(m_sweepMenu, &SweepMenu::reportExported, this, &MainWindow::reportExported);
     for (QAction *menu : menuBar()->actions())
         if (menu->menu() && menu->text() == tr("&View"))
             menu->menu()->addAction(m_runsPage->showArchivedAction());
-    connect(m_details, &DetailsView::logsRequested, this, &MainWindow::openTrialLogs);
+    connect(m_details, &DetailsView::logsRequested, m_logs, &LogWindows::openTrialLogs);
 }
 
 void MainWindow::buildDocks()
@@ -489,9 +523,8 @@ void MainWindow::buildDocks()
     treeDock->setWidget(m_tree);
     addDockWidget(Qt::LeftDockWidgetArea, treeDock);
     connect(m_tree, &SweepTreeView::trialLogsRequested, this,
-            [this](core::SweepId sweep, int trial) { openTrialLogs(sweep, trial); });
-    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_tree, &QTreeView::customContextMenuRequested, this, &MainWindow::treeContextMenu);
+            [this](core::SweepId sweep, int trial) { m_logs->openTrialLogs(sweep, trial); });
+    m_tree->setContextMenuPolicy(Qt::CustomContextMenu);  // the tree's menu: SweepMenu
 
     auto *detailsDock = new QDockWidget(tr("Details"), this);
     detailsDock->setObjectName(QStringLiteral("detailsDock"));
@@ -539,18 +572,9 @@ void MainWindow::buildMenus()
     QAction *report = fileMenu->addAction(tr("&Export sweep report…"));
     report->setObjectName(QStringLiteral("exportReport"));
     report->setToolTip(tr("The sweep selected in the tree as one HTML page to share (orrery sweep report)"));
-    connect(report, &QAction::triggered, this, [this] {
-        const QModelIndex current = m_tree->currentIndex().siblingAtColumn(SweepTreeModel::NameColumn);
-        const core::SweepId sweep = current.data(SweepTreeModel::SweepRole).toLongLong();
-        if (!sweep) {
-            QMessageBox::information(this, tr("Export sweep report"),
-                                     tr("Select a sweep (or one of its trials) in the tree first."));
-            return;
-        }
-        chooseReportFile(sweep);
-    });
+    connect(report, &QAction::triggered, this, [this] { m_sweepMenu->exportSelected(); });
     QAction *refreshEnv = fileMenu->addAction(tr("&Check environment again"));
-    connect(refreshEnv, &QAction::triggered, this, &MainWindow::refreshEnvironment);
+    connect(refreshEnv, &QAction::triggered, m_checks, &EnvironmentChecks::refresh);
     QAction *reload = fileMenu->addAction(tr("&Reload"));
     reload->setShortcut(QKeySequence::Refresh);
     connect(reload, &QAction::triggered, this, &MainWindow::refresh);
@@ -563,9 +587,9 @@ void MainWindow::buildMenus()
     QAction *launch = clusterMenu->addAction(tr("&Launch a sweep…"));
     launch->setObjectName(QStringLiteral("launchAction"));
     launch->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-    connect(launch, &QAction::triggered, this, &MainWindow::openLauncher);
+    connect(launch, &QAction::triggered, m_launch, &LaunchDialogs::openLauncher);
     QAction *manage = clusterMenu->addAction(tr("&Manage clusters…"));
-    connect(manage, &QAction::triggered, this, &MainWindow::openConnectionManager);
+    connect(manage, &QAction::triggered, m_launch, &LaunchDialogs::openConnectionManager);
 
     QMenu *viewMenu = menuBar()->addMenu(tr("&View"));
     for (QDockWidget *dock : findChildren<QDockWidget *>())
@@ -574,95 +598,6 @@ void MainWindow::buildMenus()
     follow->setCheckable(true);
     follow->setChecked(m_wantFollow);
     connect(follow, &QAction::toggled, this, &MainWindow::setFollowing);
-}
-
-void MainWindow::applyStartOptions(const QString &selectSweep, const QString &screenshotPath)
-{
-    if (selectSweep.isEmpty() && screenshotPath.isEmpty())
-        return;
-    auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(this, &MainWindow::snapshotShown, this, [this, once, selectSweep, screenshotPath] {
-        disconnect(*once);
-        if (!selectSweep.isEmpty()) {
-            const QModelIndexList found =
-                m_treeModel->match(m_treeModel->index(0, 0), Qt::DisplayRole, selectSweep, -1,
-                                   Qt::MatchRecursive | Qt::MatchExactly);
-            QModelIndex sweep;
-            for (const QModelIndex &i : found)
-                if (i.data(SweepTreeModel::KindRole).toInt() == SweepTreeModel::SweepItem)
-                    sweep = i;
-            bool isId = false;
-            const qint64 id = selectSweep.toLongLong(&isId);
-            if (!sweep.isValid() && isId)
-                sweep = m_treeModel->sweepIndex(id);
-            if (sweep.isValid()) {
-                m_tree->expand(sweep);
-                m_tree->selectionModel()->select(
-                    sweep, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-            }
-        }
-        if (screenshotPath.isEmpty())
-            return;
-        // The charts re-query on the reader after the selection: shoot once that has drawn
-        // (or after 5 s, whatever the charts are doing).
-        auto shoot = std::make_shared<bool>(false);
-        auto save = [this, screenshotPath, shoot] {
-            if (*shoot)
-                return;
-            *shoot = true;
-            // The Video tab decodes its first frames on the sources' threads after the read.
-            QTimer::singleShot(m_tabs->currentWidget() == m_video ? 1500 : 300, this, [this, screenshotPath] {
-                const bool ok = grab().save(screenshotPath);
-                std::fprintf(
-                    stdout, "orrery-gui: %d runs, %d selected, %d sweeps shown; screenshot %s %s\n",
-                    m_runsModel->totalRuns(), int(m_selection->runs().size()),
-                    [this] {
-                        int n = 0;
-                        for (int e = 0; e < m_treeModel->rowCount(); ++e)
-                            n += m_treeModel->item(e)->rowCount();
-                        return n;
-                    }(),
-                    ok ? "saved to" : "FAILED:", qPrintable(screenshotPath));
-                std::fflush(stdout);
-                QCoreApplication::exit(ok ? 0 : 1);
-            });
-        };
-        if (m_tabs->currentWidget() == m_video)
-            connect(m_video, &VideoView::samplesShown, this, save);
-        else if (m_tabs->currentWidget() == m_clusterView)
-            connect(m_clusterView, &ClusterView::pollShown, this, save);
-        else
-            connect(m_compare, &CompareView::queried, this, save);
-        const bool waitsForCluster =
-            m_tabs->currentWidget() == m_clusterView && !m_clusterView->cluster().isEmpty();
-        QTimer::singleShot(waitsForCluster ? 30'000 : m_selection->runs().isEmpty() ? 500 : 5000, this, save);
-    });
-}
-
-void MainWindow::launchAtStart(const QString &specFile, const QString &cluster, const QString &screenshotPath)
-{
-    Launcher *launcher = openLauncher();
-    if (!specFile.isEmpty())
-        launcher->loadFile(specFile);
-    if (!cluster.isEmpty())
-        launcher->setTarget(cluster);
-    if (screenshotPath.isEmpty())
-        return;
-    // Once the schema is loaded and the spec checked: the preview filled, then the dialog saved.
-    auto once = std::make_shared<QMetaObject::Connection>();
-    *once = connect(launcher, &Launcher::validated, this, [launcher, once, screenshotPath] {
-        disconnect(*once);
-        if (launcher->isValid())
-            launcher->preview();
-        QTimer::singleShot(300, launcher, [launcher, screenshotPath] {
-            const bool ok = launcher->grab().save(screenshotPath);
-            std::fprintf(stdout, "orrery-gui: launcher %s; screenshot %s %s\n",
-                         launcher->isValid() ? "valid" : "with problems",
-                         ok ? "saved to" : "FAILED:", qPrintable(screenshotPath));
-            std::fflush(stdout);
-            QCoreApplication::exit(ok ? 0 : 1);
-        });
-    });
 }
 
 void MainWindow::openDatabase(const QString &path)
@@ -683,7 +618,7 @@ void MainWindow::setFollowing(bool on)
         m_follower->start();
     else if (!on)
         m_follower->stop();
-    m_followLabel->setText(m_follower->isFollowing() ? tr("following sweeps…") : tr("not following"));
+    m_status->showFollowing(m_follower->isFollowing());
 }
 
 void MainWindow::storeProblem(const QString &text, const QString &key)
@@ -740,7 +675,7 @@ void MainWindow::refresh()
 void MainWindow::showSnapshot(const Snapshot &s)
 {
     if (m_firstSnapshot)
-        loadMetricChoice();  // a database (re)opened: its own choices
+        loadMetricChoice(m_compare, m_reader->path());  // a database (re)opened: its own choices
     m_runsPage->showSnapshot(s, m_firstSnapshot);
     m_treeModel->setSnapshot(s);
     if (!s.gone.isEmpty()) {  // deleted elsewhere (the CLI, another window): out of every view
@@ -763,68 +698,20 @@ void MainWindow::showSnapshot(const Snapshot &s)
         m_details->showRun(m_selection->current());
         m_system->showRun(m_selection->current());  // a running trial's new samples
     }
-    m_ingestLabel->setText(tr("%n run(s)", nullptr, int(s.runs.size())));
+    m_status->showRunCount(int(s.runs.size()));
     Q_EMIT snapshotShown();
-}
-
-void MainWindow::loadMetricChoice()
-{
-    // Compare's metrics as they were left for this database (none saved: the default ones).
-    const auto settings = windowSettings();
-    const QString group = databaseSettingsGroup(m_reader->path());
-    const QSignalBlocker block(m_compare);  // restoring is not a change to save
-    m_compare->setMetricChoice({settings->value(group + QLatin1String("/compareMetrics")).toStringList(),
-                                settings->value(group + QLatin1String("/compareSearch")).toString()});
-}
-
-void MainWindow::saveMetricChoice()
-{
-    const CompareView::MetricChoiceState state = m_compare->metricChoice();
-    const auto settings = windowSettings();
-    const QString group = databaseSettingsGroup(m_reader->path());
-    settings->setValue(group + QLatin1String("/database"), m_reader->path());
-    settings->setValue(group + QLatin1String("/compareMetrics"), state.chosen);
-    settings->setValue(group + QLatin1String("/compareSearch"), state.filter);
 }
 
 void MainWindow::followed(const FollowSummary &s)
 {
-    QString text = s.active ? tr("following: %1 active trial(s), %2 running").arg(s.active).arg(s.running)
-                            : tr("following: no active sweep");
-    if (!s.elsewhere.isEmpty())
-        text += tr(" · %n sweep(s) acted on by another follower", nullptr, int(s.elsewhere.size()));
-    if (!s.errors.isEmpty())
-        text += tr(" · %n problem(s)", nullptr, int(s.errors.size()));
-    m_followLabel->setText(text);
-    m_followLabel->setToolTip(
-        tr("last tick %1\n%2")
-            .arg(QDateTime::fromMSecsSinceEpoch(s.atMs).toString(QStringLiteral("hh:mm:ss")),
-                 (s.events + s.errors).join(QLatin1Char('\n'))));
-    if (s.backlog)
-        m_ingestLabel->setText(tr("ingesting: catching up (%1 KiB this tick)").arg(s.bytes / 1024));
-    for (const QString &e : s.events)
-        statusBar()->showMessage(e, 8000);
-    for (const core::Notice &n : s.notices)
-        notifyDesktop(n);
+    m_status->showFollowed(s);
+    for (const core::Notice &n : s.notices) {
+        const QString title = core::noticeTitle(n);
+        Q_EMIT desktopNotification(title, n.message);
+        m_tray = showInTray(this, m_tray, title, n);
+    }
     if (s.points || !s.events.isEmpty())
         refreshSoon();
-}
-
-void MainWindow::notifyDesktop(const core::Notice &notice)
-{
-    const QString title = core::noticeTitle(notice);
-    Q_EMIT desktopNotification(title, notice.message);
-    if (!QSystemTrayIcon::isSystemTrayAvailable())
-        return;  // no tray (offscreen, a bare X session): the status bar has the event
-    if (!m_tray) {
-        m_tray = new QSystemTrayIcon(windowIcon(), this);
-        m_tray->setToolTip(tr("Orrery"));
-        m_tray->show();
-    }
-    const bool bad =
-        notice.kind != core::Notice::Kind::SweepEnded || notice.state != QLatin1String("finished");
-    m_tray->showMessage(title, notice.message, bad ? QSystemTrayIcon::Warning : QSystemTrayIcon::Information,
-                        10000);
 }
 
 void MainWindow::importRunDirectories(const QString &root, const QString &experiment)
@@ -883,436 +770,6 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
             refresh();
             Q_EMIT importFinished(runs, int(points));
         });
-}
-
-void MainWindow::refreshEnvironment()
-{
-    if (m_checksWatcher.isRunning())
-        return;
-    statusBar()->showMessage(tr("Checking the environment…"), 3000);
-    m_checksWatcher.setFuture(QtConcurrent::run(blockingPool(), &remote::environmentChecks));
-}
-
-Launcher *MainWindow::openLauncher()
-{
-    if (auto *open = findChild<Launcher *>(); open && open->isVisible()) {
-        open->raise();
-        open->activateWindow();
-        return open;
-    }
-    auto *launcher = new Launcher(m_hub, m_writer, this);
-    launcher->setAttribute(Qt::WA_DeleteOnClose);
-    // The spec last edited (kept across restarts), not the template again: what was just
-    // submitted, or half-written, is where the user left it.
-    {
-        const auto settings = windowSettings();
-        const QString text = settings->value(QStringLiteral("launcher/spec")).toString();
-        if (!text.trimmed().isEmpty())
-            launcher->setSpec(text, settings->value(QStringLiteral("launcher/path")).toString(),
-                              settings->value(QStringLiteral("launcher/target")).toString());
-    }
-    auto remember = [launcher] {
-        const auto settings = windowSettings();
-        settings->setValue(QStringLiteral("launcher/spec"), launcher->editor()->toPlainText());
-        settings->setValue(QStringLiteral("launcher/path"), launcher->specPath());
-        settings->setValue(QStringLiteral("launcher/target"), launcher->target());
-    };
-    connect(launcher, &QDialog::finished, this, remember);
-    connect(launcher, &Launcher::submitted, this, remember);
-    if (!m_clusterView->cluster().isEmpty() && m_tabs->currentWidget() == m_clusterView)
-        launcher->setTarget(m_clusterView->cluster());
-    connect(launcher, &Launcher::progress, this, [this](const QString &text) { showActivity(text, true); });
-    connect(launcher, &Launcher::submitFailed, this, [this](const QString &) { showActivity({}, false); });
-    connect(launcher, &Launcher::submitted, this, [this](qint64 sweep, const QString &name) {
-        showActivity({}, false);
-        statusBar()->showMessage(tr("Sweep %1 (%2) submitted; following it.").arg(sweep).arg(name), 10'000);
-        // Show it in the tree as soon as the next snapshot has it, and follow it at once.
-        auto once = std::make_shared<QMetaObject::Connection>();
-        *once = connect(this, &MainWindow::snapshotShown, this, [this, once, sweep] {
-            const QModelIndex i = m_treeModel->sweepIndex(sweep);
-            if (!i.isValid())
-                return;
-            disconnect(*once);
-            m_tree->expand(i.parent());
-            m_tree->expand(i);
-            m_tree->selectionModel()->select(i,
-                                             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-            m_tree->scrollTo(i);
-        });
-        m_follower->wake();
-        refresh();
-    });
-    launcher->show();
-    return launcher;
-}
-
-void MainWindow::openConnectionManager()
-{
-    auto *manager = new ConnectionManager(m_hub, m_prompter, this);
-    manager->setAttribute(Qt::WA_DeleteOnClose);
-    if (!m_clusterView->cluster().isEmpty())
-        manager->select(m_clusterView->cluster());
-    connect(manager, &ConnectionManager::profilesChanged, m_clusterView, &ClusterView::reloadProfiles);
-    manager->show();
-}
-
-void MainWindow::showActivity(const QString &text, bool busy)
-{
-    m_activityLabel->setText(text);
-    m_activityBusy->setVisible(busy);
-}
-
-void MainWindow::showClusterStatus()
-{
-    QStringList parts;
-    QStringList tips;
-    for (const QString &name : m_hub->clusters()) {
-        const ClusterHub::Status s = m_hub->status(name);
-        if (s.link == ClusterHub::Link::Idle)
-            continue;
-        const char *colour = s.link == ClusterHub::Link::Connected ? "#2e7d32"
-            : s.link == ClusterHub::Link::Connecting               ? "#f57c00"
-                                                                   : "#d32f2f";
-        QString text = ClusterHub::linkText(s.link);
-        if (s.link == ClusterHub::Link::Connected && s.connects > 1)
-            text = tr("reconnected");
-        parts << QStringLiteral("<span style='color:%1'>●</span> %2 %3")
-                     .arg(QLatin1String(colour), name.toHtmlEscaped(), text.toHtmlEscaped());
-        tips << QStringLiteral("%1: %2%3")
-                    .arg(name, ClusterHub::linkText(s.link),
-                         s.message.isEmpty() ? QString() : QStringLiteral(" — ") + s.message);
-    }
-    m_clusterStatus->setText(parts.join(QStringLiteral("  ")));
-    m_clusterStatus->setToolTip(tips.join(QLatin1Char('\n')));
-}
-
-void MainWindow::treeContextMenu(const QPoint &pos)
-{
-    const QModelIndex index = m_tree->indexAt(pos).siblingAtColumn(SweepTreeModel::NameColumn);
-    const int kind = index.data(SweepTreeModel::KindRole).toInt();
-    if (kind != SweepTreeModel::SweepItem && kind != SweepTreeModel::TrialItem)
-        return;
-    const core::SweepId sweep = index.data(SweepTreeModel::SweepRole).toLongLong();
-    const QString cluster = index.data(SweepTreeModel::ClusterRole).toString();
-    const QString state = index.data(SweepTreeModel::StateRole).toString();
-    const QString dir = index.data(SweepTreeModel::DirRole).toString();
-    const QString name = index.data(Qt::DisplayRole).toString();
-    const bool readOnly = m_banner->isVisible();
-    QMenu menu;
-    QMenu *copy = nullptr;
-    auto copyCommand = [this, &copy, &menu](SweepActions::Action action, core::SweepId s, int trial,
-                                            const QString &label) {
-        if (!copy)
-            copy = new QMenu(tr("Copy as CLI command"), &menu);
-        const QString line = m_actions->commandLine(action, s, trial);
-        copy->addAction(label, this, [line] { QGuiApplication::clipboard()->setText(line); })
-            ->setToolTip(line);
-    };
-    if (kind == SweepTreeModel::SweepItem) {
-        const bool active = core::isActive(core::sweepStateFromText(state));
-        QAction *cancel = menu.addAction(tr("Cancel sweep…"), this, [this, sweep, name] {
-            if (QMessageBox::question(
-                    this, tr("Cancel %1").arg(name),
-                    tr("Cancel every queued and running trial of sweep %1 (%2)? Finished trials "
-                       "and their runs stay.")
-                        .arg(sweep)
-                        .arg(name)) == QMessageBox::Yes)
-                m_actions->run(SweepActions::Action::CancelSweep, sweep);
-        });
-        cancel->setEnabled(active && !readOnly);
-        copyCommand(SweepActions::Action::CancelSweep, sweep, -1, tr("cancel"));
-        menu.addSeparator();
-        // Its spec as it was submitted: to edit into a new sweep, or to run again as it is.
-        menu.addAction(tr("Open in launcher"), this, [this, sweep] { openSweepInLauncher(sweep, false); })
-            ->setObjectName(QStringLiteral("openInLauncher"));
-        QAction *again = menu.addAction(tr("Launch again…"), this, [this, sweep, name] {
-            if (QMessageBox::question(
-                    this, tr("Launch again"),
-                    tr("Submit a new sweep of %1's spec, as it was submitted?").arg(name)) ==
-                QMessageBox::Yes)
-                openSweepInLauncher(sweep, true);
-        });
-        again->setObjectName(QStringLiteral("launchAgain"));
-        again->setEnabled(!readOnly);
-        menu.addAction(tr("Export report…"), this, [this, sweep] { chooseReportFile(sweep); });
-        copy = copy ? copy : new QMenu(tr("Copy as CLI command"), &menu);
-        const QString relaunch = QStringLiteral("orrery sweep relaunch %1").arg(sweep);
-        copy->addAction(tr("relaunch"), this, [relaunch] { QGuiApplication::clipboard()->setText(relaunch); })
-            ->setToolTip(relaunch);
-    } else {
-        const int trial = index.data(SweepTreeModel::TrialRole).toInt();
-        const core::TrialState ts = core::trialStateFromText(state);
-        QAction *stop = menu.addAction(tr("Stop trial %1 early…").arg(trial), this, [this, sweep, trial] {
-            if (QMessageBox::question(
-                    this, tr("Stop trial %1").arg(trial),
-                    tr("Stop trial %1 now? It ends as stopped, keeping its checkpoint; Retry "
-                       "runs it again.")
-                        .arg(trial)) == QMessageBox::Yes)
-                m_actions->run(SweepActions::Action::StopTrial, sweep, trial);
-        });
-        stop->setEnabled(core::isActive(ts) && !readOnly);
-        QAction *retry = menu.addAction(tr("Retry trial %1").arg(trial), this, [this, sweep, trial] {
-            m_actions->run(SweepActions::Action::RetryTrial, sweep, trial);
-        });
-        const core::Phase phase = core::phaseOf(ts);
-        retry->setEnabled((phase == core::Phase::Failed || phase == core::Phase::Stopped) &&
-                          !core::isActive(ts) && !readOnly);
-        copyCommand(SweepActions::Action::StopTrial, sweep, trial, tr("stop"));
-        copyCommand(SweepActions::Action::RetryTrial, sweep, trial, tr("retry"));
-    }
-    if (kind == SweepTreeModel::TrialItem) {
-        const int trial = index.data(SweepTreeModel::TrialRole).toInt();
-        menu.addAction(tr("Show logs"), this, [this, sweep, trial] { openTrialLogs(sweep, trial); });
-        // The trial's run: the Runs table's run menu (runhousekeeping.cpp).
-        if (const QList<core::RunId> runs = m_treeModel->runsOf(index); runs.size() == 1)
-            menu.addMenu(m_housekeeping->runMenu(runs, &menu))->setText(tr("Run"));
-    }
-    menu.addSeparator();
-    QAction *openDir = menu.addAction(
-        cluster.isEmpty() ? tr("Open the directory") : tr("Copy the directory's path"), this, [cluster, dir] {
-            if (cluster.isEmpty())
-                QDesktopServices::openUrl(QUrl::fromLocalFile(dir));
-            else
-                QGuiApplication::clipboard()->setText(dir);
-        });
-    openDir->setEnabled(!dir.isEmpty());
-    if (!cluster.isEmpty())
-        openDir->setToolTip(tr("%1 is on cluster %2").arg(dir, cluster));
-    if (copy)
-        menu.addMenu(copy);
-    menu.exec(m_tree->viewport()->mapToGlobal(pos));
-}
-
-void MainWindow::chooseReportFile(core::SweepId sweep)
-{
-    const QString name = m_treeModel->sweepIndex(sweep).data().toString();
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export the report of %1").arg(name),
-        QDir::home().filePath(
-            QStringLiteral("%1-report.html").arg(name.isEmpty() ? QStringLiteral("sweep") : name)),
-        tr("HTML pages (*.html)"));
-    if (!path.isEmpty())
-        exportReport(sweep, path);
-}
-
-void MainWindow::exportReport(core::SweepId sweep, const QString &path)
-{
-    // `orrery sweep report`'s operation, on a pool thread with a read-only connection of its own:
-    // a cluster's samples are read over SSH, and the window's reader stays free meanwhile.
-    const QString database = m_reader->path();
-    const auto connections = m_hub->connectionSource();
-    showActivity(tr("Writing the report of sweep %1…").arg(sweep), true);
-    QPointer<MainWindow> self(this);
-    QtConcurrent::run(blockingPool(), [=]() -> QString {
-        try {
-            auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
-            remote::SweepOperations::Options options;
-            options.connections = connections;
-            remote::SweepOperations ops(*store, options);
-            remote::OperationProgress progress;
-            progress.say = [self](const QString &line) {
-                QMetaObject::invokeMethod(qApp, [self, line] {
-                    if (self)
-                        self->showActivity(line + QStringLiteral("…"), true);
-                });
-            };
-            const QByteArray html = ops.report(ops.sweep(sweep), {}, progress);
-            QSaveFile file(path);
-            if (!file.open(QIODevice::WriteOnly) || file.write(html) != html.size() || !file.commit())
-                return tr("cannot write %1: %2").arg(path, file.errorString());
-            return {};
-        } catch (const std::exception &e) {
-            return QString::fromUtf8(e.what());
-        }
-    }).then(this, [this, path](const QString &error) {
-        showActivity({}, false);
-        statusBar()->showMessage(
-            error.isEmpty() ? tr("Report written: %1").arg(path) : tr("No report: %1").arg(error), 10'000);
-        Q_EMIT reportExported(path, error);
-    });
-}
-
-Launcher *MainWindow::openSweepInLauncher(core::SweepId sweep, bool submit)
-{
-    Launcher *launcher = openLauncher();
-    m_reader->read<std::optional<core::Sweep>>(
-        launcher, [sweep](const core::TrackingStore &s) { return s.sweep(sweep); },
-        [launcher, submit](const std::optional<core::Sweep> &sw) {
-            if (!sw)
-                return;
-            // Its spec file's path (relative paths in it resolve as they did), else its directory.
-            launcher->setSpec(sw->spec,
-                              sw->specFile.isEmpty()
-                                  ? QDir(sw->rootDir).filePath(QStringLiteral("sweep.yaml"))
-                                  : sw->specFile,
-                              sw->cluster);
-            if (submit)
-                launcher->submitWhenValid();
-        });
-    return launcher;
-}
-
-LogView *MainWindow::showLogs(const QString &title, const QString &cluster,
-                              const QList<QPair<QString, QString>> &paths, const QString &emptyHint)
-{
-    // Read through the executor's batched read (this machine's files, or the cluster's on the
-    // window's connection), connecting at the first read on a pool thread.
-    auto reader = std::make_shared<remote::LogReader>(cluster, m_hub->connectionSource());
-    const LogSource source = [reader](const QList<core::LogReadJob> &jobs) { return reader->read(jobs); };
-    QList<LogView::File> files;
-    for (const auto &[label, path] : paths)
-        files.append({label, path, emptyHint});
-    auto *view = new LogView(title, source, files, this);
-    view->setWindowFlag(Qt::Window);
-    view->setAttribute(Qt::WA_DeleteOnClose);
-    view->setWindowTitle(title);
-    view->resize(900, 600);
-    view->show();
-    return view;
-}
-
-namespace {
-
-// The executor's log paths as the view's tabs: stdout, stderr, then any other by its file name.
-QList<QPair<QString, QString>> logTabs(const QStringList &paths)
-{
-    QList<QPair<QString, QString>> files;
-    for (int i = 0; i < paths.size(); ++i)
-        files.append({i == 0       ? MainWindow::tr("stdout")
-                          : i == 1 ? MainWindow::tr("stderr")
-                                   : QFileInfo(paths[i]).fileName(),
-                      paths[i]});
-    return files;
-}
-
-// Where a trial's attempt's logs are (SweepOperations::logs, the CLI's `sweep logs` too) and
-// its attempts for the chooser. On a pool thread: a cluster's executor connects.
-struct TrialLogsFound {
-    QString title, cluster, error;
-    QStringList paths;
-    bool failed = false;  // the attempt failed: its error is in stderr
-    QList<int> attempts;  // attempt numbers, oldest first
-    QStringList labels;  // "attempt 1 · failed: exit 3 · node2"
-    int shown = 0;  // index into attempts
-};
-
-TrialLogsFound findTrialLogs(const QString &database, const remote::Executors::ConnectionSource &connections,
-                             core::SweepId sweep, int trial, int attempt)
-{
-    try {
-        auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
-        remote::SweepOperations::Options options;
-        options.connections = connections;
-        remote::SweepOperations ops(*store, options);
-        const remote::TrialLogs logs = ops.logs(sweep, trial, attempt);
-        TrialLogsFound f{logs.title, logs.sweep.cluster, {}, logs.paths, false, {}, {}, 0};
-        f.failed = core::phaseOf(logs.attempt.trialState()) == core::Phase::Failed;
-        for (const core::Trial &t : store->trials(sweep)) {
-            if (t.index != trial)
-                continue;
-            if (t.attempt == logs.attempt.attempt)
-                f.shown = int(f.attempts.size());
-            f.attempts.append(t.attempt);
-            QString label = MainWindow::tr("attempt %1 · %2").arg(t.attempt).arg(t.state);
-            if (!t.exitReason.isEmpty())
-                label += QStringLiteral(": ") + t.exitReason;
-            if (!t.nodes.isEmpty())
-                label += QStringLiteral(" · ") + t.nodes;
-            f.labels.append(label);
-        }
-        return f;
-    } catch (const std::exception &e) {
-        TrialLogsFound f;
-        f.error = QString::fromUtf8(e.what());
-        return f;
-    }
-}
-
-}  // namespace
-
-void MainWindow::openTrialLogs(core::SweepId sweep, int trial, int attempt)
-{
-    // Where the logs are is the executor's to say (a local run directory, or the sweep's logs/
-    // on the cluster): found on a pool thread, since a cluster's executor connects.
-    const QString database = m_reader->path();
-    const auto connections = m_hub->connectionSource();
-    showActivity(tr("Finding the logs of trial %1…").arg(trial), true);
-    // The bundled trainer logs to events.jsonl, so its stdout and stderr are often empty: say
-    // where its progress is instead of a blank page.
-    const QString emptyHint =
-        tr("Orrery's trainer writes its metrics and progress to events.jsonl, not here:\n"
-           "select the run and open the Compare tab (Ctrl+2).\n"
-           "A command sweep's program shows here what it prints.");
-    QtConcurrent::run(blockingPool(), [=] {
-        return findTrialLogs(database, connections, sweep, trial, attempt);
-    }).then(this, [this, database, connections, sweep, trial, emptyHint](const TrialLogsFound &f) {
-        showActivity({}, false);
-        if (!f.error.isEmpty()) {
-            statusBar()->showMessage(f.error, 10'000);
-            Q_EMIT logsFailed(f.error);
-            return;
-        }
-        LogView *view = showLogs(f.title, f.cluster, logTabs(f.paths), emptyHint);
-        if (!view)
-            return;
-        // A failed attempt's error is in stderr: open there.
-        view->setCurrentFile(f.failed && f.paths.size() > 1 ? 1 : 0);
-        view->setAttempts(f.labels, f.shown);
-        QPointer<LogView> target(view);
-        connect(view, &LogView::attemptChosen, this,
-                [this, target, database, connections, sweep, trial, attempts = f.attempts](int index) {
-                    const int chosen = attempts.value(index, -1);
-                    QtConcurrent::run(blockingPool(), [=] {
-                        return findTrialLogs(database, connections, sweep, trial, chosen);
-                    }).then(this, [this, target](const TrialLogsFound &g) {
-                        if (!target)
-                            return;
-                        if (!g.error.isEmpty()) {
-                            statusBar()->showMessage(g.error, 10'000);
-                            return;
-                        }
-                        QList<LogView::File> files;
-                        for (const auto &[label, path] : logTabs(g.paths))
-                            files.append({label, path, target->file(0).emptyHint});
-                        target->setWindowTitle(g.title);
-                        target->setFiles(files, g.failed && files.size() > 1 ? 1 : 0);
-                        target->setAttempts(g.labels, g.shown);
-                    });
-                });
-        Q_EMIT logsOpened(view);
-    });
-}
-
-void MainWindow::openJobLogs(const QString &cluster, const QString &jobId)
-{
-    QString problem;
-    const auto connection = m_hub->connection(cluster, &problem);
-    if (!connection) {
-        statusBar()->showMessage(problem, 10'000);
-        Q_EMIT logsFailed(problem);
-        return;
-    }
-    showActivity(tr("Asking %1 where job %2 writes…").arg(cluster, jobId), true);
-    struct Found {
-        QStringList paths;
-        QString error;
-    };
-    QtConcurrent::run(blockingPool(), [connection, jobId]() -> Found {
-        try {
-            return {remote::jobLogPaths(*connection, jobId), {}};
-        } catch (const std::exception &e) {
-            return {{}, QString::fromUtf8(e.what())};
-        }
-    }).then(this, [this, cluster, jobId](const Found &f) {
-        showActivity({}, false);
-        if (!f.error.isEmpty()) {
-            statusBar()->showMessage(f.error, 10'000);
-            Q_EMIT logsFailed(f.error);
-            return;
-        }
-        if (LogView *view = showLogs(tr("job %1 on %2").arg(jobId, cluster), cluster, logTabs(f.paths)))
-            Q_EMIT logsOpened(view);
-    });
 }
 
 }  // namespace orrery::gui

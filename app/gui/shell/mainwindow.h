@@ -6,16 +6,15 @@
 // thread and active sweeps are followed on the Follower's: the UI thread only paints. Clusters
 // are reached through one ClusterHub (one connection per cluster, SSH questions as dialogs),
 // which the follower, the Video tab, the Cluster tab, the launcher and the sweep actions share;
-// the status bar shows each cluster's link.
+// the status bar shows each cluster's link. The window places the rooms and wires them; what its
+// menus, tabs and docks open or say has a controller of its own beside it (LaunchDialogs,
+// LogWindows, SweepMenu, EnvironmentChecks, StatusLine).
 #pragma once
 
 #include "follower.h"
 #include "snapshot.h"
 
-#include "orrery/core/diagnostics.h"
-
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QSet>
 #include <QTimer>
@@ -23,14 +22,10 @@
 #include <functional>
 #include <memory>
 
-class QAction;
 class QLabel;
-class QMenu;
-class QLineEdit;
-class QComboBox;
-class QTableView;
 class QSystemTrayIcon;
 class QTabWidget;
+class QTableView;
 class QTreeView;
 
 namespace orrery::gui {
@@ -39,20 +34,24 @@ class ClusterHub;
 class ClusterView;
 class CompareView;
 class DetailsView;
-class RunHousekeeping;
-class RunsPage;
-class SystemPanel;
-class Launcher;
-class LogView;
-class SshPrompter;
-class SweepActions;
 class EnvironmentModel;
+class EnvironmentChecks;
+class LaunchDialogs;
+class LogView;
+class LogWindows;
+class RunHousekeeping;
 class RunSelection;
+class RunsPage;
 class RunsTableModel;
+class SshPrompter;
+class StatusLine;
 class StoreReader;
 class StoreWriter;
+class SweepActions;
+class SweepMenu;
 class SweepTreeModel;
 class SweepTreeView;
+class SystemPanel;
 class VideoView;
 
 class MainWindow : public QMainWindow {
@@ -81,36 +80,17 @@ public:
     QTreeView *sweepTree() const;
     RunsPage *runsPage() const { return m_runsPage; }
     RunHousekeeping *housekeeping() const { return m_housekeeping; }
-    QLabel *clusterStatusLabel() const { return m_clusterStatus; }
+    QLabel *clusterStatusLabel() const;
     StoreReader *reader() const { return m_reader; }
     QTabWidget *tabs() const { return m_tabs; }
-    // Command-line start options: select a sweep's runs once the store is shown; save the window
-    // as PNG (after the charts have drawn), print what it shows and quit.
-    void applyStartOptions(const QString &selectSweep, const QString &screenshotPath);
-    // `--launch [FILE]`: the launcher at start, with that spec and target; with a screenshot
-    // path, the launcher's preview is saved as PNG and the program quits.
-    void launchAtStart(const QString &specFile, const QString &cluster, const QString &screenshotPath);
+    // The sweep launcher (Ctrl+L), the launcher over a recorded sweep's spec, the connection manager.
+    LaunchDialogs *launchDialogs() const { return m_launch; }
+    // A live tail of a trial's or a Slurm job's logs in a window of its own (logsOpened).
+    LogWindows *logWindows() const { return m_logs; }
+    // The tree's menu on a sweep or trial, and the sweep report (reportExported).
+    SweepMenu *sweepMenu() const { return m_sweepMenu; }
 
 public Q_SLOTS:
-    // The sweep launcher (Ctrl+L); returned so tests can drive it. Non-modal: the window stays live.
-    Launcher *openLauncher();
-    // The launcher with a recorded sweep's spec as it was submitted, on its cluster: to edit
-    // ("Open in launcher"), or `submit` at once as a new sweep once its checks pass ("Launch
-    // again"; `orrery sweep relaunch` from the CLI).
-    Launcher *openSweepInLauncher(core::SweepId sweep, bool submit);
-    // File → Export sweep report… and the sweep menu's Export report…: a file dialog, then
-    // exportReport. exportReport writes `orrery sweep report`'s page (SweepOperations::report)
-    // on a pool thread; reportExported says how it went.
-    void chooseReportFile(core::SweepId sweep);
-    void exportReport(core::SweepId sweep, const QString &path);
-    void openConnectionManager();
-    // A live tail of a trial's latest attempt's stdout and stderr (double-click in the tree), or
-    // of a Slurm job's (double-click in the Cluster tab's queue), in a window of its own.
-    // `attempt` -1: the latest; a failed attempt opens on its stderr, with the other attempts in
-    // the view's chooser.
-    void openTrialLogs(core::SweepId sweep, int trial, int attempt = -1);
-    void openJobLogs(const QString &cluster, const QString &jobId);
-    void refreshEnvironment();
     void openDatabase(const QString &path);
     // Re-reads the tree and the runs now (live updates call it, coalesced).
     void refresh();
@@ -144,26 +124,17 @@ protected:
 private:
     void buildRunsPage();
     void buildTabs();  // Compare, Video, Cluster, Environment; Ctrl+1..5
-    void buildStatusBar();
-    void wireRefreshes();  // the environment checks, live refreshes
-    void wireStore();  // the writer, the reader, the follower
+    void buildStatusBar();  // and what the rooms say for it
+    void wireStore();  // the writer, then the reader
+    void wireRefreshes();  // the follower's ticks, the current run's docks, live refreshes
     void buildDocks();
     void buildMenus();
+    void wireRunHousekeeping();  // the run menu's writes, the tree's menu, Show archived in the View menu
     void showSnapshot(const Snapshot &snapshot);
     // A problem with the store: in the status bar, and in a dialog the first time `key` is seen
     // (never while another such dialog is open, never again by a timer's refresh).
     void storeProblem(const QString &text, const QString &key);
-    void saveMetricChoice();  // Compare's choice of metrics, per database
-    void loadMetricChoice();
     void followed(const FollowSummary &summary);
-    void notifyDesktop(const core::Notice &notice);
-    void showClusterStatus();
-    void treeContextMenu(const QPoint &pos);
-    void showActivity(const QString &text, bool busy);
-    // A log window over `files` (nullptr, after saying why, when the cluster cannot be reached).
-    LogView *showLogs(const QString &title, const QString &cluster,
-                      const QList<QPair<QString, QString>> &files, const QString &emptyHint = {});
-    void wireRunHousekeeping();  // the run menu's writes, Show archived in the View menu
 
     StoreReader *m_reader;
     StoreWriter *m_writer;  // the window's one read-write connection
@@ -188,13 +159,12 @@ private:
     ClusterHub *m_hub = nullptr;
     ClusterView *m_clusterView = nullptr;
     SweepActions *m_actions = nullptr;
-    QLabel *m_clusterStatus = nullptr;
-    QLabel *m_activityLabel = nullptr;
-    QWidget *m_activityBusy = nullptr;
+    EnvironmentChecks *m_checks = nullptr;
+    LaunchDialogs *m_launch = nullptr;
+    LogWindows *m_logs = nullptr;
+    SweepMenu *m_sweepMenu = nullptr;
+    StatusLine *m_status = nullptr;
     QLabel *m_banner = nullptr;
-    QLabel *m_followLabel = nullptr;
-    QLabel *m_ingestLabel = nullptr;
-    QFutureWatcher<QList<core::Check>> m_checksWatcher;
 
     QTimer m_refreshTimer;  // coalesces refresh requests
     QElapsedTimer m_sinceRefresh;  // since the last snapshot read went out

@@ -18,6 +18,20 @@ QString key(const QString &cluster, const QString &remotePath)
     return cluster + QLatin1Char('\n') + remotePath;
 }
 
+// The store learns of the copy on the window's store writer; the view does not need to wait
+// for it.
+void recordLocalCopy(StoreWriter &writer, core::RunId run, const QString &path, const QString &local)
+{
+    const qint64 size = QFileInfo(local).size();
+    writer.post([run, path, local, size](core::TrackingStore &store) {
+        try {
+            store.setArtifactLocalCopy(run, path, local, size);
+        } catch (const core::StoreError &) {
+            // Read-only or busy: the cache still holds the file, found again by path.
+        }
+    });
+}
+
 }  // namespace
 
 SampleFetcher::SampleFetcher(QObject *parent) : QObject(parent)
@@ -81,18 +95,8 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
               [this, k, run, artifact](const QString &local) {
                   m_inFlight.remove(k);
                   report();
-                  // The store learns of the copy on the window's store writer; the view does not
-                  // need to wait for it.
-                  if (m_writer) {
-                      const qint64 size = QFileInfo(local).size();
-                      m_writer->post([run, path = artifact.path, local, size](core::TrackingStore &store) {
-                          try {
-                              store.setArtifactLocalCopy(run, path, local, size);
-                          } catch (const core::StoreError &) {
-                              // Read-only or busy: the cache still holds the file, found again by path.
-                          }
-                      });
-                  }
+                  if (m_writer)
+                      recordLocalCopy(*m_writer, run, artifact.path, local);
                   Q_EMIT fetched(run, artifact.remotePath, local);
               })
         .onFailed(this,

@@ -308,6 +308,65 @@ QImage VideoGrid::currentABPicture() const
                      m_wipe);
 }
 
+namespace {
+
+// A and B in one picture over their two captions: A left of the divider and B right of it, or
+// |A − B|.
+void paintAB(QPainter &p, const QRect &area, const TileFrame &a, const TileFrame &b, VideoGrid::Mode mode,
+             double wipe, int caption)
+{
+    const QRect picture = area.adjusted(kBorder, kBorder, -kBorder, -kBorder - caption);
+    p.fillRect(picture, kTileBackground);
+    const QImage picture2 = VideoGrid::composeAB(a.image, b.image, mode, wipe);
+    if (picture2.isNull()) {
+        drawStatus(p, picture,
+                   mode == VideoGrid::Mode::Difference
+                       ? VideoGrid::tr("both A and B need a frame for their difference")
+                       : (a.tile->status.isEmpty() ? b.tile->status : a.tile->status));
+    } else {
+        const QRect target = media::fitRect(picture2.size(), picture);
+        p.drawImage(target, picture2);
+        if (mode == VideoGrid::Mode::Wipe) {
+            const int split = target.x() + int(std::lround(wipe * target.width()));
+            p.setPen(QPen(Qt::white, 2));
+            p.drawLine(split, picture.top(), split, picture.bottom());
+        }
+    }
+    const QRect captions(area.left(), area.bottom() - caption, area.width(), caption + 1);
+    const int half = captions.width() / 2;
+    const QString la =
+        (mode == VideoGrid::Mode::Difference ? QStringLiteral("|A − B|  A: ") : QStringLiteral("A: ")) +
+        VideoGrid::captionText(*a.tile);
+    const QString lb = QStringLiteral("B: ") + VideoGrid::captionText(*b.tile);
+    p.fillRect(captions.adjusted(0, 0, -half, 0), a.tile->color.darker(250));
+    p.fillRect(captions.adjusted(half, 0, 0, 0), b.tile->color.darker(250));
+    drawCaption(p, captions.adjusted(0, 0, -half, 0), la, a.tile->otherStep);
+    drawCaption(p, captions.adjusted(half, 0, 0, 0), lb, b.tile->otherStep);
+}
+
+// One tile in `r`, framed in its run's colour (wider for the current run): its frame or status,
+// its badges and its caption line.
+void paintTile(QPainter &p, const QRect &r, const TileFrame &f, bool current, int caption)
+{
+    const int border = current ? kBorder + 2 : kBorder;
+    p.fillRect(r, f.tile->color);
+    const QRect inner = r.adjusted(border, border, -border, -border);
+    p.fillRect(inner, kTileBackground);
+    const QRect picture = inner.adjusted(0, 0, 0, -caption);
+    if (!f.image.isNull())
+        p.drawImage(media::fitRect(f.image.size(), picture), f.image);
+    else
+        drawStatus(p, picture, f.tile->status);
+    if (!f.overlay.isEmpty())
+        drawStatus(p, picture, f.overlay);
+    drawBadge(p, picture, topBadge(*f.tile), true);
+    drawBadge(p, picture, qualityBadge(*f.tile, f.image.isNull() ? -1 : f.frame), false);
+    drawCaption(p, QRect(inner.left(), inner.bottom() - caption + 1, inner.width(), caption),
+                VideoGrid::captionText(*f.tile), f.tile->otherStep);
+}
+
+}  // namespace
+
 void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFrame> &frames, Mode mode,
                             double wipe, core::RunId current)
 {
@@ -321,34 +380,7 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
     const int caption = captionHeight(fm);
 
     if (mode != Mode::Grid && frames.size() >= 2) {
-        const TileFrame &a = frames[0], &b = frames[1];
-        const QRect picture = area.adjusted(kBorder, kBorder, -kBorder, -kBorder - caption);
-        p.fillRect(picture, kTileBackground);
-        const QImage picture2 = composeAB(a.image, b.image, mode, wipe);
-        if (picture2.isNull()) {
-            drawStatus(p, picture,
-                       mode == Mode::Difference
-                           ? tr("both A and B need a frame for their difference")
-                           : (a.tile->status.isEmpty() ? b.tile->status : a.tile->status));
-        } else {
-            const QRect target = media::fitRect(picture2.size(), picture);
-            p.drawImage(target, picture2);
-            if (mode == Mode::Wipe) {
-                const int split = target.x() + int(std::lround(wipe * target.width()));
-                p.setPen(QPen(Qt::white, 2));
-                p.drawLine(split, picture.top(), split, picture.bottom());
-            }
-        }
-        const QRect captions(area.left(), area.bottom() - caption, area.width(), caption + 1);
-        const int half = captions.width() / 2;
-        const QString la =
-            (mode == Mode::Difference ? QStringLiteral("|A − B|  A: ") : QStringLiteral("A: ")) +
-            captionText(*a.tile);
-        const QString lb = QStringLiteral("B: ") + captionText(*b.tile);
-        p.fillRect(captions.adjusted(0, 0, -half, 0), a.tile->color.darker(250));
-        p.fillRect(captions.adjusted(half, 0, 0, 0), b.tile->color.darker(250));
-        drawCaption(p, captions.adjusted(0, 0, -half, 0), la, a.tile->otherStep);
-        drawCaption(p, captions.adjusted(half, 0, 0, 0), lb, b.tile->otherStep);
+        paintAB(p, area, frames[0], frames[1], mode, wipe, caption);
         return;
     }
 
@@ -357,25 +389,8 @@ void VideoGrid::paintFrames(QPainter &p, const QRect &area, const QList<TileFram
         if (!f.image.isNull() && frameSize.isEmpty())
             frameSize = f.image.size();
     const QList<QRect> rects = layout(area, int(frames.size()), frameSize, caption);
-    for (int i = 0; i < frames.size(); ++i) {
-        const TileFrame &f = frames[i];
-        const QRect r = rects[i];
-        const int border = f.tile->run == current ? kBorder + 2 : kBorder;
-        p.fillRect(r, f.tile->color);
-        const QRect inner = r.adjusted(border, border, -border, -border);
-        p.fillRect(inner, kTileBackground);
-        const QRect picture = inner.adjusted(0, 0, 0, -caption);
-        if (!f.image.isNull())
-            p.drawImage(media::fitRect(f.image.size(), picture), f.image);
-        else
-            drawStatus(p, picture, f.tile->status);
-        if (!f.overlay.isEmpty())
-            drawStatus(p, picture, f.overlay);
-        drawBadge(p, picture, topBadge(*f.tile), true);
-        drawBadge(p, picture, qualityBadge(*f.tile, f.image.isNull() ? -1 : f.frame), false);
-        drawCaption(p, QRect(inner.left(), inner.bottom() - caption + 1, inner.width(), caption),
-                    captionText(*f.tile), f.tile->otherStep);
-    }
+    for (int i = 0; i < frames.size(); ++i)
+        paintTile(p, rects[i], frames[i], frames[i].tile->run == current, caption);
 }
 
 QString VideoGrid::captionText(const VideoTile &tile)

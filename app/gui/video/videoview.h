@@ -31,70 +31,70 @@
 
 #include "referencequality.h"
 #include "videogrid.h"
+#include "videostate.h"
 
-#include "orrery/core/params.h"
-#include "orrery/core/store.h"
-
-#include <QHash>
-#include <QPointer>
 #include <QWidget>
 
-#include <atomic>
 #include <memory>
-#include <optional>
 
-class QCheckBox;
 class QComboBox;
 class QCustomPlot;
 class QHBoxLayout;
 class QLabel;
 class QStackedWidget;
-class QProgressBar;
 class QSlider;
-class QToolButton;
 
 namespace orrery::gui {
 
+class FetchBar;
 class PlaybackClock;
+class QualityPlot;
+class ReviewChoosers;
 class RunSelection;
 class RunsTableModel;
 class SampleFetcher;
 class StoreReader;
+class TransportBar;
+class VideoExport;
+class VideoTiles;
 
+// The view builds the tab and keeps its state (VideoState); its parts each own a piece: the tiles
+// (VideoTiles), the choosers (ReviewChoosers), the quality plot (QualityPlot), the transport
+// (TransportBar), the exports (VideoExport) and the fetch line (FetchBar).
 class VideoView : public QWidget {
     Q_OBJECT
 public:
     VideoView(StoreReader *reader, RunSelection *selection, QWidget *parent = nullptr);
     ~VideoView() override;
 
-    enum class Order { Selection, Metric, Psnr, Ssim, Name };
+    using Order = TileOrder;  // Selection, Metric, Psnr, Ssim, Name
 
     // The window's runs model: each run's sweep (its metric and swept params). Optional: without
     // it captions name the params that differ and tiles show no metric.
-    void setRunsModel(const RunsTableModel *model) { m_runsModel = model; }
+    void setRunsModel(const RunsTableModel *model);
 
     VideoGrid *grid() const { return m_grid; }
     ReferenceQuality *quality() const { return m_quality; }
-    QCustomPlot *qualityPlot() const { return m_plot; }
+    QCustomPlot *qualityPlot() const;
     // The hint shown instead of the grid (nothing selected, no samples); empty while tiles show.
     QString hint() const;
     void setReference(core::RunId run);  // 0: none
-    core::RunId reference() const { return m_reference; }
+    core::RunId reference() const { return m_state.reference; }
     void setABRuns(core::RunId a, core::RunId b);  // the A and B boxes
     void setOrder(Order order);
     void setStrip(bool on);  // the current run's samples over steps
-    bool strip() const { return m_strip; }
+    bool strip() const { return m_state.strip; }
     PlaybackClock *clock() const { return m_clock; }
     SampleFetcher *fetcher() const { return m_fetcher; }
     // The steps the slider stops at, and the one chosen.
-    const QList<qint64> &steps() const { return m_steps; }
-    qint64 step() const { return m_step; }
+    const QList<qint64> &steps() const { return m_state.steps; }
+    qint64 step() const { return m_state.step; }
     void setStep(qint64 step);  // the nearest stop
     void setMode(VideoGrid::Mode mode);
     // The series shown (core::mediaKey) and those the shown runs have, in the Samples box's order.
     void setMediaKey(const QString &key);
-    QString mediaKey() const { return m_mediaKey; }
-    QStringList mediaKeys() const { return m_mediaKeys; }
+    QString mediaKey() const { return m_state.mediaKey; }
+    QStringList mediaKeys() const { return m_state.mediaKeys; }
 
     // Re-reads the selected runs' samples (the window calls it on live refreshes).
     void refresh();
@@ -115,86 +115,38 @@ protected:
     void hideEvent(QHideEvent *event) override;
 
 private:
-    struct RunSamples {
-        core::RunId run = 0;
-        QString name, cluster;
-        core::Params params;
-        bool baseline = false;
-        QList<core::LatestMetric> metrics;
-        QList<core::Artifact> videos, images;
-        QHash<QString, QList<core::Artifact>> byKey;  // videos and images by media key, by step
-    };
-    const QList<core::Artifact> &shownSamples(const RunSamples &r) const;  // of the chosen key
     void buildUi();
     // buildUi's parts.
-    QHBoxLayout *buildChoosers();
     void buildStepControls(QHBoxLayout *top);
-    void buildExportMenu(QHBoxLayout *top);
     QWidget *buildStack();
-    QHBoxLayout *buildTransport();
-    QWidget *buildFetchBar();
     void connectControls();
     void selectionChanged(const QObject *source);
     void showSamples(QList<RunSamples> runs);
     void rebuildTiles();
-    QList<VideoTile> runTiles();
-    QList<VideoTile> stripTiles();
-    VideoTile tileFor(const RunSamples &r, qint64 step);
-    std::optional<QString> localClip(const RunSamples &r, qint64 step);
-    const RunSamples *samplesOf(core::RunId run) const;
-    void applyQuality(QList<VideoTile> &tiles);
-    void updateQualityPlot();
-    void updateChoosers();
     void showTileMenu(core::RunId run, const QPoint &globalPos);
-    void updateClock();
-    void updateTransport();
-    void showContactSheet();
-    std::shared_ptr<media::FrameSource> sourceFor(const QString &path);
 
     StoreReader *m_reader;
     RunSelection *m_selection;
     PlaybackClock *m_clock;
     SampleFetcher *m_fetcher;
     VideoGrid *m_grid;
+    ReviewChoosers *m_choosers = nullptr;
+    VideoExport *m_export = nullptr;
+    QualityPlot *m_qualityPlot = nullptr;
+    TransportBar *m_transport = nullptr;
+    FetchBar *m_fetchBar = nullptr;
     QComboBox *m_modeBox = nullptr;
     QSlider *m_stepSlider = nullptr;
     QLabel *m_stepLabel = nullptr;
     QSlider *m_wipeSlider = nullptr;
-    QToolButton *m_playButton = nullptr;
-    QSlider *m_scrub = nullptr;
-    QLabel *m_frameLabel = nullptr;
-    QComboBox *m_speedBox = nullptr;
-    QCheckBox *m_loopBox = nullptr;
-    QLabel *m_droppedLabel = nullptr;
     QLabel *m_note = nullptr;
-    QComboBox *m_aBox = nullptr, *m_bBox = nullptr, *m_refBox = nullptr, *m_orderBox = nullptr;
-    QComboBox *m_keyBox = nullptr;
-    QComboBox *m_plotMetric = nullptr;
     QStackedWidget *m_stack = nullptr;
     QLabel *m_hint = nullptr;
-    QCustomPlot *m_plot = nullptr;
-    QWidget *m_fetchBar = nullptr;
-    QProgressBar *m_fetchProgress = nullptr;
-    QLabel *m_fetchLabel = nullptr;
 
-    const RunsTableModel *m_runsModel = nullptr;
     ReferenceQuality *m_quality;
-    core::RunId m_reference = 0, m_a = 0, m_b = 0;
-    Order m_order = Order::Selection;
-    bool m_strip = false;
-    QList<RunSamples> m_runs;  // the shown runs (selection order)
-    std::optional<RunSamples> m_referenceRun;  // read too when it is not among them
-    QList<qint64> m_steps;
-    QString m_mediaKey;
-    QStringList m_mediaKeys;
-    qint64 m_step = -1;
-    QHash<QString, QString> m_fetchErrors;  // by remote path
-    // Decoded clips by local path, kept while a tile shows them or recently did (moving the
-    // step slider back and forth does not decode again).
-    QHash<QString, std::shared_ptr<media::FrameSource>> m_sources;
-    QList<QString> m_sourceOrder;  // least recently used first
+    VideoState m_state;
+    std::unique_ptr<VideoTiles> m_tiles;  // reads m_state
     quint64 m_generation = 0;
-    std::shared_ptr<std::atomic<bool>> m_exportCancel;
 };
 
 }  // namespace orrery::gui

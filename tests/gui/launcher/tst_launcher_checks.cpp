@@ -10,6 +10,7 @@
 
 #include "clusterview.h"
 #include "connectionmanager.h"
+#include "launchdialogs.h"
 #include "launcher.h"
 #include "mainwindow.h"
 
@@ -76,7 +77,7 @@ private:
     {
         // A new launcher each time: an open one is raised instead, with the verdicts it remembers.
         delete m_window->findChild<Launcher *>();
-        Launcher *launcher = m_window->openLauncher();
+        Launcher *launcher = m_window->launchDialogs()->openLauncher();
         launcher->setSpecPath(m_home.filePath(QStringLiteral("never-saved/sweep.yaml")));
         [&] { QTRY_VERIFY_WITH_TIMEOUT(launcher->schemaReady(), 60'000); }();
         launcher->editor()->setPlainText(QString::fromUtf8(text));
@@ -333,20 +334,20 @@ private Q_SLOTS:
         QTRY_VERIFY(!m_window->findChild<Launcher *>());  // a submitted launcher closes itself
 
         // Ctrl+L again: the spec just submitted, where it was.
-        Launcher *reopened = m_window->openLauncher();
+        Launcher *reopened = m_window->launchDialogs()->openLauncher();
         QCOMPARE(reopened->editor()->toPlainText(), spec);
         QCOMPARE(reopened->specPath(), QDir(dir).filePath(QStringLiteral("again.yaml")));
         reopened->editor()->setPlainText(QStringLiteral("name: half-written\n"));
         delete reopened;
 
         // Open in launcher: the recorded spec, whatever the editor held.
-        Launcher *opened = m_window->openSweepInLauncher(first, false);
+        Launcher *opened = m_window->launchDialogs()->openSweepInLauncher(first, false);
         QTRY_COMPARE_WITH_TIMEOUT(opened->editor()->toPlainText(), spec, 10'000);
         QCOMPARE(opened->target(), QString());
         delete opened;
 
         // Launch again: submitted as a new sweep once its checks pass.
-        Launcher *again = m_window->openSweepInLauncher(first, true);
+        Launcher *again = m_window->launchDialogs()->openSweepInLauncher(first, true);
         QSignalSpy again2(again, &Launcher::submitted);
         QSignalSpy againFailed(again, &Launcher::submitFailed);
         QTRY_VERIFY_WITH_TIMEOUT(!again2.isEmpty() || !againFailed.isEmpty(), 120'000);

@@ -12,12 +12,14 @@
 #include "compareview.h"
 #include "detailsview.h"
 #include "logview.h"
+#include "logwindows.h"
 #include "mainwindow.h"
 #include "runhousekeeping.h"
 #include "runselection.h"
 #include "runspage.h"
 #include "runstablemodel.h"
 #include "runstableview.h"
+#include "sweepmenu.h"
 #include "sweeptreemodel.h"
 
 #include "orrery/core/store.h"
@@ -203,7 +205,7 @@ private Q_SLOTS:
         QVERIFY(shown.wait(10'000));
         QSignalSpy opened(&window, &MainWindow::logsOpened);
         QSignalSpy failed(&window, &MainWindow::logsFailed);
-        window.openTrialLogs(t.sweep.sweep, 1);
+        window.logWindows()->openTrialLogs(t.sweep.sweep, 1);
         QTRY_VERIFY_WITH_TIMEOUT(!opened.isEmpty() || !failed.isEmpty(), 10'000);
         QVERIFY2(failed.isEmpty(),
                  qPrintable(failed.isEmpty() ? QString() : failed.front().at(0).toString()));
@@ -499,7 +501,7 @@ private Q_SLOTS:
         QSignalSpy exported(&shownWindow.w, &MainWindow::reportExported);
         const QString gui = f.dir.filePath(QStringLiteral("gui.html")),
                       cli = f.dir.filePath(QStringLiteral("cli.html"));
-        shownWindow.w.exportReport(f.sweep, gui);
+        shownWindow.w.sweepMenu()->exportReport(f.sweep, gui);
         QVERIFY(exported.wait(30'000));
         QCOMPARE(exported.front().at(1).toString(), QString());
         const orrery::test::Ran r = orrery::test::runProcess(
