@@ -79,9 +79,9 @@ private Q_SLOTS:
         QCOMPARE(exit[QLatin1String("step")].toInt(), 2);
     }
 
-    // The rank on node2 stalls past dist.timeout_s: rank 0's collective on node1 times out, and it
-    // is the first that failed; the stalled rank, woken, fails after it.
-    void aCollectiveTimingOutNamesTheRankThatWaited()
+    // The rank on node2 stalls past dist.timeout_s: rank 0's collective on node1 times out, and the
+    // verdict names the rank it waited for, on node2 (cause hang: the roll call says where it ran).
+    void aStalledRankIsNamedWithItsNode()
     {
         const QString run = m_dir.filePath(QStringLiteral("stall"));
         QByteArray err;
@@ -90,10 +90,10 @@ private Q_SLOTS:
                          {QStringLiteral("train.steps=6"), QStringLiteral("dist.timeout_s=3")}, &err);
         QVERIFY2(status != 0, err.constData());
         const QJsonObject exit = exitOf(run);
-        QVERIFY2(exit[QLatin1String("node")].toString() == QLatin1String("node1"),
+        QVERIFY2(exit[QLatin1String("node")].toString() == QLatin1String("node2"),
                  QJsonDocument(exit).toJson().constData());
-        QCOMPARE(exit[QLatin1String("cause")].toString(), QStringLiteral("comm"));
-        QCOMPARE(exit[QLatin1String("rank")].toInt(), 0);
+        QCOMPARE(exit[QLatin1String("cause")].toString(), QStringLiteral("hang"));
+        QCOMPARE(exit[QLatin1String("rank")].toInt(), 1);
     }
 
     void twoNodesRendezvousThroughSlurm()

@@ -90,19 +90,22 @@ private Q_SLOTS:
         QVERIFY(own[QLatin1String("t")].toDouble() > 1.7e9);
     }
 
-    // Rank 1 stalls past dist.timeout_s: rank 0's allreduce times out for real, and rank 0 is the
-    // first that failed (a stalled rank has nothing to say until it wakes).
-    void aRankWhoseCollectiveTimesOutIsNamed()
+    // Rank 1 stalls past dist.timeout_s: rank 0's allreduce times out for real. The verdict names
+    // the rank it waited for (cause hang, from the roll call), not rank 0, with rank 0's words.
+    void aStalledRankIsNamedNotTheRankThatWaited()
     {
         const QString run = m_dir.filePath(QStringLiteral("stall"));
         const Result r = trainWithFault(twoRanks(run), QStringLiteral("stall:rank=1:step=3"));
         QCOMPARE(r.code, 1);
         const QJsonObject exit = exitJson(run);
-        QVERIFY2(exit[QLatin1String("cause")].toString() == QLatin1String("comm"),
+        QVERIFY2(exit[QLatin1String("cause")].toString() == QLatin1String("hang"),
                  qPrintable(describe(exit)));
-        QCOMPARE(exit[QLatin1String("rank")].toInt(), 0);
+        QCOMPARE(exit[QLatin1String("rank")].toInt(), 1);
         QCOMPARE(exit[QLatin1String("node")].toString(), QStringLiteral("n7"));
-        QVERIFY2(exit[QLatin1String("reason")].toString().contains(QLatin1String("Timed out")),
+        QCOMPARE(exit[QLatin1String("step")].toInt(), 3);
+        const QString reason = exit[QLatin1String("reason")].toString();
+        QVERIFY2(reason.startsWith(QLatin1String("rank 1 on n7: did not reach the collective")) &&
+                     reason.contains(QLatin1String("Timed out")),
                  qPrintable(describe(exit)));
         // The run's last event says the same.
         const QList<QJsonObject> ev = events(run);
@@ -221,6 +224,77 @@ private Q_SLOTS:
         QCOMPARE(exit[QLatin1String("ranks_failed")].toInt(), withDeviceError ? 4 : 3);
         if (withDeviceError)
             QCOMPARE(exit[QLatin1String("reason")].toString(), QStringLiteral("rank 3 on node2: Xid 79"));
+    }
+
+    // A rank its peers waited for, at 4 ranks on 2 nodes, from the records alone: every rank said
+    // where it started (faults/started-<R>.json); rank 0 timed out waiting. The verdict is a hang of
+    // the one rank that did not time out (silent, or woken to find its peers gone), on its node;
+    // where that cannot be told (several silent) or a rank failed by itself, the rules above.
+    void aHungRankIsNamedWhenTheRecordsTellWhich_data()
+    {
+        QTest::addColumn<QString>("spec");  // per rank 0-3, by commas: timeout, gone, cuda or "" (silent)
+        QTest::addColumn<int>("rank");
+        QTest::addColumn<QString>("cause");
+        QTest::addColumn<QString>("node");
+        QTest::newRow("the silent one") << "timeout,timeout,timeout," << 3 << "hang"
+                                        << "node2";
+        QTest::newRow("silent among peers gone") << "timeout,gone,gone," << 3 << "hang"
+                                                 << "node2";
+        QTest::newRow("woke to its peers gone") << "timeout,timeout,gone,timeout" << 2 << "hang"
+                                                << "node2";
+        QTest::newRow("no telling which") << "timeout,,," << 0 << "comm"
+                                          << "node1";
+        QTest::newRow("a rank's own failure") << "timeout,cuda,," << 1 << "cuda"
+                                              << "node1";
+    }
+    void aHungRankIsNamedWhenTheRecordsTellWhich()
+    {
+        QFETCH(QString, spec);
+        const QStringList faults = spec.split(u',');
+        QFETCH(int, rank);
+        QFETCH(QString, cause);
+        QFETCH(QString, node);
+        const QString run = m_dir.filePath(
+            QStringLiteral("hung-%1").arg(QString::fromLatin1(QTest::currentDataTag())).replace(u' ', u'-'));
+        QDir().mkpath(run + QStringLiteral("/faults"));
+        const auto write = [&](const QString &name, const QJsonObject &o) {
+            QFile f(run + QStringLiteral("/faults/") + name);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QJsonDocument(o).toJson());
+        };
+        for (int r = 0; r < 4; ++r) {
+            const QString where = r < 2 ? QStringLiteral("node1") : QStringLiteral("node2");
+            write(
+                QStringLiteral("started-%1.json").arg(r),
+                {{QStringLiteral("node"), where}, {QStringLiteral("rank"), r}, {QStringLiteral("t"), 90.0}});
+            const QString kind = faults[r];
+            if (kind.isEmpty())
+                continue;
+            const QString reason = kind == QLatin1String("timeout")
+                ? QStringLiteral("Timed out waiting 3000ms")
+                : kind == QLatin1String("gone") ? QStringLiteral("Connection closed by peer")
+                                                : QStringLiteral("Xid 79");
+            write(QStringLiteral("rank-%1.json").arg(r),
+                  {{QStringLiteral("cause"),
+                    kind == QLatin1String("cuda") ? QStringLiteral("cuda") : QStringLiteral("comm")},
+                   {QStringLiteral("node"), where},
+                   {QStringLiteral("rank"), r},
+                   {QStringLiteral("step"), 9},
+                   {QStringLiteral("t"), 100.0 + r},
+                   {QStringLiteral("reason"), reason}});
+        }
+        QCOMPARE(trainWithFault({QStringLiteral("--fold-faults"), QStringLiteral("--run-dir"), run}, {}).code,
+                 0);
+        const QJsonObject exit = exitJson(run);
+        QVERIFY2(exit[QLatin1String("cause")].toString() == cause, qPrintable(describe(exit)));
+        QCOMPARE(exit[QLatin1String("rank")].toInt(), rank);
+        QCOMPARE(exit[QLatin1String("node")].toString(), node);
+        if (cause == QLatin1String("hang"))
+            QCOMPARE(
+                exit[QLatin1String("reason")].toString(),
+                QStringLiteral("rank %1 on node2: did not reach the collective that its peers waited for at "
+                               "step 9 (hung, or ended without a word); rank 0: Timed out waiting 3000ms")
+                    .arg(rank));
     }
 
     // A run that completed keeps its verdict: a fault file a later fold finds (a rank of an

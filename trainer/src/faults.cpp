@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -55,6 +56,13 @@ std::string causeOfMessage(const std::string &m)
 std::string faultPath(const std::string &runDir, int rank)
 {
     return (fs::path(runDir) / "faults" / ("rank-" + std::to_string(rank) + ".json")).string();
+}
+
+// The roll call: each rank says where it runs when it starts (faults/started-<R>.json), so a rank
+// that never says more (hung, or killed without a word) can still be named with its node.
+std::string startedPath(const std::string &runDir, int rank)
+{
+    return (fs::path(runDir) / "faults" / ("started-" + std::to_string(rank) + ".json")).string();
 }
 
 // --- the fatal-signal record: everything it writes is prepared at arm time ----------------------
@@ -244,10 +252,18 @@ void armRankFaults(const std::string &runDir, int rank, int worldSize, const std
         for (const auto &e : fs::directory_iterator(fs::path(runDir) / "faults", ec)) {
             const std::string name = e.path().filename().string();
             int other = -1;
-            if (std::sscanf(name.c_str(), "rank-%d.json", &other) == 1 && other >= worldSize)
+            if ((std::sscanf(name.c_str(), "rank-%d.json", &other) == 1 ||
+                 std::sscanf(name.c_str(), "started-%d.json", &other) == 1) &&
+                other >= worldSize)
                 fs::remove(e.path(), ec);
         }
     fs::create_directories(fs::path(runDir) / "faults", ec);
+    try {
+        const nlohmann::json started{{"node", node}, {"rank", rank}, {"t", unixNow()}};
+        writeFileAtomically(startedPath(runDir, rank), started.dump() + "\n");
+    } catch (...) {
+        // Without it a hung rank is not named; its peers' faults still are.
+    }
     // Its own temp name: writeFileAtomically's (path + ".tmp") may be mid-write when a signal comes.
     const std::string path = faultPath(runDir, rank), temp = path + ".crash.tmp";
     const std::string prefix = "{\"cause\":\"crash\",\"node\":" + nlohmann::json(node).dump() +
@@ -300,12 +316,17 @@ int faultClass(const RankFault &f)
 
 }  // namespace
 
-FirstFault firstRankFault(const std::string &runDir, double since)
+namespace {
+
+// The faults/ records written at `since` or later: rank-<R>.json (faults) or started-<R>.json
+// (the roll call), by the file name's prefix.
+std::vector<RankFault> readRecords(const std::string &runDir, const char *prefix, double since)
 {
-    std::vector<RankFault> faults;
+    std::vector<RankFault> records;
     std::error_code ec;
     for (const auto &e : fs::directory_iterator(fs::path(runDir) / "faults", ec)) {
-        if (e.path().extension() != ".json")
+        const std::string name = e.path().filename().string();
+        if (e.path().extension() != ".json" || name.rfind(prefix, 0) != 0)
             continue;
         std::ifstream in(e.path());
         const auto j = nlohmann::json::parse(in, nullptr, false);
@@ -320,10 +341,60 @@ FirstFault firstRankFault(const std::string &runDir, double since)
         f.t = j.value("t", 0.0);
         if (f.t < since)
             continue;  // an earlier attempt's
-        faults.push_back(std::move(f));
+        records.push_back(std::move(f));
     }
+    return records;
+}
+
+bool timedOutWaiting(const RankFault &f)
+{
+    return f.cause == "comm" &&
+        (contains(f.reason, "Timed out") || contains(f.reason, "timed out") || contains(f.reason, "timeout"));
+}
+
+// When every fault is a collective that failed waiting and at least one timed out, the rank its
+// peers waited for is one that did not time out: silent (hung, or killed without a word), or with
+// a peer-gone error after it woke. Named only when the roll call leaves one such rank (or one
+// silent one among several: the others failed because the first waiter left), as a "hang".
+std::optional<RankFault> hungRank(const std::vector<RankFault> &faults, const std::vector<RankFault> &started)
+{
+    const auto waiter = std::find_if(faults.begin(), faults.end(), timedOutWaiting);
+    if (waiter == faults.end() ||
+        !std::all_of(faults.begin(), faults.end(), [](const RankFault &f) { return f.cause == "comm"; }))
+        return std::nullopt;
+    std::vector<RankFault> silent, woke;
+    for (const RankFault &s : started) {
+        const auto own =
+            std::find_if(faults.begin(), faults.end(), [&](const RankFault &f) { return f.rank == s.rank; });
+        if (own == faults.end())
+            silent.push_back(s);
+        else if (!timedOutWaiting(*own))
+            woke.push_back(s);
+    }
+    const std::vector<RankFault> &candidates = silent.empty() ? woke : silent;
+    if (candidates.size() != 1)
+        return std::nullopt;  // none, or no telling which
+    RankFault h;
+    h.cause = "hang";
+    h.node = candidates.front().node;
+    h.rank = candidates.front().rank;
+    h.step = waiter->step;
+    h.t = waiter->t;
+    h.reason = "did not reach the collective that its peers waited for at step " +
+        std::to_string(waiter->step) + " (hung, or ended without a word); rank " +
+        std::to_string(waiter->rank) + ": " + waiter->reason;
+    return h;
+}
+
+}  // namespace
+
+FirstFault firstRankFault(const std::string &runDir, double since)
+{
+    const std::vector<RankFault> faults = readRecords(runDir, "rank-", since);
     if (faults.empty())
         return {};
+    if (std::optional<RankFault> hung = hungRank(faults, readRecords(runDir, "started-", since)))
+        return {std::move(*hung), faults.size()};
     const auto first =
         std::min_element(faults.begin(), faults.end(), [](const RankFault &a, const RankFault &b) {
             if (faultClass(a) != faultClass(b))

@@ -26,7 +26,8 @@ public:
 
 struct RankFault {
     // oom, cuda, nccl, comm (a collective or the rendezvous: timed out, or a peer is gone), data,
-    // config, crash (a fatal signal), error (anything else).
+    // config, crash (a fatal signal), error (anything else); hang (firstRankFault's verdict on a
+    // rank its peers waited for: never written by a rank itself).
     std::string cause;
     std::string reason;
     std::string node;
@@ -48,7 +49,8 @@ RankFault currentExceptionFault();
 void writeRankFault(const std::string &runDir, const RankFault &fault) noexcept;
 
 // Rank `rank` starts: its file from an earlier attempt goes, and those of ranks that this world
-// of `worldSize` does not have (rank 0 only). Arms the fatal-signal handler, which writes this
+// of `worldSize` does not have (rank 0 only); it answers the roll call (faults/started-<R>.json:
+// its node and rank, so that it can be named if it hangs). Arms the fatal-signal handler, which writes this
 // rank's fault (cause "crash", the signal's name, the step last given to noteStep) and re-raises.
 void armRankFaults(const std::string &runDir, int rank, int worldSize, const std::string &node);
 void noteStep(std::int64_t step) noexcept;
@@ -57,6 +59,9 @@ void noteStep(std::int64_t step) noexcept;
 // failed by itself comes before one that aborted (SIGABRT: also what NCCL's watchdog does to a
 // healthy rank whose collective timed out), and that before one whose collective failed waiting
 // (cause comm: its peer gone, or not there in time); then the earliest; then the lowest rank.
+// Except when every fault is a collective that failed waiting and one timed out: then the rank
+// they waited for, where the roll call (faults/started-<R>.json, written by armRankFaults) leaves
+// only one that did not time out, is the verdict, as cause "hang" with its node.
 // `ranks` is how many ranks wrote one (0: none did).
 struct FirstFault {
     RankFault fault;
