@@ -269,10 +269,9 @@ int main(int argc, char **argv)
             QFile schemaFile(QStringLiteral(ORRERY_SOURCE_DIR "/tests/data/trainer-schema.json"));
             if (!schemaFile.open(QIODevice::ReadOnly))
                 throw std::runtime_error("cannot read tests/data/trainer-schema.json");
-            QString problem;
-            const auto schema = orrery::core::TrainerSchema::fromJson(schemaFile.readAll(), &problem);
+            const auto schema = orrery::core::TrainerSchema::fromJson(schemaFile.readAll());
             if (!schema)
-                throw std::runtime_error(problem.toStdString());
+                throw std::runtime_error(schema.problem().toStdString());
             QByteArray yaml =
                 "name: bench-runner\nmethod: grid\nmax_concurrent: 4\nparameters:\n  seed: {values: [";
             for (int i = 0; i < trials; ++i)

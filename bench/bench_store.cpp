@@ -291,7 +291,7 @@ int main(int argc, char **argv)
         }
         RunQuery q;
         q.orderByMetric = QStringLiteral("eval/loss");
-        q.conditions = {*parseRunCondition(QStringLiteral("params.optim.lr >= 3e-4"), nullptr)};
+        q.conditions = {*parseRunCondition(QStringLiteral("params.optim.lr >= 3e-4"))};
         for (int i = 0; i < 11; ++i) {
             t.restart();
             ls->queryRuns(q);

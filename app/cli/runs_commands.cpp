@@ -171,10 +171,9 @@ struct Selection {
         }
         // The GUI's filter box's syntax: terms joined by AND, the same parser (core::parseRunFilter).
         for (const QString &f : p.values(filter)) {
-            QString error;
-            const auto terms = parseRunFilter(f, &error);
+            const auto terms = parseRunFilter(f);
             if (!terms) {
-                err(QStringLiteral("orrery: --filter: %1\n").arg(error));
+                err(QStringLiteral("orrery: --filter: %1\n").arg(terms.problem()));
                 return false;
             }
             q.conditions += *terms;

@@ -107,11 +107,14 @@ bool notifyOption(const QString &verb, const QCommandLineParser &p, std::optiona
 {
     if (!p.isSet(QStringLiteral("notify")))
         return true;
-    QString why;
-    target = parseNotifyTarget({p.value(QStringLiteral("notify"))}, &why);
-    if (!target)
-        err(QStringLiteral("orrery sweep %1: --notify: %2\n").arg(verb, why));
-    return target.has_value();
+    const auto parsed = parseNotifyTarget({p.value(QStringLiteral("notify"))});
+    if (!parsed) {
+        target = std::nullopt;
+        err(QStringLiteral("orrery sweep %1: --notify: %2\n").arg(verb, parsed.problem()));
+        return false;
+    }
+    target = *parsed;
+    return true;
 }
 
 int watchSweep(SweepOperations &ops, const Sweep &swIn, bool json, const TickPace &pace,

@@ -45,18 +45,15 @@ QStringList codeSnapshotOptions(const CommandSpec::Code &code)
     return out;
 }
 
-std::optional<CodeSnapshot> parseCodeSnapshot(const QByteArray &json, QString *error)
+Parsed<CodeSnapshot> parseCodeSnapshot(const QByteArray &json)
 {
     QJsonParseError e{};
     const QJsonDocument doc = QJsonDocument::fromJson(json.trimmed(), &e);
-    if (!doc.isObject() || !doc.object().contains(QLatin1String("source"))) {
-        if (error)
-            *error =
-                QStringLiteral("the code snapshot's record is not one (%1): %2")
-                    .arg(e.error == QJsonParseError::NoError ? QStringLiteral("no source") : e.errorString(),
-                         QString::fromUtf8(json.left(200)));
-        return std::nullopt;
-    }
+    if (!doc.isObject() || !doc.object().contains(QLatin1String("source")))
+        return Problem{
+            QStringLiteral("the code snapshot's record is not one (%1): %2")
+                .arg(e.error == QJsonParseError::NoError ? QStringLiteral("no source") : e.errorString(),
+                     QString::fromUtf8(json.left(200)))};
     const QJsonObject o = doc.object();
     CodeSnapshot s;
     s.source = o.value(QLatin1String("source")).toString();

@@ -322,10 +322,9 @@ CodeSnapshot LocalExecutor::snapshotCode(const QString &sweepDir, const Rendered
         fail(QStringLiteral("cannot freeze the code in %1 for the sweep: %2")
                  .arg(command.localWorkdir, said.isEmpty() ? p.errorString() : said));
     }
-    QString why;
-    const auto snapshot = parseCodeSnapshot(p.readAllStandardOutput(), &why);
+    const auto snapshot = parseCodeSnapshot(p.readAllStandardOutput());
     if (!snapshot)
-        fail(why);
+        fail(snapshot.problem());
     return *snapshot;
 }
 

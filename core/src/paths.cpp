@@ -60,18 +60,18 @@ QString trainerExecutable()
 
 // Here, not in trainerschema.cpp, because it is about where the schema comes from; the sweep
 // spec fuzzer links trainerschema.cpp without the rest of core.
-std::optional<TrainerSchema> TrainerSchema::load(QString *error)
+Parsed<TrainerSchema> TrainerSchema::load()
 {
     const QString trainer = trainerExecutable();
     if (!trainer.isEmpty() || !QCoreApplication::instance())
-        return fromTrainer(trainer, error);
+        return fromTrainer(trainer);
     QFile installed(QDir(QCoreApplication::applicationDirPath())
                         .absoluteFilePath(QStringLiteral("../share/orrery/trainer-schema.json")));
     if (!installed.open(QIODevice::ReadOnly))
-        return fromTrainer(trainer, error);  // says that no trainer was found
-    auto schema = fromJson(installed.readAll(), error);
+        return fromTrainer(trainer);  // says that no trainer was found
+    auto schema = fromJson(installed.readAll());
     if (!schema)
-        *error = QStringLiteral("%1: %2").arg(installed.fileName(), *error);
+        return Problem{QStringLiteral("%1: %2").arg(installed.fileName(), schema.problem())};
     return schema;
 }
 

@@ -16,7 +16,7 @@ namespace orrery::core {
 
 using sql::Stmt;
 
-std::optional<QList<RunCondition>> parseRunFilter(const QString &text, QString *error)
+Parsed<QList<RunCondition>> parseRunFilter(const QString &text)
 {
     QList<RunCondition> out;
     QStringList terms;
@@ -44,19 +44,17 @@ std::optional<QList<RunCondition>> parseRunFilter(const QString &text, QString *
         if (t.trimmed().isEmpty()) {
             if (terms.size() == 1)
                 break;  // no filter at all
-            if (error)
-                *error = QStringLiteral("an empty term around AND in '%1'").arg(text);
-            return std::nullopt;
+            return Problem{QStringLiteral("an empty term around AND in '%1'").arg(text)};
         }
-        auto c = parseRunCondition(t.trimmed(), error);
+        auto c = parseRunCondition(t.trimmed());
         if (!c)
-            return std::nullopt;
+            return Problem{c.problem()};
         out.push_back(*c);
     }
     return out;
 }
 
-std::optional<RunCondition> parseRunCondition(const QString &text, QString *error)
+Parsed<RunCondition> parseRunCondition(const QString &text)
 {
     // scope.key op value; the key may contain dots, slashes and spaces, so the operator is the
     // first one that follows it (LIKE needs spaces around it).
@@ -65,13 +63,10 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
                        R"((<=|>=|!=|<>|==|=|<|>|\sLIKE\s)\s*(.*?)\s*$)"),
         QRegularExpression::CaseInsensitiveOption);
     const auto m = re.match(text);
-    if (!m.hasMatch()) {
-        if (error)
-            *error = QStringLiteral("cannot read the filter '%1': expected SCOPE.KEY OP VALUE, e.g. "
-                                    "\"params.optim.lr = 0.001\" or \"metrics.eval/loss < 0.2\"")
-                         .arg(text);
-        return std::nullopt;
-    }
+    if (!m.hasMatch())
+        return Problem{QStringLiteral("cannot read the filter '%1': expected SCOPE.KEY OP VALUE, e.g. "
+                                      "\"params.optim.lr = 0.001\" or \"metrics.eval/loss < 0.2\"")
+                           .arg(text)};
     RunCondition c;
     const QString scope = m.captured(1).toLower();
     c.scope = scope.startsWith(QLatin1String("param")) ? RunCondition::Scope::Param
@@ -92,17 +87,11 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
     c.value = m.captured(4);
     // What is left after the operator is the value, whatever it is, so a slip of the keyboard
     // (`>== banana`, `>= `) would otherwise filter on '= banana' or '' and quietly show no runs.
-    if (c.value.isEmpty()) {
-        if (error)
-            *error = QStringLiteral("no value after the operator in '%1'").arg(text);
-        return std::nullopt;
-    }
-    if (QStringView(u"=<>!").contains(c.value.front())) {
-        if (error)
-            *error = QStringLiteral("'%1': one operator expected (=, !=, <, <=, >, >=, LIKE), found '%2%3'")
-                         .arg(text, m.captured(3).trimmed(), QString(c.value.front()));
-        return std::nullopt;
-    }
+    if (c.value.isEmpty())
+        return Problem{QStringLiteral("no value after the operator in '%1'").arg(text)};
+    if (QStringView(u"=<>!").contains(c.value.front()))
+        return Problem{QStringLiteral("'%1': one operator expected (=, !=, <, <=, >, >=, LIKE), found '%2%3'")
+                           .arg(text, m.captured(3).trimmed(), QString(c.value.front()))};
     if (c.value.size() >= 2 &&
         (c.value.front() == QLatin1Char('"') || c.value.front() == QLatin1Char('\'')) &&
         c.value.back() == c.value.front())
@@ -110,11 +99,8 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
     if (c.scope == RunCondition::Scope::Metric) {
         bool ok = false;
         c.value.toDouble(&ok);
-        if (!ok || c.op == RunCondition::Op::Like) {
-            if (error)
-                *error = QStringLiteral("metric filters compare numbers: '%1'").arg(text);
-            return std::nullopt;
-        }
+        if (!ok || c.op == RunCondition::Op::Like)
+            return Problem{QStringLiteral("metric filters compare numbers: '%1'").arg(text)};
     }
     const bool ordering =
         c.op != RunCondition::Op::Eq && c.op != RunCondition::Op::Ne && c.op != RunCondition::Op::Like;
@@ -123,23 +109,17 @@ std::optional<RunCondition> parseRunCondition(const QString &text, QString *erro
         // ordering of '1e-3' against 'banana' is never what was meant.
         bool ok = false;
         c.value.toDouble(&ok);
-        if (!ok) {
-            if (error)
-                *error = QStringLiteral("'%1': <, <=, >, >= compare numbers and '%2' is not one")
-                             .arg(text, c.value);
-            return std::nullopt;
-        }
+        if (!ok)
+            return Problem{
+                QStringLiteral("'%1': <, <=, >, >= compare numbers and '%2' is not one").arg(text, c.value)};
     }
     if (c.scope == RunCondition::Scope::Attribute) {
         static const QStringList known = {QStringLiteral("status"), QStringLiteral("name"),
                                           QStringLiteral("run_dir"), QStringLiteral("run_id"),
                                           QStringLiteral("uuid")};
-        if (!known.contains(c.key.toLower())) {
-            if (error)
-                *error = QStringLiteral("unknown attribute '%1' (one of: %2)")
-                             .arg(c.key, known.join(QLatin1String(", ")));
-            return std::nullopt;
-        }
+        if (!known.contains(c.key.toLower()))
+            return Problem{QStringLiteral("unknown attribute '%1' (one of: %2)")
+                               .arg(c.key, known.join(QLatin1String(", ")))};
         c.key = c.key.toLower();
     }
     return c;

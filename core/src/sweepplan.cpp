@@ -105,10 +105,9 @@ PlanLoad loadSubmitPlanText(const QByteArray &written, const QString &file, cons
     // runner reads again on every tick) says what runs.
     QByteArray yaml = written;
     if (count > 0) {
-        QString why;
-        const auto capped = withRunCap(written, count, &why);
+        const auto capped = withRunCap(written, count);
         if (!capped) {
-            load.specErrors.append({file, 0, why});
+            load.specErrors.append({file, 0, capped.problem()});
             return load;
         }
         yaml = *capped;

@@ -923,10 +923,9 @@ private:
         const auto t = m_reader.text(n, QStringLiteral("hang_timeout"));
         if (!t || t->trimmed() == QLatin1String("auto"))
             return;
-        QString why;
-        const std::optional<qint64> ms = parseHangDuration(*t, &why);
+        const Parsed<qint64> ms = parseHangDuration(*t);
         if (!ms) {
-            m_reader.error(n, QStringLiteral("hang_timeout %1: %2").arg(quoted(*t), why));
+            m_reader.error(n, QStringLiteral("hang_timeout %1: %2").arg(quoted(*t), ms.problem()));
             return;
         }
         if (*ms < 60'000)
@@ -958,10 +957,9 @@ private:
                 return;
             words << *s;
         }
-        QString why;
-        const std::optional<NotifyTarget> target = parseNotifyTarget(words, &why);
+        const Parsed<NotifyTarget> target = parseNotifyTarget(words);
         if (!target) {
-            m_reader.error(n, QStringLiteral("notify: %1").arg(why));
+            m_reader.error(n, QStringLiteral("notify: %1").arg(target.problem()));
             return;
         }
         spec.notify = *target;
@@ -1115,55 +1113,47 @@ std::optional<QStringList> shellWords(const QString &text)
 
 }  // namespace
 
-std::optional<NotifyTarget> parseNotifyTarget(const QStringList &words, QString *why)
+Parsed<NotifyTarget> parseNotifyTarget(const QStringList &words)
 {
-    auto fail = [why](const QString &message) {
-        if (why)
-            *why = message;
-        return std::nullopt;
-    };
     QStringList argv = words;
     if (words.size() == 1) {
         const QString w = words.front().trimmed();
         if (w.startsWith(QLatin1String("http://")) || w.startsWith(QLatin1String("https://"))) {
             const QUrl url(w, QUrl::StrictMode);
             if (!url.isValid() || url.host().isEmpty())
-                return fail(QStringLiteral("%1 is not a valid URL (e.g. https://hooks.example.org/orrery)")
-                                .arg(quoted(w)));
+                return Problem{QStringLiteral("%1 is not a valid URL (e.g. https://hooks.example.org/orrery)")
+                                   .arg(quoted(w))};
             NotifyTarget t;
             t.url = w;
             return t;
         }
         const auto split = shellWords(words.front());
         if (!split)
-            return fail(QStringLiteral("%1 has an unbalanced quote").arg(quoted(words.front())));
+            return Problem{QStringLiteral("%1 has an unbalanced quote").arg(quoted(words.front()))};
         argv = *split;
     }
     if (argv.isEmpty() || argv.front().isEmpty())
-        return fail(QStringLiteral("expected a command (a list of words, or a string) or an http(s) URL"));
+        return Problem{QStringLiteral("expected a command (a list of words, or a string) or an http(s) URL")};
     for (const QString &w : argv)
         if (w.contains(QChar(0)))
-            return fail(QStringLiteral("a command word holds a NUL byte"));
+            return Problem{QStringLiteral("a command word holds a NUL byte")};
     NotifyTarget t;
     t.command = argv;
     return t;
 }
 
-std::optional<qint64> parseHangDuration(const QString &text, QString *why)
+Parsed<qint64> parseHangDuration(const QString &text)
 {
     const QString t = text.trimmed();
-    auto fail = [why, &t]() -> std::optional<qint64> {
-        if (why)
-            *why = QStringLiteral("expected a duration such as 90s, 10m, 1h or 1h30m, or auto");
-        (void)t;
-        return std::nullopt;
+    auto fail = []() -> Parsed<qint64> {
+        return Problem{QStringLiteral("expected a duration such as 90s, 10m, 1h or 1h30m, or auto")};
     };
     if (t.isEmpty())
         return fail();
     bool plain = false;
     const qint64 seconds = t.toLongLong(&plain);
     if (plain)
-        return seconds > 0 && seconds < 365LL * 86400 ? std::optional<qint64>(seconds * 1000) : fail();
+        return seconds > 0 && seconds < 365LL * 86400 ? Parsed<qint64>(seconds * 1000) : fail();
     static const QRegularExpression re(QStringLiteral("^(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?$"));
     const QRegularExpressionMatch m = re.match(t);
     if (!m.hasMatch())
@@ -1173,7 +1163,7 @@ std::optional<qint64> parseHangDuration(const QString &text, QString *why)
     if (h > 24 * 365 || min > 60 * 24 * 365 || s > 86400LL * 365)
         return fail();
     const qint64 ms = ((h * 60 + min) * 60 + s) * 1000;
-    return ms > 0 ? std::optional<qint64>(ms) : fail();
+    return ms > 0 ? Parsed<qint64>(ms) : fail();
 }
 
 }  // namespace orrery::core

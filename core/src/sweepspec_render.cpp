@@ -141,7 +141,7 @@ QByteArray renderTrialConfig(const QByteArray &baseYaml, const QString &baseFile
     return QByteArray(e.c_str()) + '\n';
 }
 
-std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString *error)
+Parsed<QByteArray> withRunCap(const QByteArray &yaml, int count)
 {
     // The spec's own run_cap, where it has one: W&B's --count bounds the runs one agent starts,
     // so the sweep runs at most the smaller of the two.
@@ -156,11 +156,8 @@ std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString 
     }
     const ConfigEdit edit =
         setConfigValues(yaml, ConfigFormat::Yaml, {{QStringLiteral("run_cap"), qint64(cap)}}, true);
-    if (!edit.ok()) {
-        if (error)
-            *error = QStringLiteral("--count: the spec's run_cap cannot be set: %1").arg(edit.error);
-        return std::nullopt;
-    }
+    if (!edit.ok())
+        return Problem{QStringLiteral("--count: the spec's run_cap cannot be set: %1").arg(edit.error)};
     return edit.text;
 }
 

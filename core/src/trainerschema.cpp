@@ -32,14 +32,12 @@ QString toString(ConfigKey::Type type)
     return {};
 }
 
-std::optional<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json, QString *error)
+Parsed<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json)
 {
     QJsonParseError pe{};
     const QJsonDocument doc = QJsonDocument::fromJson(json, &pe);
-    if (pe.error != QJsonParseError::NoError || !doc.isArray()) {
-        *error = QStringLiteral("the trainer's schema is not a JSON array: %1").arg(pe.errorString());
-        return std::nullopt;
-    }
+    if (pe.error != QJsonParseError::NoError || !doc.isArray())
+        return Problem{QStringLiteral("the trainer's schema is not a JSON array: %1").arg(pe.errorString())};
     TrainerSchema schema;
     for (const QJsonValue &v : doc.array()) {
         const QJsonObject o = v.toObject();
@@ -54,15 +52,11 @@ std::optional<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json, QSt
             k.type = ConfigKey::Type::Bool;
         else if (type == QLatin1String("string"))
             k.type = ConfigKey::Type::String;
-        else {
-            *error = QStringLiteral("the trainer's schema has key %1 of unknown type %2")
-                         .arg(quoted(k.key), quoted(type));
-            return std::nullopt;
-        }
-        if (k.key.isEmpty()) {
-            *error = QStringLiteral("the trainer's schema has an entry without a key");
-            return std::nullopt;
-        }
+        else
+            return Problem{QStringLiteral("the trainer's schema has key %1 of unknown type %2")
+                               .arg(quoted(k.key), quoted(type))};
+        if (k.key.isEmpty())
+            return Problem{QStringLiteral("the trainer's schema has an entry without a key")};
         k.defaultValue = o.value(QLatin1String("default")).toVariant();
         if (o.contains(QLatin1String("min")))
             k.min = o.value(QLatin1String("min")).toDouble();
@@ -73,19 +67,15 @@ std::optional<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json, QSt
         k.meaning = o.value(QLatin1String("meaning")).toString();
         schema.m_keys.append(k);
     }
-    if (schema.m_keys.isEmpty()) {
-        *error = QStringLiteral("the trainer's schema lists no keys");
-        return std::nullopt;
-    }
+    if (schema.m_keys.isEmpty())
+        return Problem{QStringLiteral("the trainer's schema lists no keys")};
     return schema;
 }
 
-std::optional<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer, QString *error)
+Parsed<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer)
 {
-    if (trainer.isEmpty()) {
-        *error = QStringLiteral("orrery-train was not found (set ORRERY_TRAINER or put it on PATH)");
-        return std::nullopt;
-    }
+    if (trainer.isEmpty())
+        return Problem{QStringLiteral("orrery-train was not found (set ORRERY_TRAINER or put it on PATH)")};
     QProcess p;
     p.start(trainer, {QStringLiteral("--print-schema"), QStringLiteral("--json")});
     // The trainer prints a static table: seconds are plenty even on a loaded machine. Asked once
@@ -99,15 +89,16 @@ std::optional<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer, 
     }
     if (p.state() != QProcess::NotRunning || p.error() == QProcess::FailedToStart ||
         p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        *error = QStringLiteral("`%1 --print-schema --json` failed: %2%3")
-                     .arg(trainer, p.errorString(), QString::fromUtf8(p.readAllStandardError()).trimmed());
+        const QString failed =
+            QStringLiteral("`%1 --print-schema --json` failed: %2%3")
+                .arg(trainer, p.errorString(), QString::fromUtf8(p.readAllStandardError()).trimmed());
         p.kill();
         p.waitForFinished(1000);
-        return std::nullopt;
+        return Problem{failed};
     }
-    auto schema = fromJson(p.readAllStandardOutput(), error);
+    auto schema = fromJson(p.readAllStandardOutput());
     if (!schema)
-        *error = QStringLiteral("%1: %2").arg(trainer, *error);
+        return Problem{QStringLiteral("%1: %2").arg(trainer, schema.problem())};
     return schema;
 }
 

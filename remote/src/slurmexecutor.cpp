@@ -415,10 +415,9 @@ core::CodeSnapshot SlurmExecutor::snapshotCode(const QString &sweepDir, const co
     }
     if (r.exitStatus != 0)
         refuse(QStringLiteral("%1 failed (exit %2): %3").arg(what).arg(r.exitStatus).arg(textOf(r)));
-    QString why;
-    const auto parsed = core::parseCodeSnapshot(r.out, &why);
+    const auto parsed = core::parseCodeSnapshot(r.out);
     if (!parsed)
-        refuse(QStringLiteral("%1: %2").arg(what, why));
+        refuse(QStringLiteral("%1: %2").arg(what, parsed.problem()));
     return *parsed;
 }
 

@@ -84,11 +84,10 @@ QJsonObject SweepPreview::toJson(const CheckedSpec &spec) const
 
 core::TrainerSchema loadTrainerSchema()
 {
-    QString problem;
-    std::optional<core::TrainerSchema> schema = core::TrainerSchema::load(&problem);
+    core::Parsed<core::TrainerSchema> schema = core::TrainerSchema::load();
     if (!schema)
-        fail(OperationError::Kind::Failed, problem);
-    return *schema;
+        fail(OperationError::Kind::Failed, schema.problem());
+    return std::move(*schema);
 }
 
 std::optional<core::Price> executorPrice(const QString &cluster)

@@ -16,20 +16,19 @@ namespace orrery::test {
 
 inline core::TrainerSchema trainerSchema()
 {
-    QString error;
     const QString trainer = qEnvironmentVariable("ORRERY_TRAINER");
     if (!trainer.isEmpty()) {
-        auto schema = core::TrainerSchema::fromTrainer(trainer, &error);
+        auto schema = core::TrainerSchema::fromTrainer(trainer);
         if (!schema)
-            qFatal("%s", qPrintable(error));
+            qFatal("%s", qPrintable(schema.problem()));
         return *schema;
     }
     QFile f(sourceFile(QStringLiteral("tests/data/trainer-schema.json")));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(f.fileName()));
-    auto schema = core::TrainerSchema::fromJson(f.readAll(), &error);
+    auto schema = core::TrainerSchema::fromJson(f.readAll());
     if (!schema)
-        qFatal("%s", qPrintable(error));
+        qFatal("%s", qPrintable(schema.problem()));
     return *schema;
 }
 

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace orrery::test {
 
@@ -44,9 +45,9 @@ inline bool waitFor(const std::function<bool()> &done, int timeoutMs)
         if (orrery::test::cli().isEmpty() || orrery::test::trainer().isEmpty())                              \
             QFAIL("ORRERY_CLI and ORRERY_TRAINER must name the built orrery and orrery-train (CTest sets "   \
                   "them)");                                                                                  \
-        QString problem_;                                                                                    \
-        (schema) = orrery::core::TrainerSchema::fromTrainer(orrery::test::trainer(), &problem_);             \
-        QVERIFY2((schema), qPrintable(problem_));                                                            \
+        auto parsed_ = orrery::core::TrainerSchema::fromTrainer(orrery::test::trainer());                    \
+        QVERIFY2(parsed_, qPrintable(parsed_.problem()));                                                    \
+        (schema) = std::move(*parsed_);                                                                      \
     } while (false)
 
 }  // namespace orrery::test

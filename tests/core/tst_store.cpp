@@ -531,19 +531,17 @@ private Q_SLOTS:
 
     void filterTextIsTermsJoinedByAnd()
     {
-        QString error;
-        const auto terms = parseRunFilter(
-            QStringLiteral(
-                "params.optim.lr >= 3e-4 AND tags.note = 'salt and pepper' and metrics.eval/loss < 0.2"),
-            &error);
-        QVERIFY2(terms, qPrintable(error));
+        const auto terms = parseRunFilter(QStringLiteral(
+            "params.optim.lr >= 3e-4 AND tags.note = 'salt and pepper' and metrics.eval/loss < 0.2"));
+        QVERIFY2(terms, qPrintable(terms.problem()));
         QCOMPARE(terms->size(), 3);
         QCOMPARE(terms->at(1).value, QStringLiteral("salt and pepper"));
         QCOMPARE(terms->at(2).key, QStringLiteral("eval/loss"));
-        QVERIFY(parseRunFilter(QStringLiteral("  "), &error)->isEmpty());
-        QVERIFY(!parseRunFilter(QStringLiteral("params.a = 1 and"), &error));
-        QVERIFY(!parseRunFilter(QStringLiteral("lr = 1"), &error));
-        QVERIFY(error.contains(QStringLiteral("lr = 1")));
+        QVERIFY(parseRunFilter(QStringLiteral("  "))->isEmpty());
+        QVERIFY(!parseRunFilter(QStringLiteral("params.a = 1 and")));
+        const auto refused = parseRunFilter(QStringLiteral("lr = 1"));
+        QVERIFY(!refused);
+        QVERIFY(refused.problem().contains(QStringLiteral("lr = 1")));
     }
 
     void queriesFilterAndSort()
@@ -569,10 +567,9 @@ private Q_SLOTS:
             return n;
         };
         auto cond = [](const char *text) {
-            QString error;
-            auto c = parseRunCondition(QString::fromUtf8(text), &error);
+            auto c = parseRunCondition(QString::fromUtf8(text));
             if (!c)
-                qFatal("%s", qPrintable(error));
+                qFatal("%s", qPrintable(c.problem()));
             return *c;
         };
         RunQuery q;
@@ -593,10 +590,10 @@ private Q_SLOTS:
         like.conditions = {cond("attributes.name LIKE 'run%'")};
         like.limit = 2;
         QCOMPARE(store->queryRuns(like).size(), 2);
-        QString error;
-        QVERIFY(!parseRunCondition(QStringLiteral("metrics.x < abc"), &error));
-        QVERIFY(!parseRunCondition(QStringLiteral("lr = 3"), &error));
-        QVERIFY(error.contains(QStringLiteral("SCOPE.KEY")));
+        QVERIFY(!parseRunCondition(QStringLiteral("metrics.x < abc")));
+        const auto unscoped = parseRunCondition(QStringLiteral("lr = 3"));
+        QVERIFY(!unscoped);
+        QVERIFY(unscoped.problem().contains(QStringLiteral("SCOPE.KEY")));
         // Hostile values are bound, never pasted into SQL.
         RunQuery hostile;
         hostile.conditions = {cond("params.optim.lr = '; DROP TABLE runs; --")};

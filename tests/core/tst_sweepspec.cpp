@@ -4,10 +4,15 @@
 #include "sweepsupport.h"
 #include "testsupport.h"
 
+#include "orrery/core/error.h"
 #include "orrery/core/sweepspec.h"
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
+
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include <yaml-cpp/yaml.h>
 
@@ -32,6 +37,15 @@ QString allErrors(const SpecParse &p)
     for (const SpecError &e : p.errors)
         lines << e.toString();
     return lines.join(QLatin1Char('\n'));
+}
+
+// A parser in miniature, of a move-only value: `return value;` and `return Problem{...};` both
+// make its Parsed.
+Parsed<std::unique_ptr<int>> positive(int n)
+{
+    if (n <= 0)
+        return Problem{QStringLiteral("%1 is not positive").arg(n)};
+    return std::make_unique<int>(n);
 }
 
 }  // namespace
@@ -657,13 +671,57 @@ retries: 2
         QVERIFY(!open.spec);
         QVERIFY2(allErrors(open).contains(QLatin1String("--count N")), qPrintable(allErrors(open)));
         // --count adds run_cap (or keeps a smaller one), text edited in place.
-        QString why;
-        QCOMPARE(withRunCap("program: t.py  # mine\nmethod: random\n", 7, &why).value_or(QByteArray()),
+        QCOMPARE(withRunCap("program: t.py  # mine\nmethod: random\n", 7).valueOr(QByteArray()),
                  QByteArray("program: t.py  # mine\nmethod: random\nrun_cap: 7\n"));
-        QCOMPARE(withRunCap("run_cap: 3 # few\nmethod: random\n", 7, &why).value_or(QByteArray()),
+        QCOMPARE(withRunCap("run_cap: 3 # few\nmethod: random\n", 7).valueOr(QByteArray()),
                  QByteArray("run_cap: 3 # few\nmethod: random\n"));
-        QCOMPARE(withRunCap("run_cap: 30\nmethod: random\n", 7, &why).value_or(QByteArray()),
+        QCOMPARE(withRunCap("run_cap: 30\nmethod: random\n", 7).valueOr(QByteArray()),
                  QByteArray("run_cap: 7\nmethod: random\n"));
+    }
+
+    // core::Parsed (error.h), what the spec's own parsers return: the value or the problem, never
+    // both; a move-only value moves in and out of it.
+    void parsedIsAValueOrAProblem()
+    {
+        const Parsed<qint64> hang = parseHangDuration(QStringLiteral("1h30m"));
+        QVERIFY(hang.ok());
+        QVERIFY(bool(hang));
+        QCOMPARE(hang.value(), qint64(5'400'000));
+        QCOMPARE(*hang, qint64(5'400'000));
+        QVERIFY(hang.problem().isEmpty());
+        QCOMPARE(hang.valueOr(-1), qint64(5'400'000));
+
+        const Parsed<qint64> words = parseHangDuration(QStringLiteral("10 minutes"));
+        QVERIFY(!words.ok());
+        QVERIFY(!words);
+        QCOMPARE(words.problem(),
+                 QStringLiteral("expected a duration such as 90s, 10m, 1h or 1h30m, or auto"));
+        QCOMPARE(words.valueOr(-1), qint64(-1));
+
+        Parsed<QStringList> list = QStringList{QStringLiteral("a")};
+        list->append(QStringLiteral("b"));
+        (*list).append(QStringLiteral("c"));
+        list.value().append(QStringLiteral("d"));
+        QCOMPARE(list->size(), 4);
+        QCOMPARE(std::as_const(list).value(),
+                 (QStringList{QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"),
+                              QStringLiteral("d")}));
+
+        Parsed<std::unique_ptr<int>> owned = positive(5);
+        QVERIFY2(owned, qPrintable(owned.problem()));
+        QCOMPARE(**owned, 5);
+        QCOMPARE(*owned->get(), 5);
+        Parsed<std::unique_ptr<int>> moved = std::move(owned);
+        QVERIFY(moved);
+        const std::unique_ptr<int> taken = std::move(*moved);
+        QCOMPARE(*taken, 5);
+        QVERIFY(moved.ok() && !moved.value());  // moved out: still ok, the pointer empty
+        const Parsed<std::unique_ptr<int>> refused = positive(0);
+        QVERIFY(!refused);
+        QCOMPARE(refused.problem(), QStringLiteral("0 is not positive"));
+        static_assert(!std::is_copy_constructible_v<Parsed<std::unique_ptr<int>>>);
+        static_assert(std::is_nothrow_move_constructible_v<Parsed<std::unique_ptr<int>>>);
+        static_assert(!std::is_convertible_v<Parsed<int>, bool>);  // `if (parsed)`, not `bool b = parsed`
     }
 
     // A command's parameters are any keys (no trainer schema), typed by the values written; its

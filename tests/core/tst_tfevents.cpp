@@ -509,12 +509,9 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, extra);
         QFETCH(QString, error);
-        QString why;
-        const auto schema =
-            TrainerSchema::fromJson(readAll(qEnvironmentVariable("ORRERY_SOURCE_DIR") +
-                                            QStringLiteral("/tests/data/trainer-schema.json")),
-                                    &why);
-        QVERIFY2(schema, qPrintable(why));
+        const auto schema = TrainerSchema::fromJson(readAll(
+            qEnvironmentVariable("ORRERY_SOURCE_DIR") + QStringLiteral("/tests/data/trainer-schema.json")));
+        QVERIFY2(schema, qPrintable(schema.problem()));
         const QByteArray yaml = "name: s\ncommand: [python, train.py, --lr, '{{lr}}']\nmethod: grid\n"
                                 "parameters:\n  lr: {values: [0.1]}\n" +
             extra;
@@ -534,11 +531,8 @@ private Q_SLOTS:
     }
     void specRunFilesNeedACommand()
     {
-        QString why;
-        const auto schema =
-            TrainerSchema::fromJson(readAll(qEnvironmentVariable("ORRERY_SOURCE_DIR") +
-                                            QStringLiteral("/tests/data/trainer-schema.json")),
-                                    &why);
+        const auto schema = TrainerSchema::fromJson(readAll(
+            qEnvironmentVariable("ORRERY_SOURCE_DIR") + QStringLiteral("/tests/data/trainer-schema.json")));
         QVERIFY(schema);
         const SpecParse p = parseSweepSpec("name: s\nmethod: grid\nparameters:\n  seed: {values: [1]}\n"
                                            "artifacts: [{glob: '*.mp4'}]\n",

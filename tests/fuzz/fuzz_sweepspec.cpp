@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <utility>
 
 namespace {
 
@@ -27,9 +28,9 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
     QFile f(QStringLiteral(ORRERY_FUZZ_SCHEMA));
     check(f.open(QIODevice::ReadOnly));
-    QString error;
-    g_schema = orrery::core::TrainerSchema::fromJson(f.readAll(), &error);
-    check(g_schema.has_value());
+    auto schema = orrery::core::TrainerSchema::fromJson(f.readAll());
+    check(schema.ok());
+    g_schema = std::move(*schema);
     return 0;
 }
 

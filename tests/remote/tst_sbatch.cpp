@@ -439,7 +439,7 @@ private Q_SLOTS:
                         project, sweepDir + QStringLiteral("/code")});
         QVERIFY(snapshot.waitForFinished(30'000));
         QVERIFY2(snapshot.exitCode() == 0, snapshot.readAllStandardError().constData());
-        QVERIFY(orrery::core::parseCodeSnapshot(snapshot.readAllStandardOutput()).has_value());
+        QVERIFY(orrery::core::parseCodeSnapshot(snapshot.readAllStandardOutput()).ok());
 
         orrery::core::TaskLaunch task;
         task.runDir = runDir;

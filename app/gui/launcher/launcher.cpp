@@ -111,6 +111,18 @@ parameters:
 max_concurrent: 2
 )";
 
+// The trainer's schema, on a pool thread; why there is none goes to *problem (the launcher's,
+// read when the future has finished).
+std::optional<core::TrainerSchema> loadSchema(QString *problem)
+{
+    auto schema = core::TrainerSchema::load();
+    if (!schema) {
+        *problem = schema.problem();
+        return std::nullopt;
+    }
+    return std::move(*schema);
+}
+
 }  // namespace
 
 Launcher::Launcher(ClusterHub *hub, StoreWriter *writer, QWidget *parent)
@@ -353,8 +365,7 @@ void Launcher::connectWork()
     });
     m_trainer = core::trainerExecutable();
     auto *problem = &m_schemaProblem;
-    m_schemaWatcher.setFuture(
-        QtConcurrent::run(blockingPool(), [problem] { return core::TrainerSchema::load(problem); }));
+    m_schemaWatcher.setFuture(QtConcurrent::run(blockingPool(), [problem] { return loadSchema(problem); }));
 
     connect(this, &Launcher::validated, this, [this] {
         if (!m_submitWhenValid || !m_schema)

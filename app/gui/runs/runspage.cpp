@@ -172,10 +172,9 @@ void RunsPage::setFilter(const QString &text)
         const QSignalBlocker block(m_filterEdit);
         m_filterEdit->setText(text);
     }
-    QString error;
-    const auto conditions = core::parseRunFilter(text, &error);
+    const auto conditions = core::parseRunFilter(text);
     if (!conditions) {
-        m_filterError->setText(error);
+        m_filterError->setText(conditions.problem());
         m_filterError->show();
         return;  // the table keeps the last good filter's runs
     }

@@ -112,12 +112,12 @@ void Follower::tick()
             core::TickReport report;
             try {
                 if (!state->schema) {
-                    QString problem;
-                    state->schema = core::TrainerSchema::load(&problem);
-                    if (!state->schema) {
-                        r.unavailable = tr("not following sweeps: %1").arg(problem);
+                    auto schema = core::TrainerSchema::load();
+                    if (!schema) {
+                        r.unavailable = tr("not following sweeps: %1").arg(schema.problem());
                         return r;
                     }
+                    state->schema = std::move(*schema);
                 }
                 if (state->boundTo != &store) {
                     remote::SweepOperations::Options options;

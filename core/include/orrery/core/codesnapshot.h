@@ -8,13 +8,13 @@
 #pragma once
 
 #include "orrery/core/command.h"
+#include "orrery/core/error.h"
 
 #include <QByteArray>
 #include <QList>
 #include <QString>
 #include <QStringList>
 
-#include <optional>
 #include <utility>
 
 namespace orrery::core {
@@ -43,8 +43,8 @@ QString trialWorkDirName();
 
 // The script's arguments after `snapshot SRC CODE`: --link and --fresh from the spec.
 QStringList codeSnapshotOptions(const CommandSpec::Code &code);
-// Reads the record the script prints; nullopt (with why) when it is not one.
-std::optional<CodeSnapshot> parseCodeSnapshot(const QByteArray &json, QString *error = nullptr);
+// Reads the record the script prints, or says why it is not one.
+Parsed<CodeSnapshot> parseCodeSnapshot(const QByteArray &json);
 // The tags a run of the snapshot gets: MLflow's own names for the commit and branch
 // (mlflow.source.git.commit, mlflow.source.git.branch), orrery.code.* for the rest.
 QList<std::pair<QString, QString>> codeSnapshotTags(const CodeSnapshot &snapshot);

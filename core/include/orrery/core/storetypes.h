@@ -154,11 +154,11 @@ struct RunCondition {
     Op op = Op::Eq;
     QString value;
 };
-// Parses one term; on error returns nullopt and sets *error.
-std::optional<RunCondition> parseRunCondition(const QString &text, QString *error);
+// Parses one term, or says why it is not one.
+Parsed<RunCondition> parseRunCondition(const QString &text);
 // A whole filter, MLflow's filter_string: terms joined by AND (any case, outside quotes), e.g.
 // `params.optim.lr >= 3e-4 and metrics.eval/loss < 0.2`. Empty text is no condition.
-std::optional<QList<RunCondition>> parseRunFilter(const QString &text, QString *error);
+Parsed<QList<RunCondition>> parseRunFilter(const QString &text);
 
 struct RunQuery {
     std::optional<QString> experiment;  // by name

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "orrery/core/command.h"
+#include "orrery/core/error.h"
 #include "orrery/core/metricgoal.h"
 #include "orrery/core/notice.h"
 #include "orrery/core/pyvalue.h"
@@ -36,15 +37,15 @@ QString toString(ConfigKey::Type type);
 // The trainer's config schema.
 class TrainerSchema {
 public:
-    // Parses `--print-schema --json` output; on error returns nullopt and sets *error.
-    static std::optional<TrainerSchema> fromJson(const QByteArray &json, QString *error);
-    // Runs `<trainer> --print-schema --json` (a local process, no shell). nullopt + *error when
-    // the trainer cannot be run or prints something else.
-    static std::optional<TrainerSchema> fromTrainer(const QString &trainer, QString *error);
+    // Parses `--print-schema --json` output, or says why it is not a schema.
+    static Parsed<TrainerSchema> fromJson(const QByteArray &json);
+    // Runs `<trainer> --print-schema --json` (a local process, no shell). A problem when the
+    // trainer cannot be run or prints something else.
+    static Parsed<TrainerSchema> fromTrainer(const QString &trainer);
     // The local trainer's (trainerExecutable()), else the schema an installation without one
     // ships (<prefix>/share/orrery/trainer-schema.json, written at build time from the trainer
     // the package's source builds): a laptop that only submits to clusters needs no LibTorch.
-    static std::optional<TrainerSchema> load(QString *error);
+    static Parsed<TrainerSchema> load();
 
     const QList<ConfigKey> &keys() const { return m_keys; }
     const ConfigKey *find(const QString &key) const;
@@ -161,11 +162,11 @@ struct SpecError {
 
 // `notify:`'s value: one word that is an http(s) URL, else a command. A single string is split
 // into words as a shell splits them (quotes and backslashes; nothing is expanded and no shell
-// runs). nullopt + *why for an empty command, a malformed URL or unbalanced quotes.
-std::optional<NotifyTarget> parseNotifyTarget(const QStringList &words, QString *why);
+// runs). A problem for an empty command, a malformed URL or unbalanced quotes.
+Parsed<NotifyTarget> parseNotifyTarget(const QStringList &words);
 // A hang_timeout such as "90s", "10m", "1h", "1h30m" or a plain number of seconds, in ms;
-// nullopt + *why when it is not one (or not positive).
-std::optional<qint64> parseHangDuration(const QString &text, QString *why);
+// a problem when it is not one (or not positive).
+Parsed<qint64> parseHangDuration(const QString &text);
 
 struct SweepSpec {
     QString file;  // as given (for messages)
@@ -229,9 +230,9 @@ SpecParse parseSweepSpec(const QByteArray &yaml, const QString &file, const Trai
 // is not YAML.
 bool specRunsOwnCommand(const QByteArray &yaml);
 // W&B's `--count N` (`wandb agent --count`): the spec's text with run_cap at most N (added where
-// it has none, lowered where it is higher), so the stored spec says what ran. nullopt + *error
-// where the text cannot be edited (a spec written as one flow mapping).
-std::optional<QByteArray> withRunCap(const QByteArray &yaml, int count, QString *error);
+// it has none, lowered where it is higher), so the stored spec says what ran. A problem where
+// the text cannot be edited (a spec written as one flow mapping).
+Parsed<QByteArray> withRunCap(const QByteArray &yaml, int count);
 SpecParse loadSweepSpec(const QString &path, const TrainerSchema &schema);
 // The text of a spec that is (or will be saved) at `path`, as loadSweepSpec reads it: a relative
 // trainer.config is taken relative to the file's directory and must exist (the GUI's launcher
