@@ -46,11 +46,14 @@ QJsonObject fileJson(const QString &path)
     return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
 }
 
+// Two ranks of 6 steps. A collective may wait a minute: on a loaded machine (the suite beside it)
+// a rank can be descheduled for seconds, and a run meant to complete must not time out. The stall
+// test sets its own short timeout (a later --set wins).
 QStringList twoRanks(const QString &run, const QStringList &sets = {})
 {
     return runArgs(run,
                    QStringList{QStringLiteral("train.steps=6"), QStringLiteral("train.log_every=1"),
-                               QStringLiteral("dist.timeout_s=3")} +
+                               QStringLiteral("dist.timeout_s=60")} +
                        sets) +
         QStringList{QStringLiteral("--nproc"), QStringLiteral("2")};
 }
@@ -95,7 +98,8 @@ private Q_SLOTS:
     void aStalledRankIsNamedNotTheRankThatWaited()
     {
         const QString run = m_dir.filePath(QStringLiteral("stall"));
-        const Result r = trainWithFault(twoRanks(run), QStringLiteral("stall:rank=1:step=3"));
+        const Result r = trainWithFault(twoRanks(run, {QStringLiteral("dist.timeout_s=3")}),
+                                        QStringLiteral("stall:rank=1:step=3"));
         QCOMPARE(r.code, 1);
         const QJsonObject exit = exitJson(run);
         QVERIFY2(exit[QLatin1String("cause")].toString() == QLatin1String("hang"),
@@ -311,7 +315,7 @@ private Q_SLOTS:
                       "\"earlier\"}");
         }
         const Result r = trainWithFault(twoRanks(run), {});
-        QCOMPARE(r.code, 0);
+        QVERIFY2(r.code == 0, r.err.right(2000).constData());
         QVERIFY(!QFile::exists(run + QStringLiteral("/faults/rank-0.json")));
         QVERIFY(!QFile::exists(run + QStringLiteral("/faults/rank-5.json")));
         QFile late(run + QStringLiteral("/faults/rank-1.json"));
