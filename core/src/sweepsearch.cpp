@@ -83,18 +83,6 @@ bool isInverseLogScale(Distribution d)
     return d == Distribution::InvLogUniform || d == Distribution::InvLogUniformValues;
 }
 
-bool isQuantized(Distribution d)
-{
-    return d == Distribution::QUniform || d == Distribution::QLogUniform ||
-        d == Distribution::QLogUniformValues || d == Distribution::QNormal || d == Distribution::QLogNormal;
-}
-
-bool isNormal(Distribution d)
-{
-    return d == Distribution::Normal || d == Distribution::QNormal || d == Distribution::LogNormal ||
-        d == Distribution::QLogNormal;
-}
-
 // A numeric parameter in the space TPE and sampling work in: log of the value for log
 // distributions, the value itself otherwise.
 struct Internal {

@@ -32,16 +32,6 @@ bool isLog(Distribution d)
 {
     return d == Distribution::LogUniform || d == Distribution::QLogUniform;
 }
-bool isQuantized(Distribution d)
-{
-    return d == Distribution::QUniform || d == Distribution::QLogUniform ||
-        d == Distribution::QLogUniformValues || d == Distribution::QNormal || d == Distribution::QLogNormal;
-}
-bool isNormal(Distribution d)
-{
-    return d == Distribution::Normal || d == Distribution::QNormal || d == Distribution::LogNormal ||
-        d == Distribution::QLogNormal;
-}
 bool usesMinMax(Distribution d)
 {
     return d != Distribution::Constant && d != Distribution::Categorical && !isNormal(d);

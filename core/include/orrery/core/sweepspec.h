@@ -78,6 +78,18 @@ enum class Distribution {
 constexpr Distribution kLastDistribution = Distribution::QLogNormal;
 QString toString(Distribution d);  // W&B's name
 std::optional<Distribution> distributionFromString(const QString &name);
+// Rounded to q (the q* distributions): what the spec's checks and the searches both ask.
+constexpr bool isQuantized(Distribution d)
+{
+    return d == Distribution::QUniform || d == Distribution::QLogUniform ||
+        d == Distribution::QLogUniformValues || d == Distribution::QNormal || d == Distribution::QLogNormal;
+}
+// Drawn from a normal (mu, sigma), of the value or of its log.
+constexpr bool isNormal(Distribution d)
+{
+    return d == Distribution::Normal || d == Distribution::QNormal || d == Distribution::LogNormal ||
+        d == Distribution::QLogNormal;
+}
 
 // One swept parameter, typed by the schema: values hold qint64 / double / bool / QString.
 struct ParamSpec {
