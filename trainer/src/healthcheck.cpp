@@ -3,6 +3,7 @@
 
 #include "distributed.h"
 #include "faults.h"
+#include "nvmlabi.h"
 #include "runlog.h"
 
 #include <torch/torch.h>
@@ -64,8 +65,8 @@ std::string fixed(double v, int decimals)
 // it; the functions used exist since driver R450). Absent library or function: "not available".
 class Nvml {
 public:
-    using Device = struct nvmlDevice_st *;
-    using EventSet = struct nvmlEventSet_st *;
+    using Device = nvmlDevice_st *;
+    using EventSet = nvmlEventSet_st *;
     struct EventData {
         Device device;
         unsigned long long eventType, eventData;

@@ -18,7 +18,7 @@ double steadyNow()
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double unixNow()
+double unixSeconds()
 {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -54,7 +54,7 @@ double processAge()
 double processStartUnix()
 {
     static const double start = [] {
-        const double now = unixNow();
+        const double now = unixSeconds();
         if (const char *launcher = std::getenv("ORRERY_PROCESS_START")) {
             const double t = std::atof(launcher);
             if (t > 0 && t <= now)
@@ -68,7 +68,7 @@ double processStartUnix()
 
 PhaseClock::PhaseClock()
 {
-    const double unix = unixNow(), steady = steadyNow();
+    const double unix = unixSeconds(), steady = steadyNow();
     m_processStart = processStartUnix();
     // The time before this clock existed (loading LibTorch, parsing the config) is start-up.
     m_done[Startup] = std::max(0.0, unix - m_processStart);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sysmetrics.h"
+#include "nvmlabi.h"
 
 #if ORRERY_TORCH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -46,7 +47,7 @@ double residentGb()
 
 // The few NVML entry points used, declared as nvml.h does (a stable C ABI), resolved with dlsym.
 struct SystemMonitor::Nvml {
-    using Device = struct nvmlDevice_st *;
+    using Device = nvmlDevice_st *;
     struct Utilization {
         unsigned int gpu, memory;
     };
