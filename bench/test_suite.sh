@@ -5,8 +5,9 @@
 # HEAD (no .venv, no build directory; Debian packages, the wheel cache and ccache as the machine
 # has them), N times in a row, then once more with `stress-ng --cpu NPROC` beside it for the whole
 # run (a machine half as fast). Prints each run's steps (setup, configure, build, tests), the
-# slowest tests and whether every test passed; exits non-zero if any run failed. With
-# --empty-ccache each run starts with a compiler cache of its own, empty (a fresh machine's).
+# slowest tests, the tests that used the most CPU, and whether every test passed; exits non-zero
+# if any run failed. With --empty-ccache each run starts with a compiler cache of its own, empty
+# (a fresh machine's).
 #
 #   bench/test_suite.sh [--runs N] [--no-stress] [--empty-ccache] [--keep]
 #
@@ -40,7 +41,9 @@ one_run() {  # one_run LABEL
   fi
   local started=$SECONDS status=0 cache=()
   ((empty_ccache)) && cache=(env "CCACHE_DIR=$work/$label.ccache")
-  (cd "$dir" && "${cache[@]}" ./scripts/test) >"$log" 2>&1 || status=$?
+  # Each test's wall and CPU seconds (tests/fixture/isolate.py), summed below by test.
+  local cpu_log="$work/$label.cpu"
+  (cd "$dir" && ORRERY_TEST_CPU_LOG="$cpu_log" "${cache[@]}" ./scripts/test) >"$log" 2>&1 || status=$?
   rm -rf "$work/$label.ccache"
   local total=$((SECONDS - started))
   [[ -n $stress_pid ]] && kill "$stress_pid" && wait "$stress_pid" 2>/dev/null || true
@@ -53,6 +56,12 @@ one_run() {  # one_run LABEL
   echo "${summary[-1]}"
   grep -E "^ *[0-9]+/[0-9]+ Test" "$log" | awk '{print $(NF-1), $4}' | sort -rn | head -5 |
     sed 's/^/    slowest: /'
+  if [[ -s $cpu_log ]]; then
+    printf '    CPU seconds of the tests run through isolate.py: %s; the most:\n' \
+      "$(awk -F'\t' '{all += $3} END {printf "%.0f", all}' "$cpu_log")"
+    awk -F'\t' '{n = split($1, p, "/"); cpu[p[n]] += $3} END {for (t in cpu) printf "%.0f %s\n", cpu[t], t}' \
+      "$cpu_log" | sort -rn | head -10 | sed 's/^/      /'
+  fi
   ((status == 0)) || { failed=1; echo "    log: $log"; grep -A30 "tests failed" "$log" | tail -25; }
   ((keep)) || rm -rf "$dir"
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer targets for the readers of files a run writes without Orrery (core/runfiles.h):
-// TensorBoard event files (ORRERY_FUZZ_RUNFILES=1, tfevents.h) and W&B's .wandb log
-// (ORRERY_FUZZ_RUNFILES=2, wandbrun.h). Besides "no crash, no leak, no UB": a reader consumes no
+// TensorBoard event files (ORRERY_FUZZ_TARGET=tfevents, tfevents.h) and W&B's .wandb log
+// (ORRERY_FUZZ_TARGET=wandb, wandbrun.h). Besides "no crash, no leak, no UB": a reader consumes no
 // more than it was given, and reading a prefix then the rest from where it stopped gives what
 // reading the whole gives (a file cut anywhere is never read torn).
 #include "fuzzsupport.h"
@@ -18,27 +18,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     using namespace orrery::core;
     const QByteArray input(reinterpret_cast<const char *>(data), static_cast<qsizetype>(size));
     const qsizetype cut = input.isEmpty() ? 0 : qsizetype(std::uint8_t(input.back())) * input.size() / 256;
-#if ORRERY_FUZZ_RUNFILES == 1
-    const TfEventsChunk whole = parseTfEvents(input);
-    check(whole.consumed >= 0 && whole.consumed <= input.size());
-    const TfEventsChunk head = parseTfEvents(QByteArrayView(input).first(cut));
-    check(head.consumed <= cut);
-    if (head.problems.isEmpty() && whole.problems.isEmpty()) {
-        const TfEventsChunk tail = parseTfEvents(QByteArrayView(input).sliced(head.consumed));
-        check(head.points.size() + tail.points.size() == whole.points.size());
+    switch (orrery::fuzz::target({"tfevents", "wandb"})) {
+    case 0: {
+        const TfEventsChunk whole = parseTfEvents(input);
+        check(whole.consumed >= 0 && whole.consumed <= input.size());
+        const TfEventsChunk head = parseTfEvents(QByteArrayView(input).first(cut));
+        check(head.consumed <= cut);
+        if (head.problems.isEmpty() && whole.problems.isEmpty()) {
+            const TfEventsChunk tail = parseTfEvents(QByteArrayView(input).sliced(head.consumed));
+            check(head.points.size() + tail.points.size() == whole.points.size());
+        }
+        break;
     }
-#else
-    const WandbLog whole = readWandbLog(input, 0);
-    check(whole.consumed >= 0 && whole.consumed <= input.size());
-    WandbRun run;
-    for (const QByteArray &record : whole.records)
-        applyWandbRecord(record, run);
-    const WandbLog head = readWandbLog(QByteArrayView(input).first(cut), 0);
-    check(head.consumed <= cut);
-    if (head.problems.isEmpty() && whole.problems.isEmpty() && head.consumed > 0) {
-        const WandbLog tail = readWandbLog(QByteArrayView(input).sliced(head.consumed), head.consumed);
-        check(head.records.size() + tail.records.size() == whole.records.size());
+    case 1: {
+        const WandbLog whole = readWandbLog(input, 0);
+        check(whole.consumed >= 0 && whole.consumed <= input.size());
+        WandbRun run;
+        for (const QByteArray &record : whole.records)
+            applyWandbRecord(record, run);
+        const WandbLog head = readWandbLog(QByteArrayView(input).first(cut), 0);
+        check(head.consumed <= cut);
+        if (head.problems.isEmpty() && whole.problems.isEmpty() && head.consumed > 0) {
+            const WandbLog tail = readWandbLog(QByteArrayView(input).sliced(head.consumed), head.consumed);
+            check(head.records.size() + tail.records.size() == whole.records.size());
+        }
+        break;
     }
-#endif
+    }
     return 0;
 }

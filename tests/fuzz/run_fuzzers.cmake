@@ -16,7 +16,13 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${BINARY_DIR}"
 execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}" COMMAND_ERROR_IS_FATAL ANY)
 # Per-target libFuzzer options: the clip decoder's inputs are whole files (the seeds are a few KB).
 set(_options_media -max_len=65536)
-foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec batchread tar media tfevents wandb)
+# Each target as NAME:EXECUTABLE (fuzz_EXECUTABLE runs it with ORRERY_FUZZ_TARGET=NAME).
+foreach(_target sbatch:slurmparse squeue:slurmparse sinfo:slurmparse scontrol:slurmparse sacct:slurmparse
+    version:slurmparse events:store chunk:store sweepspec:sweepspec batchread:remote tar:remote media:media
+    tfevents:runfiles wandb:runfiles)
+  string(REPLACE ":" ";" _target "${_target}")
+  list(GET _target 0 _name)
+  list(GET _target 1 _exe)
   # A fresh copy of the seeds: the fuzzer adds what it finds to its corpus directory.
   set(_corpus "${BINARY_DIR}/corpus-run/${_name}")
   file(REMOVE_RECURSE "${_corpus}")
@@ -25,13 +31,13 @@ foreach(_name sbatch squeue sinfo scontrol sacct version events chunk sweepspec 
   if(_seeds)
     file(COPY ${_seeds} DESTINATION "${_corpus}")
   endif()
-  execute_process(COMMAND "${BINARY_DIR}/fuzz_${_name}" -max_total_time=${SECONDS} -timeout=10
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env ORRERY_FUZZ_TARGET=${_name} "${BINARY_DIR}/fuzz_${_exe}" -max_total_time=${SECONDS} -timeout=10
       -rss_limit_mb=2048 -print_final_stats=1 ${_options_${_name}} "${_corpus}"
     WORKING_DIRECTORY "${BINARY_DIR}"
     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
   string(REGEX MATCH "stat::number_of_executed_units: *[0-9]+" _runs "${_out}")
   if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "fuzz_${_name} failed (${_rc}); the crashing input is in ${BINARY_DIR}:\n${_out}")
+    message(FATAL_ERROR "fuzz_${_exe} (${_name}) failed (${_rc}); the crashing input is in ${BINARY_DIR}:\n${_out}")
   endif()
-  message(STATUS "fuzz_${_name}: ok (${_runs})")
+  message(STATUS "fuzz_${_exe} ${_name}: ok (${_runs})")
 endforeach()

@@ -95,7 +95,14 @@ QString notOneNth(const QList<double> &whole, const QList<double> &parts, int wo
 
 class TestTrainerZero : public QObject {
     Q_OBJECT
+    // Every run trains kSteps; a resumed one stops at kStop first. Ten steps show a sharded run
+    // equal to the unsharded one at every step, as twenty did, in half the time.
+    static constexpr int kSteps = 10, kStop = 5;
     QTemporaryDir m_dir;
+    // Completed runs by what they were asked (settings, world size, arguments): a row that needs a
+    // run another row already made reuses it (the 4-rank stage 2 run is the unsharded reference's
+    // partner, the uninterrupted run a resume is held against, and accumulation's control).
+    QHash<QString, QString> m_runs;
 
     QString dir(const QString &name) { return m_dir.filePath(name); }
 
@@ -109,30 +116,36 @@ class TestTrainerZero : public QObject {
                 QStringLiteral("train.keep_checkpoints=5")};
     }
 
-    // A run of `world` ranks to its end; its run dir. Runs are kept by name, so the unsharded
-    // reference of several rows is trained once.
+    // A run of `world` ranks to its end; its run dir. A run asked for before (the same settings,
+    // world size and arguments, under any name) that completed is not trained again.
     QString run(const QString &name, const QStringList &sets, int world, const QStringList &extra = {})
     {
+        QStringList sorted = sets;
+        sorted.sort();
+        const QString key = sorted.join(QLatin1Char('\n')) + QStringLiteral("\nworld=%1\n").arg(world) +
+            extra.join(QLatin1Char('\n'));
+        if (const QString done = m_runs.value(key); !done.isEmpty() &&
+            exitJson(done)[QLatin1String("state")].toString() == QLatin1String("completed"))
+            return done;
         const QString runDir = dir(name);
-        if (exitJson(runDir)[QLatin1String("state")].toString() == QLatin1String("completed"))
-            return runDir;
         QDir(runDir).removeRecursively();
         const Result r = train(runArgs(runDir, sets) +
                                QStringList{QStringLiteral("--nproc"), QString::number(world)} + extra);
         if (r.code != 0 && r.code != 75)
             qWarning("%s failed (%d): %s", qPrintable(name), r.code, r.err.constData());
+        m_runs.insert(key, runDir);
         return runDir;
     }
 
-    // `sets` + `four` on 4 ranks to --stop-at-step 10, then `sets` + `two` on 2 ranks, resumed, in
-    // `resumed`: empty, or what failed.
-    QString stopAtTenResumeAtTwo(const QString &resumed, const QStringList &sets, const QStringList &four,
-                                 const QStringList &two)
+    // `sets` + `four` on 4 ranks to --stop-at-step kStop, then `sets` + `two` on 2 ranks, resumed,
+    // in `resumed`: empty, or what failed.
+    QString stopAtHalfResumeAtTwo(const QString &resumed, const QStringList &sets, const QStringList &four,
+                                  const QStringList &two)
     {
         QDir(resumed).removeRecursively();
         const Result first = train(runArgs(resumed, sets + four) +
                                    QStringList{QStringLiteral("--nproc"), QStringLiteral("4"),
-                                               QStringLiteral("--stop-at-step"), QStringLiteral("10")});
+                                               QStringLiteral("--stop-at-step"), QString::number(kStop)});
         if (first.code != 75)
             return QStringLiteral("4 ranks: exit %1: %2").arg(first.code).arg(QString::fromUtf8(first.err));
         const Result second = train(runArgs(resumed, sets + two) +
@@ -163,6 +176,17 @@ class TestTrainerZero : public QObject {
         return {};
     }
 
+    // Stage 3's settings (the DiT, its blocks recomputed, samples at kStop) and `extra`.
+    static QStringList stage3(const QString &extra = {})
+    {
+        QStringList sets = common(QStringLiteral("dit"), kSteps) +
+            QStringList{QStringLiteral("train.activation_checkpointing=true"),
+                        QStringLiteral("train.sample_every=%1").arg(kStop)};
+        if (!extra.isEmpty())
+            sets.append(extra);
+        return sets;
+    }
+
     static void archRows()
     {
         QTest::addColumn<QString>("arch");
@@ -188,7 +212,7 @@ private Q_SLOTS:
                         << QString::fromLatin1(arch) << world << QString::fromLatin1(shard);
     }
 
-    // 20 steps of each stage at 2 and 4 ranks: the losses of dist.shard none at the same world
+    // kSteps of each stage at 2 and 4 ranks: the losses of dist.shard none at the same world
     // size to 1e-5, the same final checkpoint (model, EMA and the consolidated optimizer state),
     // and each rank's optimizer state ~1/N of the unsharded one, as the ranks report it.
     void shardedTrainsAsUnsharded()
@@ -196,7 +220,6 @@ private Q_SLOTS:
         QFETCH(QString, arch);
         QFETCH(int, world);
         QFETCH(QString, shard);
-        constexpr int kSteps = 20;
         const QStringList sets = common(arch, kSteps) + QStringList{QStringLiteral("train.batch_size=2")};
         const QString none = run(QStringLiteral("%1-%2-none").arg(arch).arg(world), sets, world);
         const QString sharded = run(QStringLiteral("%1-%2-%3").arg(arch).arg(world).arg(shard),
@@ -215,23 +238,19 @@ private Q_SLOTS:
         QTest::newRow("4 ranks") << 4;
     }
 
-    // Stage 3 (the DiT, its blocks recomputed): 20 steps, with samples at step 10 (the EMA made
+    // Stage 3 (the DiT, its blocks recomputed): kSteps, with samples at step kStop (the EMA made
     // whole for them), train as dist.shard none does to 1e-5, write the same checkpoint, and each
     // rank keeps ~1/N of the parameters, gradients, optimizer state and EMA between steps.
     void parameterShardingTrainsAsUnsharded()
     {
         QFETCH(int, world);
-        constexpr int kSteps = 20;
-        const QStringList sets = common(QStringLiteral("dit"), kSteps) +
-            QStringList{QStringLiteral("train.batch_size=2"),
-                        QStringLiteral("train.activation_checkpointing=true"),
-                        QStringLiteral("train.sample_every=10")};
+        const QStringList sets = stage3(QStringLiteral("train.batch_size=2"));
         const QString none = run(QStringLiteral("stage3-%1-none").arg(world), sets, world);
         const QString sharded = run(QStringLiteral("stage3-%1-parameters").arg(world),
                                     sets + QStringList{QStringLiteral("dist.shard=parameters")}, world);
         const QString differs = trainsAs(none, sharded, QStringLiteral("parameters"), kSteps);
         QVERIFY2(differs.isEmpty(), qPrintable(differs));
-        QVERIFY(QFileInfo(sharded + QStringLiteral("/samples/step-10.png")).size() > 0);
+        QVERIFY(QFileInfo(sharded + QStringLiteral("/samples/step-%1.png").arg(kStop)).size() > 0);
         const QString bytes = notOneNth(bytesPerRank(none, "model_state_bytes_per_rank"),
                                         bytesPerRank(sharded, "model_state_bytes_per_rank"), world);
         QVERIFY2(bytes.isEmpty(), qPrintable(bytes));
@@ -249,16 +268,15 @@ private Q_SLOTS:
     void parameterShardingResumesAtAnotherWorldSize()
     {
         QFETCH(QString, then);
-        const QStringList sets = common(QStringLiteral("dit"), 20) +
-            QStringList{QStringLiteral("train.activation_checkpointing=true")};
+        const QStringList sets = stage3();
         const QStringList four{QStringLiteral("train.batch_size=2"), QStringLiteral("dist.shard=parameters")};
         const QString straight = run(QStringLiteral("stage3-straight-4"), sets + four, 4);
         const QString resumed = dir(QStringLiteral("stage3-resumed-") + then);
-        const QString failed = stopAtTenResumeAtTwo(
+        const QString failed = stopAtHalfResumeAtTwo(
             resumed, sets, four,
             {QStringLiteral("train.batch_size=4"), QStringLiteral("dist.shard=") + then});
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
-        const QString mismatch = lossMismatch(losses(straight), losses(resumed), 11, 20, 1e-4);
+        const QString mismatch = lossMismatch(losses(straight), losses(resumed), kStop + 1, kSteps, 1e-4);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
@@ -266,14 +284,14 @@ private Q_SLOTS:
     // the unsharded run with the same accumulation.
     void gradientAccumulationWithParameterSharding()
     {
-        const QStringList sets = common(QStringLiteral("dit"), 10) +
+        const QStringList sets = common(QStringLiteral("dit"), kSteps) +
             QStringList{QStringLiteral("train.batch_size=2"), QStringLiteral("train.grad_accum=2"),
                         QStringLiteral("train.activation_checkpointing=true")};
         const QString none = run(QStringLiteral("stage3-accum-none"), sets, 2);
         const QString sharded = run(QStringLiteral("stage3-accum"),
                                     sets + QStringList{QStringLiteral("dist.shard=parameters")}, 2);
         QCOMPARE(exitJson(sharded)[QLatin1String("state")].toString(), QStringLiteral("completed"));
-        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, 10);
+        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, kSteps);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
     }
 
@@ -284,11 +302,11 @@ private Q_SLOTS:
     void resumeAtTwoRanksFromAShardedCheckpointOfFour()
     {
         QFETCH(QString, arch);
-        const QStringList sets = common(arch, 20);
+        const QStringList sets = common(arch, kSteps);
         const QStringList four{QStringLiteral("train.batch_size=2"), QStringLiteral("dist.shard=gradients")};
         const QString straight = run(arch + QStringLiteral("-straight-4"), sets + four, 4);
         const QString resumed = dir(arch + QStringLiteral("-resumed-2"));
-        const QString failed = stopAtTenResumeAtTwo(
+        const QString failed = stopAtHalfResumeAtTwo(
             resumed, sets, four,
             {QStringLiteral("train.batch_size=4"), QStringLiteral("dist.shard=optimizer")});
         QVERIFY2(failed.isEmpty(), qPrintable(failed));
@@ -296,16 +314,16 @@ private Q_SLOTS:
         bool resumedAtTwo = false;
         for (const QJsonObject &e : ev)
             resumedAtTwo |= e[QLatin1String("run")][QLatin1String("resumed_from")].toString() ==
-                    QLatin1String("step-10.ckpt") &&
+                    QStringLiteral("step-%1.ckpt").arg(kStop) &&
                 e[QLatin1String("run")][QLatin1String("world_size")].toInt() == 2;
         QVERIFY(resumedAtTwo);
         // Another world size sums the gradients in another order: 1e-4, as tst_trainer's 2 ranks
         // against 1.
-        const QString mismatch = lossMismatch(losses(straight), losses(resumed), 11, 20, 1e-4);
+        const QString mismatch = lossMismatch(losses(straight), losses(resumed), kStop + 1, kSteps, 1e-4);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
         // The 4-rank sharded checkpoint is consolidated in the unsharded layout: a moment of
-        // every parameter, the step count 10.
-        const QJsonObject t = inspect(resumed + QStringLiteral("/checkpoints/step-10.ckpt"));
+        // every parameter, the step count kStop.
+        const QJsonObject t = inspect(resumed + QStringLiteral("/checkpoints/step-%1.ckpt").arg(kStop));
         int params = 0, moments = 0;
         for (auto it = t.begin(); it != t.end(); ++it) {
             params += it.key().startsWith(QLatin1String("model/"));
@@ -313,7 +331,7 @@ private Q_SLOTS:
         }
         QVERIFY(params > 0);
         QCOMPARE(moments, params);
-        QCOMPARE(t[QLatin1String("optim/step/0")][QLatin1String("sum")].toDouble(), 10.0);
+        QCOMPARE(t[QLatin1String("optim/step/0")][QLatin1String("sum")].toDouble(), double(kStop));
     }
 
     void gradientAccumulationWithSharding_data() { archRows(); }
@@ -323,21 +341,21 @@ private Q_SLOTS:
     void gradientAccumulationWithSharding()
     {
         QFETCH(QString, arch);
-        const QStringList sets = common(arch, 10) +
+        const QStringList sets = common(arch, kSteps) +
             QStringList{QStringLiteral("train.batch_size=2"), QStringLiteral("train.grad_accum=2")};
         const QString none = run(arch + QStringLiteral("-accum-none"), sets, 2);
         const QString sharded = run(arch + QStringLiteral("-accum-gradients"),
                                     sets + QStringList{QStringLiteral("dist.shard=gradients")}, 2);
         QCOMPARE(exitJson(sharded)[QLatin1String("state")].toString(), QStringLiteral("completed"));
-        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, 10);
+        const QString mismatch = lossMismatch(losses(none), losses(sharded), 1, kSteps);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
         // Accumulation matters here: without it (one micro-step of the same batch) the curve differs.
         const QString single =
             run(arch + QStringLiteral("-accum-off"),
-                common(arch, 10) +
+                common(arch, kSteps) +
                     QStringList{QStringLiteral("train.batch_size=2"), QStringLiteral("dist.shard=gradients")},
                 2);
-        QVERIFY(!lossMismatch(losses(none), losses(single), 2, 10).isEmpty());
+        QVERIFY(!lossMismatch(losses(none), losses(single), 2, kSteps).isEmpty());
     }
 
     // Stage 3 gathers each block around its forward and its recomputed backward: without blocks
