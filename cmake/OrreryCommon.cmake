@@ -62,6 +62,13 @@ if(NOT ORRERY_LIBRARY_TYPE MATCHES "^(STATIC|SHARED)$")
   message(FATAL_ERROR "ORRERY_LIBRARY_TYPE must be STATIC or SHARED, not '${ORRERY_LIBRARY_TYPE}'")
 endif()
 
+# Unity builds (the asan preset): GCC warns when a lambda or member of one file uses a type of that
+# file's anonymous namespace (-Wsubobject-linkage), because in a unity file that file is no longer
+# the main file. The dev build compiles every file on its own and keeps the warning.
+if(CMAKE_UNITY_BUILD)
+  target_compile_options(orrery_common INTERFACE $<$<COMPILE_LANG_AND_ID:CXX,GNU>:-Wno-subobject-linkage>)
+endif()
+
 # Sanitizer builds (preset `asan`): ASan + UBSan on every target, no recovery from UB.
 option(ORRERY_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 if(ORRERY_SANITIZE)

@@ -25,12 +25,17 @@ configure_and_build() {  # configure_and_build PRESET
   local preset=$1
   # ccache makes a rebuild on the same machine (a second CI run, a new clone) take seconds:
   # paths relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so
-  # another clone hits the same entries; the sloppiness lets the trainer's precompiled LibTorch
-  # header be cached at all (without it ccache skips every file that uses it, most of the build).
+  # another clone hits the same entries; the sloppiness lets the precompiled Qt and LibTorch
+  # headers be cached at all (without it ccache skips every file that uses one, most of the build).
+  # Depend mode takes a file's includes from the compiler's own dependency output instead of
+  # running the preprocessor first, which an empty cache paid for on every file (orrery_core's
+  # asan build: 86 s with an empty cache, 79 s in depend mode, 78 s without ccache); the inode
+  # cache hashes each precompiled header (180-750 MB) once, not once for every file that uses it.
   if command -v ccache >/dev/null; then
     export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
     export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    export CCACHE_DEPEND=1 CCACHE_INODECACHE=1
   fi
   step "configure (cmake --preset $preset)"
   cmake --preset "$preset" >/dev/null

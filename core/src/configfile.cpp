@@ -218,11 +218,6 @@ private:
     QList<YamlLine> m_lines;
 };
 
-QString yamlKey(const QString &key)
-{
-    return yamlScalar(key);
-}
-
 // Sets one dotted key in YAML text; returns the new text or sets *error.
 QByteArray setYaml(const QByteArray &text, const QString &dotted, const QVariant &value, bool allowNew,
                    QString *error)
@@ -341,7 +336,7 @@ QByteArray setYaml(const QByteArray &text, const QString &dotted, const QVariant
         after = from - 1;
     QByteArray add;
     for (int i = done; i < int(parts.size()); ++i) {
-        add += QByteArray(indent + 2 * (i - done), ' ') + yamlKey(parts[i]).toUtf8() + ':';
+        add += QByteArray(indent + 2 * (i - done), ' ') + yamlScalar(parts[i]).toUtf8() + ':';
         add += i + 1 == int(parts.size()) ? ' ' + newValue.toUtf8() + '\n' : QByteArray("\n");
     }
     if (after < 0) {

@@ -39,7 +39,7 @@ std::optional<double> bestUpToStep(const TrialHistory &t, qint64 step, Goal goal
     return best;
 }
 
-QString num(double v)
+QString numberText(double v)
 {
     return std::isnan(v) ? QStringLiteral("nan") : formatDouble(v);
 }
@@ -93,12 +93,12 @@ QList<StopDecision> hyperband(const EarlyTerminate &rule, Goal goal, const QStri
                                                "not in the top %5 of the %6 trials there (cut-off %7)")
                               : QStringLiteral("hyperband: best %1 %2 in its first %3 values (rung %4) is "
                                                "not in the top %5 of the %6 trials there (cut-off %7)"))
-                     .arg(metric, num(mine))
+                     .arg(metric, numberText(mine))
                      .arg(rung)
                      .arg(rungIndex + 1)
                      .arg(keep)
                      .arg(values.size())
-                     .arg(num(cutoff))});
+                     .arg(numberText(cutoff))});
     }
     return stops;
 }
@@ -130,9 +130,9 @@ QList<StopDecision> median(const EarlyTerminate &rule, Goal goal, const QString 
             stops.append({t.trial,
                           QStringLiteral("median: best %1 %2 by step %3 is worse than the median %4 of "
                                          "%5 other trials at that step")
-                              .arg(metric, num(mine))
+                              .arg(metric, numberText(mine))
                               .arg(step)
-                              .arg(num(med))
+                              .arg(numberText(med))
                               .arg(n)});
     }
     return stops;

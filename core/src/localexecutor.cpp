@@ -4,6 +4,7 @@
 #include "orrery/core/capture.h"
 #include "orrery/core/codesnapshot.h"
 #include "orrery/core/command.h"
+#include "orrery/core/error.h"
 #include "orrery/core/runfiles.h"
 
 #include <QDateTime>
@@ -38,11 +39,6 @@
 namespace orrery::core {
 
 namespace {
-
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(message.toStdString());
-}
 
 void writeAtomically(const QString &path, const QByteArray &data)
 {

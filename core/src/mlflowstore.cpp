@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/mlflowstore.h"
+#include "orrery/core/error.h"
 
 #include "orrery/core/runfiles.h"
 #include "orrery/core/store.h"
@@ -24,11 +25,6 @@
 namespace orrery::core {
 
 namespace {
-
-[[noreturn]] void fail(const QString &message)
-{
-    throw std::runtime_error(message.toStdString());
-}
 
 bool isSqliteFile(const QString &path)
 {

@@ -299,7 +299,7 @@ QString render(const QVariant &value, const Notation &n)
     }
 }
 
-QString jsonNumber(double d)
+QString jsonNumberText(double d)
 {
     if (std::isnan(d))
         return QStringLiteral("NaN");
@@ -328,6 +328,7 @@ QString plainText(const QString &s)
     return s;
 }
 
+// A mapping key in YAML: a scalar as any value is written.
 QString yamlKey(const QString &k)
 {
     return yamlScalar(k);
@@ -352,7 +353,7 @@ QString pythonJsonDumps(const QVariant &value)
     static const Notation json{QLatin1StringView("null"),
                                QLatin1StringView("true"),
                                QLatin1StringView("false"),
-                               jsonNumber,
+                               jsonNumberText,
                                jsonString,
                                pythonJsonDumps,
                                jsonString};

@@ -30,7 +30,7 @@ QString esc(const QString &s)
     return s.toHtmlEscaped();
 }
 
-QString num(double v)  // an SVG coordinate
+QString svgNumber(double v)  // an SVG coordinate
 {
     return QString::number(v, 'f', 1);
 }
@@ -93,27 +93,28 @@ QString chartSvg(const ReportChart &chart, const QHash<RunId, QString> &colours,
     auto sx = [&](double v) { return kLeft + (v - xr.lo) / (xr.hi - xr.lo) * (kW - kLeft - kRight); };
     auto sy = [&](double v) { return kH - kBottom - (v - yr.lo) / (yr.hi - yr.lo) * (kH - kTop - kBottom); };
     svg += QStringLiteral("<rect x=\"%1\" y=\"%2\" width=\"%3\" height=\"%4\" class=\"frame\"/>")
-               .arg(num(kLeft), num(kTop), num(kW - kLeft - kRight), num(kH - kTop - kBottom));
+               .arg(svgNumber(kLeft), svgNumber(kTop), svgNumber(kW - kLeft - kRight),
+                    svgNumber(kH - kTop - kBottom));
     for (const double t : niceTicks(yr.lo, yr.hi))
         svg += QStringLiteral("<line class=\"grid\" x1=\"%1\" x2=\"%2\" y1=\"%3\" y2=\"%3\"/>"
                               "<text class=\"tick\" x=\"%4\" y=\"%5\" text-anchor=\"end\">%6</text>")
-                   .arg(num(kLeft), num(kW - kRight), num(sy(t)), num(kLeft - 4), num(sy(t) + 4),
-                        esc(formatNumber(t, 4)));
+                   .arg(svgNumber(kLeft), svgNumber(kW - kRight), svgNumber(sy(t)), svgNumber(kLeft - 4),
+                        svgNumber(sy(t) + 4), esc(formatNumber(t, 4)));
     for (const double t : niceTicks(xr.lo, xr.hi))
         svg += QStringLiteral("<text class=\"tick\" x=\"%1\" y=\"%2\" text-anchor=\"middle\">%3</text>")
-                   .arg(num(sx(t)), num(kH - kBottom + 16), esc(formatNumber(t, 6)));
+                   .arg(svgNumber(sx(t)), svgNumber(kH - kBottom + 16), esc(formatNumber(t, 6)));
     svg += QStringLiteral("<text class=\"axis\" x=\"%1\" y=\"%2\" text-anchor=\"middle\">step</text>")
-               .arg(num((kLeft + kW - kRight) / 2), num(kH - 4));
+               .arg(svgNumber((kLeft + kW - kRight) / 2), svgNumber(kH - 4));
     for (const ReportCurve &c : chart.curves) {
         QString d;
         for (const auto &[px, py] : c.points)
             if (std::isfinite(py))
                 d += QStringLiteral("%1%2,%3").arg(d.isEmpty() ? QStringLiteral("M") : QStringLiteral(" L"),
-                                                   num(sx(px)), num(sy(py)));
+                                                   svgNumber(sx(px)), svgNumber(sy(py)));
         if (c.points.size() == 1)  // one point: a dot, not an invisible line
             svg +=
                 QStringLiteral("<circle cx=\"%1\" cy=\"%2\" r=\"3\" fill=\"%3\"><title>%4</title></circle>")
-                    .arg(num(sx(c.points.front().first)), num(sy(c.points.front().second)),
+                    .arg(svgNumber(sx(c.points.front().first)), svgNumber(sy(c.points.front().second)),
                          colours.value(c.run), esc(names.value(c.run)));
         else if (!d.isEmpty())
             svg += QStringLiteral("<path class=\"curve\" d=\"%1\" stroke=\"%2\"><title>%3</title></path>")
@@ -205,7 +206,7 @@ QString parallelSvg(const SweepReport &r)
             if (!at)
                 continue;
             d += QStringLiteral("%1%2,%3").arg(d.isEmpty() ? QStringLiteral("M") : QStringLiteral(" L"),
-                                               num(ax(i)), num(ay(*at)));
+                                               svgNumber(ax(i)), svgNumber(ay(*at)));
         }
         const double share =
             m.range.hi > m.range.lo ? (*run.latest - m.range.lo) / (m.range.hi - m.range.lo) : 1;
@@ -222,16 +223,16 @@ QString parallelSvg(const SweepReport &r)
         const PcAxis &a = axes[i];
         svg += QStringLiteral("<line class=\"axisline\" x1=\"%1\" x2=\"%1\" y1=\"%2\" y2=\"%3\"/>"
                               "<text class=\"axis\" x=\"%1\" y=\"14\" text-anchor=\"middle\">%4</text>")
-                   .arg(num(ax(i)), num(kTop), num(kH - kBottom),
+                   .arg(svgNumber(ax(i)), svgNumber(kTop), svgNumber(kH - kBottom),
                         esc(a.key + (a.log ? QStringLiteral(" (log)") : QString())));
         if (a.categorical) {
             for (const QString &c : a.categories)
                 svg += QStringLiteral("<text class=\"tick\" x=\"%1\" y=\"%2\">%3</text>")
-                           .arg(num(ax(i) + 4), num(ay(*a.position(c)) + 4), esc(c));
+                           .arg(svgNumber(ax(i) + 4), svgNumber(ay(*a.position(c)) + 4), esc(c));
         } else {
             for (const double at : {0.0, 0.5, 1.0})
                 svg += QStringLiteral("<text class=\"tick\" x=\"%1\" y=\"%2\">%3</text>")
-                           .arg(num(ax(i) + 4), num(ay(at) + 4), esc(a.label(at)));
+                           .arg(svgNumber(ax(i) + 4), svgNumber(ay(at) + 4), esc(a.label(at)));
         }
     }
     return svg + QStringLiteral("</svg>");

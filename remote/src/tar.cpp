@@ -16,7 +16,7 @@ struct Field {
     int width;
 };
 constexpr Field kName{0, 100}, kMode{100, 8}, kUid{108, 8}, kGid{116, 8}, kSize{124, 12}, kMtime{136, 12},
-    kChecksum{148, 8}, kType{156, 1}, kMagic{257, 6}, kVersion{263, 2}, kPrefix{345, 155};
+    kChecksum{148, 8}, kType{156, 1}, kUstarMagic{257, 6}, kVersion{263, 2}, kPrefix{345, 155};
 
 void put(char *header, Field field, const QByteArray &value)
 {
@@ -82,7 +82,7 @@ QByteArray writeTar(const QList<TarFile> &files, qint64 mtime)
         putOctal(header, kSize, f.data.size());
         putOctal(header, kMtime, mtime);
         header[kType.offset] = '0';
-        put(header, kMagic, QByteArray("ustar", 6));  // with its NUL
+        put(header, kUstarMagic, QByteArray("ustar", 6));  // with its NUL
         put(header, kVersion, "00");
         put(header, kPrefix, prefix);
         // The checksum: the unsigned sum of the header's bytes, its own field counted as spaces.

@@ -110,6 +110,16 @@ inline QByteArray microConfig(qint64 steps)
             QSKIP("orrery-train is not built here (ORRERY_BUILD_TRAINER=OFF, e.g. the asan preset)");        \
     } while (false)
 
+// For a test function that needs the cluster fixture, in an executable whose other functions do
+// not (orrery_add_qtest's CLUSTER_FUNCTIONS): CTest runs it alone in NAME.cluster, which holds the
+// fixture, and the rest in NAME with no cluster, where it skips.
+#define ORRERY_SKIP_WITHOUT_CLUSTER(cluster)                                                                 \
+    do {                                                                                                     \
+        if (qEnvironmentVariableIsEmpty("ORRERY_TEST_CLUSTER_ENV"))                                          \
+            QSKIP("no cluster fixture here: CTest runs this function as its own test, with the fixture");    \
+        QVERIFY2((cluster).error().isEmpty(), qPrintable((cluster).error()));                                \
+    } while (false)
+
 // The connection details of the running local cluster (tests/fixture/localcluster.py up),
 // read from the file ORRERY_TEST_CLUSTER_ENV names. CTest sets that variable for every test
 // that requires the `cluster` fixture.

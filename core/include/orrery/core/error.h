@@ -46,6 +46,12 @@ private:
 // "invalid", "not found", ... for logs and JSON.
 QString errorKindName(Error::Kind kind);
 
+// Throws Error(Failed, message): the operation failed (a file unreadable, a write refused).
+[[noreturn]] inline void fail(const QString &message)
+{
+    throw Error(Error::Kind::Failed, message);
+}
+
 // Why a parser found nothing, said for a person as the face shows it ("no value after the
 // operator in 'lr >='"). A Parsed<T> is made from one, so a parser says `return Problem{message};`.
 struct Problem {
