@@ -62,6 +62,15 @@ if(NOT ORRERY_LIBRARY_TYPE MATCHES "^(STATIC|SHARED)$")
   message(FATAL_ERROR "ORRERY_LIBRARY_TYPE must be STATIC or SHARED, not '${ORRERY_LIBRARY_TYPE}'")
 endif()
 
+# orrery_pch_ccache(TARGET), for every target that uses a precompiled header (cmake/OrreryPch.cmake,
+# the trainer): ccache caches a file that uses a GCC precompiled header only when told how it was
+# included (its manual, "Precompiled headers"); without ccache the flag changes nothing.
+function(orrery_pch_ccache target)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -fpch-preprocess)
+  endif()
+endfunction()
+
 # Unity builds (the asan preset): GCC warns when a lambda or member of one file uses a type of that
 # file's anonymous namespace (-Wsubobject-linkage), because in a unity file that file is no longer
 # the main file. The dev build compiles every file on its own and keeps the warning.

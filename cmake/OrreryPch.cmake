@@ -71,11 +71,3 @@ function(orrery_pch target level)
   target_precompile_headers(${target} REUSE_FROM ${owner})
   orrery_pch_ccache(${target})
 endfunction()
-
-# ccache caches a file that uses a GCC precompiled header only when told how it was included (its
-# manual, "Precompiled headers"); without ccache the flag changes nothing.
-function(orrery_pch_ccache target)
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    target_compile_options(${target} PRIVATE -fpch-preprocess)
-  endif()
-endfunction()
