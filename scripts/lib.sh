@@ -18,11 +18,13 @@ setup_and_build() {  # setup_and_build PRESET [SETUP OPTIONS...]
   step "setup (scripts/setup $*)"
   "$root/scripts/setup" "$@"
   step_done
-  configure_and_build "$preset"
+  configure "$preset"
+  build "$preset"
 }
 
-configure_and_build() {  # configure_and_build PRESET
+configure() {  # configure PRESET [CMAKE OPTIONS...]
   local preset=$1
+  shift
   # ccache makes a rebuild on the same machine (a second CI run, a new clone) take seconds:
   # paths relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so
   # another clone hits the same entries; the sloppiness lets the precompiled Qt and LibTorch
@@ -37,11 +39,16 @@ configure_and_build() {  # configure_and_build PRESET
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
     export CCACHE_DEPEND=1 CCACHE_INODECACHE=1
   fi
-  step "configure (cmake --preset $preset)"
-  cmake --preset "$preset" >/dev/null
+  step "configure (cmake --preset $preset $*)"
+  cmake --preset "$preset" "$@" >/dev/null
   step_done
-  step "build (cmake --build --preset $preset)"
-  cmake --build --preset "$preset"
+}
+
+build() {  # build PRESET [BUILD OPTIONS...], e.g. build dev --target dev_pass
+  local preset=$1
+  shift
+  step "build (cmake --build --preset $preset $*)"
+  cmake --build --preset "$preset" "$@"
   step_done
   disk_report "build/$preset"
 }

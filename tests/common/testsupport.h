@@ -100,14 +100,23 @@ inline QByteArray microConfig(qint64 steps)
     return f.readAll() + "train.steps: " + QByteArray::number(steps) + '\n';
 }
 
-// For a test function that needs the real orrery-train (to train, or to refuse a config):
-// skipped in a build without it (ORRERY_BUILD_TRAINER OFF, as in the asan preset), where CTest
-// sets ORRERY_TEST_NO_TRAINER and ORRERY_TRAINER names a stand-in that only answers questions
-// (tests/fixture/trainer_standin.sh.in). Elsewhere ORRERY_TRAINER is the built trainer.
+// For a test function that needs the real orrery-train (to train, or to refuse a config), in an
+// executable whose other functions do not: orrery_add_qtest(... TRAINER_FUNCTIONS ...) names it, and
+// CTest runs it alone as NAME.trainer where the trainer is built. In NAME it skips, in every build,
+// so NAME is the same test with or without the trainer (the asan preset builds none: there
+// ORRERY_TEST_NO_TRAINER is set and ORRERY_TRAINER names a stand-in that only answers questions,
+// tests/fixture/trainer_standin.sh.in). A function that skips but is not on the list
+// (ORRERY_TEST_TRAINER_FUNCTIONS) fails instead: no test would run it.
 #define ORRERY_SKIP_WITHOUT_TRAINER()                                                                        \
     do {                                                                                                     \
-        if (qEnvironmentVariableIsSet("ORRERY_TEST_NO_TRAINER"))                                             \
-            QSKIP("orrery-train is not built here (ORRERY_BUILD_TRAINER=OFF, e.g. the asan preset)");        \
+        if (qEnvironmentVariableIsSet("ORRERY_TEST_TRAINER_FUNCTIONS") ||                                    \
+            qEnvironmentVariableIsSet("ORRERY_TEST_NO_TRAINER")) {                                           \
+            if (!qEnvironmentVariable("ORRERY_TEST_TRAINER_FUNCTIONS")                                       \
+                     .split(u',')                                                                            \
+                     .contains(QLatin1StringView(QTest::currentTestFunction())))                             \
+                QFAIL("this function needs orrery-train: name it in orrery_add_qtest's TRAINER_FUNCTIONS");  \
+            QSKIP("needs orrery-train: runs as this test's NAME.trainer, where the trainer is built");       \
+        }                                                                                                    \
     } while (false)
 
 // For a test function that needs the cluster fixture, in an executable whose other functions do
