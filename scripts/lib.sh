@@ -39,7 +39,7 @@ configure() {  # configure PRESET [CMAKE OPTIONS...]
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
     export CCACHE_DEPEND=1 CCACHE_INODECACHE=1
   fi
-  step "configure (cmake --preset $preset $*)"
+  step "configure (cmake --preset $preset${*:+ $*})"
   cmake --preset "$preset" "$@" >/dev/null
   step_done
 }
@@ -47,7 +47,7 @@ configure() {  # configure PRESET [CMAKE OPTIONS...]
 build() {  # build PRESET [BUILD OPTIONS...], e.g. build dev --target dev_pass
   local preset=$1
   shift
-  step "build (cmake --build --preset $preset $*)"
+  step "build (cmake --build --preset $preset${*:+ $*})"
   cmake --build --preset "$preset" "$@"
   step_done
   disk_report "build/$preset"

@@ -48,7 +48,8 @@ class TestMedia : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
     QString m_mp4, m_sheet;
-    static constexpr int kFrames = 8, kClips = 4, kSize = 32, kScale = 4;  // tests/trainer/test.yaml
+    // The sample of tests/trainer/test.yaml's model at tiny's clip shape (set below): 8 frames of 32x32.
+    static constexpr int kFrames = 8, kClips = 4, kSize = 32, kScale = 4;
 
 private Q_SLOTS:
     void initTestCase()
@@ -63,7 +64,9 @@ private Q_SLOTS:
             {QStringLiteral("--config"), orrery::test::sourceFile(QStringLiteral("tests/trainer/test.yaml")),
              QStringLiteral("--run-dir"), run, QStringLiteral("--set"), QStringLiteral("train.steps=2"),
              QStringLiteral("--set"), QStringLiteral("train.sample_every=2"), QStringLiteral("--set"),
-             QStringLiteral("sample.steps=2")},
+             QStringLiteral("sample.steps=2"), QStringLiteral("--set"),
+             QStringLiteral("data.frames=%1").arg(kFrames), QStringLiteral("--set"),
+             QStringLiteral("data.size=%1").arg(kSize)},
             {}, QProcessEnvironment::systemEnvironment(), 120'000);
         QVERIFY2(r.code == 0, qPrintable(r.err));
         m_mp4 = run + QStringLiteral("/samples/step-2.mp4");

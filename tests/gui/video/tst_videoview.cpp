@@ -80,8 +80,10 @@ private Q_SLOTS:
     {
         QVERIFY2(QFileInfo(qEnvironmentVariable("ORRERY_TRAINER")).isExecutable(),
                  "ORRERY_TRAINER must name orrery-train");
+        // Clips of 8 frames of 32x32 (tiny's shape; test.yaml's are smaller), "short" of 4.
         const QStringList common{QStringLiteral("train.sample_every=2"), QStringLiteral("sample.steps=2"),
-                                 QStringLiteral("sample.count=2")};
+                                 QStringLiteral("sample.count=2"), QStringLiteral("data.size=32"),
+                                 QStringLiteral("data.frames=8")};
         train(QStringLiteral("lr-a"),
               common + QStringList{QStringLiteral("train.steps=4"), QStringLiteral("optim.lr=1e-3")});
         train(QStringLiteral("lr-b"),
