@@ -11,7 +11,9 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QThread>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -102,6 +104,28 @@ Parsed<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer)
     return schema;
 }
 
+namespace {
+
+// The trainer's verdict on the config at `path`: waits for `p`, its check, to end.
+QString verdictOf(QProcess &p, const QString &trainer, const QString &path)
+{
+    if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit) {
+        p.kill();
+        p.waitForFinished(1000);
+        return QStringLiteral("`%1 --check-config` did not finish: %2").arg(trainer, p.errorString());
+    }
+    if (p.exitCode() == 0)
+        return {};
+    // The trainer names the temporary file; the caller names the trial.
+    QString message = QString::fromUtf8(p.readAll()).trimmed();
+    message.remove(QStringLiteral("orrery-train: "));
+    message.replace(path, QStringLiteral("trial.yaml"));
+    return escapeControl(message.isEmpty() ? QStringLiteral("rejected (status %1)").arg(p.exitCode())
+                                           : message);
+}
+
+}  // namespace
+
 QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs)
 {
     QStringList verdicts;
@@ -111,43 +135,30 @@ QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &c
             verdicts << QStringLiteral("cannot create a temporary directory to check the config");
         return verdicts;
     }
-    std::vector<std::unique_ptr<QProcess>> processes;
-    for (qsizetype i = 0; i < configs.size(); ++i) {
-        const QString path = dir.filePath(QStringLiteral("trial-%1.yaml").arg(i));
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly) || f.write(configs[i]) != configs[i].size()) {
-            processes.push_back(nullptr);
-            continue;
+    // As many checks at once as there are cores, not one process per config: each loads LibTorch
+    // and builds the model (about 0.5 GB for the tiny configs, 4 GB for dit-large), and a submit
+    // checks up to kTrainerChecked trials.
+    const qsizetype window = std::max(1, QThread::idealThreadCount());
+    for (qsizetype first = 0; first < configs.size(); first += window) {
+        const qsizetype last = std::min(configs.size(), first + window);
+        std::vector<std::unique_ptr<QProcess>> processes;
+        for (qsizetype i = first; i < last; ++i) {
+            QFile f(dir.filePath(QStringLiteral("trial-%1.yaml").arg(i)));
+            if (!f.open(QIODevice::WriteOnly) || f.write(configs[i]) != configs[i].size()) {
+                processes.push_back(nullptr);
+                continue;
+            }
+            f.close();
+            auto p = std::make_unique<QProcess>();
+            p->setProcessChannelMode(QProcess::MergedChannels);
+            p->start(trainer, {QStringLiteral("--check-config"), QStringLiteral("--config"), f.fileName()});
+            processes.push_back(std::move(p));
         }
-        f.close();
-        auto p = std::make_unique<QProcess>();
-        p->setProcessChannelMode(QProcess::MergedChannels);
-        p->start(trainer, {QStringLiteral("--check-config"), QStringLiteral("--config"), path});
-        processes.push_back(std::move(p));
-    }
-    for (qsizetype i = 0; i < configs.size(); ++i) {
-        QProcess *p = processes[std::size_t(i)].get();
-        if (!p) {
-            verdicts << QStringLiteral("cannot write the trial config to check it");
-            continue;
+        for (qsizetype i = first; i < last; ++i) {
+            QProcess *p = processes[std::size_t(i - first)].get();
+            verdicts << (p ? verdictOf(*p, trainer, dir.filePath(QStringLiteral("trial-%1.yaml").arg(i)))
+                           : QStringLiteral("cannot write the trial config to check it"));
         }
-        if (!p->waitForFinished(120000) || p->exitStatus() != QProcess::NormalExit) {
-            p->kill();
-            p->waitForFinished(1000);
-            verdicts
-                << QStringLiteral("`%1 --check-config` did not finish: %2").arg(trainer, p->errorString());
-            continue;
-        }
-        if (p->exitCode() == 0) {
-            verdicts << QString();
-            continue;
-        }
-        // The trainer names the temporary file; the caller names the trial.
-        QString message = QString::fromUtf8(p->readAll()).trimmed();
-        message.remove(QStringLiteral("orrery-train: "));
-        message.replace(dir.filePath(QStringLiteral("trial-%1.yaml").arg(i)), QStringLiteral("trial.yaml"));
-        verdicts << escapeControl(
-            message.isEmpty() ? QStringLiteral("rejected (status %1)").arg(p->exitCode()) : message);
     }
     return verdicts;
 }

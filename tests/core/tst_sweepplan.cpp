@@ -17,6 +17,10 @@
 #include <QJsonObject>
 #include <QSet>
 #include <QTemporaryDir>
+#include <QThread>
+
+#include <algorithm>
+#include <utility>
 
 using namespace orrery::core;
 namespace remote = orrery::remote;
@@ -274,6 +278,50 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(remote::SbatchError,
                                  remote::previewSbatch(p, m_dir.filePath(QStringLiteral("none")), *load.plan,
                                                        load.trials, QStringLiteral("<sweep-id>")));
+    }
+
+    // The trainer's checks run as many at once as there are cores, not one process per trial: a
+    // submit checks up to kTrainerChecked trials, and each check loads LibTorch and builds the
+    // model (0.5 GB for the tiny configs, 4 GB for dit-large). The trainer here is a stand-in
+    // script (a real process, as the checks are) that notes when it starts and ends, and refuses
+    // a config that says so, naming the file as orrery-train does.
+    void trainerChecksRunNoMoreAtOnceThanTheCores()
+    {
+        const QString log = m_dir.filePath(QStringLiteral("checks.log"));
+        const QString trainer =
+            write(QStringLiteral("check-trainer.sh"),
+                  "#!/bin/sh\n"
+                  "echo \"$(date +%s%N) 1\" >> '" +
+                      log.toUtf8() +
+                      "'\n"
+                      "sleep 0.3\n"
+                      "echo \"$(date +%s%N) -1\" >> '" +
+                      log.toUtf8() +
+                      "'\n"
+                      "if grep -q refuse \"$3\"; then echo \"orrery-train: $3: refused\" >&2; exit 2; fi\n");
+        QFile(trainer).setPermissions(QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+        const int cores = std::max(1, QThread::idealThreadCount());
+        QList<QByteArray> configs;
+        for (int i = 0; i < 3 * cores + 1; ++i)
+            configs << (i % 3 == 1 ? QByteArray("refuse: true\n") : QByteArray("ok: true\n"));
+
+        const QStringList verdicts = checkTrialConfigs(trainer, configs);
+        QCOMPARE(verdicts.size(), configs.size());
+        for (qsizetype i = 0; i < configs.size(); ++i)
+            QCOMPARE(verdicts[i], i % 3 == 1 ? QStringLiteral("trial.yaml: refused") : QString());
+        QFile f(log);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QList<std::pair<qint64, int>> events;
+        for (const QByteArray &line : f.readAll().split('\n'))
+            if (const QList<QByteArray> parts = line.split(' '); parts.size() == 2)
+                events.append({parts[0].toLongLong(), parts[1].toInt()});
+        QCOMPARE(events.size(), 2 * configs.size());
+        std::sort(events.begin(), events.end());
+        int running = 0, most = 0;
+        for (const auto &[when, change] : events)
+            most = std::max(most, running += change);
+        QVERIFY2(most <= cores,
+                 qPrintable(QStringLiteral("%1 checks at once on %2 cores").arg(most).arg(cores)));
     }
 };
 

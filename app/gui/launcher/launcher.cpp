@@ -476,8 +476,8 @@ void Launcher::checkWithTrainer()
     m_checking = unknown;
     m_checkingGeneration = m_generation;
     m_latestGeneration->store(m_generation);
-    // A few configs at a time, not all 32 at once (each trainer loads LibTorch: ~300 MB); and
-    // once the editor has moved on, no more of them (what was checked stays in the cache).
+    // A core's worth of configs at a time (checkTrialConfigs runs no more at once), so that once
+    // the editor has moved on no more of them are checked (what was checked stays in the cache).
     m_trainerWatcher.setFuture(QtConcurrent::run(
         blockingPool(), [trainer = m_trainer, unknown, latest = m_latestGeneration, asked = m_generation] {
             const qsizetype batch = std::max(1, QThread::idealThreadCount());

@@ -273,7 +273,8 @@ QByteArray wandbSweepParamsFile(const SweepSpec &spec, const TrialParams &params
 
 // The trainer's own verdict on resolved trial configs (`orrery-train --check-config`): its
 // cross-key rules (data.size divisible per level, channels a multiple of 8) that no single
-// parameter shows. Runs the checks as parallel local processes; returns one entry per config:
+// parameter shows. Runs the checks as local processes, as many at once as there are cores;
+// returns one entry per config:
 // empty when accepted, else the trainer's message. Each check loads LibTorch (about 0.5 s), so
 // callers check a sample of a large grid.
 QStringList checkTrialConfigs(const QString &trainer, const QList<QByteArray> &configs);
