@@ -5,8 +5,8 @@
 # `true` on a fresh fixture Slurm with Slurm's default MaxArraySize (1001), through the real CLI
 # (`sweep submit` + `sweep watch`). Prints the wall time, the arrays the sweep was submitted as,
 # and whether every trial ran exactly once (one attempt each, all completed). Too slow for CI
-# (about 0.5 s of Slurm per task on the 2-core machine): tst_sweep_limits runs 120 trials against
-# MaxArraySize=50 instead.
+# (about 0.5 s of Slurm per task on the 2-core machine): tst_sweep_limits runs 25 trials against
+# MaxArraySize=10 instead.
 #
 #   bench/array_limits.sh BUILD_DIR [TRIALS] [MAX_CONCURRENT]
 set -euo pipefail

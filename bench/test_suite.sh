@@ -2,26 +2,28 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # The test command as a newcomer runs it: `./scripts/test` in a clean clone of this repository's
-# HEAD (no .venv, no build directory; Debian packages, the wheel cache and ccache as the machine
-# has them), N times in a row, then once more with `stress-ng --cpu NPROC` beside it for the whole
-# run (a machine half as fast). Prints each run's steps (setup, configure, build, tests), the
-# slowest tests, the tests that used the most CPU, and whether every test passed; exits non-zero
-# if any run failed. With --empty-ccache each run starts with a compiler cache of its own, empty
-# (a fresh machine's).
+# HEAD (no .venv, no build directory; Debian packages and the wheel cache as the machine has them),
+# N times in a row, then once more with `stress-ng --cpu NPROC` beside it for the whole run (a
+# machine half as fast). Prints each run's steps (setup, configure, build, tests), the slowest
+# tests, the tests that used the most CPU, and whether every test passed; exits non-zero if any run
+# failed. The builds go without a compiler cache, as the test command's do by default; --ccache
+# runs it with ORRERY_CCACHE=1 and the machine's cache (warm after the first run), --empty-ccache
+# with ORRERY_CCACHE=1 and a cache of each run's own, empty.
 #
-#   bench/test_suite.sh [--runs N] [--no-stress] [--empty-ccache] [--keep]
+#   bench/test_suite.sh [--runs N] [--no-stress] [--ccache | --empty-ccache] [--keep]
 #
 # Results: bench/RESULTS.md ("The test suite") and README's table.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-runs=3 stress=1 keep=0 empty_ccache=0
+runs=3 stress=1 keep=0 ccache=none
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --no-stress) stress=0; shift ;;
     --keep) keep=1; shift ;;
-    --empty-ccache) empty_ccache=1; shift ;;
-    *) echo "usage: $0 [--runs N] [--no-stress] [--empty-ccache] [--keep]" >&2; exit 2 ;;
+    --ccache) ccache=warm; shift ;;
+    --empty-ccache) ccache=empty; shift ;;
+    *) echo "usage: $0 [--runs N] [--no-stress] [--ccache | --empty-ccache] [--keep]" >&2; exit 2 ;;
   esac
 done
 if ((stress)) && ! command -v stress-ng >/dev/null; then
@@ -40,7 +42,8 @@ one_run() {  # one_run LABEL
     stress_pid=$!
   fi
   local started=$SECONDS status=0 cache=()
-  ((empty_ccache)) && cache=(env "CCACHE_DIR=$work/$label.ccache")
+  [[ $ccache == warm ]] && cache=(env ORRERY_CCACHE=1)
+  [[ $ccache == empty ]] && cache=(env ORRERY_CCACHE=1 "CCACHE_DIR=$work/$label.ccache")
   # Each test's wall and CPU seconds (tests/fixture/isolate.py), summed below by test.
   local cpu_log="$work/$label.cpu"
   (cd "$dir" && ORRERY_TEST_CPU_LOG="$cpu_log" "${cache[@]}" ./scripts/test) >"$log" 2>&1 || status=$?

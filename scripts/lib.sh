@@ -25,22 +25,25 @@ setup_and_build() {  # setup_and_build PRESET [SETUP OPTIONS...]
 configure() {  # configure PRESET [CMAKE OPTIONS...]
   local preset=$1
   shift
-  # ccache makes a rebuild on the same machine (a second CI run, a new clone) take seconds:
-  # paths relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so
-  # another clone hits the same entries; the sloppiness lets the precompiled Qt and LibTorch
-  # headers be cached at all (without it ccache skips every file that uses one, most of the build).
-  # Depend mode takes a file's includes from the compiler's own dependency output instead of
-  # running the preprocessor first, which an empty cache paid for on every file (orrery_core's
-  # asan build: 86 s with an empty cache, 79 s in depend mode, 78 s without ccache); the inode
-  # cache hashes each precompiled header (180-750 MB) once, not once for every file that uses it.
-  if command -v ccache >/dev/null; then
-    export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+  # ccache only where asked (ORRERY_CCACHE=1): on a fresh machine its cache is empty, and filling
+  # it cost 11% of the dev build (dev_pass from nothing on 2 cores: 374 s without, 417 s through an
+  # empty cache), while the build tree itself already makes the same command's next run
+  # incremental. Worth it where clean clones are built again and again on one machine: paths
+  # relative to the clone (BASEDIR) and no working directory in the hash (NOHASHDIR), so another
+  # clone hits the same entries; the sloppiness lets the precompiled Qt and LibTorch headers be
+  # cached at all; depend mode takes a file's includes from the compiler's dependency output instead
+  # of running the preprocessor first; the inode cache hashes each precompiled header (180-750 MB)
+  # once. A plain `cmake --preset dev` compiles through ccache where it is installed (top-level
+  # CMakeLists.txt, ORRERY_CCACHE), set up the same way.
+  local launcher=(-DORRERY_CCACHE=OFF -DCMAKE_C_COMPILER_LAUNCHER= -DCMAKE_CXX_COMPILER_LAUNCHER=)
+  if [[ ${ORRERY_CCACHE:-0} == 1 ]] && command -v ccache >/dev/null; then
     export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
     export CCACHE_DEPEND=1 CCACHE_INODECACHE=1
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
   step "configure (cmake --preset $preset${*:+ $*})"
-  cmake --preset "$preset" "$@" >/dev/null
+  cmake --preset "$preset" "${launcher[@]}" "$@" >/dev/null
   step_done
 }
 

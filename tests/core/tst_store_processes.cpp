@@ -78,7 +78,7 @@ private Q_SLOTS:
 
     void killedWriterLosesAndDuplicatesNothing()
     {
-        const int steps = 150'000, keys = 10;
+        const int steps = 60'000, keys = 10;  // ~12 MB: a dozen transactions (kIngestBytes)
         const QString dir = m_dir.filePath(QStringLiteral("crash/run"));
         const qint64 size = writeRunDirectory(dir, steps, keys);
         QVERIFY(size > 0);

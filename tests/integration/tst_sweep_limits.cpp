@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Array limits and pending reasons (docs/sweeps.md "Array limits", "Why is it pending?") on a
-// fixture Slurm of its own, started with `MaxArraySize=50` (the `cluster_limits` fixture in
+// fixture Slurm of its own, started with `MaxArraySize=10` (the `cluster_limits` fixture in
 // tests/CMakeLists.txt): the executor reads the limit, an array over it is refused by sbatch and
-// held (never fails the sweep), a 120-trial sweep runs in chunks of at most 50 with every trial
+// held (never fails the sweep), a 25-trial sweep runs in chunks of at most 10 with every trial
 // run once, a trial over the `debug` partition's MaxTime is said never to start, and a trial
 // waiting behind a job that holds both nodes gets Slurm's expected start.
 #include "remotesupport.h"
@@ -29,6 +29,11 @@
 using namespace orrery::core;
 using orrery::remote::Connection;
 using orrery::remote::SlurmExecutor;
+
+// The fixture's MaxArraySize (tests/CMakeLists.txt, cluster_limits.up) and a sweep that needs three
+// arrays under it.
+constexpr int kMaxArraySize = 10;
+constexpr int kTrials = 25;
 
 class TestSweepLimits : public QObject {
     Q_OBJECT
@@ -116,7 +121,7 @@ private Q_SLOTS:
         profile.partition = QStringLiteral("gpu");
         SlurmExecutor executor(profile, connection, m_user.filePath(QStringLiteral("config")));
         const SubmitLimits limits = executor.submitLimits();
-        QCOMPARE(limits.maxArraySize, 50);
+        QCOMPARE(limits.maxArraySize, kMaxArraySize);
         QCOMPARE(limits.maxJobCount, 10000);  // Slurm's default
         const auto commands = connection.commandCount();
         QCOMPARE(executor.submitLimits(), limits);  // remembered
@@ -136,7 +141,7 @@ private Q_SLOTS:
         batch.sweepName = QStringLiteral("too-big");
         batch.sweepDir = m_root + QStringLiteral("/too-big");
         batch.resources.cpusPerTask = 1;
-        for (int i = 0; i < 51; ++i)  // indices 0-50: 50 is not below MaxArraySize
+        for (int i = 0; i <= kMaxArraySize; ++i)  // the last index is not below MaxArraySize
             batch.tasks.append({QStringLiteral("%1/%2").arg(batch.sweepDir).arg(i), "x: 1\n", {}, {}});
         const Launched held = executor.launch(batch);
         QVERIFY2(held.taskIds.isEmpty(), qPrintable(held.taskIds.join(QLatin1Char(' '))));
@@ -144,12 +149,12 @@ private Q_SLOTS:
         QVERIFY2(held.held.contains(QLatin1String("Invalid job array specification")), qPrintable(held.held));
     }
 
-    // 120 trials of `true` against MaxArraySize 50: chunks of at most 50 launched as room frees,
+    // 25 trials of `true` against MaxArraySize 10: chunks of at most 10 launched as room frees,
     // each trial run exactly once, the sweep finished.
     void sweepLargerThanMaxArraySizeRunsInChunks()
     {
         QByteArray values;
-        for (int i = 0; i < 120; ++i)
+        for (int i = 0; i < kTrials; ++i)
             values += (i ? ", " : "") + QByteArray::number(i);
         const QString spec =
             writeSpec(QStringLiteral("chunks.yaml"),
@@ -167,23 +172,23 @@ private Q_SLOTS:
         {
             // The first chunk only: the rest recorded pending, with why.
             const QList<Trial> first = store->trials(sweep);
-            QCOMPARE(first.size(), 120);
+            QCOMPARE(first.size(), kTrials);
             int queued = 0, pending = 0;
             for (const Trial &t : first) {
                 queued += t.trialState() == TrialState::Queued ? 1 : 0;
                 if (t.trialState() == TrialState::Pending) {
                     ++pending;
-                    QVERIFY2(t.detail.contains(QLatin1String("MaxArraySize 50")), qPrintable(t.detail));
+                    QVERIFY2(t.detail.contains(QLatin1String("MaxArraySize 10")), qPrintable(t.detail));
                     QVERIFY(t.task.isEmpty());
                 }
             }
-            QCOMPARE(queued, 50);
-            QCOMPARE(pending, 70);
+            QCOMPARE(queued, kMaxArraySize);
+            QCOMPARE(pending, kTrials - kMaxArraySize);
             const Result shown =
                 orrery({QStringLiteral("sweep"), QStringLiteral("status"), QString::number(sweep)});
             QVERIFY2(
-                shown.out.contains(QLatin1String("70 not submitted yet: waiting for room under the cluster's "
-                                                 "MaxArraySize 50")),
+                shown.out.contains(QLatin1String("15 not submitted yet: waiting for room under the cluster's "
+                                                 "MaxArraySize 10")),
                 qPrintable(shown.out));
         }
         const QString watched = watchUntil(sweep, 170'000, [] { return false; });
@@ -192,7 +197,7 @@ private Q_SLOTS:
         QVERIFY2(sw->state == QLatin1String("finished"),
                  qPrintable(sw->state + QLatin1Char(' ') + sw->message + watched.right(3000)));
         const QList<Trial> attempts = store->trials(sweep);
-        QCOMPARE(attempts.size(), 120);  // one attempt each: nothing ran twice
+        QCOMPARE(attempts.size(), kTrials);  // one attempt each: nothing ran twice
         QSet<int> indexes;
         QHash<QString, int> perArray;
         for (const Trial &t : attempts) {
@@ -201,12 +206,12 @@ private Q_SLOTS:
             QCOMPARE(t.attempt, 0);
             indexes.insert(t.index);
             ++perArray[t.slurmJobId];
-            QVERIFY2(t.slurmTaskId.toInt() < 50, qPrintable(t.task));
+            QVERIFY2(t.slurmTaskId.toInt() < kMaxArraySize, qPrintable(t.task));
         }
-        QCOMPARE(indexes.size(), 120);
+        QCOMPARE(indexes.size(), kTrials);
         QVERIFY2(perArray.size() >= 3, qPrintable(QStringList(perArray.keys()).join(QLatin1Char(' '))));
         for (auto it = perArray.cbegin(); it != perArray.cend(); ++it)
-            QVERIFY2(it.value() <= 50, qPrintable(it.key()));
+            QVERIFY2(it.value() <= kMaxArraySize, qPrintable(it.key()));
     }
 
     // A trial over the `debug` partition's MaxTime (30 min) pends with PartitionTimeLimit: the
