@@ -30,6 +30,9 @@ echo "# $(date -u +%F) $(uname -m), $(nproc) cores; $("$train" --version | head 
 [[ $cuda == 1 ]] && "$python" -c 'import torch; print("#", torch.cuda.get_device_name(0), torch.__version__)'
 extra=()
 for s in ${SETS:-}; do extra+=(--set "$s"); done
+# The model the peer builds: it mirrors neither the first-sample options that tiny.yaml and
+# dit-tiny.yaml turn on (pixel head, local mixing) nor x-prediction, so orrery-train runs without them.
+same_model=(--set model.prediction=v --set model.pixel_head=false --set model.local_mixing=false)
 for cfg in ${CONFIGS:-tiny small}; do
   run="$work/$cfg"
   rm -rf "$run"
@@ -38,7 +41,8 @@ for cfg in ${CONFIGS:-tiny small}; do
   # the last step skips the final samples and evaluation, which are not training throughput.
   "$train" --config "$root/resources/configs/$cfg.yaml" --run-dir "$run" \
     --set train.steps=$((total + 1)) --set train.log_every="$warmup" --set train.ckpt_every=0 \
-    --set train.sample_every=0 --set train.eval_every=0 ${extra[@]+"${extra[@]}"} --stop-at-step "$total" \
+    --set train.sample_every=0 --set train.eval_every=0 "${same_model[@]}" ${extra[@]+"${extra[@]}"} \
+    --stop-at-step "$total" \
     >"$run.log" 2>&1 || [[ $? == 75 ]] || { tail -20 "$run.log"; exit 1; }
   "$python" - "$run/events.jsonl" "$cfg" <<'PY' | tee -a "$results"
 import json, sys

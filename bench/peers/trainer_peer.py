@@ -66,6 +66,9 @@ def load_config(path):
                     cfg[full] = float(value)
                 except ValueError:
                     cfg[full] = value
+    # bench/trainer.sh runs orrery-train without these (they are not mirrored here).
+    for key in ("model.pixel_head", "model.local_mixing", "model.prediction"):
+        cfg.pop(key, None)
     return cfg
 
 

@@ -118,9 +118,10 @@ private Q_SLOTS:
     }
 
     // dit-tiny at the quickstart's budget (80 steps of 8 clips, warmup 10, bench/first_sample.sh):
-    // the loss falls and the final samples hold the moving shapes, by the trainer's own measure.
-    // Measured with seeds 0-2: train/loss falls to 0.62-0.71 of its step-10 value, eval/loss
-    // 0.37-0.39, presence 0.97-1.0.
+    // the loss falls and the final samples hold the moving shapes as whole objects, by the
+    // trainer's own measure. Measured with seeds 0-2 (bench/first_sample_dit.variants): eval/loss
+    // 0.45-0.55, presence 0.94-1.0, cohesion 0.77-0.85 (without local mixing and the pixel head:
+    // scattered patches, 0.47), colour error 0.30-0.33.
     void learnsTheMovingShapes()
     {
         const QString run = dir(QStringLiteral("learn"));
@@ -136,8 +137,12 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 -> %2").arg(loss.value(10)).arg(loss.value(80))));
         const double evalLoss = metric(run, QStringLiteral("eval/loss")).value(80);
         const double presence = metric(run, QStringLiteral("eval/sample_presence")).value(80);
-        QVERIFY2(evalLoss < 0.45, qPrintable(QString::number(evalLoss)));
-        QVERIFY2(presence >= 0.75, qPrintable(QString::number(presence)));
+        const double cohesion = metric(run, QStringLiteral("eval/sample_cohesion")).value(80);
+        const double colour = metric(run, QStringLiteral("eval/sample_colour_error")).value(80, 1.0);
+        QVERIFY2(evalLoss < 0.65, qPrintable(QString::number(evalLoss)));
+        QVERIFY2(presence >= 0.9, qPrintable(QString::number(presence)));
+        QVERIFY2(cohesion >= 0.7, qPrintable(QString::number(cohesion)));
+        QVERIFY2(colour < 0.4, qPrintable(QString::number(colour)));
     }
 
     void aResumedRunEqualsAnUninterruptedOne()

@@ -185,12 +185,15 @@ class TestTrainerZero : public QObject {
         return {};
     }
 
-    // Stage 3's settings (the DiT, its blocks recomputed, samples at kStop) and `extra`.
+    // Stage 3's settings (the DiT as dit-tiny has it: x0, local mixing in its blocks, the pixel head
+    // outside them; its blocks recomputed, samples at kStop) and `extra`.
     static QStringList stage3(const QString &extra = {})
     {
         QStringList sets = common(QStringLiteral("dit"), kSteps) +
             QStringList{QStringLiteral("train.activation_checkpointing=true"),
-                        QStringLiteral("train.sample_every=%1").arg(kStop)};
+                        QStringLiteral("train.sample_every=%1").arg(kStop),
+                        QStringLiteral("model.prediction=x0"), QStringLiteral("model.local_mixing=true"),
+                        QStringLiteral("model.pixel_head=true")};
         if (!extra.isEmpty())
             sets.append(extra);
         return sets;

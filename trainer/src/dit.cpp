@@ -60,7 +60,9 @@ torch::Tensor DiTAttentionImpl::forward(const torch::Tensor &x)
     return proj(o.transpose(1, 2).reshape({n, l, w}));
 }
 
-DiTBlockImpl::DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRatio, bool full) : m_full(full)
+DiTBlockImpl::DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRatio, bool full,
+                           bool localMixing)
+    : m_full(full)
 {
     spatial = register_module("attn", DiTAttention(width, heads));
     if (!full)
@@ -70,12 +72,16 @@ DiTBlockImpl::DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRat
     fc2 = register_module("fc2", torch::nn::Linear(hidden, width));
     xavierInit(fc1);
     xavierInit(fc2);
+    if (localMixing)
+        localMix = register_module(
+            "local_mix",
+            torch::nn::Conv2d(torch::nn::Conv2dOptions(hidden, hidden, 3).padding(1).groups(hidden)));
     // Shift, scale and gate per sub-layer; zero, so the block starts as the identity (adaLN-Zero).
     adaLN = register_module("ada_ln", torch::nn::Linear(width, (full ? 6 : 9) * width));
     zeroInit(*adaLN);
 }
 
-torch::Tensor DiTBlockImpl::forward(const torch::Tensor &x, const torch::Tensor &c)
+torch::Tensor DiTBlockImpl::forward(const torch::Tensor &x, const torch::Tensor &c, std::int64_t gridWidth)
 {
     const auto b = x.size(0), frames = x.size(1), s = x.size(2), w = x.size(3);
     const auto m = modulation(adaLN, c, m_full ? 6 : 9);
@@ -91,7 +97,14 @@ torch::Tensor DiTBlockImpl::forward(const torch::Tensor &x, const torch::Tensor 
         out = torch::addcmul(out, m[5], h);
         next = 6;
     }
-    h = fc2(F::gelu(fc1(modulate(out, m[next], m[next + 1])), F::GELUFuncOptions().approximate("tanh")));
+    h = fc1(modulate(out, m[next], m[next + 1]));
+    if (localMix) {
+        // Each token's hidden features plus its 3x3 neighbours' in the frame (LocalViT's MLP).
+        const auto hidden = h.size(3), rows = s / gridWidth;
+        const auto grid = h.reshape({b * frames, rows, gridWidth, hidden}).permute({0, 3, 1, 2});
+        h = h + localMix(grid).permute({0, 2, 3, 1}).reshape(h.sizes());
+    }
+    h = fc2(F::gelu(h, F::GELUFuncOptions().approximate("tanh")));
     return torch::addcmul(out, m[next + 2], h);
 }
 
@@ -120,12 +133,23 @@ VideoDiTImpl::VideoDiTImpl(const ModelOptions &o) : DenoiserImpl(o)
     }
     blocks = register_module("blocks", torch::nn::ModuleList());
     for (std::int64_t i = 0; i < o.depth; ++i)
-        blocks->push_back(DiTBlock(w, o.heads, o.mlpRatio, o.fullAttention));
+        blocks->push_back(DiTBlock(w, o.heads, o.mlpRatio, o.fullAttention, o.localMixing));
     finalAdaLN = register_module("final_ada_ln", torch::nn::Linear(w, 2 * w));
-    finalLinear =
-        register_module("final_linear", torch::nn::Linear(w, o.inChannels * o.patchT * o.patch * o.patch));
     zeroInit(*finalAdaLN);
-    zeroInit(*finalLinear);
+    const std::int64_t perPixel = o.pixelHead ? kPixelHeadChannels : o.inChannels;
+    finalLinear =
+        register_module("final_linear", torch::nn::Linear(w, perPixel * o.patchT * o.patch * o.patch));
+    if (o.pixelHead) {
+        // Each patch's features per pixel, then a 3x3 convolution over them and the input frame:
+        // the output starts at zero through the convolution instead.
+        xavierInit(finalLinear);
+        pixelHead = register_module(
+            "pixel_head",
+            torch::nn::Conv2d(torch::nn::Conv2dOptions(perPixel + inCh, o.inChannels, 3).padding(1)));
+        zeroInit(*pixelHead);
+    } else {
+        zeroInit(*finalLinear);
+    }
 }
 
 torch::Tensor VideoDiTImpl::network(const torch::Tensor &x, const torch::Tensor &t,
@@ -157,20 +181,29 @@ torch::Tensor VideoDiTImpl::network(const torch::Tensor &x, const torch::Tensor 
             const int unit = int(i);
             const BlockScope &scope = m_scope;
             tokens = recomputed(
-                [block](const std::vector<torch::Tensor> &v) { return block->forward(v[0], v[1]); },
+                [block, wn](const std::vector<torch::Tensor> &v) { return block->forward(v[0], v[1], wn); },
                 {tokens, cond},
                 scope.enter ? std::function<void()>([&scope, unit] { scope.enter(unit); }) : nullptr,
                 scope.leave ? std::function<void()>([&scope, unit] { scope.leave(unit); }) : nullptr);
         } else {
-            tokens = block->forward(tokens, cond);
+            tokens = block->forward(tokens, cond, wn);
         }
     }
     const auto fm = modulation(finalAdaLN, cond, 2);
     const auto out = finalLinear(modulate(tokens, fm[0], fm[1]));
-    // [B, T', S, C*pt*p*p] -> [B, C, T, H, W]
-    return out.view({b, tn, hn, wn, c, pt, p, p})
-        .permute({0, 4, 1, 5, 2, 6, 3, 7})
-        .reshape({b, c, frames, h, wd});
+    // [B, T', S, K*pt*p*p] -> [B, K, T, H, W]
+    const auto k = out.size(3) / (pt * p * p);
+    auto pixels = out.view({b, tn, hn, wn, k, pt, p, p})
+                      .permute({0, 4, 1, 5, 2, 6, 3, 7})
+                      .reshape({b, k, frames, h, wd});
+    if (!pixelHead)
+        return pixels;
+    // Per frame: [B*T, K + C_in, H, W] -> [B*T, C, H, W] -> [B, C, T, H, W]
+    const auto frameMajor = [&](const torch::Tensor &v) {
+        return v.permute({0, 2, 1, 3, 4}).reshape({b * frames, v.size(1), h, wd});
+    };
+    pixels = pixelHead(torch::cat({frameMajor(pixels), frameMajor(in).to(pixels.dtype())}, 1));
+    return pixels.view({b, frames, c, h, wd}).permute({0, 2, 1, 3, 4});
 }
 
 }  // namespace orrery::train

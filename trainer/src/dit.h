@@ -32,15 +32,22 @@ TORCH_MODULE(DiTAttention);
 // One transformer block on tokens [B, T', S, D] with the conditioning c [B, D].
 class DiTBlockImpl : public torch::nn::Module {
 public:
-    DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRatio, bool full);
-    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &c);
+    // localMixing: a depthwise 3x3 convolution over each frame's token grid inside the MLP.
+    DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRatio, bool full,
+                 bool localMixing = false);
+    // gridWidth: tokens a row of the frame's grid (S = rows x gridWidth); used by local mixing.
+    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &c, std::int64_t gridWidth = 0);
 
 private:
     bool m_full;
     DiTAttention spatial{nullptr}, temporal{nullptr};
     torch::nn::Linear fc1{nullptr}, fc2{nullptr}, adaLN{nullptr};
+    torch::nn::Conv2d localMix{nullptr};
 };
 TORCH_MODULE(DiTBlock);
+
+// The features per pixel that the last Linear gives the pixel head (model.pixel_head).
+inline constexpr std::int64_t kPixelHeadChannels = 8;
 
 class VideoDiTImpl : public DenoiserImpl {
 public:
@@ -55,6 +62,7 @@ private:
         finalLinear{nullptr};
     torch::nn::Embedding classEmb{nullptr};
     torch::nn::ModuleList blocks;
+    torch::nn::Conv2d pixelHead{nullptr};  // model.pixel_head
 };
 
 }  // namespace orrery::train

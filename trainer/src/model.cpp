@@ -22,6 +22,14 @@ std::int64_t groups(std::int64_t channels)
     return 1;
 }
 
+// Each pixel of x [N, C, H, W] repeated factor x factor times.
+torch::Tensor upsampleNearest(const torch::Tensor &x, std::int64_t factor)
+{
+    const auto f = double(factor);
+    return F::interpolate(
+        x, F::InterpolateFuncOptions().scale_factor(std::vector<double>{f, f}).mode(torch::kNearest));
+}
+
 }  // namespace
 
 torch::Tensor sinusoidal(const torch::Tensor &positions, std::int64_t dim)
@@ -172,9 +180,12 @@ VideoUNetImpl::VideoUNetImpl(const ModelOptions &o) : DenoiserImpl(o)
             upsample->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, cur, 3).padding(1)));
     }
     normOut = register_module("norm_out", torch::nn::GroupNorm(groups(cur), cur));
-    convOut = register_module(
-        "conv_out",
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(cur, o.inChannels * o.patch * o.patch, 3).padding(1)));
+    // The pixel head sees the features at pixel resolution and the input clip itself (its exact
+    // edges), so the output's edges are not bound to the patch grid.
+    const std::int64_t outIn = o.pixelHead ? cur + o.inChannels * (o.referenceFrame ? 2 : 1) : cur;
+    const std::int64_t outCh = o.inChannels * (o.pixelHead ? 1 : o.patch * o.patch);
+    convOut =
+        register_module("conv_out", torch::nn::Conv2d(torch::nn::Conv2dOptions(outIn, outCh, 3).padding(1)));
     zeroInit(*convOut);
 }
 
@@ -195,6 +206,15 @@ std::vector<int> DenoiserImpl::parameterUnits() const
 torch::Tensor DenoiserImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
                                     const torch::Tensor &labels, const torch::Tensor &reference)
 {
+    if (m_opt.predictX0) {
+        // The network sees x_t at unit variance and gives the clean clip at the data's scale.
+        const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
+        const double m = m_opt.dataMean, s = m_opt.dataStd;
+        const auto xt = x.to(torch::kFloat32);
+        const auto f = network((xt - (1 - tb) * m) * flowInputVariance(t, s).rsqrt(), t, labels, reference);
+        const auto x0 = m + s * f.to(torch::kFloat32);
+        return (xt - x0) / tb.clamp_min(kFlowTimeFloor);
+    }
     if (!m_opt.precondition)
         return network(x, t, labels, reference);
     // x_t = (1 - t) x0 + t eps with x0 of mean m and std s: the best linear estimate of
@@ -226,6 +246,7 @@ torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor
     emb = emb + classEmb(labels);
     emb = emb.repeat_interleave(frames, 0);
 
+    const auto pixels = in;  // [B*T, C, H, W], for the pixel head
     if (m_opt.patch > 1)
         in = F::pixel_unshuffle(in, m_opt.patch);
     auto hcur = convIn(in);
@@ -263,16 +284,18 @@ torch::Tensor VideoUNetImpl::network(const torch::Tensor &x, const torch::Tensor
             hcur = block(up[ui++], hcur);
         }
         if (l > 0) {
-            hcur = F::interpolate(hcur,
-                                  F::InterpolateFuncOptions()
-                                      .scale_factor(std::vector<double>{2.0, 2.0})
-                                      .mode(torch::kNearest));
+            hcur = upsampleNearest(hcur, 2);
             hcur = upsample[usi++]->as<torch::nn::Conv2d>()->forward(hcur);
         }
     }
-    auto out = convOut(F::silu(normOut(hcur)));
-    if (m_opt.patch > 1)
-        out = F::pixel_shuffle(out, m_opt.patch);
+    auto out = F::silu(normOut(hcur));
+    if (m_opt.pixelHead) {
+        out = convOut(torch::cat({upsampleNearest(out, m_opt.patch), pixels.to(out.dtype())}, 1));
+    } else {
+        out = convOut(out);
+        if (m_opt.patch > 1)
+            out = F::pixel_shuffle(out, m_opt.patch);
+    }
     return out.reshape({b, frames, c, h, w}).permute({0, 2, 1, 3, 4});
 }
 

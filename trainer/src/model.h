@@ -39,11 +39,19 @@ struct ModelOptions {
     std::int64_t patchT = 1;  // frames per patch
     double mlpRatio = 4.0;
     bool fullAttention = false;  // joint space-time attention instead of spatial + temporal
+    bool localMixing = false;  // a depthwise 3x3 convolution over each frame's tokens in every MLP
+    // The output layer at pixel resolution, over the features and the input clip (both backbones):
+    // sharper edges than one output per patch (unpatchify / pixel shuffle).
+    bool pixelHead = false;
     // Both: each block's activations recomputed in the backward pass (recompute.h).
     bool activationCheckpointing = false;
     // Preconditioning (EDM, Karras et al. 2022, written for rectified flow): the network predicts
     // the residual of the best linear estimate of v given x_t, for data of this mean and std.
     bool precondition = true;
+    // x-prediction (Li & He 2025, "Back to Basics"): the network predicts the clean clip at the
+    // data's scale (m + s f) and the velocity is (x_t - x0) / t. Untrained, it samples the data's mean
+    // (a flat clip), where the preconditioned v samples the data's per-pixel Gaussian (speckle).
+    bool predictX0 = false;
     double dataMean = 0.0, dataStd = 0.5;
 };
 
@@ -156,6 +164,9 @@ std::int64_t parameterCount(const torch::nn::Module &m);
 torch::Tensor sinusoidal(const torch::Tensor &positions, std::int64_t dim);
 // Every parameter of m set to zero: a residual branch that starts switched off.
 void zeroInit(torch::nn::Module &m);
+
+// The smallest t that x-prediction divides by (v = (x_t - x0) / t).
+inline constexpr double kFlowTimeFloor = 1e-3;
 
 // Var(x_t) = (1 - t)^2 s^2 + t^2 for data of std s, as [B, 1, 1, 1, 1] (float32): the
 // preconditioning's c_in = 1/sqrt of it and c_out = s/sqrt of it (VideoUNet::forward, flowLoss).

@@ -114,12 +114,15 @@ ModelOptions modelOptions(const Config &c)
     o.patch = c.i("model.patch");
     o.referenceFrame = c.b("model.reference_frame");
     o.precondition = c.b("model.precondition");
+    o.predictX0 = c.s("model.prediction") == "x0";
     o.dataMean = c.f("model.data_mean");
     o.dataStd = c.f("model.data_std");
     o.depth = c.i("model.depth");
     o.patchT = c.i("model.patch_t");
     o.mlpRatio = c.f("model.mlp_ratio");
     o.fullAttention = c.s("model.attention") == "full";
+    o.localMixing = c.b("model.local_mixing");
+    o.pixelHead = c.b("model.pixel_head");
     o.activationCheckpointing = c.b("train.activation_checkpointing");
     return o;
 }
