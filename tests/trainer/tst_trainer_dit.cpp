@@ -120,8 +120,8 @@ private Q_SLOTS:
     // dit-tiny at the quickstart's budget (80 steps of 8 clips, warmup 10, bench/first_sample.sh):
     // the loss falls and the final samples hold the moving shapes as whole objects, by the
     // trainer's own measure. Measured with seeds 0-2 (bench/first_sample_dit.variants): eval/loss
-    // 0.45-0.55, presence 0.94-1.0, cohesion 0.77-0.85 (without local mixing and the pixel head:
-    // scattered patches, 0.47), colour error 0.30-0.33.
+    // 0.45-0.55, presence 0.94-1.0, cohesion 0.81-0.90 (without local mixing and the pixel head:
+    // scattered patches, 0.47), colour error 0.26-0.29.
     void learnsTheMovingShapes()
     {
         const QString run = dir(QStringLiteral("learn"));
@@ -142,7 +142,7 @@ private Q_SLOTS:
         QVERIFY2(evalLoss < 0.65, qPrintable(QString::number(evalLoss)));
         QVERIFY2(presence >= 0.9, qPrintable(QString::number(presence)));
         QVERIFY2(cohesion >= 0.7, qPrintable(QString::number(cohesion)));
-        QVERIFY2(colour < 0.4, qPrintable(QString::number(colour)));
+        QVERIFY2(colour <= 0.35, qPrintable(QString::number(colour)));
     }
 
     void aResumedRunEqualsAnUninterruptedOne()

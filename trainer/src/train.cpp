@@ -179,13 +179,20 @@ torch::Tensor sampleFlow(DenoiserImpl &model, const torch::Tensor &noise, const 
     const auto b = noise.size(0);
     const auto both = torch::cat({labels, torch::full_like(labels, nullLabel)});
     const auto ref = reference.defined() ? torch::cat({reference, reference}) : torch::Tensor();
+    // Guidance 1 is the conditional velocity alone: no unconditional half to compute.
+    const bool guided = guidance != 1.0;
     for (int i = 0; i < steps; ++i) {
         const double t = std::pow(1.0 - double(i) / steps, timePower),
                      tNext = std::pow(1.0 - double(i + 1) / steps, timePower);
-        const auto tt = torch::full({2 * b}, t, noise.options());
-        const auto v2 = model.forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
-        const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
-        auto v = vu + guidance * (vc - vu);
+        torch::Tensor v;
+        if (guided) {
+            const auto tt = torch::full({2 * b}, t, noise.options());
+            const auto v2 = model.forward(torch::cat({x, x}), tt, both, ref).to(x.dtype());
+            const auto vc = v2.narrow(0, 0, b), vu = v2.narrow(0, b, b);
+            v = vu + guidance * (vc - vu);
+        } else {
+            v = model.forward(x, torch::full({b}, t, noise.options()), labels, reference).to(x.dtype());
+        }
         if (clipX0) {
             // The clean clip this velocity points at, x0 = x_t - t v, kept within the data's range
             // (DDPM's clip_denoised; guidance overshoots it).
