@@ -115,7 +115,8 @@ std::vector<KeySpec> makeSchema()
          Type::String,
          std::string("v"),
          "what the network predicts: v (the velocity's residual, with model.precondition) | x0 (the clean "
-         "clip, JiT's x-prediction; the velocity follows from it)",
+         "clip, JiT's x-prediction; the velocity follows from it; the loss is the clean clip's squared error "
+         "whatever train.loss_weighting says)",
          0,
          0,
          {"v", "x0"}},
