@@ -36,7 +36,7 @@ public:
     DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRatio, bool full,
                  bool localMixing = false);
     // gridWidth: tokens a row of the frame's grid (S = rows x gridWidth); used by local mixing.
-    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &c, std::int64_t gridWidth = 0);
+    torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &c, std::int64_t gridWidth);
 
 private:
     bool m_full;

@@ -206,28 +206,28 @@ std::vector<int> DenoiserImpl::parameterUnits() const
 torch::Tensor DenoiserImpl::forward(const torch::Tensor &x, const torch::Tensor &t,
                                     const torch::Tensor &labels, const torch::Tensor &reference)
 {
-    if (m_opt.predictX0) {
-        // The network sees x_t at unit variance and gives the clean clip at the data's scale.
-        const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
-        const double m = m_opt.dataMean, s = m_opt.dataStd;
-        const auto xt = x.to(torch::kFloat32);
-        const auto f = network((xt - (1 - tb) * m) * flowInputVariance(t, s).rsqrt(), t, labels, reference);
-        const auto x0 = m + s * f.to(torch::kFloat32);
-        return (xt - x0) / tb.clamp_min(kFlowTimeFloor);
-    }
-    if (!m_opt.precondition)
+    if (!m_opt.precondition && !m_opt.predictX0)
         return network(x, t, labels, reference);
-    // x_t = (1 - t) x0 + t eps with x0 of mean m and std s: the best linear estimate of
-    // v = eps - x0 from x_t is -m + c_skip (x_t - (1 - t) m), with residual std c_out; the network
-    // sees x_t scaled to unit variance and predicts that residual in unit scale. Untrained, the
-    // model already removes the noise down to the data's mean (a plain v-prediction's zero output
-    // leaves it all in: the quickstart's samples were static, docs/trainer.md).
+    // x_t = (1 - t) x0 + t eps with x0 of mean m and std s: the network sees x_t centred and scaled
+    // to unit variance (c_in).
     const auto tb = t.to(torch::kFloat32).view({-1, 1, 1, 1, 1});
     const double m = m_opt.dataMean, s = m_opt.dataStd;
     const auto var = flowInputVariance(t, s);
-    const auto cIn = var.rsqrt(), cOut = s * cIn, cSkip = (tb - (1 - tb) * (s * s)) / var;
+    const auto cIn = var.rsqrt();
     const auto centred = x.to(torch::kFloat32) - (1 - tb) * m;
     const auto f = network(centred * cIn, t, labels, reference).to(torch::kFloat32);
+    if (m_opt.predictX0) {
+        // The clean clip at the data's scale; v follows from it (x_t - x0 = t v).
+        const auto x0 = m + s * f;
+        return (x.to(torch::kFloat32) - x0) / tb.clamp_min(kFlowTimeFloor);
+    }
+    // The best linear estimate of v = eps - x0 from x_t is -m + c_skip (x_t - (1 - t) m), with
+    // residual std c_out; the network predicts that residual in unit scale. Untrained, each step's
+    // estimate of the clean clip is the data's mean (a plain v-prediction's zero output leaves all
+    // the noise in: the quickstart's samples were static), but the sampler integrating that linear
+    // part draws each pixel from the data's Gaussian: a short run's samples keep that speckle
+    // (docs/trainer.md "The noise left in the sample"; model.prediction x0 does not).
+    const auto cOut = s * cIn, cSkip = (tb - (1 - tb) * (s * s)) / var;
     return cSkip * centred + cOut * f - m;
 }
 
