@@ -409,9 +409,9 @@ QString StoreImpl::keyName(qint64 id) const
 
 StoreImpl::Tx::Tx(StoreImpl &impl) : d(impl)
 {
-    sqlite3 *db = d.writable();
-    if (sqlite3_get_autocommit(db))
-        tx.emplace(db);
+    sqlite3 *handle = d.writable();
+    if (sqlite3_get_autocommit(handle))
+        tx.emplace(handle);
 }
 
 StoreImpl::Tx::~Tx()

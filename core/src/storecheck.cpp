@@ -23,8 +23,6 @@ namespace orrery::core {
 namespace {
 
 constexpr int kBusyMs = 5000;
-constexpr int kPagesPerStep =
-    1024;  // 16 MiB a step at Orrery's 16 KiB pages: progress, and writers get a turn
 constexpr int kMaxFindings = 100;
 
 sql::DbHandle openFile(const QString &path, int flags)

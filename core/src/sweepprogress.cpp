@@ -70,7 +70,6 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
     double remainingMs = 0;  // of the running trials, summed
     double perStepSum = 0;  // each estimating running trial's ms per step
     int estimating = 0;
-    qint64 remaining = 0;  // steps
     qint64 waitingSteps = 0;  // of trials not running yet
     QHash<qint64, QList<Sample>> kept;
     for (const TrialSummary &t : trials) {
@@ -96,7 +95,6 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
         tp.latest = t.latest;
         p.stepsDone += step;
         p.stepsTotal += std::max(total, step);
-        remaining += std::max<qint64>(total - step, 0);
         if (phase == Phase::Queued)
             waitingSteps += std::max<qint64>(total - step, 0);
         if (t.step >= 0) {
@@ -142,7 +140,6 @@ SweepProgress SweepProgressTracker::update(const Sweep &sweep, const QList<Trial
     const int unsubmitted = std::max(0, p.planned - int(trials.size()));
     if (typical > 0) {
         p.stepsTotal += qint64(unsubmitted) * typical;
-        remaining += qint64(unsubmitted) * typical;
         waitingSteps += qint64(unsubmitted) * typical;
     }
     // The trials still to run cost what a completed one did per step (else the running ones'
