@@ -264,8 +264,8 @@ private Q_SLOTS:
         auto [m1, star] = action({f.runs[3]}, "baseline");
         QVERIFY(star && star->isEnabled());
         QVERIFY(star->text().contains(QLatin1String("Star")));
-        // (A structured binding is captured by copy: clang 14, the asan preset's, captures none by
-        // reference.)
+        // (A structured binding is captured by copy: clang 14, the presets' compiler, captures none
+        // by reference.)
         QVERIFY(settle([a = star] { a->trigger(); }));
         QVERIFY(window.runsModel()->findRun(f.runs[3])->isBaseline());
         auto [m2, star2] = action({f.runs[4]}, "baseline");
