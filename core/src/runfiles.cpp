@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "orrery/core/runfiles.h"
 
+#include "orrery/core/paths.h"
 #include "orrery/core/tfevents.h"
 #include "orrery/core/wandbrun.h"
 
@@ -13,7 +14,6 @@
 #include <QFileInfo>
 #include <QRegularExpression>
 #include <QSaveFile>
-#include <QStandardPaths>
 
 #include <algorithm>
 
@@ -48,10 +48,7 @@ QString relativeTo(const QString &path, const QString &dir)
 
 QString tensorboardMediaDir(const QString &runUuid)
 {
-    const QString base = qEnvironmentVariableIsSet("ORRERY_CACHE_DIR")
-        ? qEnvironmentVariable("ORRERY_CACHE_DIR")
-        : QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
-    return QDir(base).filePath(QStringLiteral("tensorboard/") + runUuid);
+    return QDir(cacheDirectory()).filePath(QStringLiteral("tensorboard/") + runUuid);
 }
 
 QStringList tfEventsFiles(const QList<FileEntry> &entries, const QString &listedDir, const QString &runDir)

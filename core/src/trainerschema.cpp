@@ -76,6 +76,17 @@ Parsed<TrainerSchema> TrainerSchema::fromJson(const QByteArray &json)
 
 Parsed<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer)
 {
+    const Parsed<QByteArray> printed = printedBy(trainer);
+    if (!printed)
+        return Problem{printed.problem()};
+    auto schema = fromJson(*printed);
+    if (!schema)
+        return Problem{QStringLiteral("%1: %2").arg(trainer, schema.problem())};
+    return schema;
+}
+
+Parsed<QByteArray> TrainerSchema::printedBy(const QString &trainer)
+{
     if (trainer.isEmpty())
         return Problem{QStringLiteral("orrery-train was not found (set ORRERY_TRAINER or put it on PATH)")};
     QProcess p;
@@ -98,10 +109,7 @@ Parsed<TrainerSchema> TrainerSchema::fromTrainer(const QString &trainer)
         p.waitForFinished(1000);
         return Problem{failed};
     }
-    auto schema = fromJson(p.readAllStandardOutput());
-    if (!schema)
-        return Problem{QStringLiteral("%1: %2").arg(trainer, schema.problem())};
-    return schema;
+    return p.readAllStandardOutput();
 }
 
 namespace {

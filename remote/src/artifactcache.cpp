@@ -3,10 +3,11 @@
 
 #include "orrery/remote/error.h"
 
+#include "orrery/core/paths.h"
+
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFileInfo>
-#include <QStandardPaths>
 
 namespace orrery::remote {
 
@@ -39,10 +40,7 @@ ArtifactCache::ArtifactCache(QString root) : m_root(std::move(root))
 
 QString ArtifactCache::defaultRoot()
 {
-    const QString base = qEnvironmentVariableIsSet("ORRERY_CACHE_DIR")
-        ? qEnvironmentVariable("ORRERY_CACHE_DIR")
-        : QStandardPaths::writableLocation(QStandardPaths::CacheLocation);
-    return QDir(base).filePath(QStringLiteral("artifacts"));
+    return QDir(core::cacheDirectory()).filePath(QStringLiteral("artifacts"));
 }
 
 QString ArtifactCache::localPathFor(const QString &cluster, const QString &remotePath) const

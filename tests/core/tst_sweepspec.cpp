@@ -8,6 +8,9 @@
 #include "orrery/core/sweepspec.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 
 #include <memory>
@@ -818,6 +821,71 @@ retries: 2
                                  renderTrialConfig("- a\n", QStringLiteral("base.yaml"), TrialParams{}));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error,
                                  renderTrialConfig("a: [1\n", QStringLiteral("base.yaml"), TrialParams{}));
+    }
+
+    // TrainerSchema::load() asks the trainer once per build of it: a second load reads the cache;
+    // a trainer with another size, a damaged cache file or a failing trainer are asked again (a
+    // failure is not kept). A shell script stands in for the trainer, counting its asks.
+    void theTrainersSchemaIsAskedOncePerBuildOfIt()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString trainer = dir.filePath(QStringLiteral("orrery-train")),
+                      asks = dir.filePath(QStringLiteral("asks")),
+                      cache = dir.filePath(QStringLiteral("cache"));
+        const auto writeTrainer = [&](const QByteArray &extra) {
+            QFile f(trainer);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("#!/bin/sh\n" + extra + "echo asked >> '" + asks.toUtf8() + "'\ncat '" +
+                    orrery::test::sourceFile(QStringLiteral("tests/data/trainer-schema.json")).toUtf8() +
+                    "'\n");
+            f.close();
+            QVERIFY(f.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        };
+        const auto askCount = [&] {
+            QFile f(asks);
+            return f.open(QIODevice::ReadOnly) ? f.readAll().count('\n') : 0;
+        };
+        const QByteArray oldTrainer = qgetenv("ORRERY_TRAINER"), oldCache = qgetenv("ORRERY_CACHE_DIR");
+        const auto restore = qScopeGuard([&] {
+            qputenv("ORRERY_TRAINER", oldTrainer);
+            oldCache.isNull() ? qunsetenv("ORRERY_CACHE_DIR") : qputenv("ORRERY_CACHE_DIR", oldCache);
+        });
+        qputenv("ORRERY_TRAINER", trainer.toUtf8());
+        qputenv("ORRERY_CACHE_DIR", cache.toUtf8());
+
+        writeTrainer({});
+        const auto first = TrainerSchema::load();
+        QVERIFY2(first, qPrintable(first.problem()));
+        QVERIFY(first->find(QStringLiteral("optim.lr")));
+        QCOMPARE(askCount(), 1);
+        const auto second = TrainerSchema::load();
+        QVERIFY2(second, qPrintable(second.problem()));
+        QCOMPARE(second->keys().size(), first->keys().size());
+        QCOMPARE(askCount(), 1);  // from the cache
+
+        writeTrainer("# rebuilt\n");  // another size
+        QVERIFY(TrainerSchema::load());
+        QCOMPARE(askCount(), 2);
+        QVERIFY(TrainerSchema::load());
+        QCOMPARE(askCount(), 2);
+
+        const QStringList files = QDir(cache + QStringLiteral("/trainer-schema")).entryList(QDir::Files);
+        QCOMPARE(files.size(), 1);  // one file a trainer, rewritten
+        QFile damaged(cache + QStringLiteral("/trainer-schema/") + files.first());
+        QVERIFY(damaged.open(QIODevice::ReadWrite));
+        const QByteArray bytes = damaged.readAll();
+        QVERIFY(damaged.resize(bytes.size() / 2));
+        damaged.close();
+        QVERIFY(TrainerSchema::load());
+        QCOMPARE(askCount(), 3);
+
+        writeTrainer("echo broken >&2; exit 3\n");
+        const auto failed = TrainerSchema::load();
+        QVERIFY(!failed);
+        QVERIFY2(failed.problem().contains(QLatin1String("broken")), qPrintable(failed.problem()));
+        const auto again = TrainerSchema::load();  // asked again: a failure is not kept
+        QVERIFY(!again);
     }
 
     void floatsRoundTrip()

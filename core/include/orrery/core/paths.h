@@ -19,6 +19,10 @@ QString defaultDatabasePath();
 // The directory of cluster profiles and settings (<AppConfigLocation>).
 QString configDirectory();
 
+// Files Orrery can make again (fetched artifacts, TensorBoard media, the trainer's schema):
+// $ORRERY_CACHE_DIR if set, else <CacheLocation> (~/.cache/orrery).
+QString cacheDirectory();
+
 // The desktop workbench's settings file (window geometry, docks, tab): <configDirectory>/orrery.conf.
 QString guiSettingsPath();
 

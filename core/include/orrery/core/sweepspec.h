@@ -42,9 +42,14 @@ public:
     // Runs `<trainer> --print-schema --json` (a local process, no shell). A problem when the
     // trainer cannot be run or prints something else.
     static Parsed<TrainerSchema> fromTrainer(const QString &trainer);
+    // What `<trainer> --print-schema --json` printed (fromTrainer() without the parse).
+    static Parsed<QByteArray> printedBy(const QString &trainer);
     // The local trainer's (trainerExecutable()), else the schema an installation without one
     // ships (<prefix>/share/orrery/trainer-schema.json, written at build time from the trainer
     // the package's source builds): a laptop that only submits to clusters needs no LibTorch.
+    // The trainer's answer is kept in the cache directory (`$ORRERY_CACHE_DIR`, else
+    // ~/.cache/orrery) beside the program's path, size and modification time, and asked again
+    // when one of them changes: each ask loads LibTorch (~0.45 CPU-seconds).
     static Parsed<TrainerSchema> load();
 
     const QList<ConfigKey> &keys() const { return m_keys; }
