@@ -18,7 +18,8 @@
 #   recompute  peak GPU memory and step time with and without activation checkpointing (RECOMPUTE_CONFIGS,
 #              default dit-large; bench/activation_checkpointing.sh)
 #   stopcheck  step time of small with the stop flag agreed every 1, 10 and 50 steps (EVERY)
-#   profile    where the large model's step time goes (the peer, eager, under torch.profiler)
+#   profile    where a step's time goes, by kernel family, for orrery-train and both peers
+#              (PROFILE_CONFIGS, default dit-large; bench/profile_families.py over their traces)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
 # Env: OUT (where logs go; default /tmp/orrery-gpu), SHARD (the nccl stage's dist.shard), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
@@ -156,9 +157,27 @@ PY
     done
     ;;
   profile)
-    banner "profile: large, the peer in eager mode, top CUDA ops"
-    "$python" -W ignore "$root/bench/peers/trainer_peer.py" --config "$root/resources/configs/large.yaml" \
-      --steps 3 --warmup 3 --profile 2>&1 | tail -40
+    # One step's time by kernel family (GEMM, attention, normalisation + modulation, elementwise,
+    # casts, optimizer, communication, idle) for orrery-train and both peers, on the same model.
+    for cfg in ${PROFILE_CONFIGS:-dit-large}; do
+      banner "profile: $cfg, 3 steps after 5, orrery-train and the peer (eager, torch.compile)"
+      rm -rf "$out/profile-$cfg"
+      "$train" --config "$root/resources/configs/$cfg.yaml" --run-dir "$out/profile-$cfg" --set train.steps=9 \
+        --set train.profile_start=6 --set train.profile_steps=3 --set train.ckpt_every=0 --set train.sample_every=0 \
+        --set train.eval_every=0 --set train.log_every=8 --set model.prediction=v --set model.pixel_head=false \
+        --set model.local_mixing=false --stop-at-step 8 >"$out/profile-$cfg.log" 2>&1 || [[ $? == 75 ]] ||
+        { tail -20 "$out/profile-$cfg.log"; fail=1; continue; }
+      traces=("orrery-train=$out/profile-$cfg/profile/rank-0.pt.trace.json")
+      for mode in eager compile; do
+        flag=()
+        [[ $mode == compile ]] && flag=(--compile)
+        "$python" -W ignore "$root/bench/peers/trainer_peer.py" --config "$root/resources/configs/$cfg.yaml" \
+          --steps 3 --warmup 5 ${flag[@]+"${flag[@]}"} --trace "$out/profile-$cfg-peer-$mode.json" \
+          >"$out/profile-$cfg-peer-$mode.log" 2>&1 && traces+=("peer-$mode=$out/profile-$cfg-peer-$mode.json") ||
+          { tail -5 "$out/profile-$cfg-peer-$mode.log"; fail=1; }
+      done
+      "$python" "$root/bench/profile_families.py" "${traces[@]}" || fail=1
+    done
     ;;
   sweep)
     banner "a 4-trial sweep through the local executor"

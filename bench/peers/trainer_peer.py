@@ -340,6 +340,8 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model")
     ap.add_argument("--profile", action="store_true", help="print the top CUDA ops of the timed steps (stderr)")
+    ap.add_argument("--trace", metavar="PATH", help="also write the timed steps' Chrome trace, marked as "
+                    "orrery-train marks its own (bench/profile_families.py reads both)")
     args = ap.parse_args()
     cfg = load_config(args.config)
     dev = torch.device(args.device)
@@ -353,19 +355,24 @@ def main():
     noise = torch.randn_like(x0)
     labels = torch.randint(0, cfg["data.classes"] + 1, (b,), device=dev)
 
+    mark = torch.profiler.record_function  # orrery-train's marks (trainer/src/profile.h)
+
     def step():
-        t = torch.sigmoid(torch.randn(b, device=dev))
-        tb = t.view(-1, 1, 1, 1, 1)
-        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
-            v = model((1 - tb) * x0 + tb * noise, t, labels)
-        loss = F.mse_loss(v.float(), noise - x0)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
-        opt.step()
-        opt.zero_grad(set_to_none=False)
-        with torch.no_grad():
-            torch._foreach_lerp_(ema, list(model.parameters()), 1 - 0.999)
-        return loss.detach()
+        with mark("orrery::step"):
+            t = torch.sigmoid(torch.randn(b, device=dev))
+            tb = t.view(-1, 1, 1, 1, 1)
+            with mark("orrery::forward"), torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
+                v = model((1 - tb) * x0 + tb * noise, t, labels)
+            loss = F.mse_loss(v.float(), noise - x0)
+            with mark("orrery::backward"):
+                loss.backward()
+            with mark("orrery::optimizer"):
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
+                opt.step()
+                opt.zero_grad(set_to_none=False)
+                with torch.no_grad():
+                    torch._foreach_lerp_(ema, list(model.parameters()), 1 - 0.999)
+            return loss.detach()
 
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -381,7 +388,7 @@ def main():
     if dev.type == "cuda":
         torch.cuda.synchronize()
     prof = None
-    if args.profile:
+    if args.profile or args.trace:
         acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
         prof = torch.profiler.profile(activities=acts)
         prof.__enter__()
@@ -393,8 +400,11 @@ def main():
     dt = (time.perf_counter() - t0) / args.steps
     if prof:
         prof.__exit__(None, None, None)
-        key = "self_cuda_time_total" if dev.type == "cuda" else "self_cpu_time_total"
-        print(prof.key_averages().table(sort_by=key, row_limit=25), file=sys.stderr)
+        if args.trace:
+            prof.export_chrome_trace(args.trace)
+        if args.profile:
+            key = "self_cuda_time_total" if dev.type == "cuda" else "self_cpu_time_total"
+            print(prof.key_averages().table(sort_by=key, row_limit=25), file=sys.stderr)
     peak = torch.cuda.max_memory_allocated(dev) / 1e9 if dev.type == "cuda" else None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # kB on Linux
     print(json.dumps({"peer": "pytorch-compile" if args.compile else "pytorch-eager",

@@ -6,6 +6,9 @@
 #include "trainersupport.h"
 
 #include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include <cmath>
@@ -220,6 +223,81 @@ private Q_SLOTS:
         const QString ckpt = QStringLiteral("/checkpoints/step-4.ckpt");
         QVERIFY2(maxDifference(inspect(one + ckpt), inspect(two + ckpt), QStringLiteral("model/")) < 1e-4,
                  "two ranks' parameters differ from one rank's");
+    }
+
+    // train.profile_steps: each rank writes a Chrome trace of exactly the window's steps, marked
+    // as bench/profile_families.py reads them, and that script's families add up to the step.
+    void aProfiledWindowIsAChromeTraceOfItsSteps()
+    {
+        const QString run = dir(QStringLiteral("profiled"));
+        const Result r =
+            train(small(run,
+                        {QStringLiteral("train.steps=5"), QStringLiteral("train.batch_size=2"),
+                         QStringLiteral("train.profile_start=3"), QStringLiteral("train.profile_steps=2")}) +
+                  QStringList{QStringLiteral("--nproc"), QStringLiteral("2")});
+        QVERIFY2(r.code == 0, r.err.constData());
+        double meanStepUs = 0;  // rank 0's, from its marks
+        QStringList profiles;
+        for (const QJsonObject &e : events(run))
+            if (e[QLatin1String("kind")] == QLatin1String("artifact") &&
+                e[QLatin1String("type")] == QLatin1String("profile")) {
+                QCOMPARE(e[QLatin1String("step")].toInt(), 4);
+                profiles << e[QLatin1String("path")].toString();
+            }
+        QCOMPARE(profiles, QStringList{QStringLiteral("profile/rank-0.pt.trace.json")});
+        for (const QString &rank : {QStringLiteral("0"), QStringLiteral("1")}) {
+            const QString path =
+                run + QStringLiteral("/profile/rank-") + rank + QStringLiteral(".pt.trace.json");
+            QFile f(path);
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(path));
+            const QJsonArray trace =
+                QJsonDocument::fromJson(f.readAll())[QLatin1String("traceEvents")].toArray();
+            QMap<QString, QList<std::pair<double, double>>> marks;  // name -> [start, end) in us
+            bool attention = false;
+            for (const QJsonValue &v : trace) {
+                const QJsonObject e = v.toObject();
+                const QString name = e[QLatin1String("name")].toString();
+                const double ts = e[QLatin1String("ts")].toDouble(), dur = e[QLatin1String("dur")].toDouble();
+                if (e[QLatin1String("cat")] == QLatin1String("user_annotation") &&
+                    name.startsWith(QLatin1String("orrery::")))
+                    marks[name] << std::pair{ts, ts + dur};
+                attention = attention || name == QLatin1String("aten::scaled_dot_product_attention");
+            }
+            QVERIFY2(attention, "no attention operator in the trace");
+            QCOMPARE(marks.value(QStringLiteral("orrery::step")).size(), 2);  // steps 3 and 4, no other
+            if (rank == QLatin1String("0"))
+                for (const auto &[a, b] : marks.value(QStringLiteral("orrery::step")))
+                    meanStepUs += (b - a) / 2;
+            for (const char *part :
+                 {"orrery::data", "orrery::forward", "orrery::backward", "orrery::optimizer"}) {
+                const auto inside = marks.value(QString::fromLatin1(part));
+                QCOMPARE(inside.size(), 2);
+                for (int i = 0; i < 2; ++i) {
+                    const auto step = marks.value(QStringLiteral("orrery::step"))[i];
+                    QVERIFY2(step.first <= inside[i].first && inside[i].second <= step.second, part);
+                }
+            }
+        }
+        QProcess families;
+        families.start(QStringLiteral("python3"),
+                       {sourceFile(QStringLiteral("bench/profile_families.py")), QStringLiteral("--json"),
+                        QStringLiteral("r0=") + run + QStringLiteral("/profile/rank-0.pt.trace.json")});
+        QVERIFY(families.waitForFinished(60'000));
+        QVERIFY2(families.exitCode() == 0, families.readAllStandardError().constData());
+        const QJsonObject column =
+            QJsonDocument::fromJson(families.readAllStandardOutput())[QLatin1String("r0")].toObject();
+        QCOMPARE(column[QLatin1String("steps")].toInt(), 2);
+        QCOMPARE(column[QLatin1String("device")].toBool(), false);
+        const QJsonObject us = column[QLatin1String("us_per_step")].toObject();
+        QVERIFY(us[QLatin1String("GEMM")].toDouble() > 0);
+        QVERIFY(us[QLatin1String("attention")].toDouble() > 0);
+        QVERIFY(us[QLatin1String("optimizer")].toDouble() > 0);
+        QVERIFY2(!us.contains(QLatin1String("communication")), "Gloo's reductions run on Gloo's threads");
+        double sum = 0;
+        for (const QJsonValue &v : us)
+            sum += v.toDouble();
+        QVERIFY2(std::abs(sum - meanStepUs) < 0.02 * meanStepUs,
+                 qPrintable(QStringLiteral("families %1 us, step %2 us").arg(sum).arg(meanStepUs)));
     }
 
     // train.activation_checkpointing recomputes each block in the backward pass: the same numbers.

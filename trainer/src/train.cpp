@@ -10,12 +10,14 @@
 #include "model.h"
 #include "optimizer.h"
 #include "phases.h"
+#include "profile.h"
 #include "runlog.h"
 #include "sysmetrics.h"
 #include "video.h"
 #include "videodata.h"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <torch/torch.h>
 #if ORRERY_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -29,6 +31,7 @@
 #include <filesystem>
 
 #include <malloc.h>
+#include <optional>
 #include <sys/resource.h>
 
 namespace orrery::train {
@@ -481,6 +484,10 @@ int runTraining(const RunOptions &opt)
             log.system(systemValues(ranks));
         };
 
+        StepProfiler profiler(
+            c.i("train.profile_start"), c.i("train.profile_steps"), cuda,
+            (runDir / "profile" / ("rank-" + std::to_string(r.rank) + ".pt.trace.json")).string());
+
         model->train();
         enter(PhaseClock::Train);
         writePhases();  // start-up is over
@@ -490,10 +497,17 @@ int runTraining(const RunOptions &opt)
             noteStep(step);
             injectedFault(node, r.rank, step, collectiveTimeout);
             const double lr = learningRate(c, step);
+            profiler.beginStep(step);
+            // The profile's marks (profile.h): inactive, and free, while no profiler listens.
+            std::optional<at::RecordFunction> stepScope(std::in_place, at::RecordScope::USER_SCOPE);
+            stepScope->before(std::string_view("orrery::step"), c10::ArrayRef<const c10::IValue>{});
             for (std::int64_t micro = 0; micro < accum; ++micro) {
                 optimizer.setSyncEnabled(micro == accum - 1);  // no sync on accumulation micro-steps
                 double waited = 0;
-                Batch batch = loader.next(&waited);
+                Batch batch = [&] {
+                    RECORD_USER_SCOPE("orrery::data");
+                    return loader.next(&waited);
+                }();
                 dataWait += waited;
                 const bool nb = cuda;
                 const auto x0 = batch.clips.to(device, nb), noise = batch.noise.to(device, nb);
@@ -506,6 +520,7 @@ int runTraining(const RunOptions &opt)
                         at::autocast::set_autocast_dtype(device.type(), at::kBFloat16);
                     }
                     optimizer.beforeForward();
+                    RECORD_USER_SCOPE("orrery::forward");
                     v = model->forward(noisyInput(x0, noise, t), t, labels, ref);
                     if (bf16) {
                         at::autocast::set_autocast_enabled(device.type(), false);
@@ -514,11 +529,20 @@ int runTraining(const RunOptions &opt)
                 }
                 auto loss =
                     flowLoss(v, velocityTarget(x0, noise), t, model->options(), unitWeight) / double(accum);
-                loss.backward();
+                {
+                    RECORD_USER_SCOPE("orrery::backward");
+                    loss.backward();
+                }
                 lossAcc += loss.detach();
             }
-            normAcc += optimizer.step(lr, step);
+            {
+                RECORD_USER_SCOPE("orrery::optimizer");
+                normAcc += optimizer.step(lr, step);
+            }
+            stepScope.reset();
             ++windowSteps;
+            if (profiler.endStep(step) && lead)
+                log.artifact(step, fs::relative(profiler.tracePath(), runDir).string(), "profile");
 
             if (step % logEvery == 0 || step == total) {
                 // One device sync per log window, never per step. The loss is every rank's mean.
