@@ -117,10 +117,15 @@ class SpatialAttention(nn.Module):
         nn.init.zeros_(self.proj.bias)
 
     def forward(self, x):
+        # As orrery-train: the 1x1 convolutions as Linears over tokens, so that q, k, v have each
+        # head's features contiguous and SDPA may pick a flash kernel rather than math.
         n, c, h, w = x.shape
-        q = self.qkv(self.norm(x)).reshape(n, 3, self.heads, c // self.heads, h * w).permute(1, 0, 2, 4, 3)
+        tokens = self.norm(x).flatten(2).transpose(1, 2)
+        q = F.linear(tokens, self.qkv.weight.flatten(1), self.qkv.bias)
+        q = q.view(n, h * w, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
         o = F.scaled_dot_product_attention(q[0], q[1], q[2])
-        return x + self.proj(o.permute(0, 1, 3, 2).reshape(n, c, h, w))
+        out = F.linear(o.transpose(1, 2).reshape(n, h * w, c), self.proj.weight.flatten(1), self.proj.bias)
+        return x + out.transpose(1, 2).reshape(n, c, h, w)
 
 
 class TemporalAttention(nn.Module):

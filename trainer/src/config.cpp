@@ -217,6 +217,15 @@ std::vector<KeySpec> makeSchema()
          0,
          0,
          {}},
+        {"train.attention_backend",
+         Type::String,
+         std::string("auto"),
+         "LibTorch's attention kernel: auto (its own order: flash, cuDNN, memory-efficient, math on a GPU; "
+         "flash on CPU) | flash | efficient | cudnn | math. The run's tag orrery.train.attention says which "
+         "ran",
+         0,
+         0,
+         {"auto", "flash", "efficient", "cudnn", "math"}},
         {"train.device",
          Type::String,
          std::string("auto"),

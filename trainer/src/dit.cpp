@@ -43,7 +43,8 @@ torch::Tensor spacePositions(std::int64_t rows, std::int64_t cols, std::int64_t 
 
 }  // namespace
 
-DiTAttentionImpl::DiTAttentionImpl(std::int64_t width, std::int64_t heads) : m_heads(heads)
+DiTAttentionImpl::DiTAttentionImpl(std::int64_t width, std::int64_t heads, const char *site)
+    : m_heads(heads), m_site(site)
 {
     qkv = register_module("qkv", torch::nn::Linear(width, 3 * width));
     proj = register_module("proj", torch::nn::Linear(width, width));
@@ -56,7 +57,7 @@ torch::Tensor DiTAttentionImpl::forward(const torch::Tensor &x)
     const auto n = x.size(0), l = x.size(1), w = x.size(2);
     // [N, L, 3D] -> 3 x [N, heads, L, d], strided views that SDPA takes as they are.
     const auto q = qkv(x).view({n, l, 3, m_heads, w / m_heads}).permute({2, 0, 3, 1, 4});
-    const auto o = at::scaled_dot_product_attention(q[0], q[1], q[2]);
+    const auto o = attend(q[0], q[1], q[2], m_site);
     return proj(o.transpose(1, 2).reshape({n, l, w}));
 }
 
@@ -64,9 +65,9 @@ DiTBlockImpl::DiTBlockImpl(std::int64_t width, std::int64_t heads, double mlpRat
                            bool localMixing)
     : m_full(full)
 {
-    spatial = register_module("attn", DiTAttention(width, heads));
+    spatial = register_module("attn", DiTAttention(width, heads, full ? "joint" : "spatial"));
     if (!full)
-        temporal = register_module("temporal", DiTAttention(width, heads));
+        temporal = register_module("temporal", DiTAttention(width, heads, "temporal"));
     const auto hidden = std::int64_t(double(width) * mlpRatio);
     fc1 = register_module("fc1", torch::nn::Linear(width, hidden));
     fc2 = register_module("fc2", torch::nn::Linear(hidden, width));

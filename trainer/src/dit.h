@@ -20,11 +20,13 @@ namespace orrery::train {
 // Self-attention with one fused QKV Linear, for sequences [N, L, D].
 class DiTAttentionImpl : public torch::nn::Module {
 public:
-    DiTAttentionImpl(std::int64_t width, std::int64_t heads);
+    // site: what attend() records the kernel under ("spatial", "temporal", "joint").
+    DiTAttentionImpl(std::int64_t width, std::int64_t heads, const char *site);
     torch::Tensor forward(const torch::Tensor &x);
 
 private:
     std::int64_t m_heads;
+    const char *m_site;
     torch::nn::Linear qkv{nullptr}, proj{nullptr};
 };
 TORCH_MODULE(DiTAttention);

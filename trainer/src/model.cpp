@@ -2,9 +2,14 @@
 #include "model.h"
 #include "recompute.h"
 
+#include "config.h"
 #include "dit.h"
 
+#include <ATen/SDPBackend.h>
+
 #include <cmath>
+#include <map>
+#include <mutex>
 
 namespace orrery::train {
 
@@ -70,6 +75,75 @@ torch::Tensor ResBlockImpl::forward(const torch::Tensor &x, const torch::Tensor 
     return (skip ? skip(x) : x) + h;
 }
 
+namespace {
+
+std::mutex g_attentionMutex;
+std::string g_attentionForced;  // train.attention_backend when not auto
+std::map<std::string, std::string> g_attentionUsed;  // site -> kernel
+
+const char *kernelName(std::int64_t choice)
+{
+    switch (at::SDPBackend(choice)) {
+    case at::SDPBackend::math:
+        return "math";
+    case at::SDPBackend::flash_attention:
+        return "flash_attention";
+    case at::SDPBackend::efficient_attention:
+        return "efficient_attention";
+    case at::SDPBackend::cudnn_attention:
+        return "cudnn_attention";
+    case at::SDPBackend::overrideable:
+        return "overrideable";
+    case at::SDPBackend::error:
+        break;
+    }
+    return "none";
+}
+
+}  // namespace
+
+void selectAttentionBackend(const std::string &name)
+{
+    auto &ctx = at::globalContext();
+    const bool all = name == "auto";
+    ctx.setSDPUseFlash(all || name == "flash");
+    ctx.setSDPUseMemEfficient(all || name == "efficient");
+    ctx.setSDPUseCuDNN(all || name == "cudnn");
+    ctx.setSDPUseMath(all || name == "math");
+    const std::lock_guard lock(g_attentionMutex);
+    g_attentionForced = all ? std::string() : name;
+}
+
+torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v, const char *site)
+{
+    const std::lock_guard lock(g_attentionMutex);  // uncontended: a few calls a forward
+    if (!g_attentionUsed.count(site)) {
+        std::int64_t choice = std::int64_t(at::SDPBackend::error);
+        try {
+            choice = at::_fused_sdp_choice(q, k, v);
+        } catch (const c10::Error &) { }
+        if (choice == std::int64_t(at::SDPBackend::error))
+            throw ConfigError(
+                "train.attention_backend " + g_attentionForced + ": LibTorch has no such kernel for " + site +
+                " attention here (" + q.device().str() + ", " + std::string(c10::toString(q.scalar_type())) +
+                ", head dimension " + std::to_string(q.size(-1)) + "); auto picks one that runs");
+        g_attentionUsed[site] = kernelName(choice);
+    }
+    return at::scaled_dot_product_attention(q, k, v);
+}
+
+std::string attentionBackendsUsed()
+{
+    const std::lock_guard lock(g_attentionMutex);
+    std::set<std::string> kernels;
+    std::string all;
+    for (const auto &[site, kernel] : g_attentionUsed) {
+        kernels.insert(kernel);
+        all += (all.empty() ? "" : ", ") + site + ": " + kernel;
+    }
+    return kernels.size() == 1 ? *kernels.begin() : all;
+}
+
 SpatialAttentionImpl::SpatialAttentionImpl(std::int64_t channels, std::int64_t heads) : m_heads(heads)
 {
     norm = register_module("norm", torch::nn::GroupNorm(groups(channels), channels));
@@ -82,10 +156,17 @@ torch::Tensor SpatialAttentionImpl::forward(const torch::Tensor &x)
 {
     const auto n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
     const auto d = c / m_heads;
-    // [N, 3C, H, W] -> 3 x [N, heads, HW, d]
-    const auto q = qkv(norm(x)).reshape({n, 3, m_heads, d, h * w}).permute({1, 0, 2, 4, 3});
-    const auto o = at::scaled_dot_product_attention(q[0], q[1], q[2]);
-    return x + proj(o.permute({0, 1, 3, 2}).reshape({n, c, h, w}));
+    // The 1x1 convolutions as Linears over tokens [N, HW, C], so that each head's d features are
+    // contiguous in q, k, v: LibTorch's flash kernels (CPU and CUDA) take only those, and the
+    // [N, 3C, H, W] layout of the convolution's output sent every UNet's spatial attention to the
+    // math kernel. The parameters are the convolutions', as before.
+    const auto tokens = norm(x).flatten(2).transpose(1, 2);
+    const auto q = F::linear(tokens, qkv->weight.flatten(1), qkv->bias)
+                       .view({n, h * w, 3, m_heads, d})
+                       .permute({2, 0, 3, 1, 4});  // 3 x [N, heads, HW, d]
+    const auto o = attend(q[0], q[1], q[2], "spatial");
+    const auto out = F::linear(o.transpose(1, 2).reshape({n, h * w, c}), proj->weight.flatten(1), proj->bias);
+    return x + out.transpose(1, 2).reshape({n, c, h, w});
 }
 
 TemporalAttentionImpl::TemporalAttentionImpl(std::int64_t channels, std::int64_t heads,
@@ -108,7 +189,7 @@ torch::Tensor TemporalAttentionImpl::forward(const torch::Tensor &x, std::int64_
     auto seq = norm(x).reshape({b, frames, c, h, w}).permute({0, 3, 4, 1, 2}).reshape({b * h * w, frames, c});
     seq = seq + framePos.index({Slice(0, frames)}).to(seq.dtype());
     const auto q = qkv(seq).reshape({b * h * w, frames, 3, m_heads, d}).permute({2, 0, 3, 1, 4});
-    auto o = at::scaled_dot_product_attention(q[0], q[1], q[2]);  // [BHW, heads, T, d]
+    auto o = attend(q[0], q[1], q[2], "temporal");  // [BHW, heads, T, d]
     o = proj(o.permute({0, 2, 1, 3}).reshape({b * h * w, frames, c}));
     return x + o.reshape({b, h, w, frames, c}).permute({0, 3, 4, 1, 2}).reshape({n, c, h, w});
 }

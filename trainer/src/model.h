@@ -102,6 +102,20 @@ private:
 };
 TORCH_MODULE(ResBlock);
 
+// Scaled dot-product attention of q, k, v [N, heads, L, d] as LibTorch dispatches it, narrowed by
+// selectAttentionBackend. The first call from each `site` ("spatial", "temporal", "joint") records
+// the kernel that ran. A kernel named by train.attention_backend that cannot take these inputs is
+// a ConfigError naming the key.
+torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
+                     const char *site);
+// train.attention_backend: auto (LibTorch's own order) | flash | efficient | cudnn | math. For the
+// process: LibTorch's switches are global.
+void selectAttentionBackend(const std::string &name);
+// Each site's kernel so far ("flash_attention", "efficient_attention", "cudnn_attention", "math"),
+// as "site: kernel" lines joined by ", " where the sites differ, else the one kernel. Empty before
+// the first forward.
+std::string attentionBackendsUsed();
+
 class SpatialAttentionImpl : public torch::nn::Module {
 public:
     SpatialAttentionImpl(std::int64_t channels, std::int64_t heads);

@@ -163,6 +163,11 @@ void RunLog::warning(const std::string &message)
     write({{"kind", "warning"}, {"message", message}});
 }
 
+void RunLog::tags(const nlohmann::json &tags)
+{
+    write({{"kind", "tags"}, {"tags", tags}});
+}
+
 void RunLog::phases(std::int64_t step, const nlohmann::json &values)
 {
     write({{"kind", "phases"}, {"step", step}, {"values", values}});

@@ -37,6 +37,8 @@ public:
     void status(const std::string &state, const std::string &message = {});
     // Something the user should know that did not stop the run (a corrupt video skipped).
     void warning(const std::string &message);
+    // The run's tags, {"key": "value"} (the store sets them as MLflow's set_tag does).
+    void tags(const nlohmann::json &tags);
     // Where this process's time went so far (PhaseClock::values), at `step` (docs/trainer.md).
     void phases(std::int64_t step, const nlohmann::json &values);
     // exit.json, written atomically (temp file, fsync, rename); `more`: further fields (a failed

@@ -323,6 +323,7 @@ int runTraining(const RunOptions &opt)
         ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")), c.s("dist.process_group") == "always");
         pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
 
+        selectAttentionBackend(c.s("train.attention_backend"));
         const auto seed = std::uint64_t(c.i("seed"));
         torch::manual_seed(seed);  // the same initial weights on every rank
         const Denoiser model = makeDenoiser(modelOptions(c));
@@ -541,6 +542,8 @@ int runTraining(const RunOptions &opt)
             }
             stepScope.reset();
             ++windowSteps;
+            if (windowSteps == 1 && step == resumeStep + 1 && lead)
+                log.tags({{"orrery.train.attention", attentionBackendsUsed()}});  // what the first step ran
             if (profiler.endStep(step) && lead)
                 log.artifact(step, fs::relative(profiler.tracePath(), runDir).string(), "profile");
 
