@@ -20,6 +20,9 @@
 #   stopcheck  step time of small with the stop flag agreed every 1, 10 and 50 steps (EVERY)
 #   profile    where a step's time goes, by kernel family, for orrery-train and both peers
 #              (PROFILE_CONFIGS, default dit-large; bench/profile_families.py over their traces)
+#   fused      the fused LayerNorm + modulation's CUDA kernel: tst_fused on the GPU, then 200 steps
+#              of dit-large fused and unfused (losses within bf16 noise; step times)
+#   ablation   dit-large with each step option on its own (fused modulation, cuDNN / flash attention)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
 # Env: OUT (where logs go; default /tmp/orrery-gpu), SHARD (the nccl stage's dist.shard), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
@@ -47,7 +50,7 @@ for stage in "${stages[@]}"; do
       deps=(-DORRERY_YAML_CPP_INCLUDE_DIR="$DEPS/include" -DORRERY_YAML_CPP_LIBRARY="$DEPS/lib/libyaml-cpp.a"
         -DORRERY_NLOHMANN_JSON_INCLUDE_DIR="$DEPS/include" -DORRERY_GLOO_INCLUDE_DIR="$DEPS/include")
     fi
-    cmake -S "$root/trainer" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_PYTHON="$python" \
+    cmake -S "$root/trainer" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_PYTHON="$python" -DORRERY_BUILD_TESTS=ON \
       -DTORCH_CUDA_ARCH_LIST=9.0 ${deps[@]+"${deps[@]}"} >"$out/configure.log" 2>&1 ||
       { tail -30 "$out/configure.log"; exit 1; }
     grep -E "orrery-train:" "$out/configure.log"
@@ -177,6 +180,46 @@ PY
           { tail -5 "$out/profile-$cfg-peer-$mode.log"; fail=1; }
       done
       "$python" "$root/bench/profile_families.py" "${traces[@]}" || fail=1
+    done
+    ;;
+  fused)
+    # The fused LayerNorm + modulation's CUDA kernel (trainer/src/fused_cuda.cu) against LibTorch's
+    # layer_norm + addcmul: the operator in process (tst_fused, CPU and CUDA), then FUSED_STEPS (200)
+    # steps of FUSED_CONFIG (dit-large) each way: the losses and the step time.
+    banner "fused LayerNorm + modulation: the kernel, then ${FUSED_STEPS:-200} steps of ${FUSED_CONFIG:-dit-large} each way"
+    "$build/bin/tst_fused" || fail=1
+    for v in off on; do
+      rm -rf "$out/fused-$v"
+      "$train" --config "$root/resources/configs/${FUSED_CONFIG:-dit-large}.yaml" --run-dir "$out/fused-$v" \
+        --set train.steps=$((${FUSED_STEPS:-200} + 1)) --set train.log_every=10 --set train.ckpt_every=0 \
+        --set train.sample_every=0 --set train.eval_every=0 --set train.fused_modulation=$v \
+        --stop-at-step "${FUSED_STEPS:-200}" >"$out/fused-$v.log" 2>&1 || [[ $? == 75 ]] || { tail -20 "$out/fused-$v.log"; fail=1; }
+    done
+    "$python" - "$out/fused-off/events.jsonl" "$out/fused-on/events.jsonl" <<'PY' || fail=1
+import json, sys
+def read(p):
+    rows = [json.loads(l) for l in open(p)]
+    m = [(e["step"], e["values"]) for e in rows if e.get("kind") == "metrics" and "train/loss" in e["values"]]
+    tags = {k: v for e in rows if e.get("kind") == "tags" for k, v in e["tags"].items()}
+    return {s: v["train/loss"] for s, v in m}, sum(v["perf/step_time_s"] for _, v in m[1:]) / max(len(m) - 1, 1), tags
+off, t_off, tags_off = read(sys.argv[1])
+on, t_on, tags_on = read(sys.argv[2])
+rel = max(abs(on[s] - off[s]) / abs(off[s]) for s in off if s in on)
+print(f"unfused {1e3 * t_off:.1f} ms/step {tags_off}\nfused   {1e3 * t_on:.1f} ms/step {tags_on}  ({t_off / t_on:.3f}x)")
+print(f"losses at {len(off)} log steps: largest relative difference {rel:.2e} (last: {off[max(off)]:.5f} vs {on[max(on)]:.5f})")
+print("fused:", "ok" if rel < 0.02 and tags_on.get("orrery.train.fused_modulation") == "on" else "FAILED (more than bf16 noise)")
+sys.exit(0 if rel < 0.02 else 1)
+PY
+    ;;
+  ablation)
+    # Each of the step's options on its own, dit-large (ABLATION_CONFIG), against the same run
+    # without it: orrery-train alone (PEER=0); the dit stage has the peers.
+    for sets in "train.fused_modulation=off" "train.fused_modulation=on" \
+      "train.fused_modulation=off train.attention_backend=cudnn" "train.fused_modulation=off train.attention_backend=flash"; do
+      banner "ablation: ${ABLATION_CONFIG:-dit-large} with $sets"
+      TRAINER="$train" PYTHON="$python" CONFIGS="${ABLATION_CONFIG:-dit-large}" STEPS="${STEPS:-20}" WARMUP="${WARMUP:-5}" \
+        PEER=0 SETS="$sets" "$root/bench/trainer.sh" "$out/ablation" | grep -E "orrery-train" | tail -1 || fail=1
+      grep -h '"tags"' "$out/ablation/${ABLATION_CONFIG:-dit-large}/events.jsonl" || true
     done
     ;;
   sweep)

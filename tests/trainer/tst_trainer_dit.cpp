@@ -225,6 +225,35 @@ private Q_SLOTS:
                  "two ranks' parameters differ from one rank's");
     }
 
+    // train.fused_modulation: the DiT's LayerNorm + adaLN shift/scale as one operator (on CPU by
+    // default) trains as LibTorch's layer_norm + addcmul do, step for step; the run's tags say
+    // which ran. (tst_fused checks the operator itself, gradients included.)
+    void theFusedModulationTrainsAsTheUnfused()
+    {
+        auto tag = [](const QString &run) {
+            QString value;
+            for (const QJsonObject &e : events(run))
+                if (e[QLatin1String("kind")] == QLatin1String("tags"))
+                    value =
+                        e[QLatin1String("tags")][QLatin1String("orrery.train.fused_modulation")].toString();
+            return value;
+        };
+        const QStringList common{QStringLiteral("train.steps=20"), QStringLiteral("train.log_every=1")};
+        const QString fused = dir(QStringLiteral("fused-auto")), plain = dir(QStringLiteral("fused-off"));
+        Result r = train(small(fused, common));
+        QVERIFY2(r.code == 0, r.err.constData());
+        r = train(small(plain, common + QStringList{QStringLiteral("train.fused_modulation=off")}));
+        QVERIFY2(r.code == 0, r.err.constData());
+        QCOMPARE(tag(fused), QStringLiteral("on"));
+        QCOMPARE(tag(plain), QStringLiteral("off"));
+        const auto a = losses(fused), b = losses(plain);
+        QCOMPARE(a.size(), 20);
+        for (qint64 s = 1; s <= 20; ++s)
+            QVERIFY2(std::abs(a[s] - b[s]) < 1e-4 * std::abs(b[s]),
+                     qPrintable(QStringLiteral("step %1: fused %2, unfused %3").arg(s).arg(a[s]).arg(b[s])));
+        QVERIFY(a[20] < a[1]);  // it learns at all
+    }
+
     // train.profile_steps: each rank writes a Chrome trace of exactly the window's steps, marked
     // as bench/profile_families.py reads them, and that script's families add up to the step.
     void aProfiledWindowIsAChromeTraceOfItsSteps()

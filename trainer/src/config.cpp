@@ -226,6 +226,15 @@ std::vector<KeySpec> makeSchema()
          0,
          0,
          {"auto", "flash", "efficient", "cudnn", "math"}},
+        {"train.fused_modulation",
+         Type::String,
+         std::string("auto"),
+         "the DiT's LayerNorm and adaLN shift/scale as one operator with its own backward "
+         "(trainer/src/fused.h): "
+         "auto (on CPU; off on CUDA until a GPU run has checked its kernel) | on | off",
+         0,
+         0,
+         {"auto", "on", "off"}},
         {"train.device",
          Type::String,
          std::string("auto"),

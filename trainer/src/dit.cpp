@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "dit.h"
 
+#include "fused.h"
 #include "recompute.h"
 
 namespace orrery::train {
@@ -9,14 +10,8 @@ namespace F = torch::nn::functional;
 
 namespace {
 
-// LayerNorm without affine (adaLN supplies the scale and shift), eps as DiT. The DiT at small
-// widths is bound by elementwise work, so shift + norm * (1 + scale) is one addcmul (and the
-// gated residuals below are too): fewer passes over the tokens than the textbook expression.
-torch::Tensor modulate(const torch::Tensor &x, const torch::Tensor &shift, const torch::Tensor &scale)
-{
-    return torch::addcmul(shift, F::layer_norm(x, F::LayerNormFuncOptions({x.size(-1)}).eps(1e-6)),
-                          1 + scale);
-}
+// LayerNorm then adaLN's shift and scale is fused.h's modulate (train.fused_modulation). The DiT
+// at small widths is bound by elementwise work, so the gated residuals are one addcmul each.
 
 // adaLN's k shift/scale/gate vectors, each [B, 1, 1, D] to broadcast over [B, T', S, D].
 std::vector<torch::Tensor> modulation(torch::nn::Linear &adaLN, const torch::Tensor &c, std::int64_t k)

@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "dit.h"
+#include "fused.h"
 
 #include <ATen/SDPBackend.h>
 
@@ -112,6 +113,19 @@ void selectAttentionBackend(const std::string &name)
     ctx.setSDPUseMath(all || name == "math");
     const std::lock_guard lock(g_attentionMutex);
     g_attentionForced = all ? std::string() : name;
+}
+
+void configureKernels(const Config &c, const torch::Device &device)
+{
+    selectAttentionBackend(c.s("train.attention_backend"));
+    const std::string fused = c.s("train.fused_modulation");
+    // auto: on CPU, where tst_fused checks it and it is faster (bench/RESULTS.md "Fused LayerNorm
+    // and modulation"); CUDA's kernel waits for a GPU run to check it (bench/trainer_gpu.sh fused).
+    const bool on = fused == "on" || (fused == "auto" && device.is_cpu());
+    if (on && !fusedModulateAvailable(device))
+        throw ConfigError("train.fused_modulation on: this build of orrery-train has no " + device.str() +
+                          " kernel for it");
+    useFusedModulate(on);
 }
 
 torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v, const char *site)

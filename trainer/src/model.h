@@ -21,6 +21,8 @@
 
 namespace orrery::train {
 
+class Config;
+
 struct ModelOptions {
     std::string arch = "unet";  // model.arch: unet | dit
     std::int64_t inChannels = 3;
@@ -108,6 +110,9 @@ TORCH_MODULE(ResBlock);
 // a ConfigError naming the key.
 torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, const torch::Tensor &v,
                      const char *site);
+// The process's kernel choices from the config, for a run on `device`: train.attention_backend
+// and train.fused_modulation. Training and --evaluate both call it, so they sample alike.
+void configureKernels(const Config &c, const torch::Device &device);
 // train.attention_backend: auto (LibTorch's own order) | flash | efficient | cudnn | math. For the
 // process: LibTorch's switches are global.
 void selectAttentionBackend(const std::string &name);

@@ -7,6 +7,7 @@
 #include "evaluate.h"
 #include "faults.h"
 #include "flow.h"
+#include "fused.h"
 #include "model.h"
 #include "optimizer.h"
 #include "phases.h"
@@ -226,6 +227,7 @@ std::string evaluateCheckpoint(const Config &c, const std::string &path, const s
         throw std::runtime_error(path + ": no such file");
     }
     const torch::Device device = useCuda(c) ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    configureKernels(c, device);
     const Denoiser ema = makeDenoiser(modelOptions(c));
     const std::int64_t step = Checkpointer::loadEma(file, *ema);
     ema->to(device);
@@ -323,7 +325,7 @@ int runTraining(const RunOptions &opt)
         ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")), c.s("dist.process_group") == "always");
         pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
 
-        selectAttentionBackend(c.s("train.attention_backend"));
+        configureKernels(c, device);
         const auto seed = std::uint64_t(c.i("seed"));
         torch::manual_seed(seed);  // the same initial weights on every rank
         const Denoiser model = makeDenoiser(modelOptions(c));
@@ -543,7 +545,8 @@ int runTraining(const RunOptions &opt)
             stepScope.reset();
             ++windowSteps;
             if (windowSteps == 1 && step == resumeStep + 1 && lead)
-                log.tags({{"orrery.train.attention", attentionBackendsUsed()}});  // what the first step ran
+                log.tags({{"orrery.train.attention", attentionBackendsUsed()},  // what the first step ran
+                          {"orrery.train.fused_modulation", fusedModulateOn() ? "on" : "off"}});
             if (profiler.endStep(step) && lead)
                 log.artifact(step, fs::relative(profiler.tracePath(), runDir).string(), "profile");
 
