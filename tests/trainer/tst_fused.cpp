@@ -2,8 +2,8 @@
 // fusedModulate (trainer/src/fused.h) on CPU against LibTorch's layer_norm + addcmul, in process:
 // the output and the gradients of x, shift and scale, for widths with and without a tail past a
 // multiple of 8, one sample and several, 3- and 4-dimensional tokens, bf16 autocast (output in
-// bf16, within bf16's rounding), bf16 shift and scale (gradients back in bf16), and a shift that
-// does not hold one vector per sample (refused). No Qt: LibTorch only, as the trainer. Exits
+// bf16, within bf16's rounding), bf16 shift and scale (gradients back in bf16); a shift that
+// does not hold one vector per sample and tokens without a batch are refused. No Qt: LibTorch only, as the trainer. Exits
 // non-zero with the failed checks on stderr. On a build with CUDA and a GPU it checks the CUDA
 // kernel the same way.
 #include "fused.h"
@@ -127,6 +127,13 @@ int main()
         refused = std::string(e.what()).find("one vector of 8 per sample") != std::string::npos;
     }
     check(refused, "a shift of the wrong width was not refused by name");
+    refused = false;
+    try {
+        fusedModulate(torch::randn({8}), torch::randn({8}), torch::randn({8}), 1e-6);
+    } catch (const c10::Error &e) {
+        refused = std::string(e.what()).find("must be a batch of samples of tokens") != std::string::npos;
+    }
+    check(refused, "tokens without a batch were not refused by name");
 
     std::printf("%s: %zu cases on %zu device(s), %d failed checks\n", failures ? "FAIL" : "PASS",
                 cases.size(), devices.size(), failures);

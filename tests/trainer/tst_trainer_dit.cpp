@@ -225,9 +225,9 @@ private Q_SLOTS:
                  "two ranks' parameters differ from one rank's");
     }
 
-    // train.fused_modulation: the DiT's LayerNorm + adaLN shift/scale as one operator (on CPU by
-    // default) trains as LibTorch's layer_norm + addcmul do, step for step; the run's tags say
-    // which ran. (tst_fused checks the operator itself, gradients included.)
+    // train.fused_modulation: the DiT's LayerNorm + adaLN shift/scale as one operator trains as
+    // LibTorch's layer_norm + addcmul do (the default), step for step; the run's tags say which
+    // ran. (tst_fused checks the operator itself, gradients included.)
     void theFusedModulationTrainsAsTheUnfused()
     {
         auto tag = [](const QString &run) {
@@ -239,10 +239,10 @@ private Q_SLOTS:
             return value;
         };
         const QStringList common{QStringLiteral("train.steps=20"), QStringLiteral("train.log_every=1")};
-        const QString fused = dir(QStringLiteral("fused-auto")), plain = dir(QStringLiteral("fused-off"));
-        Result r = train(small(fused, common));
+        const QString fused = dir(QStringLiteral("fused-on")), plain = dir(QStringLiteral("fused-auto"));
+        Result r = train(small(fused, common + QStringList{QStringLiteral("train.fused_modulation=on")}));
         QVERIFY2(r.code == 0, r.err.constData());
-        r = train(small(plain, common + QStringList{QStringLiteral("train.fused_modulation=off")}));
+        r = train(small(plain, common));
         QVERIFY2(r.code == 0, r.err.constData());
         QCOMPARE(tag(fused), QStringLiteral("on"));
         QCOMPARE(tag(plain), QStringLiteral("off"));

@@ -77,7 +77,7 @@ else()
     endif()
     # torch picks its own arch list (TORCH_CUDA_ARCH_LIST) and warns if CMake's is defined too.
     # Enabling CUDA here first and dropping the default CMake chose keeps the configure quiet;
-    # the trainer compiles no .cu files, so nothing is lost.
+    # the trainer's one .cu file (fused_cuda.cu) takes TORCH_CUDA_ARCH_LIST's architectures.
     enable_language(CUDA)
     unset(CMAKE_CUDA_ARCHITECTURES CACHE)
     unset(CMAKE_CUDA_ARCHITECTURES)

@@ -10,6 +10,7 @@
 
 #if ORRERY_FUSED_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include "fused_cuda.h"
 #endif
@@ -109,6 +110,10 @@ struct ModulateFunction : torch::autograd::Function<ModulateFunction> {
     {
         // A profile's operator (profile.h): bench/profile_families.py counts it as normalisation.
         RECORD_FUNCTION("orrery::fused_layer_norm_modulate", c10::ArrayRef<const c10::IValue>{});
+        TORCH_CHECK(x.dim() >= 2 && x.numel() > 0, "fusedModulate: x ", x.sizes(),
+                    " must be a batch of samples of tokens");
+        TORCH_CHECK(shift.device() == x.device() && scale.device() == x.device(),
+                    "fusedModulate: x, shift and scale must be on one device");
         const auto b = x.size(0), d = x.size(-1);
         TORCH_CHECK(shift.numel() == b * d && scale.numel() == b * d, "fusedModulate: shift ", shift.sizes(),
                     " and scale ", scale.sizes(), " must hold one vector of ", d, " per sample of ",
@@ -123,10 +128,11 @@ struct ModulateFunction : torch::autograd::Function<ModulateFunction> {
         auto mean = torch::empty({r.rows}, xf.options()), rstd = torch::empty({r.rows}, xf.options());
         if (x.is_cuda()) {
 #if ORRERY_FUSED_CUDA
+            const c10::cuda::CUDAGuard onDevice(x.device());
             const char *error = cuda::modulateForward(
                 xf.data_ptr<float>(), sh.data_ptr<float>(), sc.data_ptr<float>(), y.data_ptr(),
                 out == at::kBFloat16, mean.data_ptr<float>(), rstd.data_ptr<float>(), r.rows, r.d,
-                r.perSample, float(eps), at::cuda::getCurrentCUDAStream().stream());
+                r.perSample, float(eps), at::cuda::getCurrentCUDAStream(xf.device().index()).stream());
             TORCH_CHECK(!error, "fusedModulate: ", error);
 #else
             TORCH_CHECK(false, "fusedModulate: this build of orrery-train has no CUDA kernel for it");
@@ -160,11 +166,12 @@ struct ModulateFunction : torch::autograd::Function<ModulateFunction> {
         auto dx = torch::empty_like(xf), dyXhat = torch::empty_like(xf);
         if (xf.is_cuda()) {
 #if ORRERY_FUSED_CUDA
-            const char *error =
-                cuda::modulateBackward(xf.data_ptr<float>(), dy.data_ptr(), dy.scalar_type() == at::kBFloat16,
-                                       sc.data_ptr<float>(), mean.data_ptr<float>(), rstd.data_ptr<float>(),
-                                       dx.data_ptr<float>(), dyXhat.data_ptr<float>(), r.rows, r.d,
-                                       r.perSample, at::cuda::getCurrentCUDAStream().stream());
+            const c10::cuda::CUDAGuard onDevice(xf.device());
+            const char *error = cuda::modulateBackward(
+                xf.data_ptr<float>(), dy.data_ptr(), dy.scalar_type() == at::kBFloat16, sc.data_ptr<float>(),
+                mean.data_ptr<float>(), rstd.data_ptr<float>(), dx.data_ptr<float>(),
+                dyXhat.data_ptr<float>(), r.rows, r.d, r.perSample,
+                at::cuda::getCurrentCUDAStream(xf.device().index()).stream());
             TORCH_CHECK(!error, "fusedModulate backward: ", error);
 #else
             TORCH_CHECK(false, "fusedModulate: this build of orrery-train has no CUDA kernel for it");

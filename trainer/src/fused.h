@@ -12,8 +12,8 @@
 // statistics once for dx; shift's and scale's gradients are per-sample sums.
 //
 // CPU: rows in parallel (at::parallel_for). CUDA: one warp a row (fused_cuda.cu), compiled where
-// the trainer's CUDA build is. train.fused_modulation picks it (auto: on CPU; on CUDA once a GPU
-// run has checked the kernel against the unfused path: bench/trainer_gpu.sh fused).
+// the trainer's CUDA build is. train.fused_modulation picks it (auto: off until a GPU run has
+// checked and timed the kernel against the unfused path: bench/trainer_gpu.sh fused).
 #pragma once
 
 #include <torch/torch.h>

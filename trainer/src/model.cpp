@@ -119,9 +119,10 @@ void configureKernels(const Config &c, const torch::Device &device)
 {
     selectAttentionBackend(c.s("train.attention_backend"));
     const std::string fused = c.s("train.fused_modulation");
-    // auto: on CPU, where tst_fused checks it and it is faster (bench/RESULTS.md "Fused LayerNorm
-    // and modulation"); CUDA's kernel waits for a GPU run to check it (bench/trainer_gpu.sh fused).
-    const bool on = fused == "on" || (fused == "auto" && device.is_cpu());
+    // auto is off: on CPU the operator is as fast as LibTorch's two (bench/RESULTS.md "Fused
+    // LayerNorm and modulation"), and CUDA's kernel waits for a GPU run to check and time it
+    // (bench/trainer_gpu.sh fused).
+    const bool on = fused == "on";
     if (on && !fusedModulateAvailable(device))
         throw ConfigError("train.fused_modulation on: this build of orrery-train has no " + device.str() +
                           " kernel for it");
