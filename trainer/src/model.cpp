@@ -173,8 +173,9 @@ torch::Tensor SpatialAttentionImpl::forward(const torch::Tensor &x)
     const auto d = c / m_heads;
     // The 1x1 convolutions as Linears over tokens [N, HW, C], so that each head's d features are
     // contiguous in q, k, v: LibTorch's flash kernels (CPU and CUDA) take only those, and the
-    // [N, 3C, H, W] layout of the convolution's output sent every UNet's spatial attention to the
-    // math kernel. The parameters are the convolutions', as before.
+    // [N, 3C, H, W] layout of the convolution's output sent every UNet's spatial attention on CPU
+    // to the math kernel (cuDNN's took it on a GPU). The parameters are the convolutions', as
+    // before.
     const auto tokens = norm(x).flatten(2).transpose(1, 2);
     const auto q = F::linear(tokens, qkv->weight.flatten(1), qkv->bias)
                        .view({n, h * w, 3, m_heads, d})
