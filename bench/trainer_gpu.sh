@@ -24,6 +24,9 @@
 #              of dit-large fused and unfused (losses within bf16 noise; step times)
 #   ablation   dit-large with each step option on its own (fused modulation, cuDNN / flash attention)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
+# Issue 43's GPU run, in two calls of under 10 minutes each on one H100/H200 (estimates):
+#   bench/trainer_gpu.sh build fused profile     (build ~3 min, fused ~3, profile ~3)
+#   bench/trainer_gpu.sh ablation dit            (ablation ~2 min, dit ~4)
 # Env: OUT (where logs go; default /tmp/orrery-gpu), SHARD (the nccl stage's dist.shard), DIT_CONFIGS (dit-base dit-large), DEPS (a folder with include/ and lib/ for
 #      yaml-cpp, nlohmann-json and gloo headers, for a machine without them), ORRERY_CLI.
 set -uo pipefail
@@ -214,8 +217,10 @@ PY
   ablation)
     # Each of the step's options on its own, dit-large (ABLATION_CONFIG), against the same run
     # without it: orrery-train alone (PEER=0); the dit stage has the peers.
+    # The batch that fills the GPU: 4 needs an H200's memory without activation checkpointing.
     for sets in "train.fused_modulation=off" "train.fused_modulation=on" \
-      "train.fused_modulation=off train.attention_backend=cudnn" "train.fused_modulation=off train.attention_backend=flash"; do
+      "train.attention_backend=cudnn" "train.attention_backend=flash" "train.attention_backend=efficient" \
+      "train.batch_size=4" "train.batch_size=8 train.activation_checkpointing=true"; do
       banner "ablation: ${ABLATION_CONFIG:-dit-large} with $sets"
       TRAINER="$train" PYTHON="$python" CONFIGS="${ABLATION_CONFIG:-dit-large}" STEPS="${STEPS:-20}" WARMUP="${WARMUP:-5}" \
         PEER=0 SETS="$sets" "$root/bench/trainer.sh" "$out/ablation" | grep -E "orrery-train" | tail -1 || fail=1
