@@ -22,7 +22,8 @@
 #              (PROFILE_CONFIGS, default dit-large; bench/profile_families.py over their traces)
 #   fused      the fused LayerNorm + modulation's CUDA kernel: tst_fused on the GPU, then 200 steps
 #              of dit-large fused and unfused (losses within bf16 noise; step times)
-#   ablation   dit-large with each step option on its own (fused modulation, cuDNN / flash attention)
+#   ablation   dit-large with each step option on its own (fused modulation, bf16 weights, the
+#              attention kernels, the batch)
 #   sweep      a 4-trial sweep through the local executor (needs an orrery CLI: ORRERY_CLI)
 # Issue 43's GPU run, in two calls of under 10 minutes each on one H100/H200 (estimates):
 #   bench/trainer_gpu.sh build fused profile     (build ~3 min, fused ~3, profile ~3)
@@ -218,8 +219,8 @@ PY
     # Each of the step's options on its own, dit-large (ABLATION_CONFIG), against the same run
     # without it: orrery-train alone (PEER=0); the dit stage has the peers.
     # The batch that fills the GPU: 4 needs an H200's memory without activation checkpointing.
-    for sets in "train.fused_modulation=off" "train.fused_modulation=on" \
-      "train.attention_backend=cudnn" "train.attention_backend=flash" "train.attention_backend=efficient" \
+    for sets in "train.fused_modulation=off" "train.fused_modulation=on" "train.bf16_weights=true" \
+      "train.bf16_weights=true train.fused_modulation=on" "train.attention_backend=cudnn" "train.attention_backend=flash" "train.attention_backend=efficient" \
       "train.batch_size=4" "train.batch_size=8 train.activation_checkpointing=true"; do
       banner "ablation: ${ABLATION_CONFIG:-dit-large} with $sets"
       TRAINER="$train" PYTHON="$python" CONFIGS="${ABLATION_CONFIG:-dit-large}" STEPS="${STEPS:-20}" WARMUP="${WARMUP:-5}" \

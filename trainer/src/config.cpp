@@ -210,6 +210,16 @@ std::vector<KeySpec> makeSchema()
          0,
          0,
          {"auto", "fp32", "bf16"}},
+        {"train.bf16_weights",
+         Type::Bool,
+         false,
+         "keep the weights in bf16 for the step, with an fp32 master copy that AdamW, the EMA and "
+         "checkpoints "
+         "use, instead of autocast's cast of every weight for every op (needs bf16 precision and dist.shard "
+         "none)",
+         0,
+         0,
+         {}},
         {"train.cudnn_benchmark",
          Type::Bool,
          true,
@@ -705,6 +715,13 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
             throw ConfigError(std::string("data.path: ") + e.what());
         }
     }
+    if (cfg.b("train.bf16_weights") && cfg.s("train.precision") == "fp32")
+        throw ConfigError("train.bf16_weights keeps bf16 weights for bf16 autocast: it needs train.precision "
+                          "bf16 (or auto on a GPU), not fp32");
+    if (cfg.b("train.bf16_weights") && cfg.s("dist.shard") != "none")
+        throw ConfigError("train.bf16_weights: the fp32 master copy is kept whole, with dist.shard none; "
+                          "dist.shard " +
+                          cfg.s("dist.shard") + " is not supported with it yet");
     if (cfg.s("dist.shard") == "parameters" &&
         (cfg.s("model.arch") != "dit" || !cfg.b("train.activation_checkpointing")))
         throw ConfigError("dist.shard: parameters (ZeRO stage 3) gathers each block's parameters around its "

@@ -291,7 +291,12 @@ GradientSync::GradientSync(ProcessGroup &pg, std::vector<torch::Tensor> params, 
         std::int64_t n = 0;
         for (std::size_t k : b.params)
             n += m_params[k].numel();
-        b.flat = torch::zeros({n}, m_params[b.params.front()].options());
+        // bf16 weights' gradients (train.bf16_weights) are summed in fp32: a bf16 sum across
+        // ranks would round at every addition.
+        auto options = m_params[b.params.front()].options();
+        if (options.dtype() == torch::kBFloat16)
+            options = options.dtype(torch::kFloat);
+        b.flat = torch::zeros({n}, options);
         b.pending = b.params.size();
     }
     for (std::size_t k = 0; k < m_params.size(); ++k)

@@ -39,8 +39,19 @@ Optimizer::Optimizer(ProcessGroup &pg, const Config &c, std::vector<torch::Tenso
     const std::string shard = c.s("dist.shard");
     const auto device = m_params.front().device();
     if (shard == "none") {
-        m_expAvg = zerosLike(m_params);
-        m_expAvgSq = zerosLike(m_params);
+        if (c.b("train.bf16_weights")) {
+            // The master copy takes the weights' values; the parameters become their bf16 copies,
+            // which autocast then uses as they are instead of casting each weight for each op.
+            torch::NoGradGuard ng;
+            m_bf16Weights = true;
+            for (auto &p : m_params) {
+                m_master.push_back(p.detach().clone());
+                p.set_data(p.detach().to(torch::kBFloat16));
+            }
+            m_masterGrads = zerosLike(m_master);
+        }
+        m_expAvg = zerosLike(weights());
+        m_expAvgSq = zerosLike(weights());
         m_steps = stepCounts(m_params.size(), device);
         m_sync = std::make_unique<GradientSync>(pg, m_params, c.f("dist.bucket_mb"));
         return;
@@ -70,7 +81,7 @@ void Optimizer::startEma(std::vector<torch::Tensor> emaParams)
         return;
     }
     for (std::size_t i = 0; i < m_params.size(); ++i)
-        m_ema[i].copy_(m_params[i]);
+        m_ema[i].copy_(weights()[i]);
 }
 
 Optimizer::~Optimizer() = default;
@@ -85,17 +96,22 @@ void Optimizer::setSyncEnabled(bool on)
 
 torch::Tensor Optimizer::step(double lr, std::int64_t step)
 {
-    std::vector<torch::Tensor> params, grads;
+    std::vector<torch::Tensor> params, grads, lowGrads;
+    torch::NoGradGuard ng;
     if (m_shards) {
         grads = m_shards->gradientSlices();
         params = m_shards->parameterSlices();
     } else {
         m_sync->finish();
-        params = m_params;
+        params = weights();
         for (auto &p : m_params)
             grads.push_back(p.grad());
+        if (m_bf16Weights) {  // the bf16 gradients, in fp32 for the master copy's update
+            lowGrads = std::move(grads);
+            at::_foreach_copy_(m_masterGrads, lowGrads);
+            grads = m_masterGrads;
+        }
     }
-    torch::NoGradGuard ng;
     torch::Tensor norm;  // stays on the device: no sync
     if (m_shards) {
         // The global norm over every rank's slices: the sum of squares, summed across ranks.
@@ -113,6 +129,8 @@ torch::Tensor Optimizer::step(double lr, std::int64_t step)
     at::_foreach_add_(m_steps, 1.0);
     at::_fused_adamw_(params, grads, m_expAvg, m_expAvgSq, {}, m_steps, lr, m_c.f("optim.beta1"),
                       m_c.f("optim.beta2"), m_c.f("optim.weight_decay"), 1e-8, false, false);
+    if (m_bf16Weights)
+        at::_foreach_copy_(m_params, m_master);  // the next step's bf16 weights
     if (m_shards)
         m_shards->gatherParameters();
     if (m_stage3)
@@ -125,11 +143,11 @@ torch::Tensor Optimizer::step(double lr, std::int64_t step)
     if (m_stage3)
         at::_foreach_lerp_(m_emaSlices, params, 1.0 - d);  // stage 3: slices of both
     else
-        at::_foreach_lerp_(m_ema, m_params, 1.0 - d);
+        at::_foreach_lerp_(m_ema, weights(), 1.0 - d);
     if (m_shards) {
         m_shards->zeroGradients();
     } else {
-        for (auto &g : grads)
+        for (auto &g : m_bf16Weights ? lowGrads : grads)
             g.zero_();
     }
     return norm;
@@ -208,6 +226,13 @@ void Optimizer::leaveUnit(int unit)
 
 void Optimizer::materialize()
 {
+    if (m_bf16Weights && m_lowered.empty()) {
+        torch::NoGradGuard ng;
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            m_lowered.push_back(m_params[i].detach());
+            m_params[i].set_data(m_master[i]);  // the same storage: what a load reads lands in it
+        }
+    }
     if (!m_stage3)
         return;
     m_shards->gatherAll();
@@ -216,6 +241,14 @@ void Optimizer::materialize()
 
 void Optimizer::release(bool adopt)
 {
+    if (m_bf16Weights && !m_lowered.empty()) {
+        torch::NoGradGuard ng;
+        for (std::size_t i = 0; i < m_params.size(); ++i) {
+            m_lowered[i].copy_(m_master[i]);
+            m_params[i].set_data(m_lowered[i]);
+        }
+        m_lowered.clear();
+    }
     if (!m_stage3)
         return;
     if (adopt) {
@@ -257,6 +290,8 @@ std::int64_t Optimizer::residentBytes() const
             b += std::int64_t(t.numel()) * std::int64_t(t.element_size());
         return b;
     };
+    if (m_bf16Weights)  // bf16 parameters and gradients; fp32 master copy, its gradients, EMA
+        return n + 2 * bytes(m_params) + 3 * bytes(m_master);
     if (!m_shards)  // whole parameters, gradients and EMA
         return n + 3 * bytes(m_params);
     const std::int64_t slices = bytes(m_shards->parameterSlices());

@@ -3,7 +3,9 @@
 // The optimizer step of data-parallel training: gradient sync across ranks (DDP-style buckets,
 // distributed.h), global-norm clipping, AdamW (the fused kernel) and the EMA of the weights.
 // dist.shard chooses what is partitioned across the ranks (ZeRO): none, the optimizer state
-// (stage 1), + the gradients (2), + the parameters (3).
+// (stage 1), + the gradients (2), + the parameters (3). train.bf16_weights (dist.shard none) keeps
+// the model's parameters in bf16 for the step and an fp32 master copy that AdamW, the EMA and
+// checkpoints use.
 #pragma once
 
 #include "config.h"
@@ -55,7 +57,9 @@ public:
     void enterUnit(int unit);
     void leaveUnit(int unit);
     // Every parameter and the EMA whole on every rank (a checkpoint's save or load, every rank
-    // calls it), then freed again; `adopt`: what was read into them becomes the slices.
+    // calls it), then freed again; `adopt`: what was read into them becomes the slices. With bf16
+    // weights the parameters hold the fp32 master copy in between (what a checkpoint holds), and
+    // release() makes their bf16 copies from it again.
     void materialize();
     void release(bool adopt = false);
     // The EMA whole where `here` (sampling and evaluation: the lead; every rank calls it, the
@@ -79,7 +83,12 @@ private:
     // slice of it (m_shards).
     std::vector<torch::Tensor> m_params, m_ema, m_expAvg, m_expAvgSq, m_steps;
     std::vector<torch::Tensor> m_emaSlices;  // stage 3: the EMA kept as slices of the buckets
-    bool m_stage3 = false, m_emaWhole = true;
+    // train.bf16_weights: the fp32 master copy, its gradients, and the parameters' bf16 data while
+    // they hold the master copy (materialize() to release()).
+    std::vector<torch::Tensor> m_master, m_masterGrads, m_lowered;
+    bool m_stage3 = false, m_emaWhole = true, m_bf16Weights = false;
+    // The updated weights: the master copy with bf16 weights, else the parameters.
+    const std::vector<torch::Tensor> &weights() const { return m_bf16Weights ? m_master : m_params; }
     std::unique_ptr<GradientSync> m_sync;
     std::unique_ptr<ShardedParameters> m_shards;
 };

@@ -265,8 +265,10 @@ std::string inspectCheckpoint(const std::string &path)
             continue;
         }
         const auto f = t.to(torch::kFloat64);
-        tensors[key] = {
-            {"shape", t.sizes().vec()}, {"sum", f.sum().item<double>()}, {"norm", f.norm().item<double>()}};
+        tensors[key] = {{"shape", t.sizes().vec()},
+                        {"dtype", c10::toString(t.scalar_type())},
+                        {"sum", f.sum().item<double>()},
+                        {"norm", f.norm().item<double>()}};
     }
     out["tensors"] = tensors;
     return out.dump(1) + "\n";
@@ -322,6 +324,9 @@ int runTraining(const RunOptions &opt)
         clock.enter(p);
     };
     try {
+        if (c.b("train.bf16_weights") && !bf16)
+            throw ConfigError("train.bf16_weights needs bf16 precision: train.precision is auto, which is "
+                              "fp32 on CPU (set train.precision: bf16)");
         ProcessGroup pg(r, cuda, int(c.i("dist.timeout_s")), c.s("dist.process_group") == "always");
         pg.healthCheck(device, int(c.i("dist.health_timeout_s")));
 
@@ -374,6 +379,7 @@ int runTraining(const RunOptions &opt)
                    {"device", cuda ? "cuda" : "cpu"},
                    {"torch", TORCH_VERSION},
                    {"precision", bf16 ? "bf16" : "fp32"},
+                   {"weights", c.b("train.bf16_weights") ? "bf16, fp32 master copy" : "fp32"},
                    {"rendezvous", r.source},
                    {"process_group", pg.backend()},
                    {"gradient_buckets", optimizer.bucketCount()},
