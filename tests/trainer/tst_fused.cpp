@@ -2,10 +2,10 @@
 // fusedModulate (trainer/src/fused.h) on CPU against LibTorch's layer_norm + addcmul, in process:
 // the output and the gradients of x, shift and scale, for widths with and without a tail past a
 // multiple of 8, one sample and several, 3- and 4-dimensional tokens, bf16 autocast (output in
-// bf16, within bf16's rounding), bf16 shift and scale (gradients back in bf16); a shift that
-// does not hold one vector per sample and tokens without a batch are refused. No Qt: LibTorch only, as the trainer. Exits
-// non-zero with the failed checks on stderr. On a build with CUDA and a GPU it checks the CUDA
-// kernel the same way.
+// bf16, within bf16's rounding), bf16 shift and scale (gradients back in bf16); a shift that does
+// not hold one vector per sample and tokens without a batch are refused. No Qt: LibTorch only, as
+// the trainer. Exits non-zero with the failed checks on stderr. On a build with CUDA and a GPU it
+// checks the CUDA kernel the same way.
 #include "fused.h"
 
 #include <ATen/autocast_mode.h>
