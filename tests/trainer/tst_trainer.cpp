@@ -264,8 +264,8 @@ private Q_SLOTS:
         for (qint64 s = 1; s <= 4; ++s)
             QVERIFY2(std::abs(l1[s] - l2[s]) < 0.02 * std::abs(l1[s]),
                      qPrintable(QStringLiteral("step %1: one rank %2, two %3").arg(s).arg(l1[s]).arg(l2[s])));
-        // Refused: without bf16 precision (a config error before any work), and with a sharded
-        // optimizer.
+        // Refused: without bf16 precision (a config error before any work), with a sharded
+        // optimizer, and with gradient accumulation.
         r = train(runArgs(dir(QStringLiteral("bf16-fp32")),
                           QStringList{QStringLiteral("train.precision=fp32")} + weights));
         QCOMPARE(r.code, 2);
@@ -274,6 +274,10 @@ private Q_SLOTS:
                           common + weights + QStringList{QStringLiteral("dist.shard=optimizer")}));
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("dist.shard optimizer is not supported with it"), r.err.constData());
+        r = train(runArgs(dir(QStringLiteral("bf16-accum")),
+                          common + weights + QStringList{QStringLiteral("train.grad_accum=2")}));
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("would be summed in bf16"), r.err.constData());
         const QString cpuAuto = dir(QStringLiteral("bf16-auto"));
         r = train(
             runArgs(cpuAuto, QStringList{QStringLiteral("train.steps=2")} + weights));  // auto is fp32 on CPU

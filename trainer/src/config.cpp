@@ -214,9 +214,8 @@ std::vector<KeySpec> makeSchema()
          Type::Bool,
          false,
          "keep the weights in bf16 for the step, with an fp32 master copy that AdamW, the EMA and "
-         "checkpoints "
-         "use, instead of autocast's cast of every weight for every op (needs bf16 precision and dist.shard "
-         "none)",
+         "checkpoints use, instead of autocast's cast of every weight for every op (needs bf16 precision, "
+         "dist.shard none and train.grad_accum 1)",
          0,
          0,
          {}},
@@ -718,6 +717,11 @@ Config loadConfig(const std::string &path, const std::vector<std::string> &overr
     if (cfg.b("train.bf16_weights") && cfg.s("train.precision") == "fp32")
         throw ConfigError("train.bf16_weights keeps bf16 weights for bf16 autocast: it needs train.precision "
                           "bf16 (or auto on a GPU), not fp32");
+    if (cfg.b("train.bf16_weights") && cfg.i("train.grad_accum") > 1)
+        throw ConfigError(
+            "train.bf16_weights with train.grad_accum " + std::to_string(cfg.i("train.grad_accum")) +
+            ": the micro-steps' gradients would be summed in bf16; use train.grad_accum 1 or fp32 "
+            "weights");
     if (cfg.b("train.bf16_weights") && cfg.s("dist.shard") != "none")
         throw ConfigError("train.bf16_weights: the fp32 master copy is kept whole, with dist.shard none; "
                           "dist.shard " +
