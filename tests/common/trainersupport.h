@@ -77,6 +77,18 @@ inline QMap<qint64, double> metric(const QString &runDir, const QString &name = 
             out[e[QLatin1String("step")].toInteger()] = e[QLatin1String("values")][name].toDouble();
     return out;
 }
+// The run's tag `key` as its last `tags` event set it (the trainer names the kernels it ran:
+// orrery.train.attention, orrery.train.fused_modulation); empty if none did.
+inline QString runTag(const QString &runDir, const QString &key)
+{
+    QString value;
+    for (const QJsonObject &e : events(runDir))
+        if (e[QLatin1String("kind")].toString() == QLatin1String("tags") &&
+            e[QLatin1String("tags")].toObject().contains(key))
+            value = e[QLatin1String("tags")][key].toString();
+    return value;
+}
+
 inline QMap<qint64, double> losses(const QString &runDir)
 {
     return metric(runDir);

@@ -163,11 +163,7 @@ private Q_SLOTS:
     void theAttentionKernelIsChosenAndNamed()
     {
         auto attentionTag = [](const QString &run) {
-            QString tag;
-            for (const QJsonObject &e : events(run))
-                if (e[QLatin1String("kind")] == QLatin1String("tags"))
-                    tag = e[QLatin1String("tags")][QLatin1String("orrery.train.attention")].toString();
-            return tag;
+            return runTag(run, QStringLiteral("orrery.train.attention"));
         };
         const QStringList common{QStringLiteral("train.steps=3"), QStringLiteral("train.log_every=1")};
         const QString automatic = dir(QStringLiteral("attention-auto")),

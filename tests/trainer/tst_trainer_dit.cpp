@@ -231,12 +231,7 @@ private Q_SLOTS:
     void theFusedModulationTrainsAsTheUnfused()
     {
         auto tag = [](const QString &run) {
-            QString value;
-            for (const QJsonObject &e : events(run))
-                if (e[QLatin1String("kind")] == QLatin1String("tags"))
-                    value =
-                        e[QLatin1String("tags")][QLatin1String("orrery.train.fused_modulation")].toString();
-            return value;
+            return runTag(run, QStringLiteral("orrery.train.fused_modulation"));
         };
         const QStringList common{QStringLiteral("train.steps=20"), QStringLiteral("train.log_every=1")};
         const QString fused = dir(QStringLiteral("fused-on")), plain = dir(QStringLiteral("fused-auto"));
