@@ -5,6 +5,8 @@
 // the owner on the owner's thread. The connection lives and dies on the store thread.
 #pragma once
 
+#include "postifalive.h"
+
 #include "orrery/core/store.h"
 
 #include <QObject>
@@ -46,22 +48,19 @@ private:
 };
 
 // A job that computes a result on the store thread and hands it to `done` on the receiver's
-// thread; dropped if the receiver was destroyed meanwhile. `fallback` carries the result where the
-// receiver is already gone (it must outlive the job: the reader or writer itself).
+// thread; dropped if the receiver was destroyed meanwhile. The result travels through `fallback`
+// (the reader or writer itself: it outlives its jobs and lives on the receiver's thread), where
+// the receiver is looked at (postifalive.h says why not on the store thread).
 template<class T, class Store>
 std::function<void(core::TrackingStore &)>
 resultJob(QObject *fallback, QObject *receiver, std::function<T(Store &)> work, std::function<void(T)> done)
 {
+    Q_ASSERT(receiver && receiver->thread() == fallback->thread());
     QPointer<QObject> guard(receiver);
     return [fallback, guard, work = std::move(work), done = std::move(done)](core::TrackingStore &store) {
         auto result = std::make_shared<T>(work(store));
-        QMetaObject::invokeMethod(
-            guard.data() ? guard.data() : fallback,
-            [guard, done, result] {
-                if (guard)
-                    done(std::move(*result));
-            },
-            Qt::QueuedConnection);
+        postIfAlive(
+            guard, [done, result](QObject *) { done(std::move(*result)); }, fallback);
     };
 }
 

@@ -3,6 +3,7 @@
 
 #include "blockingpool.h"
 #include "clipdecoder.h"
+#include "postifalive.h"
 
 #include <QFileInfo>
 #include <QPointer>
@@ -64,13 +65,7 @@ void ReferenceQuality::request(const QList<Job> &jobs)
             Entry e{stampOf(j.clip), stampOf(j.referenceClip), compute(j.clip, j.referenceClip)};
             done.push_back({j, std::move(e)});
         }
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, done] {
-                if (ReferenceQuality *q = self.data())
-                    q->store(done);
-            },
-            Qt::QueuedConnection);
+        postIfAlive(self, [done](ReferenceQuality *q) { q->store(done); });
     });
 }
 

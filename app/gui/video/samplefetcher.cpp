@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "samplefetcher.h"
 
+#include "postifalive.h"
 #include "storewriter.h"
 
 #include "orrery/remote/connection.h"
@@ -79,16 +80,11 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
     const auto cancel = m_cancel;
     auto progress = [self, transfer](qint64 done, qint64 total) {
         // On the connection's thread: hand the numbers to the UI thread.
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, transfer, done, total] {
-                if (!self)
-                    return;
-                transfer->done = done;
-                transfer->total = total;
-                self->report();
-            },
-            Qt::QueuedConnection);
+        postIfAlive(self, [transfer, done, total](SampleFetcher *fetcher) {
+            transfer->done = done;
+            transfer->total = total;
+            fetcher->report();
+        });
     };
     m_cache.fetchOver(*c, cluster, artifact, progress, cancel)
         .then(this,

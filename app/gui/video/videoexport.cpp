@@ -5,6 +5,7 @@
 #include "clipdecoder.h"
 #include "clipencoder.h"
 #include "playbackclock.h"
+#include "postifalive.h"
 #include "runselection.h"
 #include "samplefetcher.h"
 #include "videogrid.h"
@@ -267,15 +268,7 @@ void VideoExport::exportMp4(const QString &path)
     auto cancelled = std::make_shared<std::atomic<bool>>(false);
     m_cancel = cancelled;
     QPointer<VideoExport> self(this);
-    auto report = [self](auto f) {
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, f] {
-                if (self)
-                    f(self.data());
-            },
-            Qt::QueuedConnection);
-    };
+    auto report = [self](auto f) { postIfAlive(self, f); };
     (void)QtConcurrent::run(blockingPool(), [=] {
         try {
             FilmClips clips = openClips(film);
