@@ -3,6 +3,7 @@
 
 #include "blockingpool.h"
 #include "clusterhub.h"
+#include "postifalive.h"
 #include "storewriter.h"
 
 #include "orrery/core/paths.h"
@@ -677,8 +678,8 @@ void Launcher::submit()
     remote::OperationProgress progress;
     // Progress lines reach this dialog on the UI thread, if it is still there then.
     progress.say = [self = QPointer<Launcher>(this)](const QString &text) {
-        QMetaObject::invokeMethod(qApp, [self, text] {
-            if (Launcher *launcher = self.data(); launcher && launcher->isSubmitting())
+        postIfAlive(self, [text](Launcher *launcher) {
+            if (launcher->isSubmitting())
                 launcher->setBusy(true, text);
         });
     };

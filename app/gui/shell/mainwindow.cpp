@@ -10,6 +10,7 @@
 #include "launchdialogs.h"
 #include "logview.h"
 #include "logwindows.h"
+#include "postifalive.h"
 #include "runhousekeeping.h"
 #include "runselection.h"
 #include "runspage.h"
@@ -739,10 +740,7 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
                     points += r.points;
                 }
                 const QStringList &dirs = sources.runDirectories;
-                QMetaObject::invokeMethod(qApp, [dialog, n = dirs.size()] {
-                    if (dialog)
-                        dialog->setMaximum(int(n));
-                });
+                postIfAlive(dialog, [n = dirs.size()](QProgressDialog *d) { d->setMaximum(int(n)); });
                 for (const QString &dir : dirs) {
                     if (cancel->load())
                         break;
@@ -750,11 +748,9 @@ void MainWindow::importRunDirectories(const QString &root, const QString &experi
                         store.ingestRunDirectory(dir, experiment, [cancel] { return cancel->load(); });
                     ++runs;
                     points += r.events.points;
-                    QMetaObject::invokeMethod(qApp, [dialog, done = int(&dir - dirs.data()) + 1, dir] {
-                        if (dialog) {
-                            dialog->setValue(done);
-                            dialog->setLabelText(QFileInfo(dir).fileName());
-                        }
+                    postIfAlive(dialog, [done = int(&dir - dirs.data()) + 1, dir](QProgressDialog *d) {
+                        d->setValue(done);
+                        d->setLabelText(QFileInfo(dir).fileName());
                     });
                 }
             } catch (const std::exception &e) {

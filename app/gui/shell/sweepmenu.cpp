@@ -3,6 +3,7 @@
 
 #include "blockingpool.h"
 #include "clusterhub.h"
+#include "postifalive.h"
 #include "runhousekeeping.h"
 #include "storereader.h"
 #include "sweeptreemodel.h"
@@ -171,9 +172,8 @@ void SweepMenu::exportReport(core::SweepId sweep, const QString &path)
             remote::SweepOperations ops(*store, options);
             remote::OperationProgress progress;
             progress.say = [self](const QString &line) {
-                QMetaObject::invokeMethod(qApp, [self, line] {
-                    if (self)
-                        Q_EMIT self->activity(line + QStringLiteral("…"), true);
+                postIfAlive(self, [line](SweepMenu *menu) {
+                    Q_EMIT menu->activity(line + QStringLiteral("…"), true);
                 });
             };
             const QByteArray html = ops.report(ops.sweep(sweep), {}, progress);
