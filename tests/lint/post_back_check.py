@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fails on a call posted to an object that a worker thread looked up through a guard.
+
+`QMetaObject::invokeMethod(self.data(), ...)` (or `guard ? guard.data() : other`) on a worker
+thread looks at the QPointer there and then posts to the object: deleted on its own thread between
+the look and the post, the object is sent an event it can no longer take (a SIGSEGV in
+QApplicationPrivate::notify_helper; CI hit it in tst_launcher_checks). Use postIfAlive()
+(app/gui/base/postifalive.h): it posts to an object that outlives the work and reads the QPointer
+on the receiver's thread. What is flagged: an invokeMethod whose first argument calls `.data()`
+or `.get()`, or chooses with `?`.
+
+Usage: post_back_check.py SOURCE_DIR
+       post_back_check.py --selftest
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from catch_all_check import strip  # noqa: E402  (comments and literals blanked, offsets kept)
+
+DIRS = ("app", "core", "remote")
+INVOKE = re.compile(r"\binvokeMethod\s*\(")
+LOOKED_UP = re.compile(r"\.\s*(?:data|get)\s*\(\s*\)|\?")
+
+
+def first_argument(code, start):
+    """The text of the call's first argument: up to the first comma or closing parenthesis at
+    the call's own depth."""
+    depth, j = 0, start
+    while j < len(code):
+        c = code[j]
+        if c in "([{<" and not (c == "<" and code[j - 1:j] == " "):
+            depth += 1
+        elif c in ")]}>" and not (c == ">" and code[j - 1:j] in ("-", " ")):
+            if depth == 0:
+                break
+            depth -= 1
+        elif c == "," and depth == 0:
+            break
+        j += 1
+    return code[start:j]
+
+
+def problems(text, name):
+    code = strip(text)
+    found = []
+    for m in INVOKE.finditer(code):
+        if LOOKED_UP.search(first_argument(code, m.end())):
+            line = code.count("\n", 0, m.start()) + 1
+            found.append(f"{name}:{line}: invokeMethod posts to a receiver looked up on this thread; "
+                         "use postIfAlive (app/gui/base/postifalive.h)")
+    return found
+
+
+def selftest():
+    good = ("QMetaObject::invokeMethod(qApp, [self] { if (self) self->f(); });\n"
+            "QMetaObject::invokeMethod(fallback, [guard, done] { if (guard) done(); }, Qt::QueuedConnection);\n"
+            "QMetaObject::invokeMethod(m_worker, [this] { m_thread.quit(); });\n"
+            "QMetaObject::invokeMethod(owner(x, y), [] {});\n"
+            "// QMetaObject::invokeMethod(self.data(), ...) in a comment is fine\n")
+    bad = ("QMetaObject::invokeMethod(\n    self.data(),\n    [self] { if (self) self->f(); });\n"
+           "QMetaObject::invokeMethod(guard.data() ? guard.data() : fallback, [] {});\n"
+           "QMetaObject::invokeMethod(weak.lock().get(), [] {});\n")
+    assert problems(good, "good") == [], problems(good, "good")
+    lines = [p.split(":")[1] for p in problems(bad, "bad")]
+    assert lines == ["1", "4", "5"], problems(bad, "bad")
+    print("post_back_check: selftest ok")
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ["--selftest"]:
+        return selftest()
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root, found, files = argv[1], [], 0
+    for top in DIRS:
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if n.endswith((".cpp", ".h")):
+                    path = os.path.join(dirpath, n)
+                    files += 1
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        found += problems(f.read(), os.path.relpath(path, root))
+    for p in found:
+        print(p)
+    print(f"post_back_check: {files} files, {len(found)} problem(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
