@@ -2,6 +2,7 @@
 #include "clusterhub.h"
 
 #include "blockingpool.h"
+#include "postifalive.h"
 #include "sshprompts.h"
 
 #include "orrery/remote/connection.h"
@@ -130,17 +131,9 @@ void ClusterHub::connectNow(const QString &cluster)
     }
     if (!c->isConnected())
         setStatus(cluster, Link::Connecting, {});
-    QPointer<ClusterHub> self(this);
-    c->connect()
-        .then(this,
-              [self, cluster] {
-                  if (self)
-                      self->reportSuccess(cluster);
-              })
-        .onFailed(this, [self, cluster](const std::exception &e) {
-            if (self)
-                self->reportFailure(cluster, e);
-        });
+    thenIfAlive(
+        c->connect(), this, [this, cluster] { reportSuccess(cluster); },
+        [this, cluster](const std::exception &e) { reportFailure(cluster, e); });
 }
 
 void ClusterHub::forget(const QString &cluster)
@@ -296,14 +289,9 @@ bool ClusterHub::poll(const QString &cluster, bool mineOnly)
     m_polling.insert(cluster);
     if (!c->isConnected() && m_status.value(cluster).link != Link::Lost)
         setStatus(cluster, Link::Connecting, {});
-    QPointer<ClusterHub> self(this);
     const remote::QueueScope scope = mineOnly ? remote::QueueScope::Mine : remote::QueueScope::Everyone;
-    QtConcurrent::run(blockingPool(), [c, scope] {
-        return remote::pollCluster(*c, scope);
-    }).then(this, [self, cluster](const ClusterPoll &poll) {
-        if (self)
-            self->finishPoll(cluster, poll);
-    });
+    thenIfAlive(QtConcurrent::run(blockingPool(), [c, scope] { return remote::pollCluster(*c, scope); }),
+                this, [this, cluster](const ClusterPoll &poll) { finishPoll(cluster, poll); });
     return true;
 }
 

@@ -4,6 +4,7 @@
 #include "blockingpool.h"
 #include "clusterhub.h"
 #include "logview.h"
+#include "postifalive.h"
 #include "storereader.h"
 
 #include "orrery/remote/logreader.h"
@@ -113,9 +114,9 @@ void LogWindows::openTrialLogs(core::SweepId sweep, int trial, int attempt)
         tr("Orrery's trainer writes its metrics and progress to events.jsonl, not here:\n"
            "select the run and open the Compare tab (Ctrl+2).\n"
            "A command sweep's program shows here what it prints.");
-    QtConcurrent::run(blockingPool(), [=] {
-        return findTrialLogs(database, connections, sweep, trial, attempt);
-    }).then(this, [this, database, connections, sweep, trial, emptyHint](const TrialLogsFound &f) {
+    const QFuture<TrialLogsFound> found = QtConcurrent::run(
+        blockingPool(), [=] { return findTrialLogs(database, connections, sweep, trial, attempt); });
+    thenIfAlive(found, this, [this, database, connections, sweep, trial, emptyHint](const TrialLogsFound &f) {
         Q_EMIT activity({}, false);
         if (!f.error.isEmpty()) {
             Q_EMIT message(f.error, 10'000);
@@ -141,9 +142,10 @@ void LogWindows::followAttempts(LogView *view, const QString &database,
     connect(view, &LogView::attemptChosen, this,
             [this, target, database, connections, sweep, trial, attempts](int index) {
                 const int chosen = attempts.value(index, -1);
-                QtConcurrent::run(blockingPool(), [=] {
+                const QFuture<TrialLogsFound> found = QtConcurrent::run(blockingPool(), [=] {
                     return findTrialLogs(database, connections, sweep, trial, chosen);
-                }).then(this, [this, target](const TrialLogsFound &g) {
+                });
+                thenIfAlive(found, this, [this, target](const TrialLogsFound &g) {
                     if (!target)
                         return;
                     if (!g.error.isEmpty()) {
@@ -174,13 +176,14 @@ void LogWindows::openJobLogs(const QString &cluster, const QString &jobId)
         QStringList paths;
         QString error;
     };
-    QtConcurrent::run(blockingPool(), [connection, jobId]() -> Found {
+    const QFuture<Found> found = QtConcurrent::run(blockingPool(), [connection, jobId]() -> Found {
         try {
             return {remote::jobLogPaths(*connection, jobId), {}};
         } catch (const std::exception &e) {
             return {{}, QString::fromUtf8(e.what())};
         }
-    }).then(this, [this, cluster, jobId](const Found &f) {
+    });
+    thenIfAlive(found, this, [this, cluster, jobId](const Found &f) {
         Q_EMIT activity({}, false);
         if (!f.error.isEmpty()) {
             Q_EMIT message(f.error, 10'000);

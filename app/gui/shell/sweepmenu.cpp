@@ -164,7 +164,7 @@ void SweepMenu::exportReport(core::SweepId sweep, const QString &path)
     const auto connections = m_hub->connectionSource();
     Q_EMIT activity(tr("Writing the report of sweep %1…").arg(sweep), true);
     QPointer<SweepMenu> self(this);
-    QtConcurrent::run(blockingPool(), [=]() -> QString {
+    const QFuture<QString> written = QtConcurrent::run(blockingPool(), [=]() -> QString {
         try {
             auto store = core::TrackingStore::open(database, core::TrackingStore::Mode::ReadOnly);
             remote::SweepOperations::Options options;
@@ -184,7 +184,8 @@ void SweepMenu::exportReport(core::SweepId sweep, const QString &path)
         } catch (const std::exception &e) {
             return QString::fromUtf8(e.what());
         }
-    }).then(this, [this, path](const QString &error) {
+    });
+    thenIfAlive(written, this, [this, path](const QString &error) {
         Q_EMIT activity({}, false);
         Q_EMIT message(error.isEmpty() ? tr("Report written: %1").arg(path) : tr("No report: %1").arg(error),
                        10'000);

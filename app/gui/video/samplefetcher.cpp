@@ -86,25 +86,21 @@ void SampleFetcher::fetch(core::RunId run, const QString &cluster, const core::A
             fetcher->report();
         });
     };
-    m_cache.fetchOver(*c, cluster, artifact, progress, cancel)
-        .then(this,
-              [this, k, run, artifact](const QString &local) {
-                  m_inFlight.remove(k);
-                  report();
-                  if (m_writer)
-                      recordLocalCopy(*m_writer, run, artifact.path, local);
-                  Q_EMIT fetched(run, artifact.remotePath, local);
-              })
-        .onFailed(this,
-                  [this, k, run, artifact](const remote::RemoteError &e) {
-                      m_inFlight.remove(k);
-                      report();
-                      Q_EMIT failed(run, artifact.remotePath, e.message());
-                  })
-        .onFailed(this, [this, k, run, artifact] {
+    thenIfAlive(
+        m_cache.fetchOver(*c, cluster, artifact, progress, cancel), this,
+        [this, k, run, artifact](const QString &local) {
             m_inFlight.remove(k);
             report();
-            Q_EMIT failed(run, artifact.remotePath, tr("the transfer failed"));
+            if (m_writer)
+                recordLocalCopy(*m_writer, run, artifact.path, local);
+            Q_EMIT fetched(run, artifact.remotePath, local);
+        },
+        [this, k, run, artifact](const std::exception &e) {
+            m_inFlight.remove(k);
+            report();
+            const auto *remoteError = dynamic_cast<const remote::RemoteError *>(&e);
+            Q_EMIT failed(run, artifact.remotePath,
+                          remoteError ? remoteError->message() : tr("the transfer failed"));
         });
 }
 

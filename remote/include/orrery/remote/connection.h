@@ -27,14 +27,15 @@ struct ConnectionOptions {
 };
 
 // A handle on one cluster connection. It owns a worker thread, and that thread alone owns the
-// Session (libssh sessions are not thread-safe); every call is queued to it and returns a
-// QFuture: block on result() from a worker, or `.then(context, ...)` to get the result on the UI
-// thread without blocking it. A failure is the RemoteError, rethrown by result() /
-// waitForFinished(). Calls may come from any thread. Exec calls queued together run at once, as
-// channels of the one session. The session connects on the first call; when the connection
-// has died (keepalive, or a channel that cannot be opened) the next call reconnects with backoff,
-// and a call that failed before anything ran remotely is retried once, transparently.
-// The destructor stops the worker and waits for it; calls still queued fail with Kind::Connect.
+// Session (libssh sessions are not thread-safe); every call is queued to it and returns a QFuture:
+// block on result() from a worker, or continue on the UI thread without blocking it (the GUI's
+// thenIfAlive(): Qt 6.4's `.then(context, ...)` races with the context's deletion). A failure is
+// the RemoteError, rethrown by result() / waitForFinished(). Calls may come from any thread. Exec
+// calls queued together run at once, as channels of the one session. The session connects on the
+// first call; when the connection has died (keepalive, or a channel that cannot be opened) the next
+// call reconnects with backoff, and a call that failed before anything ran remotely is retried
+// once, transparently. The destructor stops the worker and waits for it; calls still queued fail
+// with Kind::Connect.
 class Connection {
 public:
     explicit Connection(Endpoint endpoint, AuthCallbacks callbacks = {}, ConnectionOptions options = {});
