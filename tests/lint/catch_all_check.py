@@ -14,35 +14,12 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sourcelint import run, strip  # noqa: E402
+
 DIRS = ("app", "core", "remote")
 CATCH_ALL = re.compile(r"catch\s*\(\s*\.\.\.\s*\)\s*\{")
 HANDED_ON = re.compile(r"\bthrow\s*;|current_exception\s*\(")
-
-
-def strip(src):
-    """Blanks comments and string/char literal contents, keeping offsets and newlines."""
-    out, i, n = [], 0, len(src)
-    while i < n:
-        if src.startswith("//", i):
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", src[i:j]))
-            i = j
-        elif src[i] in "\"'":
-            q, j = src[i], i + 1
-            while j < n and src[j] != q:
-                j += 2 if src[j] == "\\" else 1
-            out.append(q + " " * (min(j, n) - i - 1) + (q if j < n else ""))
-            i = j + 1
-        else:
-            out.append(src[i])
-            i += 1
-    return "".join(out)
 
 
 def problems(text, name):
@@ -69,26 +46,5 @@ def selftest():
     return 0
 
 
-def main(argv):
-    if argv[1:] == ["--selftest"]:
-        return selftest()
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    root, found, files = argv[1], [], 0
-    for top in DIRS:
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for n in sorted(names):
-                if n.endswith((".cpp", ".h")):
-                    path = os.path.join(dirpath, n)
-                    files += 1
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        found += problems(f.read(), os.path.relpath(path, root))
-    for p in found:
-        print(p)
-    print(f"catch_all_check: {files} files, {len(found)} problem(s)")
-    return 1 if found else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(sys.argv, __doc__, "catch_all_check", DIRS, problems, selftest))

@@ -20,7 +20,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from catch_all_check import strip  # noqa: E402  (comments and literals blanked, offsets kept)
+from sourcelint import run, strip  # noqa: E402
+
 
 DIRS = ("app", "core", "remote")
 INVOKE = re.compile(r"\binvokeMethod\s*\(")
@@ -83,26 +84,5 @@ def selftest():
     return 0
 
 
-def main(argv):
-    if argv[1:] == ["--selftest"]:
-        return selftest()
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    root, found, files = argv[1], [], 0
-    for top in DIRS:
-        for dirpath, _, names in os.walk(os.path.join(root, top)):
-            for n in sorted(names):
-                if n.endswith((".cpp", ".h")):
-                    path = os.path.join(dirpath, n)
-                    files += 1
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        found += problems(f.read(), os.path.relpath(path, root))
-    for p in found:
-        print(p)
-    print(f"post_back_check: {files} files, {len(found)} problem(s)")
-    return 1 if found else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(run(sys.argv, __doc__, "post_back_check", DIRS, problems, selftest))

@@ -24,48 +24,11 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sourcelint import strip  # noqa: E402
+
 DIRS = ("app", "core", "remote", "bench", "tests")
 MARK = "qstringbuilder-ok"
-
-
-def strip(src):
-    """Blanks comments and the contents of string and character literals; keeps every newline
-    and every offset, so positions map back to lines."""
-    out = []
-    i, n = 0, len(src)
-    while i < n:
-        c = src[i]
-        if src.startswith("//", i):
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(ch if ch == "\n" else " " for ch in src[i:j]))
-            i = j
-        elif c == "R" and src.startswith('R"', i) and not (i and (src[i - 1].isalnum() or src[i - 1] == "_")):
-            m = re.match(r'R"([^(\s]*)\(', src[i:])
-            end = src.find(")" + m.group(1) + '"', i + m.end()) if m else -1
-            if end < 0:
-                out.append(c)
-                i += 1
-                continue
-            j = end + len(m.group(1)) + 2
-            out.append("R" + '"' + "".join(ch if ch == "\n" else "x" for ch in src[i + 2:j - 1]) + '"')
-            i = j
-        elif c == '"' or (c == "'" and not (i and src[i - 1].isalnum() and src[i + 1:i + 2].isalnum())):
-            # A ' between two digits or letters is a digit separator (1'000), not a character literal.
-            j = i + 1
-            while j < n and src[j] != c and src[j] != "\n":
-                j += 2 if src[j] == "\\" else 1
-            out.append(c + "x" * (j - i - 1) + c)
-            i = j + 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def closing(s, i, open_ch, close_ch):
